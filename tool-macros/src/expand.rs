@@ -1,0 +1,184 @@
+//! Code generation for a checked [`Container`]. Never reports user errors: rules that need type
+//! information become `const` assertions placed on the user's tokens.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{GenericParam, Generics, Path};
+
+use crate::ast::{Body, Container, Field};
+use crate::schema_attr::{Count, Number};
+
+/// `::tool_runtime::__private`, or the `crate = ...` override's.
+pub(crate) fn private(krate: &Path) -> TokenStream {
+    quote!(#krate::__private)
+}
+
+fn option<T: quote::ToTokens>(value: Option<T>) -> TokenStream {
+    match value {
+        Some(value) => quote!(::core::option::Option::Some(#value)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+fn count(value: Option<Count>) -> TokenStream {
+    option(value.map(|count| count.value))
+}
+
+fn range_bound(p: &TokenStream, value: Option<Number>) -> TokenStream {
+    option(value.map(|number| match number {
+        Number::Int(value) => quote!(#p::RangeBound::Int(#value)),
+        Number::Float(value) => quote!(#p::RangeBound::Float(#value)),
+    }))
+}
+
+/// The schema expression of one field (a `Schema` value) and the assertions its constraints
+/// need, each spanned at the constraint's key.
+fn field_schema(p: &TokenStream, field: &Field<'_>) -> (TokenStream, Vec<TokenStream>) {
+    let ty = field.ty;
+    let base = quote_spanned!(ty.span()=> (*<#ty as #p::ToolSchema>::SCHEMA));
+    let mut expr = base.clone();
+    let mut checks = Vec::new();
+    let mut first_key: Option<Span> = None;
+    let name = &field.name;
+    let what = if name.is_empty() { "this newtype's field".to_owned() } else { format!("field `{name}`") };
+    let constraints = &field.schema;
+    let mut check = |key: &syn::Ident, condition: TokenStream, message: String| {
+        first_key.get_or_insert(key.span());
+        checks.push(quote_spanned!(key.span()=> ::core::assert!(#condition, #message);));
+    };
+    if let Some(length) = &constraints.length {
+        check(&length.key, quote!(#base.accepts_string_constraints()), format!("`length` applies to strings only, and {what} is not a string (arrays take `items(...)`)"));
+        let (min, max) = (count(length.min), count(length.max));
+        expr = quote!(#expr.with_length(#min, #max));
+    }
+    if let Some((key, pattern)) = &constraints.pattern {
+        check(key, quote!(#base.accepts_string_constraints()), format!("`pattern` applies to strings only, and {what} is not a string"));
+        expr = quote!(#expr.with_pattern(#pattern));
+    }
+    if let Some((key, format)) = &constraints.format {
+        check(key, quote!(#base.accepts_string_constraints()), format!("`format` applies to strings only, and {what} is not a string"));
+        expr = quote!(#expr.with_format(#format));
+    }
+    if let Some(items) = &constraints.items {
+        check(&items.key, quote!(#base.accepts_item_constraints()), format!("`items` applies to arrays only, and {what} is not an array (strings take `length(...)`)"));
+        let (min, max) = (count(items.min), count(items.max));
+        expr = quote!(#expr.with_items(#min, #max));
+    }
+    if let Some(range) = &constraints.range {
+        let bounds = [range.min, range.max, range.exclusive_min, range.exclusive_max].map(|bound| range_bound(p, bound));
+        let [min, max, emin, emax] = &bounds;
+        check(&range.key, quote!(#base.accepts_range()), format!("`range` applies to numbers only, and {what} is not a number"));
+        check(&range.key, quote!(!#base.accepts_range() || #base.accepts_range_bounds(#min, #max, #emin, #emax)), format!("{what} is an integer: write its `range` bounds as integer literals"));
+        expr = quote!(#expr.with_range(#min, #max, #emin, #emax));
+    }
+    if let Some(span) = first_key {
+        let message = format!("no value of {what} satisfies its constraints together with its type's own bounds");
+        checks.push(quote_spanned!(span=> ::core::assert!(#expr.is_satisfiable(), #message);));
+    }
+    if let Some(description) = &field.description {
+        expr = quote!(#expr.describe(#description));
+    }
+    (expr, checks)
+}
+
+fn bounded_generics(p: &TokenStream, generics: &Generics) -> Generics {
+    let mut generics = generics.clone();
+    for param in &mut generics.params {
+        if let GenericParam::Type(param) = param {
+            param.bounds.push(syn::parse_quote!(#p::ToolSchema));
+        }
+    }
+    generics
+}
+
+/// `impl ToolSchema for ...`, plus a constant that evaluates the schema so constraint
+/// assertions fire even when nothing uses the type yet.
+pub(crate) fn schema_impl(container: &Container<'_>, krate: &Path, description: Option<&str>) -> TokenStream {
+    let p = private(krate);
+    let ident = &container.input.ident;
+    let description = option(description);
+    let mut optional = None;
+    let body = match &container.body {
+        Body::Struct(fields) => {
+            let mut checks = Vec::new();
+            let mut properties = Vec::new();
+            for field in fields {
+                let (expr, field_checks) = field_schema(&p, field);
+                checks.extend(field_checks);
+                let ty = field.ty;
+                let required = if field.always_optional(&container.serde) {
+                    quote!(false)
+                } else {
+                    quote_spanned!(ty.span()=> !<#ty as #p::ToolSchema>::OPTIONAL)
+                };
+                let name = &field.name;
+                properties.push(quote!(#p::Property { name: #name, schema: &#expr, required: #required }));
+            }
+            quote!({
+                #(#checks)*
+                #p::Schema {
+                    kind: #p::SchemaKind::Object(#p::ObjectSchema { properties: &[#(#properties),*] }),
+                    description: #description,
+                    nullable: false,
+                }
+            })
+        }
+        Body::Newtype(field) => {
+            let (expr, checks) = field_schema(&p, field);
+            let ty = field.ty;
+            if container.serde.transparent {
+                optional = Some(quote!(const OPTIONAL: bool = <#ty as #p::ToolSchema>::OPTIONAL;));
+            }
+            let expr = match &container.description {
+                Some(text) if field.description.is_none() => quote!(#expr.describe(#text)),
+                _ => expr,
+            };
+            quote!({ #(#checks)* #expr })
+        }
+        Body::Enum(variants) => {
+            let names = variants.iter().map(|variant| &variant.name);
+            quote!(#p::Schema {
+                kind: #p::SchemaKind::Enum(&[#(#names),*]),
+                description: #description,
+                nullable: false,
+            })
+        }
+    };
+    let generics = bounded_generics(&p, &container.input.generics);
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let force = container.input.generics.params.is_empty().then(|| {
+        quote!(const _: &#p::Schema = <#ident as #p::ToolSchema>::SCHEMA;)
+    });
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics #p::ToolSchema for #ident #ty_generics #where_clause {
+            const SCHEMA: &'static #p::Schema = &#body;
+            #optional
+        }
+        #force
+    }
+}
+
+/// A stand-in `ToolSchema` impl after an error, so uses of the type do not cascade.
+pub(crate) fn schema_stub(input: &syn::DeriveInput, krate: &Path) -> TokenStream {
+    let p = private(krate);
+    let ident = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics #p::ToolSchema for #ident #ty_generics #where_clause {
+            const SCHEMA: &'static #p::Schema = #p::STUB_SCHEMA;
+        }
+    }
+}
+
+/// Wraps generated items in an anonymous constant, as derives do.
+pub(crate) fn dummy_const(items: TokenStream) -> TokenStream {
+    quote! {
+        #[allow(non_upper_case_globals, unused_qualifications, clippy::all, clippy::pedantic)]
+        const _: () = {
+            #items
+        };
+    }
+}

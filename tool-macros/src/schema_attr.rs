@@ -1,0 +1,285 @@
+//! `#[schema(...)]` on fields (constraints, description) and containers (description).
+
+use proc_macro2::Span;
+use syn::{Attribute, Expr, ExprLit, ExprUnary, Ident, Lit, LitStr, UnOp};
+
+use crate::args::{Arg, ArgValue, list_keys, near_miss, parse_args};
+use crate::ctxt::Ctxt;
+
+const FIELD_KEYS: &[&str] = &["description", "length", "range", "pattern", "items", "format"];
+const CONTAINER_KEYS: &[&str] = &["description"];
+const COUNT_KEYS: &[&str] = &["min", "max"];
+const RANGE_KEYS: &[&str] = &["min", "max", "exclusive_min", "exclusive_max"];
+
+/// A bound of `length(...)` or `items(...)`.
+#[derive(Clone, Copy)]
+pub(crate) struct Count {
+    pub(crate) value: u64,
+    pub(crate) span: Span,
+}
+
+/// `length(min, max)` or `items(min, max)`.
+pub(crate) struct Counts {
+    pub(crate) key: Ident,
+    pub(crate) min: Option<Count>,
+    pub(crate) max: Option<Count>,
+}
+
+/// A numeric literal, possibly negative.
+#[derive(Clone, Copy)]
+pub(crate) enum Number {
+    Int(i128),
+    Float(f64),
+}
+
+impl Number {
+    fn as_f64(self) -> f64 {
+        match self {
+            #[allow(clippy::cast_precision_loss)]
+            Self::Int(value) => value as f64,
+            Self::Float(value) => value,
+        }
+    }
+}
+
+/// `range(min, max, exclusive_min, exclusive_max)`.
+pub(crate) struct Range {
+    pub(crate) key: Ident,
+    pub(crate) min: Option<Number>,
+    pub(crate) max: Option<Number>,
+    pub(crate) exclusive_min: Option<Number>,
+    pub(crate) exclusive_max: Option<Number>,
+}
+
+#[derive(Default)]
+pub(crate) struct FieldSchema {
+    pub(crate) description: Option<LitStr>,
+    pub(crate) length: Option<Counts>,
+    pub(crate) range: Option<Range>,
+    pub(crate) pattern: Option<(Ident, LitStr)>,
+    pub(crate) items: Option<Counts>,
+    pub(crate) format: Option<(Ident, LitStr)>,
+}
+
+fn schema_args(cx: &Ctxt, attrs: &[Attribute]) -> Vec<Arg> {
+    let mut out = Vec::new();
+    for attr in attrs.iter().filter(|attr| attr.path().is_ident("schema")) {
+        match attr.meta.require_list() {
+            Ok(list) => match parse_args(list.tokens.clone()) {
+                Ok(args) => out.extend(args),
+                Err(error) => cx.syn_error(error),
+            },
+            Err(_) => cx.error_spanned_by(
+                attr,
+                "expected `#[schema(...)]`, for example `#[schema(length(max = 64))]`",
+            ),
+        }
+    }
+    out
+}
+
+fn unknown_key(cx: &Ctxt, what: &str, key: &Ident, accepted: &[&str]) {
+    let name = key.to_string();
+    let hint = near_miss(&name, accepted).map(|m| format!(" (did you mean `{m}`?)")).unwrap_or_default();
+    cx.error_spanned_by(
+        key,
+        format_args!("unknown {what} `{name}`{hint}; expected one of {}", list_keys(accepted)),
+    );
+}
+
+fn duplicate(cx: &Ctxt, key: &Ident) {
+    cx.error_spanned_by(key, format_args!("duplicate `{key}`; give it once"));
+}
+
+fn string_value(cx: &Ctxt, arg: &Arg, example: &str) -> Option<LitStr> {
+    if let ArgValue::Eq(tokens) = &arg.value {
+        if let Ok(lit) = syn::parse2::<LitStr>(tokens.clone()) {
+            return Some(lit);
+        }
+    }
+    cx.error_at(arg.span(), format_args!("`{}` takes a string literal: `{}`", arg.key, example));
+    None
+}
+
+fn list_value<'a>(cx: &Ctxt, arg: &'a Arg, example: &str) -> Option<Vec<Arg>> {
+    if let ArgValue::List(tokens, _) = &arg.value {
+        match parse_args(tokens.clone()) {
+            Ok(args) => return Some(args),
+            Err(error) => {
+                cx.syn_error(error);
+                return None;
+            }
+        }
+    }
+    cx.error_at(arg.span(), format_args!("`{}` takes a list of bounds: `{}`", arg.key, example));
+    None
+}
+
+fn number_value(cx: &Ctxt, arg: &Arg) -> Option<Number> {
+    let ArgValue::Eq(tokens) = &arg.value else {
+        cx.error_at(arg.span(), format_args!("`{}` needs a value: `{} = 10`", arg.key, arg.key));
+        return None;
+    };
+    let parsed = syn::parse2::<Expr>(tokens.clone()).ok().and_then(|expr| {
+        let (negative, lit) = match expr {
+            Expr::Lit(ExprLit { lit, .. }) => (false, lit),
+            Expr::Unary(ExprUnary { op: UnOp::Neg(_), expr, .. }) => match *expr {
+                Expr::Lit(ExprLit { lit, .. }) => (true, lit),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        let number = match lit {
+            Lit::Int(int) => Number::Int(int.base10_parse::<i128>().ok()?),
+            Lit::Float(float) => Number::Float(float.base10_parse::<f64>().ok()?),
+            _ => return None,
+        };
+        Some(match (negative, number) {
+            (true, Number::Int(value)) => Number::Int(-value),
+            (true, Number::Float(value)) => Number::Float(-value),
+            (false, number) => number,
+        })
+    });
+    if parsed.is_none() {
+        cx.error_at(arg.span(), format_args!("`{}` takes a number literal, such as `{} = 10` or `{} = -0.5`", arg.key, arg.key, arg.key));
+    }
+    parsed
+}
+
+fn counts(cx: &Ctxt, arg: &Arg, example: &str) -> Option<Counts> {
+    let inner = list_value(cx, arg, example)?;
+    let mut out = Counts { key: arg.key.clone(), min: None, max: None };
+    for bound in &inner {
+        let name = bound.key.to_string();
+        let slot = match name.as_str() {
+            "min" => &mut out.min,
+            "max" => &mut out.max,
+            _ => {
+                unknown_key(cx, &format!("`{}` bound", arg.key), &bound.key, COUNT_KEYS);
+                continue;
+            }
+        };
+        if slot.is_some() {
+            duplicate(cx, &bound.key);
+            continue;
+        }
+        match number_value(cx, bound) {
+            Some(Number::Int(value)) if value >= 0 => {
+                *slot = Some(Count { value: u64::try_from(value).unwrap_or(u64::MAX), span: bound.span() });
+            }
+            Some(_) => cx.error_at(bound.span(), format_args!("`{name}` of `{}` must be a whole number of zero or more", arg.key)),
+            None => {}
+        }
+    }
+    // Rule: a bound list says something, and its minimum is not above its maximum.
+    match (out.min, out.max) {
+        (None, None) => cx.error_at(arg.span(), format_args!("`{}` needs `min`, `max` or both: `{example}`", arg.key)),
+        (Some(min), Some(max)) if min.value > max.value => cx.error_at(
+            max.span,
+            format_args!("`{}` has `min = {}` above `max = {}`; no value can satisfy it", arg.key, min.value, max.value),
+        ),
+        _ => {}
+    }
+    Some(out)
+}
+
+fn range(cx: &Ctxt, arg: &Arg) -> Option<Range> {
+    let inner = list_value(cx, arg, "range(min = 1, max = 100)")?;
+    let mut out = Range { key: arg.key.clone(), min: None, max: None, exclusive_min: None, exclusive_max: None };
+    let mut any = false;
+    for bound in &inner {
+        let slot = match bound.key.to_string().as_str() {
+            "min" => &mut out.min,
+            "max" => &mut out.max,
+            "exclusive_min" => &mut out.exclusive_min,
+            "exclusive_max" => &mut out.exclusive_max,
+            _ => {
+                unknown_key(cx, "`range` bound", &bound.key, RANGE_KEYS);
+                continue;
+            }
+        };
+        if slot.is_some() {
+            duplicate(cx, &bound.key);
+            continue;
+        }
+        any = true;
+        *slot = number_value(cx, bound);
+    }
+    if !any && inner.is_empty() {
+        cx.error_at(arg.span(), "`range` needs at least one of `min`, `max`, `exclusive_min`, `exclusive_max`: `range(min = 1, max = 100)`");
+    }
+    // Rule: the lower bound is below the upper one (equal only when both are inclusive).
+    let low = out.min.map(|n| (n.as_f64(), false)).into_iter().chain(out.exclusive_min.map(|n| (n.as_f64(), true)));
+    let high: Vec<(f64, bool)> = out.max.map(|n| (n.as_f64(), false)).into_iter().chain(out.exclusive_max.map(|n| (n.as_f64(), true))).collect();
+    for (low, low_open) in low {
+        for &(high, high_open) in &high {
+            let empty = if low_open || high_open { low >= high } else { low > high };
+            if empty {
+                cx.error_at(arg.span(), format_args!("`range` has a lower bound ({low}) that is not below its upper bound ({high}); no value can satisfy it"));
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Checks a `pattern` with the regular expression syntax the validator uses.
+fn check_pattern(cx: &Ctxt, lit: &LitStr) {
+    if let Err(error) = regex_syntax::Parser::new().parse(&lit.value()) {
+        let detail = error.to_string();
+        let last = detail.lines().filter(|line| !line.trim().is_empty()).next_back().unwrap_or("invalid");
+        let last = last.trim().trim_start_matches("error:").trim();
+        cx.error_spanned_by(lit, format_args!("invalid `pattern` regular expression: {last}"));
+    }
+}
+
+pub(crate) fn field(cx: &Ctxt, attrs: &[Attribute]) -> FieldSchema {
+    let mut out = FieldSchema::default();
+    for arg in schema_args(cx, attrs) {
+        let key = arg.key.to_string();
+        let seen = match key.as_str() {
+            "description" => out.description.is_some(),
+            "length" => out.length.is_some(),
+            "range" => out.range.is_some(),
+            "pattern" => out.pattern.is_some(),
+            "items" => out.items.is_some(),
+            "format" => out.format.is_some(),
+            _ => {
+                unknown_key(cx, "schema attribute", &arg.key, FIELD_KEYS);
+                continue;
+            }
+        };
+        if seen {
+            duplicate(cx, &arg.key);
+            continue;
+        }
+        match key.as_str() {
+            "description" => out.description = string_value(cx, &arg, "description = \"...\""),
+            "length" => out.length = counts(cx, &arg, "length(min = 1, max = 64)"),
+            "items" => out.items = counts(cx, &arg, "items(min = 1, max = 10)"),
+            "range" => out.range = range(cx, &arg),
+            "pattern" => {
+                if let Some(lit) = string_value(cx, &arg, "pattern = \"^[a-z]+$\"") {
+                    check_pattern(cx, &lit);
+                    out.pattern = Some((arg.key.clone(), lit));
+                }
+            }
+            _ => out.format = string_value(cx, &arg, "format = \"date-time\"").map(|lit| (arg.key.clone(), lit)),
+        }
+    }
+    out
+}
+
+/// `#[schema(description = "...")]` on a container.
+pub(crate) fn container(cx: &Ctxt, attrs: &[Attribute]) -> Option<LitStr> {
+    let mut description = None;
+    for arg in schema_args(cx, attrs) {
+        if arg.key != "description" {
+            unknown_key(cx, "container schema attribute", &arg.key, CONTAINER_KEYS);
+        } else if description.is_some() {
+            duplicate(cx, &arg.key);
+        } else {
+            description = string_value(cx, &arg, "description = \"...\"");
+        }
+    }
+    description
+}

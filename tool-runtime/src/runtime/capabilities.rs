@@ -1,0 +1,177 @@
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use super::ToolError;
+
+/// Something a tool uses to reach the world (a clock, an HTTP client, a database pool).
+///
+/// A tool declares the capabilities it uses in `#[tool(capabilities = [...])]` and is handed
+/// those and no others.
+///
+/// ```
+/// use tool_runtime::prelude::*;
+/// use tool_runtime::runtime::Capability;
+///
+/// struct Weather { base_url: String }
+/// impl Capability for Weather {
+///     const NAME: &'static str = "weather";
+/// }
+///
+/// let caps = ToolCapabilities::new().with(Weather { base_url: "http://localhost".into() });
+/// assert_eq!(caps.get::<Weather>().unwrap().base_url, "http://localhost");
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a capability",
+    label = "listed in `capabilities = [...]`",
+    note = "implement it: `impl Capability for {Self} {{ const NAME: &'static str = \"...\"; }}`"
+)]
+pub trait Capability: Send + Sync + 'static {
+    /// A short name, shown in specs and errors.
+    const NAME: &'static str;
+}
+
+/// A capability named in a spec: its name and its type.
+#[derive(Clone, Copy)]
+pub struct CapabilityRef {
+    name: &'static str,
+    type_id: fn() -> TypeId,
+}
+
+impl CapabilityRef {
+    /// The reference to capability `C`.
+    #[must_use]
+    pub const fn of<C: Capability>() -> Self {
+        Self { name: C::NAME, type_id: TypeId::of::<C> }
+    }
+
+    /// The capability's name.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The capability's type.
+    #[must_use]
+    pub fn type_id(&self) -> TypeId {
+        (self.type_id)()
+    }
+}
+
+impl fmt::Debug for CapabilityRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("CapabilityRef").field(&self.name).finish()
+    }
+}
+
+impl PartialEq for CapabilityRef {
+    fn eq(&self, other: &Self) -> bool {
+        self.type_id() == other.type_id()
+    }
+}
+
+impl Eq for CapabilityRef {}
+
+/// The capabilities handed to one tool call.
+///
+/// `Debug` lists capability names only, never their contents.
+#[derive(Clone, Default)]
+pub struct ToolCapabilities {
+    entries: HashMap<TypeId, (&'static str, Arc<dyn Any + Send + Sync>)>,
+}
+
+impl ToolCapabilities {
+    /// No capabilities.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a capability, replacing one of the same type.
+    #[must_use]
+    pub fn with<C: Capability>(self, capability: C) -> Self {
+        self.with_shared(Arc::new(capability))
+    }
+
+    /// Adds a shared capability, replacing one of the same type.
+    #[must_use]
+    pub fn with_shared<C: Capability>(mut self, capability: Arc<C>) -> Self {
+        self.entries.insert(TypeId::of::<C>(), (C::NAME, capability));
+        self
+    }
+
+    /// The capability `C`.
+    ///
+    /// # Errors
+    ///
+    /// [`MissingCapability`] when `C` was not handed to this call (not declared by the tool,
+    /// or not bound by the application). It converts into a [`ToolError`] with `?`.
+    pub fn get<C: Capability>(&self) -> Result<&C, MissingCapability> {
+        self.entries
+            .get(&TypeId::of::<C>())
+            .and_then(|(_, capability)| capability.downcast_ref::<C>())
+            .ok_or(MissingCapability { name: C::NAME })
+    }
+
+    /// Whether `C` is present.
+    #[must_use]
+    pub fn contains<C: Capability>(&self) -> bool {
+        self.entries.contains_key(&TypeId::of::<C>())
+    }
+
+    /// Only the capabilities in `declared` (least privilege: what a tool is handed).
+    #[must_use]
+    pub fn restricted_to(&self, declared: &[CapabilityRef]) -> Self {
+        let entries = declared
+            .iter()
+            .filter_map(|capability| {
+                let id = capability.type_id();
+                self.entries.get(&id).map(|entry| (id, entry.clone()))
+            })
+            .collect();
+        Self { entries }
+    }
+
+    /// The names of the capabilities present, sorted.
+    #[must_use]
+    pub fn names(&self) -> Vec<&'static str> {
+        let mut names: Vec<_> = self.entries.values().map(|(name, _)| *name).collect();
+        names.sort_unstable();
+        names
+    }
+}
+
+impl fmt::Debug for ToolCapabilities {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.names()).finish()
+    }
+}
+
+/// A tool asked for a capability it was not handed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MissingCapability {
+    name: &'static str,
+}
+
+impl MissingCapability {
+    /// The capability's name.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+}
+
+impl fmt::Display for MissingCapability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "capability `{}` is not available to this tool", self.name)
+    }
+}
+
+impl std::error::Error for MissingCapability {}
+
+impl From<MissingCapability> for ToolError {
+    fn from(error: MissingCapability) -> Self {
+        ToolError::new(error.to_string())
+    }
+}

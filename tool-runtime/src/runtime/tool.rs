@@ -1,0 +1,56 @@
+use std::future::Future;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::{ToolCapabilities, ToolError, ToolInvocationContext};
+use crate::schema::ToolSchema;
+use crate::spec::ToolDefinition;
+
+/// The behaviour of a tool: the one trait a tool author implements by hand, on a struct that
+/// carries `#[tool(...)]`.
+///
+/// `run` receives the validated arguments by value, the invocation context (ids only) and the
+/// capabilities the tool declared; all IO goes through those capabilities. The returned future
+/// must be `Send`, so the runtime can drive it from any thread; writing `async fn run` works.
+///
+/// ```
+/// use tool_runtime::prelude::*;
+///
+/// /// Add two numbers.
+/// #[tool(name = "math__add", effect = read_only, redact = ["sum"])]
+/// struct Add { a: i32, b: i32 }
+///
+/// #[derive(Serialize, ToolSchema)]
+/// struct Sum { sum: i64 }
+///
+/// impl Tool for Add {
+///     type Output = Sum;
+///     async fn run(self, _ctx: &ToolInvocationContext, _caps: &ToolCapabilities) -> Result<Sum, ToolError> {
+///         Ok(Sum { sum: i64::from(self.a) + i64::from(self.b) })
+///     }
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let ctx = ToolInvocationContext::new("run-1", "actor-1", "tenant-1");
+/// let out = Add { a: 2, b: 3 }.run(&ctx, &ToolCapabilities::new()).await.unwrap();
+/// assert_eq!(out.sum, 5);
+/// # });
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not implement `Tool`",
+    label = "`{Self}` has a `#[tool]` attribute but no behaviour",
+    note = "implement it: `impl Tool for {Self} {{ type Output = ...; async fn run(self, ctx: &ToolInvocationContext, caps: &ToolCapabilities) -> Result<Self::Output, ToolError> {{ ... }} }}`"
+)]
+pub trait Tool: ToolDefinition + DeserializeOwned + Send + Sized + 'static {
+    /// What the tool returns; its schema is the tool's output schema and `redact` paths
+    /// must name its fields.
+    type Output: ToolSchema + Serialize + Send + 'static;
+
+    /// Runs the tool once.
+    fn run(
+        self,
+        ctx: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send;
+}

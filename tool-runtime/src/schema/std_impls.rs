@@ -1,0 +1,85 @@
+//! `ToolSchema` for the standard library types that have a schema in the allowed subset.
+
+use std::collections::{BTreeSet, HashSet};
+
+use super::{ArraySchema, Schema, SchemaKind, ToolSchema};
+
+impl ToolSchema for bool {
+    const SCHEMA: &'static Schema = &Schema::boolean();
+}
+
+// Integers carry their real bounds, so the schema rejects exactly what deserialisation rejects.
+// 128-bit integers are bounded by what a JSON number parses to (`i64::MIN..=u64::MAX`).
+macro_rules! integer {
+    ($($ty:ty => $min:expr, $max:expr;)*) => {$(
+        impl ToolSchema for $ty {
+            const SCHEMA: &'static Schema = &Schema::integer(Some($min as i128), Some($max as i128));
+        }
+    )*};
+}
+
+integer! {
+    i8 => i8::MIN, i8::MAX;
+    i16 => i16::MIN, i16::MAX;
+    i32 => i32::MIN, i32::MAX;
+    i64 => i64::MIN, i64::MAX;
+    i128 => i64::MIN, u64::MAX;
+    isize => isize::MIN, isize::MAX;
+    u8 => 0, u8::MAX;
+    u16 => 0, u16::MAX;
+    u32 => 0, u32::MAX;
+    u64 => 0, u64::MAX;
+    u128 => 0, u64::MAX;
+    usize => 0, usize::MAX;
+}
+
+impl ToolSchema for f32 {
+    const SCHEMA: &'static Schema = &Schema::number();
+}
+
+impl ToolSchema for f64 {
+    const SCHEMA: &'static Schema = &Schema::number();
+}
+
+impl ToolSchema for String {
+    const SCHEMA: &'static Schema = &Schema::string();
+}
+
+impl ToolSchema for char {
+    const SCHEMA: &'static Schema = &Schema::string().with_length(Some(1), Some(1));
+}
+
+impl<T: ToolSchema> ToolSchema for Vec<T> {
+    const SCHEMA: &'static Schema = &Schema::array(T::SCHEMA);
+}
+
+impl<T: ToolSchema, const N: usize> ToolSchema for [T; N] {
+    const SCHEMA: &'static Schema = &Schema::array(T::SCHEMA).with_items(Some(N as u64), Some(N as u64));
+}
+
+impl<T: ToolSchema> ToolSchema for Box<T> {
+    const SCHEMA: &'static Schema = T::SCHEMA;
+    const OPTIONAL: bool = T::OPTIONAL;
+}
+
+impl<T: ToolSchema> ToolSchema for Option<T> {
+    const SCHEMA: &'static Schema = &T::SCHEMA.nullable();
+    const OPTIONAL: bool = true;
+}
+
+const fn unique_array(items: &'static Schema) -> Schema {
+    Schema::new(SchemaKind::Array(ArraySchema {
+        items,
+        min_items: None,
+        max_items: None,
+        unique_items: true,
+    }))
+}
+
+impl<T: ToolSchema> ToolSchema for BTreeSet<T> {
+    const SCHEMA: &'static Schema = &unique_array(T::SCHEMA);
+}
+
+impl<T: ToolSchema, S> ToolSchema for HashSet<T, S> {
+    const SCHEMA: &'static Schema = &unique_array(T::SCHEMA);
+}

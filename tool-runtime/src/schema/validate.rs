@@ -1,0 +1,655 @@
+//! Validation of raw JSON against the schema tree, and the one parse that validation and
+//! deserialisation share.
+
+use std::collections::HashMap;
+use std::fmt::{self, Write as _};
+use std::sync::{OnceLock, RwLock};
+
+use regex::Regex;
+use serde::de::{self, DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Number, Value};
+
+use super::{Schema, SchemaKind, ToolSchema};
+
+/// At most this many errors are kept; the rest are counted.
+const MAX_ERRORS: usize = 64;
+
+/// Parses raw JSON strictly: a key repeated within one object is an error (so a second value
+/// cannot hide behind the one that was validated), nesting deeper than 128 levels is an error,
+/// and invalid UTF-8 is an error. The returned value is what both validation and
+/// deserialisation read.
+///
+/// ```
+/// use tool_runtime::schema::parse_json;
+///
+/// assert!(parse_json(br#"{"a": 1}"#).is_ok());
+/// let error = parse_json(br#"{"a": 1, "a": 2}"#).unwrap_err();
+/// assert_eq!(error.to_string(), "duplicate key `a` at line 1 column 15");
+/// ```
+///
+/// # Errors
+///
+/// [`JsonError`] when the input is not exactly one JSON value.
+pub fn parse_json(raw: &[u8]) -> Result<Value, JsonError> {
+    let mut deserializer = serde_json::Deserializer::from_slice(raw);
+    let value = StrictValue.deserialize(&mut deserializer).map_err(JsonError)?;
+    deserializer.end().map_err(JsonError)?;
+    Ok(value)
+}
+
+/// Raw arguments that are not a single JSON value (syntax, duplicate key, nesting, UTF-8).
+///
+/// Its message names the position and the kind of problem, never the raw input.
+#[derive(Debug)]
+pub struct JsonError(serde_json::Error);
+
+impl fmt::Display for JsonError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl std::error::Error for JsonError {}
+
+struct StrictValue;
+
+impl<'de> DeserializeSeed<'de> for StrictValue {
+    type Value = Value;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for StrictValue {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, value: bool) -> Result<Value, E> {
+        Ok(Value::Bool(value))
+    }
+
+    fn visit_i64<E>(self, value: i64) -> Result<Value, E> {
+        Ok(Value::Number(value.into()))
+    }
+
+    fn visit_u64<E>(self, value: u64) -> Result<Value, E> {
+        Ok(Value::Number(value.into()))
+    }
+
+    fn visit_f64<E: de::Error>(self, value: f64) -> Result<Value, E> {
+        Number::from_f64(value)
+            .map(Value::Number)
+            .ok_or_else(|| E::custom("number out of range"))
+    }
+
+    fn visit_str<E>(self, value: &str) -> Result<Value, E> {
+        Ok(Value::String(value.to_owned()))
+    }
+
+    fn visit_string<E>(self, value: String) -> Result<Value, E> {
+        Ok(Value::String(value))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
+        while let Some(item) = seq.next_element_seed(StrictValue)? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if out.contains_key(&key) {
+                return Err(de::Error::custom(format_args!("duplicate key `{}`", Shown(&key))));
+            }
+            let value = map.next_value_seed(StrictValue)?;
+            out.insert(key, value);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+/// Shows a key from the input, cut to a readable length.
+struct Shown<'a>(&'a str);
+
+impl fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const MAX: usize = 64;
+        match self.0.char_indices().nth(MAX) {
+            Some((end, _)) => write!(f, "{}...", self.0[..end].escape_debug()),
+            None => write!(f, "{}", self.0.escape_debug()),
+        }
+    }
+}
+
+/// Parses, validates and deserialises tool arguments from one parse.
+///
+/// This is what the runner does with a model's raw arguments: [`parse_json`], then
+/// [`Schema::validate`] against `T::SCHEMA` (every error, with JSON pointers), then
+/// deserialisation of the very same value. Integral floats (`3.0`) in integer positions are
+/// accepted, as the schema promises, and read as integers.
+///
+/// ```
+/// use tool_runtime::prelude::*;
+/// use tool_runtime::schema::{parse_arguments, ArgumentsError};
+///
+/// #[derive(Debug, Deserialize, ToolSchema)]
+/// struct Args { #[schema(range(min = 1, max = 10))] count: u8, label: Option<String> }
+///
+/// let args: Args = parse_arguments(br#"{"count": 3.0}"#).unwrap();
+/// assert_eq!(args.count, 3);
+///
+/// let Err(ArgumentsError::Validation(errors)) = parse_arguments::<Args>(br#"{"count": 0, "x": 1}"#) else {
+///     panic!("expected validation errors");
+/// };
+/// let pointers: Vec<&str> = errors.iter().map(|error| error.pointer()).collect();
+/// assert_eq!(pointers, ["/count", "/x"]);
+/// ```
+///
+/// # Errors
+///
+/// [`ArgumentsError`]: invalid JSON, schema violations, or (for a type whose schema does not
+/// match its `Deserialize`) a decoding error.
+pub fn parse_arguments<T: ToolSchema + DeserializeOwned>(raw: &[u8]) -> Result<T, ArgumentsError> {
+    let mut value = parse_json(raw).map_err(ArgumentsError::InvalidJson)?;
+    T::SCHEMA.validate(&value).map_err(ArgumentsError::Validation)?;
+    T::SCHEMA.normalize(&mut value);
+    serde_json::from_value(value).map_err(|error| ArgumentsError::Decode(DecodeError(error)))
+}
+
+/// Why raw arguments were refused.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ArgumentsError {
+    /// Not a single well-formed JSON value.
+    InvalidJson(JsonError),
+    /// Well-formed, but outside the schema.
+    Validation(ValidationErrors),
+    /// Inside the schema but refused by the type's `Deserialize`: the type's schema does not
+    /// describe it faithfully (a hand-written `ToolSchema` implementation is wrong).
+    Decode(DecodeError),
+}
+
+impl fmt::Display for ArgumentsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::InvalidJson(error) => write!(f, "arguments are not valid JSON: {error}"),
+            Self::Validation(errors) => write!(f, "arguments do not match the schema: {errors}"),
+            Self::Decode(error) => fmt::Display::fmt(error, f),
+        }
+    }
+}
+
+impl std::error::Error for ArgumentsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::InvalidJson(error) => Some(error),
+            Self::Validation(errors) => Some(errors),
+            Self::Decode(error) => Some(error),
+        }
+    }
+}
+
+/// Arguments that passed validation but not deserialisation. Its message says where, not what
+/// value was sent.
+#[derive(Debug)]
+pub struct DecodeError(serde_json::Error);
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "arguments match the schema but could not be decoded ({:?} error); the type's schema does not describe its `Deserialize`",
+            self.0.classify()
+        )
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// The constraint a value broke, with the value the schema expects.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub enum Constraint {
+    /// Wrong JSON type; `expected` is the schema's type (`"integer"`, `"string or null"`...).
+    Type {
+        /// The schema's type.
+        expected: &'static str,
+    },
+    /// A required property is missing.
+    Required,
+    /// A property the schema does not list (objects are closed).
+    AdditionalProperty,
+    /// Below `minimum`.
+    Minimum(f64),
+    /// Above `maximum`.
+    Maximum(f64),
+    /// At or below `exclusiveMinimum`.
+    ExclusiveMinimum(f64),
+    /// At or above `exclusiveMaximum`.
+    ExclusiveMaximum(f64),
+    /// Fewer characters than `minLength`.
+    MinLength(u64),
+    /// More characters than `maxLength`.
+    MaxLength(u64),
+    /// No match of `pattern`.
+    Pattern(&'static str),
+    /// Not one of `enum`.
+    Enum(&'static [&'static str]),
+    /// Fewer items than `minItems`.
+    MinItems(u64),
+    /// More items than `maxItems`.
+    MaxItems(u64),
+    /// Two equal items where `uniqueItems` is set.
+    UniqueItems,
+}
+
+/// One schema violation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidationError {
+    pointer: String,
+    constraint: Constraint,
+    message: String,
+}
+
+impl ValidationError {
+    /// JSON pointer (RFC 6901) to the offending value; `""` is the whole document.
+    #[must_use]
+    pub fn pointer(&self) -> &str {
+        &self.pointer
+    }
+
+    /// The constraint that was broken.
+    #[must_use]
+    pub fn constraint(&self) -> Constraint {
+        self.constraint
+    }
+
+    /// What is wrong, safe to show to a model or log: it states the expectation and at most the
+    /// received JSON type or size, never the received value.
+    #[must_use]
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for ValidationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let pointer = if self.pointer.is_empty() { "/" } else { &self.pointer };
+        write!(f, "{pointer}: {}", self.message)
+    }
+}
+
+impl std::error::Error for ValidationError {}
+
+/// Every violation found in one value (the first 64, with a count of the rest).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ValidationErrors {
+    errors: Vec<ValidationError>,
+    omitted: usize,
+}
+
+impl ValidationErrors {
+    /// The recorded errors, in document order.
+    pub fn iter(&self) -> std::slice::Iter<'_, ValidationError> {
+        self.errors.iter()
+    }
+
+    /// How many errors were found, including those not recorded.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.errors.len() + self.omitted
+    }
+
+    /// Whether no error was found.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn push(&mut self, pointer: &str, constraint: Constraint, message: String) {
+        if self.errors.len() < MAX_ERRORS {
+            self.errors.push(ValidationError { pointer: pointer.to_owned(), constraint, message });
+        } else {
+            self.omitted += 1;
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a ValidationErrors {
+    type Item = &'a ValidationError;
+    type IntoIter = std::slice::Iter<'a, ValidationError>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.errors.iter()
+    }
+}
+
+impl fmt::Display for ValidationErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, error) in self.errors.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "{error}")?;
+        }
+        if self.omitted > 0 {
+            write!(f, "; and {} more", self.omitted)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ValidationErrors {}
+
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(number) if number.is_f64() => "number",
+        Value::Number(_) => "integer",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn expected_type(schema: &Schema) -> &'static str {
+    match (schema.type_name(), schema.nullable) {
+        ("boolean", false) => "boolean",
+        ("boolean", true) => "boolean or null",
+        ("integer", false) => "integer",
+        ("integer", true) => "integer or null",
+        ("number", false) => "number",
+        ("number", true) => "number or null",
+        ("string", false) => "string",
+        ("string", true) => "string or null",
+        ("array", false) => "array",
+        ("array", true) => "array or null",
+        (_, false) => "object",
+        (_, true) => "object or null",
+    }
+}
+
+/// The value of a JSON number as an integer if it is one (`3` and `3.0`, not `3.5`).
+fn integral(number: &Number) -> Option<f64> {
+    if let Some(value) = number.as_i64() {
+        #[allow(clippy::cast_precision_loss)]
+        return Some(value as f64);
+    }
+    if let Some(value) = number.as_u64() {
+        #[allow(clippy::cast_precision_loss)]
+        return Some(value as f64);
+    }
+    number.as_f64().filter(|value| value.fract() == 0.0)
+}
+
+/// Compares a JSON number with an `i128` bound exactly where both are integers.
+fn cmp_int(number: &Number, bound: i128) -> std::cmp::Ordering {
+    if let Some(value) = number.as_i64() {
+        return i128::from(value).cmp(&bound);
+    }
+    if let Some(value) = number.as_u64() {
+        return i128::from(value).cmp(&bound);
+    }
+    let value = number.as_f64().unwrap_or(0.0);
+    #[allow(clippy::cast_precision_loss)]
+    value.partial_cmp(&(bound as f64)).unwrap_or(std::cmp::Ordering::Equal)
+}
+
+fn pattern_regex(pattern: &'static str) -> Option<Regex> {
+    static CACHE: OnceLock<RwLock<HashMap<&'static str, Option<Regex>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(RwLock::default);
+    if let Ok(read) = cache.read() {
+        if let Some(found) = read.get(pattern) {
+            return found.clone();
+        }
+    }
+    let compiled = Regex::new(pattern).ok();
+    if let Ok(mut write) = cache.write() {
+        write.insert(pattern, compiled.clone());
+    }
+    compiled
+}
+
+/// JSON equality as JSON Schema defines it: numbers compare by value (`1 == 1.0`).
+fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(a), Value::Number(b)) => match (a.as_i64(), b.as_i64(), a.as_u64(), b.as_u64()) {
+            (Some(a), Some(b), _, _) => a == b,
+            (_, _, Some(a), Some(b)) => a == b,
+            _ => a.as_f64() == b.as_f64(),
+        },
+        (Value::Array(a), Value::Array(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| json_eq(a, b))
+        }
+        (Value::Object(a), Value::Object(b)) => {
+            a.len() == b.len()
+                && a.iter().all(|(key, a)| b.get(key).is_some_and(|b| json_eq(a, b)))
+        }
+        _ => a == b,
+    }
+}
+
+fn push_pointer_segment(pointer: &mut String, segment: &str) {
+    pointer.push('/');
+    for c in segment.chars() {
+        match c {
+            '~' => pointer.push_str("~0"),
+            '/' => pointer.push_str("~1"),
+            c => pointer.push(c),
+        }
+    }
+}
+
+impl Schema {
+    /// Checks `value` against this schema and collects every violation, each with a JSON
+    /// pointer, the broken [`Constraint`] and a message that never repeats the value.
+    ///
+    /// `format` is an annotation and is not checked, as in JSON Schema 2020-12.
+    ///
+    /// ```
+    /// use tool_runtime::prelude::*;
+    /// use tool_runtime::schema::Constraint;
+    ///
+    /// let errors = <Vec<u8> as ToolSchema>::SCHEMA
+    ///     .validate(&serde_json::json!([1, 300, "x"]))
+    ///     .unwrap_err();
+    /// assert_eq!(errors.len(), 2);
+    /// let first = errors.iter().next().unwrap();
+    /// assert_eq!(first.pointer(), "/1");
+    /// assert_eq!(first.constraint(), Constraint::Maximum(255.0));
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ValidationErrors`] listing every violation found.
+    pub fn validate(&self, value: &Value) -> Result<(), ValidationErrors> {
+        let mut errors = ValidationErrors::default();
+        let mut pointer = String::new();
+        self.check(value, &mut pointer, &mut errors);
+        if errors.is_empty() { Ok(()) } else { Err(errors) }
+    }
+
+    /// Whether `value` satisfies this schema (no error details are built).
+    #[must_use]
+    pub fn is_valid(&self, value: &Value) -> bool {
+        self.validate(value).is_ok()
+    }
+
+    fn check(&self, value: &Value, pointer: &mut String, errors: &mut ValidationErrors) {
+        if value.is_null() {
+            if !self.nullable {
+                self.type_error(value, pointer, errors);
+            }
+            return;
+        }
+        match (&self.kind, value) {
+            (SchemaKind::Boolean, Value::Bool(_)) => {}
+            (SchemaKind::Integer(int), Value::Number(number)) if integral(number).is_some() => {
+                if let Some(min) = int.minimum {
+                    if cmp_int(number, min).is_lt() {
+                        #[allow(clippy::cast_precision_loss)]
+                        let bound = min as f64;
+                        errors.push(pointer, Constraint::Minimum(bound), format!("expected an integer of at least {min}"));
+                    }
+                }
+                if let Some(max) = int.maximum {
+                    if cmp_int(number, max).is_gt() {
+                        #[allow(clippy::cast_precision_loss)]
+                        let bound = max as f64;
+                        errors.push(pointer, Constraint::Maximum(bound), format!("expected an integer of at most {max}"));
+                    }
+                }
+            }
+            (SchemaKind::Number(num), Value::Number(number)) => {
+                let value = number.as_f64().unwrap_or(0.0);
+                if let Some(min) = num.minimum.filter(|min| value < *min) {
+                    errors.push(pointer, Constraint::Minimum(min), format!("expected a number of at least {min}"));
+                }
+                if let Some(max) = num.maximum.filter(|max| value > *max) {
+                    errors.push(pointer, Constraint::Maximum(max), format!("expected a number of at most {max}"));
+                }
+                if let Some(min) = num.exclusive_minimum.filter(|min| value <= *min) {
+                    errors.push(pointer, Constraint::ExclusiveMinimum(min), format!("expected a number greater than {min}"));
+                }
+                if let Some(max) = num.exclusive_maximum.filter(|max| value >= *max) {
+                    errors.push(pointer, Constraint::ExclusiveMaximum(max), format!("expected a number less than {max}"));
+                }
+            }
+            (SchemaKind::String(string), Value::String(text)) => {
+                if string.min_length.is_some() || string.max_length.is_some() {
+                    let length = text.chars().count() as u64;
+                    if let Some(min) = string.min_length.filter(|min| length < *min) {
+                        errors.push(pointer, Constraint::MinLength(min), format!("expected at least {min} characters, got {length}"));
+                    }
+                    if let Some(max) = string.max_length.filter(|max| length > *max) {
+                        errors.push(pointer, Constraint::MaxLength(max), format!("expected at most {max} characters, got {length}"));
+                    }
+                }
+                if let Some(pattern) = string.pattern {
+                    match pattern_regex(pattern) {
+                        Some(regex) if regex.is_match(text) => {}
+                        Some(_) => errors.push(pointer, Constraint::Pattern(pattern), format!("expected a string matching the pattern `{pattern}`")),
+                        None => errors.push(pointer, Constraint::Pattern(pattern), format!("the pattern `{pattern}` cannot be compiled, so no string matches it")),
+                    }
+                }
+            }
+            (SchemaKind::Enum(values), Value::String(text)) => {
+                if !values.contains(&text.as_str()) {
+                    let mut message = String::from("expected one of ");
+                    for (i, value) in values.iter().enumerate() {
+                        if i > 0 {
+                            message.push_str(", ");
+                        }
+                        let _ = write!(message, "`{value}`");
+                    }
+                    errors.push(pointer, Constraint::Enum(values), message);
+                }
+            }
+            (SchemaKind::Array(array), Value::Array(items)) => {
+                let count = items.len() as u64;
+                if let Some(min) = array.min_items.filter(|min| count < *min) {
+                    errors.push(pointer, Constraint::MinItems(min), format!("expected at least {min} items, got {count}"));
+                }
+                if let Some(max) = array.max_items.filter(|max| count > *max) {
+                    errors.push(pointer, Constraint::MaxItems(max), format!("expected at most {max} items, got {count}"));
+                }
+                if array.unique_items {
+                    let duplicate = (1..items.len()).find_map(|j| {
+                        (0..j).find(|&i| json_eq(&items[i], &items[j])).map(|i| (i, j))
+                    });
+                    if let Some((i, j)) = duplicate {
+                        errors.push(pointer, Constraint::UniqueItems, format!("expected unique items, but items {i} and {j} are equal"));
+                    }
+                }
+                let base = pointer.len();
+                for (index, item) in items.iter().enumerate() {
+                    let _ = write!(pointer, "/{index}");
+                    array.items.check(item, pointer, errors);
+                    pointer.truncate(base);
+                }
+            }
+            (SchemaKind::Object(object), Value::Object(map)) => {
+                let base = pointer.len();
+                for property in object.properties {
+                    match map.get(property.name) {
+                        Some(child) => {
+                            push_pointer_segment(pointer, property.name);
+                            property.schema.check(child, pointer, errors);
+                            pointer.truncate(base);
+                        }
+                        None if property.required => {
+                            push_pointer_segment(pointer, property.name);
+                            errors.push(pointer, Constraint::Required, "missing required property".to_owned());
+                            pointer.truncate(base);
+                        }
+                        None => {}
+                    }
+                }
+                for key in map.keys() {
+                    if !object.properties.iter().any(|property| property.name == key) {
+                        push_pointer_segment(pointer, key);
+                        errors.push(pointer, Constraint::AdditionalProperty, format!("unknown property `{}`", Shown(key)));
+                        pointer.truncate(base);
+                    }
+                }
+            }
+            _ => self.type_error(value, pointer, errors),
+        }
+    }
+
+    fn type_error(&self, value: &Value, pointer: &str, errors: &mut ValidationErrors) {
+        let expected = expected_type(self);
+        errors.push(
+            pointer,
+            Constraint::Type { expected },
+            format!("expected {expected}, got {}", json_type(value)),
+        );
+    }
+
+    /// Rewrites integral floats (`3.0`) in integer positions as integers, so that a value that
+    /// passed [`Schema::validate`] deserialises as the schema promised.
+    pub fn normalize(&self, value: &mut Value) {
+        match (&self.kind, value) {
+            (SchemaKind::Integer(_), Value::Number(number)) if number.is_f64() => {
+                if let Some(float) = number.as_f64() {
+                    #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss, clippy::cast_sign_loss)]
+                    let replacement = if float < 0.0 && float >= i64::MIN as f64 {
+                        Some(Number::from(float as i64))
+                    } else if float >= 0.0 && float <= u64::MAX as f64 {
+                        Some(Number::from(float as u64))
+                    } else {
+                        None
+                    };
+                    if let Some(replacement) = replacement {
+                        *number = replacement;
+                    }
+                }
+            }
+            (SchemaKind::Array(array), Value::Array(items)) => {
+                for item in items {
+                    array.items.normalize(item);
+                }
+            }
+            (SchemaKind::Object(object), Value::Object(map)) => {
+                for property in object.properties {
+                    if let Some(child) = map.get_mut(property.name) {
+                        property.schema.normalize(child);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}

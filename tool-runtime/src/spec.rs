@@ -1,0 +1,349 @@
+//! The frozen description of a tool: [`ToolSpec`], [`ToolEffect`] and [`ToolDefinition`].
+
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::runtime::CapabilityRef;
+use crate::schema::{Schema, ToolSchema};
+
+/// What running a tool does to the world. Policy decides per effect (for example: every
+/// `state_change` needs approval).
+///
+/// ```
+/// use tool_runtime::prelude::*;
+/// assert_eq!(serde_json::to_value(ToolEffect::ReadOnly).unwrap(), "read_only");
+/// assert_eq!("state_change".parse::<ToolEffect>().unwrap(), ToolEffect::StateChange);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolEffect {
+    /// Reads only; repeating it changes nothing.
+    ReadOnly,
+    /// Changes state the application owns (a database row, a file).
+    StateChange,
+    /// Acts outside the application (sends an email, calls a payment API).
+    ExternalSideEffect,
+}
+
+impl ToolEffect {
+    /// Every effect, from least to most consequential.
+    pub const ALL: [Self; 3] = [Self::ReadOnly, Self::StateChange, Self::ExternalSideEffect];
+
+    /// The name used in `#[tool(effect = ...)]`, policy files and JSON.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::ReadOnly => "read_only",
+            Self::StateChange => "state_change",
+            Self::ExternalSideEffect => "external_side_effect",
+        }
+    }
+}
+
+impl fmt::Display for ToolEffect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A string that is not one of the [`ToolEffect`] names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownEffect;
+
+impl fmt::Display for UnknownEffect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("unknown effect; expected `read_only`, `state_change` or `external_side_effect`")
+    }
+}
+
+impl std::error::Error for UnknownEffect {}
+
+impl std::str::FromStr for ToolEffect {
+    type Err = UnknownEffect;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL.into_iter().find(|effect| effect.as_str() == s).ok_or(UnknownEffect)
+    }
+}
+
+/// A tool's input or output schema: the compile-time tree of a `#[tool]`, or JSON Schema
+/// received at run time (tools imported from elsewhere, already checked against the subset).
+#[derive(Debug, Clone)]
+pub enum SpecSchema {
+    /// Built at compile time.
+    Static(&'static Schema),
+    /// Received at run time.
+    Json(Arc<Map<String, Value>>),
+}
+
+impl SpecSchema {
+    /// The schema as a JSON Schema object.
+    #[must_use]
+    pub fn to_json(&self) -> Value {
+        match self {
+            Self::Static(schema) => schema.to_json(),
+            Self::Json(map) => Value::Object(Map::clone(map)),
+        }
+    }
+
+    /// The compile-time tree, when there is one.
+    #[must_use]
+    pub fn as_static(&self) -> Option<&'static Schema> {
+        match self {
+            Self::Static(schema) => Some(schema),
+            Self::Json(_) => None,
+        }
+    }
+}
+
+impl Serialize for SpecSchema {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Static(schema) => schema.serialize(serializer),
+            Self::Json(map) => map.serialize(serializer),
+        }
+    }
+}
+
+/// Which output fields may leave the runner: dotted paths into the output schema
+/// (`"hits.title"`). Everything else is removed before a result reaches the model, the UI or
+/// telemetry. Empty means nothing passes.
+#[derive(Debug, Clone)]
+pub struct Redaction(Strings);
+
+#[derive(Debug, Clone)]
+enum Strings {
+    Static(&'static [&'static str]),
+    Owned(Arc<[String]>),
+}
+
+impl Redaction {
+    /// An allowlist known at compile time.
+    #[must_use]
+    pub const fn from_static(paths: &'static [&'static str]) -> Self {
+        Self(Strings::Static(paths))
+    }
+
+    /// An allowlist built at run time.
+    #[must_use]
+    pub fn new<I: IntoIterator<Item = S>, S: Into<String>>(paths: I) -> Self {
+        Self(Strings::Owned(paths.into_iter().map(Into::into).collect()))
+    }
+
+    /// The allowed paths, in the order given.
+    pub fn paths(&self) -> impl Iterator<Item = &str> + '_ {
+        let (statics, owned): (&[&str], &[String]) = match &self.0 {
+            Strings::Static(paths) => (paths, &[]),
+            Strings::Owned(paths) => (&[], paths),
+        };
+        statics.iter().copied().chain(owned.iter().map(String::as_str))
+    }
+
+    /// How many paths are allowed.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        match &self.0 {
+            Strings::Static(paths) => paths.len(),
+            Strings::Owned(paths) => paths.len(),
+        }
+    }
+
+    /// Whether nothing passes.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Serialize for Redaction {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.len()))?;
+        for path in self.paths() {
+            seq.serialize_element(path)?;
+        }
+        seq.end()
+    }
+}
+
+/// Everything known about a tool before it runs: what the model is shown (name, description,
+/// input schema) and what the runtime enforces (output schema, effect, redaction, connection
+/// and capability needs). For a `#[tool]` it is a `static` built at compile time.
+///
+/// Serialised, its keys are `name`, `description`, `effect`, `input_schema`, `output_schema`,
+/// `redaction`, `requires_connection`, `capabilities` and `schema_hash`.
+///
+/// ```
+/// use tool_runtime::prelude::*;
+///
+/// /// Echo the text back.
+/// #[tool(name = "demo__echo", effect = read_only, redact = ["text"])]
+/// struct Echo { text: String }
+///
+/// #[derive(Serialize, ToolSchema)]
+/// struct Echoed { text: String }
+///
+/// impl Tool for Echo {
+///     type Output = Echoed;
+///     async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Echoed, ToolError> {
+///         Ok(Echoed { text: self.text })
+///     }
+/// }
+///
+/// let spec = Echo::spec();
+/// assert_eq!(spec.name(), "demo__echo");
+/// assert_eq!(spec.description(), "Echo the text back.");
+/// assert_eq!(spec.effect(), ToolEffect::ReadOnly);
+/// assert_eq!(spec.schema_hash().len(), 64);
+/// let json = serde_json::to_value(spec).unwrap();
+/// assert_eq!(json["input_schema"]["required"], serde_json::json!(["text"]));
+/// ```
+#[derive(Debug)]
+pub struct ToolSpec {
+    name: Cow<'static, str>,
+    description: Cow<'static, str>,
+    effect: ToolEffect,
+    input_schema: SpecSchema,
+    output_schema: Option<SpecSchema>,
+    redaction: Redaction,
+    requires_connection: bool,
+    capabilities: Cow<'static, [CapabilityRef]>,
+    schema_hash: OnceLock<String>,
+}
+
+/// The parts of a `#[tool]`'s spec, all known at compile time.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct StaticSpecParts {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub effect: ToolEffect,
+    pub input_schema: &'static Schema,
+    pub output_schema: &'static Schema,
+    pub redaction: &'static [&'static str],
+    pub requires_connection: bool,
+    pub capabilities: &'static [CapabilityRef],
+}
+
+impl ToolSpec {
+    #[doc(hidden)]
+    #[must_use]
+    pub const fn __from_static(parts: StaticSpecParts) -> Self {
+        Self {
+            name: Cow::Borrowed(parts.name),
+            description: Cow::Borrowed(parts.description),
+            effect: parts.effect,
+            input_schema: SpecSchema::Static(parts.input_schema),
+            output_schema: Some(SpecSchema::Static(parts.output_schema)),
+            redaction: Redaction::from_static(parts.redaction),
+            requires_connection: parts.requires_connection,
+            capabilities: Cow::Borrowed(parts.capabilities),
+            schema_hash: OnceLock::new(),
+        }
+    }
+
+    /// The tool's id, unique in a catalog (`<namespace>__<tool>`).
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// What the model reads to decide whether and how to call the tool.
+    #[must_use]
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// What running the tool does to the world.
+    #[must_use]
+    pub fn effect(&self) -> ToolEffect {
+        self.effect
+    }
+
+    /// The schema the arguments must satisfy.
+    #[must_use]
+    pub fn input_schema(&self) -> &SpecSchema {
+        &self.input_schema
+    }
+
+    /// The schema the output must satisfy, when known.
+    #[must_use]
+    pub fn output_schema(&self) -> Option<&SpecSchema> {
+        self.output_schema.as_ref()
+    }
+
+    /// Which output fields may leave the runner.
+    #[must_use]
+    pub fn redaction(&self) -> &Redaction {
+        &self.redaction
+    }
+
+    /// Whether the tool runs only with a granted connection in its invocation context.
+    #[must_use]
+    pub fn requires_connection(&self) -> bool {
+        self.requires_connection
+    }
+
+    /// The capabilities the tool declared; it is handed these and no others.
+    #[must_use]
+    pub fn capabilities(&self) -> &[CapabilityRef] {
+        &self.capabilities
+    }
+
+    /// SHA-256 (lowercase hex) of the compact JSON
+    /// `{"input_schema": ..., "output_schema": ...}`: equal across builds and machines for equal
+    /// schemas, different when either schema changes.
+    pub fn schema_hash(&self) -> &str {
+        self.schema_hash.get_or_init(|| {
+            let mut both = Map::new();
+            both.insert("input_schema".to_owned(), self.input_schema.to_json());
+            both.insert(
+                "output_schema".to_owned(),
+                self.output_schema.as_ref().map_or(Value::Null, SpecSchema::to_json),
+            );
+            let digest = Sha256::digest(Value::Object(both).to_string().as_bytes());
+            digest.iter().fold(String::with_capacity(64), |mut hex, byte| {
+                use fmt::Write as _;
+                let _ = write!(hex, "{byte:02x}");
+                hex
+            })
+        })
+    }
+}
+
+impl Serialize for ToolSpec {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(9))?;
+        map.serialize_entry("name", self.name())?;
+        map.serialize_entry("description", self.description())?;
+        map.serialize_entry("effect", &self.effect)?;
+        map.serialize_entry("input_schema", &self.input_schema)?;
+        map.serialize_entry("output_schema", &self.output_schema)?;
+        map.serialize_entry("redaction", &self.redaction)?;
+        map.serialize_entry("requires_connection", &self.requires_connection)?;
+        let capabilities: Vec<&str> = self.capabilities.iter().map(|c| c.name()).collect();
+        map.serialize_entry("capabilities", &capabilities)?;
+        map.serialize_entry("schema_hash", self.schema_hash())?;
+        map.end()
+    }
+}
+
+/// A type made into a tool by `#[tool(...)]`: it has a frozen [`ToolSpec`].
+///
+/// Never implemented by hand: `#[tool]` writes it, after checking the name, effect, redaction
+/// allowlist and schemas.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tool",
+    label = "`{Self}` has no `#[tool(...)]` attribute",
+    note = "add `#[tool(name = \"namespace__name\", effect = read_only, redact = [...])]` to the struct"
+)]
+pub trait ToolDefinition: ToolSchema {
+    /// The tool's frozen spec, a `static` built at compile time: calling this allocates
+    /// nothing.
+    fn spec() -> &'static ToolSpec;
+}
