@@ -1,1 +1,20 @@
-//! Example tools.
+//! Example tools for `tool-runtime`, used by the example programs, the README and the tests.
+//!
+//! - [`time::GetCurrentTime`]: read-only, uses the [`Clock`](tool_runtime::runtime::Clock)
+//!   capability.
+//! - [`search::SearchDocs`]: read-only search with nested filters and enums over a
+//!   [`search::DocumentIndex`] capability; its output carries fields that redaction strips.
+//! - [`tickets::CreateTicket`]: a state change that needs a connection, over a
+//!   [`tickets::TicketStore`] capability.
+
+pub mod search;
+pub mod tickets;
+pub mod time;
+
+use tool_runtime::prelude::*;
+
+/// The specs of every example tool, in a fixed order.
+#[must_use]
+pub fn specs() -> [&'static ToolSpec; 3] {
+    [time::GetCurrentTime::spec(), search::SearchDocs::spec(), tickets::CreateTicket::spec()]
+}

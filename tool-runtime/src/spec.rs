@@ -159,7 +159,79 @@ impl Redaction {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// A copy of `output` holding only the allowed paths.
+    ///
+    /// A path keeps the whole value under it; arrays are walked through (`"hits.title"` keeps
+    /// the `title` of every hit); `null` where an object was expected stays `null`. With an
+    /// empty allowlist the result is `{}`.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tool_runtime::spec::Redaction;
+    ///
+    /// let allow = Redaction::from_static(&["hits.title", "total"]);
+    /// let output = json!({"hits": [{"title": "A", "owner": "x@example.com"}], "total": 1, "cost": 3});
+    /// assert_eq!(allow.apply(&output).unwrap(), json!({"hits": [{"title": "A"}], "total": 1}));
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`RedactionError`] when `output` is not an object, so no path can name part of it.
+    pub fn apply(&self, output: &Value) -> Result<Value, RedactionError> {
+        let Value::Object(map) = output else {
+            return Err(RedactionError);
+        };
+        let paths: Vec<Vec<&str>> = self.paths().map(|path| path.split('.').collect()).collect();
+        let refs: Vec<&[&str]> = paths.iter().map(Vec::as_slice).collect();
+        Ok(Value::Object(keep_object(map, &refs)))
+    }
 }
+
+/// Keeps the keys of `map` that `paths` (already relative to `map`) allow.
+fn keep_object(map: &Map<String, Value>, paths: &[&[&str]]) -> Map<String, Value> {
+    let mut out = Map::new();
+    for (key, value) in map {
+        let below: Vec<&[&str]> = paths
+            .iter()
+            .filter_map(|path| match path.split_first() {
+                Some((first, rest)) if *first == key.as_str() => Some(rest),
+                _ => None,
+            })
+            .collect();
+        if below.is_empty() {
+            continue;
+        }
+        if below.iter().any(|rest| rest.is_empty()) {
+            out.insert(key.clone(), value.clone());
+        } else if let Some(kept) = keep_nested(value, &below) {
+            out.insert(key.clone(), kept);
+        }
+    }
+    out
+}
+
+/// Applies `paths` below a value: objects are filtered, arrays walked through, `null` kept.
+fn keep_nested(value: &Value, paths: &[&[&str]]) -> Option<Value> {
+    match value {
+        Value::Object(map) => Some(Value::Object(keep_object(map, paths))),
+        Value::Array(items) => Some(Value::Array(items.iter().filter_map(|item| keep_nested(item, paths)).collect())),
+        Value::Null => Some(Value::Null),
+        _ => None,
+    }
+}
+
+/// The output could not be redacted: it is not a JSON object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RedactionError;
+
+impl fmt::Display for RedactionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the tool's output is not an object, so no redaction path can select part of it")
+    }
+}
+
+impl std::error::Error for RedactionError {}
 
 impl Serialize for Redaction {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {

@@ -1,0 +1,152 @@
+//! `tickets__create_ticket`: a state change in an issue tracker reached through a connection.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use tool_runtime::prelude::*;
+use tool_runtime::runtime::Capability;
+
+/// Open a ticket in the team's issue tracker.
+#[tool(
+    name = "tickets__create_ticket",
+    effect = state_change,
+    redact = ["number", "url", "status"],
+    requires_connection,
+    capabilities = [TicketStore],
+)]
+#[derive(Debug)]
+pub struct CreateTicket {
+    /// One-line summary of the problem.
+    #[schema(length(min = 3, max = 120))]
+    pub title: String,
+    /// What happened, what was expected, how to reproduce it.
+    #[schema(length(max = 4000))]
+    pub body: String,
+    /// How urgent the ticket is.
+    pub priority: Priority,
+    /// Labels to attach, such as `bug` or `docs`.
+    #[serde(default)]
+    #[schema(items(max = 5))]
+    pub labels: Vec<Label>,
+}
+
+/// How urgent a ticket is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToolSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Priority {
+    /// Whenever there is time.
+    Low,
+    /// This week.
+    Normal,
+    /// Today.
+    High,
+    /// Drop everything.
+    Urgent,
+}
+
+/// A label: lowercase words joined by dashes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToolSchema)]
+pub struct Label(#[schema(length(min = 1, max = 32), pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")] pub String);
+
+/// The ticket as created.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToolSchema)]
+pub struct Ticket {
+    /// The ticket's number in its project.
+    pub number: u64,
+    /// Where to see it.
+    pub url: String,
+    /// Its state.
+    pub status: Status,
+    /// The account that created it, taken from the connection: internal, not in `redact`.
+    pub created_by: String,
+}
+
+/// The state of a ticket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToolSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Waiting for someone to pick it up.
+    Open,
+    /// Being worked on.
+    InProgress,
+    /// Done.
+    Closed,
+}
+
+/// A stored ticket.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredTicket {
+    /// The connection (tracker project) it was created through.
+    pub connection_id: String,
+    /// Its number within that project.
+    pub number: u64,
+    /// Title.
+    pub title: String,
+    /// Body.
+    pub body: String,
+    /// Priority.
+    pub priority: Priority,
+    /// Labels.
+    pub labels: Vec<String>,
+}
+
+/// An in-memory issue tracker with one project per connection: the capability
+/// [`CreateTicket`] writes through.
+#[derive(Debug, Clone, Default)]
+pub struct TicketStore {
+    inner: Arc<Mutex<BTreeMap<String, Vec<StoredTicket>>>>,
+}
+
+impl Capability for TicketStore {
+    const NAME: &'static str = "ticket_store";
+}
+
+impl TicketStore {
+    /// An empty tracker.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Every ticket created through `connection_id`.
+    #[must_use]
+    pub fn tickets(&self, connection_id: &str) -> Vec<StoredTicket> {
+        self.inner
+            .lock()
+            .map(|projects| projects.get(connection_id).cloned().unwrap_or_default())
+            .unwrap_or_default()
+    }
+
+    fn insert(&self, ticket: StoredTicket) -> Result<u64, ToolError> {
+        let mut projects = self.inner.lock().map_err(|_| ToolError::new("the ticket store is unavailable"))?;
+        let project = projects.entry(ticket.connection_id.clone()).or_default();
+        let number = project.len() as u64 + 1;
+        project.push(StoredTicket { number, ..ticket });
+        Ok(number)
+    }
+}
+
+impl Tool for CreateTicket {
+    type Output = Ticket;
+
+    async fn run(self, ctx: &ToolInvocationContext, caps: &ToolCapabilities) -> Result<Ticket, ToolError> {
+        let connection = ctx
+            .connection_id()
+            .ok_or_else(|| ToolError::new("no tracker connection was granted for this call"))?;
+        let store = caps.get::<TicketStore>()?;
+        let number = store.insert(StoredTicket {
+            connection_id: connection.to_owned(),
+            number: 0,
+            title: self.title,
+            body: self.body,
+            priority: self.priority,
+            labels: self.labels.into_iter().map(|label| label.0).collect(),
+        })?;
+        Ok(Ticket {
+            number,
+            url: format!("https://tracker.example.com/{connection}/{number}"),
+            status: Status::Open,
+            created_by: ctx.actor_id().to_owned(),
+        })
+    }
+}
