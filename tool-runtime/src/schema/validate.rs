@@ -24,7 +24,7 @@ const MAX_ERRORS: usize = 64;
 ///
 /// assert!(parse_json(br#"{"a": 1}"#).is_ok());
 /// let error = parse_json(br#"{"a": 1, "a": 2}"#).unwrap_err();
-/// assert_eq!(error.to_string(), "duplicate key `a` at line 1 column 15");
+/// assert_eq!(error.to_string(), "duplicate key `a` at line 1 column 12");
 /// ```
 ///
 /// # Errors
