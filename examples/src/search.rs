@@ -147,11 +147,46 @@ impl DocumentIndex {
             owner_email: format!("{slug}-owner@example.com"),
         };
         Self::new(vec![
-            doc("Your first tool", "Write a struct, add the tool attribute and implement Tool.", "first-tool", DocKind::Tutorial, &["tools", "start"], 2026),
-            doc("Redact tool output", "List the output fields the model may see; everything else is removed.", "redaction", DocKind::HowTo, &["tools", "security"], 2025),
-            doc("The tool attribute", "Every key of the tool attribute: name, effect, redact, description.", "tool-attribute", DocKind::Reference, &["tools", "macros"], 2026),
-            doc("Why schemas are constants", "Schemas are built at compile time, so a tool's contract cannot drift.", "const-schemas", DocKind::Explanation, &["schemas"], 2024),
-            doc("Validate tool arguments", "Arguments are parsed once, validated against the schema, then deserialised.", "validation", DocKind::HowTo, &["schemas", "security"], 2026),
+            doc(
+                "Your first tool",
+                "Write a struct, add the tool attribute and implement Tool.",
+                "first-tool",
+                DocKind::Tutorial,
+                &["tools", "start"],
+                2026,
+            ),
+            doc(
+                "Redact tool output",
+                "List the output fields the model may see; everything else is removed.",
+                "redaction",
+                DocKind::HowTo,
+                &["tools", "security"],
+                2025,
+            ),
+            doc(
+                "The tool attribute",
+                "Every key of the tool attribute: name, effect, redact, description.",
+                "tool-attribute",
+                DocKind::Reference,
+                &["tools", "macros"],
+                2026,
+            ),
+            doc(
+                "Why schemas are constants",
+                "Schemas are built at compile time, so a tool's contract cannot drift.",
+                "const-schemas",
+                DocKind::Explanation,
+                &["schemas"],
+                2024,
+            ),
+            doc(
+                "Validate tool arguments",
+                "Arguments are parsed once, validated against the schema, then deserialised.",
+                "validation",
+                DocKind::HowTo,
+                &["schemas", "security"],
+                2026,
+            ),
         ])
     }
 }
@@ -159,7 +194,11 @@ impl DocumentIndex {
 impl Tool for SearchDocs {
     type Output = SearchResults;
 
-    async fn run(self, _ctx: &ToolInvocationContext, caps: &ToolCapabilities) -> Result<SearchResults, ToolError> {
+    async fn run(
+        self,
+        _ctx: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<SearchResults, ToolError> {
         let index = caps.get::<DocumentIndex>()?;
         let words: Vec<String> = self.query.split_whitespace().map(str::to_lowercase).collect();
         let filters = self.filters.unwrap_or_default();
@@ -186,8 +225,12 @@ impl Tool for SearchDocs {
             })
             .collect();
         match self.order {
-            Order::Relevance => hits.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.title.cmp(&b.1.title))),
-            Order::Newest => hits.sort_by(|a, b| b.1.updated_year.cmp(&a.1.updated_year).then_with(|| a.1.title.cmp(&b.1.title))),
+            Order::Relevance => {
+                hits.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.title.cmp(&b.1.title)))
+            }
+            Order::Newest => hits.sort_by(|a, b| {
+                b.1.updated_year.cmp(&a.1.updated_year).then_with(|| a.1.title.cmp(&b.1.title))
+            }),
         }
         let total = u32::try_from(hits.len()).unwrap_or(u32::MAX);
         let hits = hits

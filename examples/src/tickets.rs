@@ -46,7 +46,9 @@ pub enum Priority {
 
 /// A label: lowercase words joined by dashes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToolSchema)]
-pub struct Label(#[schema(length(min = 1, max = 32), pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")] pub String);
+pub struct Label(
+    #[schema(length(min = 1, max = 32), pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")] pub String,
+);
 
 /// The ticket as created.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToolSchema)]
@@ -118,7 +120,8 @@ impl TicketStore {
     }
 
     fn insert(&self, ticket: StoredTicket) -> Result<u64, ToolError> {
-        let mut projects = self.inner.lock().map_err(|_| ToolError::new("the ticket store is unavailable"))?;
+        let mut projects =
+            self.inner.lock().map_err(|_| ToolError::new("the ticket store is unavailable"))?;
         let project = projects.entry(ticket.connection_id.clone()).or_default();
         let number = project.len() as u64 + 1;
         project.push(StoredTicket { number, ..ticket });
@@ -129,7 +132,11 @@ impl TicketStore {
 impl Tool for CreateTicket {
     type Output = Ticket;
 
-    async fn run(self, ctx: &ToolInvocationContext, caps: &ToolCapabilities) -> Result<Ticket, ToolError> {
+    async fn run(
+        self,
+        ctx: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Ticket, ToolError> {
         let connection = ctx
             .connection_id()
             .ok_or_else(|| ToolError::new("no tracker connection was granted for this call"))?;

@@ -33,10 +33,16 @@ pub struct CurrentTime {
 impl Tool for GetCurrentTime {
     type Output = CurrentTime;
 
-    async fn run(self, _ctx: &ToolInvocationContext, caps: &ToolCapabilities) -> Result<CurrentTime, ToolError> {
+    async fn run(
+        self,
+        _ctx: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<CurrentTime, ToolError> {
         let name = self.timezone.as_deref().unwrap_or("UTC");
         let zone: Tz = name.parse().map_err(|_| {
-            ToolError::new(format!("unknown timezone `{name}`; use an IANA name such as `Europe/Berlin`"))
+            ToolError::new(format!(
+                "unknown timezone `{name}`; use an IANA name such as `Europe/Berlin`"
+            ))
         })?;
         let epoch_ms = caps.get::<Clock>()?.epoch_ms();
         let instant = DateTime::<Utc>::from_timestamp_millis(epoch_ms)

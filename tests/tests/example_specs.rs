@@ -26,7 +26,8 @@ fn caps() -> ToolCapabilities {
 /// Runs `raw` through parse -> run -> output validation and returns (output, redacted output).
 async fn run<T: Tool>(raw: Value) -> (Value, Value) {
     let spec = T::spec();
-    let args = parse_arguments::<T>(raw.to_string().as_bytes()).expect("sample arguments are valid");
+    let args =
+        parse_arguments::<T>(raw.to_string().as_bytes()).expect("sample arguments are valid");
     let output = args
         .run(&ctx(), &caps().restricted_to(spec.capabilities()))
         .await
@@ -153,7 +154,9 @@ async fn create_ticket() {
     assert_eq!(pointers, ["/priority", "/labels/0"]);
 
     let without_connection = ToolInvocationContext::new("run-1", "user-42", "acme");
-    let args = parse_arguments::<CreateTicket>(br#"{"title": "abc", "body": "", "priority": "low"}"#).unwrap();
+    let args =
+        parse_arguments::<CreateTicket>(br#"{"title": "abc", "body": "", "priority": "low"}"#)
+            .unwrap();
     assert!(args.run(&without_connection, &caps).await.is_err());
 }
 

@@ -5,10 +5,10 @@
 //! pins this crate's exact version. Expansions reach the runtime only through
 //! `tool_runtime::__private`.
 //!
-//! The crate is organised as parse -> check -> expand: [`ast`] reads an item into a model
-//! (applying serde's renames), [`check`] enforces the rules that span fields, [`tool_attr`] reads
-//! and checks the `#[tool(...)]` arguments, and [`expand`] generates code from a valid model.
-//! Every error of an item is collected in one [`ctxt::Ctxt`] and reported together, and the
+//! The crate is organised as parse -> check -> expand: `ast` reads an item into a model
+//! (applying serde's renames), `check` enforces the rules that span fields, `tool_attr` reads
+//! and checks the `#[tool(...)]` arguments, and `expand` generates code from a valid model.
+//! Every error of an item is collected in one `ctxt::Ctxt` and reported together, and the
 //! user's item is always emitted again so one mistake does not cascade.
 
 mod args;

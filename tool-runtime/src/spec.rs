@@ -58,7 +58,9 @@ pub struct UnknownEffect;
 
 impl fmt::Display for UnknownEffect {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("unknown effect; expected `read_only`, `state_change` or `external_side_effect`")
+        f.write_str(
+            "unknown effect; expected `read_only`, `state_change` or `external_side_effect`",
+        )
     }
 }
 
@@ -215,7 +217,9 @@ fn keep_object(map: &Map<String, Value>, paths: &[&[&str]]) -> Map<String, Value
 fn keep_nested(value: &Value, paths: &[&[&str]]) -> Option<Value> {
     match value {
         Value::Object(map) => Some(Value::Object(keep_object(map, paths))),
-        Value::Array(items) => Some(Value::Array(items.iter().filter_map(|item| keep_nested(item, paths)).collect())),
+        Value::Array(items) => {
+            Some(Value::Array(items.iter().filter_map(|item| keep_nested(item, paths)).collect()))
+        }
         Value::Null => Some(Value::Null),
         _ => None,
     }
@@ -227,7 +231,9 @@ pub struct RedactionError;
 
 impl fmt::Display for RedactionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("the tool's output is not an object, so no redaction path can select part of it")
+        f.write_str(
+            "the tool's output is not an object, so no redaction path can select part of it",
+        )
     }
 }
 

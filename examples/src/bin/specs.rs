@@ -24,7 +24,10 @@ async fn call<T: Tool>(raw: &str, ctx: &ToolInvocationContext, caps: &ToolCapabi
         Ok(args) => match args.run(ctx, &caps).await {
             Ok(output) => {
                 let output = serde_json::to_value(&output).unwrap_or_default();
-                let seen = spec.redaction().apply(&output).map_or_else(|error| error.to_string(), |value| value.to_string());
+                let seen = spec
+                    .redaction()
+                    .apply(&output)
+                    .map_or_else(|error| error.to_string(), |value| value.to_string());
                 format!("returned:    {output}\nmodel sees:  {seen}")
             }
             Err(error) => format!("tool error: {error}"),
@@ -53,7 +56,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     println!("# Sample calls\n");
     println!("{}", call::<GetCurrentTime>(r#"{"timezone": "Europe/Berlin"}"#, &ctx, &caps).await);
-    println!("{}", call::<SearchDocs>(r#"{"query": "tool", "filters": {"kinds": ["how_to", "reference"]}, "limit": 2}"#, &ctx, &caps).await);
+    println!(
+        "{}",
+        call::<SearchDocs>(
+            r#"{"query": "tool", "filters": {"kinds": ["how_to", "reference"]}, "limit": 2}"#,
+            &ctx,
+            &caps
+        )
+        .await
+    );
     println!("{}", call::<CreateTicket>(r#"{"title": "Search ignores tags", "body": "Filtering by tag returns everything.", "priority": "high", "labels": ["bug"]}"#, &ctx, &caps).await);
     println!("{}", call::<CreateTicket>(r#"{"title": "", "priority": "asap", "labels": ["Not A Label"], "connectionId": "other"}"#, &ctx, &caps).await);
     Ok(())
