@@ -1,6 +1,9 @@
 #![doc = include_str!("../docs/crate.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod catalog;
+pub mod policy;
+pub mod runner;
 pub mod runtime;
 pub mod schema;
 pub mod spec;

@@ -325,6 +325,30 @@ impl ToolSpec {
         }
     }
 
+    /// A spec known only at run time (see [`DynamicTool`](crate::runtime::DynamicTool)); the
+    /// caller has checked the name and schemas.
+    pub(crate) fn dynamic(
+        name: String,
+        description: String,
+        effect: ToolEffect,
+        input_schema: Map<String, Value>,
+        output_schema: Option<Map<String, Value>>,
+        redaction: Redaction,
+        requires_connection: bool,
+    ) -> Self {
+        Self {
+            name: Cow::Owned(name),
+            description: Cow::Owned(description),
+            effect,
+            input_schema: SpecSchema::Json(Arc::new(input_schema)),
+            output_schema: output_schema.map(|schema| SpecSchema::Json(Arc::new(schema))),
+            redaction,
+            requires_connection,
+            capabilities: Cow::Borrowed(&[]),
+            schema_hash: OnceLock::new(),
+        }
+    }
+
     /// The tool's id, unique in a catalog (`<namespace>__<tool>`).
     #[must_use]
     pub fn name(&self) -> &str {
@@ -408,6 +432,47 @@ impl Serialize for ToolSpec {
         map.serialize_entry("capabilities", &capabilities)?;
         map.serialize_entry("schema_hash", self.schema_hash())?;
         map.end()
+    }
+}
+
+/// A tool id that breaks the naming rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameError(String);
+
+impl fmt::Display for NameError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NameError {}
+
+/// Checks a tool id: 1 to 64 characters of `a-z`, `A-Z`, `0-9`, `_` and `-` (what every
+/// provider accepts), namespaced as `<namespace>__<tool>`. `#[tool]` applies the same rule at
+/// compile time (and also reserves the `mcp` namespace for imported tools).
+///
+/// ```
+/// use tool_runtime::spec::check_tool_name;
+/// assert!(check_tool_name("core__get_current_time").is_ok());
+/// assert!(check_tool_name("mcp__github__create_issue").is_ok());
+/// assert!(check_tool_name("get_time").is_err());
+/// assert!(check_tool_name("core__bad.name").is_err());
+/// ```
+///
+/// # Errors
+///
+/// [`NameError`] saying which part of the rule is broken.
+pub fn check_tool_name(name: &str) -> Result<(), NameError> {
+    let count = name.chars().count();
+    if count == 0 || count > 64 {
+        return Err(NameError(format!("a tool id must be 1 to 64 characters long; this one has {count}")));
+    }
+    if name.chars().any(|c| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')) {
+        return Err(NameError("a tool id may use only `a-z`, `A-Z`, `0-9`, `_` and `-`".to_owned()));
+    }
+    match name.split_once("__") {
+        Some((namespace, tool)) if !namespace.is_empty() && !tool.is_empty() => Ok(()),
+        _ => Err(NameError("a tool id is namespaced: `<namespace>__<tool>`".to_owned())),
     }
 }
 

@@ -120,6 +120,12 @@ impl ToolCapabilities {
         self.entries.contains_key(&TypeId::of::<C>())
     }
 
+    /// Whether a capability of this type is present.
+    #[must_use]
+    pub fn contains_id(&self, id: TypeId) -> bool {
+        self.entries.contains_key(&id)
+    }
+
     /// Only the capabilities in `declared` (least privilege: what a tool is handed).
     #[must_use]
     pub fn restricted_to(&self, declared: &[CapabilityRef]) -> Self {

@@ -1,3 +1,8 @@
+use std::fmt;
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
 /// Who and what a tool call is for: references only.
 ///
 /// There is deliberately no field for a token, key or header: a tool that needs credentials
@@ -14,7 +19,7 @@
 /// assert_eq!(ctx.connection_id(), Some("conn-github"));
 /// assert_eq!(ctx.subject_id(), None);
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct ToolInvocationContext {
     run_id: String,
     tool_call_id: Option<String>,
@@ -23,6 +28,56 @@ pub struct ToolInvocationContext {
     subject_id: Option<String>,
     graph_id: Option<String>,
     connection_id: Option<String>,
+    requested_connection_ids: Vec<String>,
+    cancellation: CancellationToken,
+    progress: Option<ProgressReporter>,
+}
+
+/// One progress report of a running tool: `progress` out of `total` (when known), with an
+/// optional message. Messages go to the UI and telemetry: keep them free of secrets.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Progress {
+    /// Work done so far, in any unit.
+    pub progress: f64,
+    /// Work in all, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<f64>,
+    /// What is happening.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// Where a tool's progress reports go (the runner wires it to its events).
+#[derive(Clone)]
+pub struct ProgressReporter(Arc<dyn Fn(Progress) + Send + Sync>);
+
+impl ProgressReporter {
+    /// Calls `report` for each progress report.
+    pub fn new(report: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        Self(Arc::new(report))
+    }
+}
+
+impl fmt::Debug for ProgressReporter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ProgressReporter")
+    }
+}
+
+impl fmt::Debug for ToolInvocationContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolInvocationContext")
+            .field("run_id", &self.run_id)
+            .field("tool_call_id", &self.tool_call_id)
+            .field("actor_id", &self.actor_id)
+            .field("tenant_id", &self.tenant_id)
+            .field("subject_id", &self.subject_id)
+            .field("graph_id", &self.graph_id)
+            .field("connection_id", &self.connection_id)
+            .field("requested_connection_ids", &self.requested_connection_ids)
+            .field("cancelled", &self.cancellation.is_cancelled())
+            .finish_non_exhaustive()
+    }
 }
 
 impl ToolInvocationContext {
@@ -40,6 +95,71 @@ impl ToolInvocationContext {
             subject_id: None,
             graph_id: None,
             connection_id: None,
+            requested_connection_ids: Vec::new(),
+            cancellation: CancellationToken::new(),
+            progress: None,
+        }
+    }
+
+    /// Sets the connections this run's request brought. A connection-requiring tool runs only
+    /// with a [`connection_id`](Self::connection_id) that is both requested here and granted
+    /// by policy.
+    #[must_use]
+    pub fn with_requested_connections<I, S>(mut self, ids: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.requested_connection_ids = ids.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Uses `token` to cancel the call: the runner stops waiting for the tool, drops its
+    /// future and reports `cancelled`.
+    #[must_use]
+    pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancellation = token;
+        self
+    }
+
+    /// Sends the tool's progress reports to `reporter`.
+    #[must_use]
+    pub fn with_progress(mut self, reporter: ProgressReporter) -> Self {
+        self.progress = Some(reporter);
+        self
+    }
+
+    /// The connections this run's request brought.
+    #[must_use]
+    pub fn requested_connection_ids(&self) -> &[String] {
+        &self.requested_connection_ids
+    }
+
+    /// The call's cancellation token; a tool may watch it to stop early.
+    #[must_use]
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancellation
+    }
+
+    /// Reports progress from inside a tool; a no-op when nobody listens.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use tool_runtime::prelude::*;
+    /// use tool_runtime::runtime::{Progress, ProgressReporter};
+    ///
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let sink = Arc::clone(&seen);
+    /// let ctx = ToolInvocationContext::new("run", "actor", "tenant")
+    ///     .with_progress(ProgressReporter::new(move |p: Progress| sink.lock().unwrap().push(p.progress)));
+    /// ctx.report_progress(1.0, Some(4.0), "fetched page 1");
+    /// assert_eq!(*seen.lock().unwrap(), [1.0]);
+    /// ```
+    pub fn report_progress(&self, progress: f64, total: Option<f64>, message: impl Into<String>) {
+        if let Some(reporter) = &self.progress {
+            let message = message.into();
+            let message = (!message.is_empty()).then_some(message);
+            (reporter.0)(Progress { progress, total, message });
         }
     }
 

@@ -1,14 +1,26 @@
 //! What a running tool sees: its [`ToolInvocationContext`], its [`ToolCapabilities`], the
-//! [`Tool`] trait it implements and the [`ToolError`] it may return.
+//! [`Tool`] trait it implements and the [`ToolError`] it may return; and how the runner sees a
+//! tool ([`BoundToolRuntime`]), what a call produces ([`ToolExecResult`],
+//! [`ToolInvocationRecord`]) and the [`ToolEvent`]s it emits.
 
+mod auth;
+mod bound;
 mod capabilities;
 mod clock;
 mod context;
+mod dynamic;
 mod error;
+mod events;
+mod result;
 mod tool;
 
+pub use auth::{Auth, BrokerError, ConnectionBroker, Credential};
+pub use bound::{BoundToolRuntime, DynamicFuture, DynamicTool, StaticTool, ValidatedArgs};
+pub use dynamic::{DynamicToolBuilder, DynamicToolError};
+pub use events::{ChannelSink, CollectingSink, EventOutcome, EventSink, NullSink, ToolEvent};
+pub use result::{ExecError, ToolErrorCode, ToolExecResult, ToolInvocationRecord};
 pub use capabilities::{Capability, CapabilityRef, MissingCapability, ToolCapabilities};
 pub use clock::Clock;
-pub use context::ToolInvocationContext;
+pub use context::{Progress, ProgressReporter, ToolInvocationContext};
 pub use error::ToolError;
 pub use tool::Tool;

@@ -30,8 +30,10 @@ mod render;
 #[cfg(feature = "schemars")]
 mod schemars_interop;
 mod std_impls;
+mod subset;
 mod validate;
 
+pub use subset::{SubsetError, check_subset};
 pub use consts::{RangeBound, contains_connection_id, has_path, is_connection_id};
 #[cfg(feature = "schemars")]
 pub use schemars_interop::{schemars_schema, to_schemars};

@@ -180,6 +180,13 @@ pub enum ArgumentsError {
     Decode(DecodeError),
 }
 
+impl ArgumentsError {
+    /// Wraps a deserialisation error of arguments that passed validation.
+    pub(crate) fn decode(error: serde_json::Error) -> Self {
+        Self::Decode(DecodeError(error))
+    }
+}
+
 impl fmt::Display for ArgumentsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -252,6 +259,9 @@ pub enum Constraint {
     MaxItems(u64),
     /// Two equal items where `uniqueItems` is set.
     UniqueItems,
+    /// A constraint of a schema received at run time (checked by the `jsonschema` crate); the
+    /// message says which.
+    External,
 }
 
 /// One schema violation.
@@ -315,6 +325,11 @@ impl ValidationErrors {
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Records an error found by another validator (`jsonschema`, for run-time schemas).
+    pub(crate) fn push_external(&mut self, pointer: &str, message: String) {
+        self.push(pointer, Constraint::External, message);
     }
 
     fn push(&mut self, pointer: &str, constraint: Constraint, message: String) {

@@ -1,0 +1,332 @@
+//! Where tools are registered, and the only way to get the list a model sees.
+//!
+//! A [`ToolCatalog`] is built once, in the composition root: it holds every tool (compile-time
+//! tools and dynamic ones, plus [`ToolSource`]s whose tools may change at run time), the
+//! capabilities the application binds, and the connection broker. Building it fails on an id
+//! registered twice or a capability some tool declares but nobody bound.
+//!
+//! [`create_tool_catalog`] then filters a source through policy for one caller: what it returns
+//! is what the model may be shown, in a deterministic order.
+//!
+//! ```
+//! use examples_for_docs::*;
+//! use tool_runtime::catalog::{ToolCatalog, create_tool_catalog};
+//! use tool_runtime::policy::ToolPolicy;
+//! use tool_runtime::prelude::*;
+//!
+//! let catalog = ToolCatalog::builder().register::<Echo>().register::<Shout>().build().unwrap();
+//! let policy = ToolPolicy { allowed_tools: vec!["demo__echo".into()], ..ToolPolicy::default() };
+//! let ctx = ToolInvocationContext::new("run-1", "user-1", "tenant-1");
+//! let visible = create_tool_catalog(&catalog, &policy, &ctx);
+//! assert_eq!(visible.names().collect::<Vec<_>>(), ["demo__echo"]);
+//!
+//! let twice = ToolCatalog::builder().register::<Echo>().register::<Echo>().build().unwrap_err();
+//! assert!(twice.to_string().contains("`demo__echo` is registered twice"));
+//! # mod examples_for_docs {
+//! #     use tool_runtime::prelude::*;
+//! #     /// Echo.
+//! #     #[tool(name = "demo__echo", effect = read_only, redact = ["text"])]
+//! #     pub struct Echo { text: String }
+//! #     /// Shout.
+//! #     #[tool(name = "demo__shout", effect = read_only, redact = ["text"])]
+//! #     pub struct Shout { text: String }
+//! #     #[derive(Serialize, ToolSchema)]
+//! #     pub struct Text { text: String }
+//! #     impl Tool for Echo {
+//! #         type Output = Text;
+//! #         async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Text, ToolError> { Ok(Text { text: self.text }) }
+//! #     }
+//! #     impl Tool for Shout {
+//! #         type Output = Text;
+//! #         async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Text, ToolError> { Ok(Text { text: self.text.to_uppercase() }) }
+//! #     }
+//! # }
+//! ```
+
+use std::any::TypeId;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Serialize, Serializer};
+
+use crate::policy::ToolPolicy;
+use crate::runtime::{
+    Auth, BoundToolRuntime, Capability, ConnectionBroker, DynamicTool, StaticTool, Tool,
+    ToolCapabilities, ToolInvocationContext,
+};
+use crate::spec::ToolSpec;
+
+/// A set of tools that may change while the program runs (an MCP server's tools).
+pub trait ToolSource: Send + Sync + fmt::Debug {
+    /// Every tool, in any order.
+    fn tools(&self) -> Vec<Arc<dyn BoundToolRuntime>>;
+
+    /// The tool with this id.
+    fn get(&self, id: &str) -> Option<Arc<dyn BoundToolRuntime>> {
+        self.tools().into_iter().find(|tool| tool.id() == id)
+    }
+}
+
+/// Every tool of an application, with the capabilities and broker they run with.
+#[derive(Debug)]
+pub struct ToolCatalog {
+    tools: BTreeMap<String, Arc<dyn BoundToolRuntime>>,
+    sources: Vec<Arc<dyn ToolSource>>,
+    capabilities: ToolCapabilities,
+    broker: Option<Arc<dyn ConnectionBroker>>,
+}
+
+/// Builds a [`ToolCatalog`]; see the [module docs](self).
+#[derive(Debug, Default)]
+#[must_use]
+pub struct ToolCatalogBuilder {
+    entries: Vec<(Arc<dyn BoundToolRuntime>, String)>,
+    sources: Vec<Arc<dyn ToolSource>>,
+    capabilities: ToolCapabilities,
+    broker: Option<Arc<dyn ConnectionBroker>>,
+}
+
+/// One reason a catalog could not be built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CatalogProblem {
+    /// Two registrations share an id.
+    DuplicateId {
+        /// The id.
+        id: String,
+        /// What registered it first.
+        first: String,
+        /// What registered it again.
+        second: String,
+    },
+    /// A tool declares a capability that was not bound.
+    UnboundCapability {
+        /// The tool.
+        tool: String,
+        /// The capability's name.
+        capability: &'static str,
+    },
+}
+
+impl fmt::Display for CatalogProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::DuplicateId { id, first, second } => {
+                write!(f, "tool id `{id}` is registered twice: by {first} and by {second}")
+            }
+            Self::UnboundCapability { tool, capability } if *capability == Auth::NAME => write!(
+                f,
+                "tool `{tool}` declares capability `auth`, but no connection broker was bound (`.connection_broker(...)`)"
+            ),
+            Self::UnboundCapability { tool, capability } => write!(
+                f,
+                "tool `{tool}` declares capability `{capability}`, but none was bound (`.capability(...)`)"
+            ),
+        }
+    }
+}
+
+/// Every problem that kept a catalog from being built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatalogError(Vec<CatalogProblem>);
+
+impl CatalogError {
+    /// The problems, in registration order.
+    #[must_use]
+    pub fn problems(&self) -> &[CatalogProblem] {
+        &self.0
+    }
+}
+
+impl fmt::Display for CatalogError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, problem) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "{problem}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for CatalogError {}
+
+impl ToolCatalog {
+    /// Starts an empty catalog.
+    pub fn builder() -> ToolCatalogBuilder {
+        ToolCatalogBuilder::default()
+    }
+
+    /// The capabilities bound for the tools.
+    #[must_use]
+    pub fn capabilities(&self) -> &ToolCapabilities {
+        &self.capabilities
+    }
+
+    /// The connection broker, if one was bound.
+    #[must_use]
+    pub fn broker(&self) -> Option<&Arc<dyn ConnectionBroker>> {
+        self.broker.as_ref()
+    }
+}
+
+impl ToolSource for ToolCatalog {
+    /// Registered tools first (by id), then each source's tools whose ids are not taken.
+    fn tools(&self) -> Vec<Arc<dyn BoundToolRuntime>> {
+        let mut all = self.tools.clone();
+        for source in &self.sources {
+            for tool in source.tools() {
+                all.entry(tool.id().to_owned()).or_insert(tool);
+            }
+        }
+        all.into_values().collect()
+    }
+
+    fn get(&self, id: &str) -> Option<Arc<dyn BoundToolRuntime>> {
+        self.tools.get(id).cloned().or_else(|| self.sources.iter().find_map(|source| source.get(id)))
+    }
+}
+
+impl ToolCatalogBuilder {
+    /// Registers a `#[tool]` type.
+    pub fn register<T: Tool + Sync>(self) -> Self {
+        self.register_bound(Arc::new(StaticTool::<T>::new()), format!("`{}`", std::any::type_name::<T>()))
+    }
+
+    /// Registers a tool whose schema is known at run time.
+    pub fn register_dynamic(self, tool: DynamicTool) -> Self {
+        let origin = format!("a dynamic tool (`{}`)", tool.id());
+        self.register_bound(Arc::new(tool), origin)
+    }
+
+    /// Registers any bound tool; `origin` names it in errors.
+    pub fn register_bound(mut self, tool: Arc<dyn BoundToolRuntime>, origin: String) -> Self {
+        self.entries.push((tool, origin));
+        self
+    }
+
+    /// Adds a source whose tools may change at run time; its ids never shadow registered ones.
+    pub fn source(mut self, source: Arc<dyn ToolSource>) -> Self {
+        self.sources.push(source);
+        self
+    }
+
+    /// Binds a capability for the tools that declare it.
+    pub fn capability<C: Capability>(mut self, capability: C) -> Self {
+        self.capabilities = self.capabilities.with(capability);
+        self
+    }
+
+    /// Binds a shared capability.
+    pub fn shared_capability<C: Capability>(mut self, capability: Arc<C>) -> Self {
+        self.capabilities = self.capabilities.with_shared(capability);
+        self
+    }
+
+    /// Binds the broker that gives tools declaring [`Auth`] their credentials.
+    pub fn connection_broker(mut self, broker: Arc<dyn ConnectionBroker>) -> Self {
+        self.broker = Some(broker);
+        self
+    }
+
+    /// Checks the registrations and builds the catalog.
+    ///
+    /// # Errors
+    ///
+    /// [`CatalogError`] listing every id registered twice and every capability declared but
+    /// not bound.
+    pub fn build(self) -> Result<ToolCatalog, CatalogError> {
+        let mut problems = Vec::new();
+        let mut tools: BTreeMap<String, (Arc<dyn BoundToolRuntime>, String)> = BTreeMap::new();
+        for (tool, origin) in self.entries {
+            for capability in tool.capabilities() {
+                let bound = if capability.type_id() == TypeId::of::<Auth>() {
+                    self.broker.is_some()
+                } else {
+                    self.capabilities.contains_id(capability.type_id())
+                };
+                if !bound {
+                    problems.push(CatalogProblem::UnboundCapability {
+                        tool: tool.id().to_owned(),
+                        capability: capability.name(),
+                    });
+                }
+            }
+            match tools.get(tool.id()) {
+                Some((_, first)) => problems.push(CatalogProblem::DuplicateId {
+                    id: tool.id().to_owned(),
+                    first: first.clone(),
+                    second: origin,
+                }),
+                None => {
+                    tools.insert(tool.id().to_owned(), (tool, origin));
+                }
+            }
+        }
+        if !problems.is_empty() {
+            return Err(CatalogError(problems));
+        }
+        Ok(ToolCatalog {
+            tools: tools.into_iter().map(|(id, (tool, _))| (id, tool)).collect(),
+            sources: self.sources,
+            capabilities: self.capabilities,
+            broker: self.broker,
+        })
+    }
+}
+
+/// The tools a model may be shown, for one caller.
+#[derive(Debug, Clone)]
+pub struct VisibleTools(Vec<Arc<dyn BoundToolRuntime>>);
+
+impl VisibleTools {
+    /// The tools, ordered by id.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<dyn BoundToolRuntime>> {
+        self.0.iter()
+    }
+
+    /// Their specs, ordered by id.
+    pub fn specs(&self) -> impl Iterator<Item = &ToolSpec> {
+        self.0.iter().map(|tool| tool.spec())
+    }
+
+    /// Their ids, in order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|tool| tool.id())
+    }
+
+    /// How many tools are visible.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether none is.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl Serialize for VisibleTools {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.specs())
+    }
+}
+
+/// The tools of `source` that `policy` lets this caller see, ordered by id: the only list to
+/// offer a model. Denied tools are hidden, and so are connection-requiring tools when no
+/// connection is both granted and requested.
+#[must_use]
+pub fn create_tool_catalog(
+    source: &dyn ToolSource,
+    policy: &ToolPolicy,
+    ctx: &ToolInvocationContext,
+) -> VisibleTools {
+    let mut tools: Vec<_> = source.tools().into_iter().filter(|tool| policy.shows(ctx, tool.spec())).collect();
+    tools.sort_by(|a, b| a.id().cmp(b.id()));
+    tools.dedup_by(|a, b| a.id() == b.id());
+    VisibleTools(tools)
+}

@@ -1,0 +1,365 @@
+//! Policy as plain data: which tools may run, which need approval, budgets, connection grants.
+//!
+//! A [`ToolPolicy`] is deserialised from the application's configuration (JSON, TOML, anything
+//! serde reads) and consulted twice: when the catalog the model sees is built (denied tools are
+//! hidden) and again by the runner on every call (denied tools are refused anyway).
+//!
+//! ```
+//! use tool_runtime::policy::{Decision, ToolPolicy};
+//! use tool_runtime::prelude::*;
+//!
+//! let policy: ToolPolicy = serde_json::from_str(r#"{
+//!     "allowed_tools": ["core__*", "tickets__create_ticket"],
+//!     "require_approval": ["state_change", "external_side_effect"],
+//!     "budgets": {"max_runtime_ms": 5000},
+//!     "tools": {"core__slow_report": {"max_runtime_ms": 60000}},
+//!     "connections": {"allowed_connection_ids": ["acme-tracker"]}
+//! }"#).unwrap();
+//!
+//! let ctx = ToolInvocationContext::new("run-1", "user-42", "acme");
+//! assert_eq!(policy.decide(&ctx, "core__get_current_time", ToolEffect::ReadOnly), Decision::Allow);
+//! assert_eq!(policy.decide(&ctx, "tickets__create_ticket", ToolEffect::StateChange), Decision::RequireApproval);
+//! assert!(matches!(policy.decide(&ctx, "shell__exec", ToolEffect::ExternalSideEffect), Decision::Deny { .. }));
+//! assert_eq!(policy.budgets_for("core__slow_report").max_runtime_ms, 60_000);
+//! assert_eq!(policy.budgets_for("core__get_current_time").max_argument_bytes, 8 * 1024);
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::runtime::ToolInvocationContext;
+use crate::spec::{ToolEffect, ToolSpec};
+
+/// What may run, on which terms. Deny by default: a tool not listed in `allowed_tools` is
+/// neither shown to the model nor run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ToolPolicy {
+    /// Tool ids that may run: exact ids, or `namespace__*` for every tool of a namespace.
+    /// Tools imported at run time (`mcp__...`) are allowed only by their exact id.
+    pub allowed_tools: Vec<String>,
+    /// Effects whose calls need an [`Approver`]'s yes.
+    pub require_approval: Vec<ToolEffect>,
+    /// Limits for every call.
+    pub budgets: Budgets,
+    /// Per-tool exceptions, by exact tool id.
+    pub tools: BTreeMap<String, ToolOverride>,
+    /// The connections this application grants.
+    pub connections: ConnectionGrant,
+}
+
+/// Limits for one call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Budgets {
+    /// How long the tool may run, in milliseconds (default 30 000).
+    pub max_runtime_ms: u64,
+    /// How large the raw arguments may be, in bytes (default 8 KiB).
+    pub max_argument_bytes: usize,
+    /// How large the redacted result may be, as compact JSON, in bytes (default 32 KiB).
+    pub max_result_bytes: usize,
+}
+
+impl Default for Budgets {
+    fn default() -> Self {
+        Self { max_runtime_ms: 30_000, max_argument_bytes: 8 * 1024, max_result_bytes: 32 * 1024 }
+    }
+}
+
+/// Exceptions for one tool; absent fields keep the policy-wide value.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ToolOverride {
+    /// Refuse the tool even if `allowed_tools` matches it.
+    pub deny: bool,
+    /// Whether calls need approval, whatever the effect.
+    pub require_approval: Option<bool>,
+    /// See [`Budgets::max_runtime_ms`].
+    pub max_runtime_ms: Option<u64>,
+    /// See [`Budgets::max_argument_bytes`].
+    pub max_argument_bytes: Option<usize>,
+    /// See [`Budgets::max_result_bytes`].
+    pub max_result_bytes: Option<usize>,
+}
+
+/// The connections granted. A connection-requiring tool runs only with a
+/// `ctx.connection_id()` in `allowed_connection_ids ∩ ctx.requested_connection_ids()`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ConnectionGrant {
+    /// Connection ids the application grants.
+    pub allowed_connection_ids: BTreeSet<String>,
+}
+
+/// What policy says about one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Run it.
+    Allow,
+    /// Refuse it.
+    Deny {
+        /// Why, safe to show.
+        reason: String,
+    },
+    /// Run it only if an [`Approver`] says yes.
+    RequireApproval,
+}
+
+impl ToolPolicy {
+    /// Parses a policy from JSON.
+    ///
+    /// # Errors
+    ///
+    /// The parse error, naming the unknown or malformed key.
+    pub fn from_json(json: &str) -> Result<Self, serde_json::Error> {
+        serde_json::from_str(json)
+    }
+
+    /// Whether `allowed_tools` lets `tool_id` through (overrides aside).
+    #[must_use]
+    pub fn lists(&self, tool_id: &str) -> bool {
+        self.allowed_tools.iter().any(|entry| match entry.strip_suffix('*') {
+            Some(prefix) if prefix.ends_with("__") => {
+                tool_id.starts_with(prefix) && !tool_id.starts_with("mcp__")
+            }
+            _ => entry == tool_id,
+        })
+    }
+
+    /// The decision for a call of `tool_id` with `effect`: deny unless listed and not
+    /// overridden; approval when the effect (or the tool's override) asks for it.
+    #[must_use]
+    pub fn decide(&self, _ctx: &ToolInvocationContext, tool_id: &str, effect: ToolEffect) -> Decision {
+        let exception = self.tools.get(tool_id);
+        if !self.lists(tool_id) || exception.is_some_and(|exception| exception.deny) {
+            return Decision::Deny { reason: "policy does not allow this tool".to_owned() };
+        }
+        let approval = exception
+            .and_then(|exception| exception.require_approval)
+            .unwrap_or_else(|| self.require_approval.contains(&effect));
+        if approval { Decision::RequireApproval } else { Decision::Allow }
+    }
+
+    /// The budgets that apply to `tool_id`.
+    #[must_use]
+    pub fn budgets_for(&self, tool_id: &str) -> Budgets {
+        let mut budgets = self.budgets;
+        if let Some(exception) = self.tools.get(tool_id) {
+            budgets.max_runtime_ms = exception.max_runtime_ms.unwrap_or(budgets.max_runtime_ms);
+            budgets.max_argument_bytes =
+                exception.max_argument_bytes.unwrap_or(budgets.max_argument_bytes);
+            budgets.max_result_bytes =
+                exception.max_result_bytes.unwrap_or(budgets.max_result_bytes);
+        }
+        budgets
+    }
+
+    /// `grant.allowed_connection_ids ∩ ctx.requested_connection_ids()`.
+    #[must_use]
+    pub fn effective_connections<'a>(&'a self, ctx: &'a ToolInvocationContext) -> BTreeSet<&'a str> {
+        ctx.requested_connection_ids()
+            .iter()
+            .map(String::as_str)
+            .filter(|id| self.connections.allowed_connection_ids.contains(*id))
+            .collect()
+    }
+
+    /// Whether the call's `connection_id` is granted and requested.
+    #[must_use]
+    pub fn connection_allowed(&self, ctx: &ToolInvocationContext) -> bool {
+        ctx.connection_id().is_some_and(|id| self.effective_connections(ctx).contains(id))
+    }
+
+    /// Whether a tool is shown to the model at all: not denied, and if it needs a connection,
+    /// some connection is effective.
+    #[must_use]
+    pub fn shows(&self, ctx: &ToolInvocationContext, spec: &ToolSpec) -> bool {
+        !matches!(self.decide(ctx, spec.name(), spec.effect()), Decision::Deny { .. })
+            && (!spec.requires_connection() || !self.effective_connections(ctx).is_empty())
+    }
+}
+
+/// Writes `value` as JSON with object keys sorted, so equal values hash equally whatever
+/// order their keys arrived in.
+fn canonical_json(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<_> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            out.push('{');
+            for (i, (key, value)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                canonical_json(value, out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical_json(item, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// An approval of one exact call: bound to the SHA-256 of the tool id, the tool call id and the
+/// canonical validated arguments, so it cannot be replayed for another call or other arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Approval([u8; 32]);
+
+impl Approval {
+    /// The approval of calling `tool_id` as `tool_call_id` with exactly `arguments` (for
+    /// approvals given ahead of time, out of band).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tool_runtime::policy::Approval;
+    ///
+    /// let approved = Approval::of("tickets__close", "call_1", &json!({"number": 7, "reason": "fixed"}));
+    /// assert_eq!(approved, Approval::of("tickets__close", "call_1", &json!({"reason": "fixed", "number": 7})));
+    /// assert_ne!(approved, Approval::of("tickets__close", "call_1", &json!({"number": 8, "reason": "fixed"})));
+    /// assert_ne!(approved, Approval::of("tickets__close", "call_2", &json!({"number": 7, "reason": "fixed"})));
+    /// ```
+    #[must_use]
+    pub fn of(tool_id: &str, tool_call_id: &str, arguments: &Value) -> Self {
+        let mut canonical = String::new();
+        canonical_json(arguments, &mut canonical);
+        let mut hasher = Sha256::new();
+        for part in [tool_id, tool_call_id, canonical.as_str()] {
+            hasher.update((part.len() as u64).to_le_bytes());
+            hasher.update(part.as_bytes());
+        }
+        Self(hasher.finalize().into())
+    }
+}
+
+/// A call waiting for approval.
+#[derive(Debug)]
+pub struct ApprovalRequest<'a> {
+    /// The tool id.
+    pub tool_id: &'a str,
+    /// The call's id.
+    pub tool_call_id: &'a str,
+    /// What the tool does to the world.
+    pub effect: ToolEffect,
+    /// The validated arguments.
+    pub arguments: &'a Value,
+    /// Who asks.
+    pub ctx: &'a ToolInvocationContext,
+}
+
+impl ApprovalRequest<'_> {
+    /// Approves exactly this call.
+    #[must_use]
+    pub fn approve(&self) -> ApprovalDecision {
+        ApprovalDecision::Approved(Approval::of(self.tool_id, self.tool_call_id, self.arguments))
+    }
+
+    /// Denies it, with a message for the model.
+    pub fn deny(&self, message: impl Into<String>) -> ApprovalDecision {
+        ApprovalDecision::Denied { message: message.into() }
+    }
+}
+
+/// An approver's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApprovalDecision {
+    /// Approved; the runner checks the approval matches the call.
+    Approved(Approval),
+    /// Denied, with a message for the model.
+    Denied {
+        /// Why, safe to show.
+        message: String,
+    },
+}
+
+/// Decides calls that policy marks [`Decision::RequireApproval`] (a person in a UI, a rules
+/// engine). Supplied by the application; the default, [`DenyAll`], says no.
+#[async_trait]
+pub trait Approver: Send + Sync + fmt::Debug {
+    /// Approves or denies one call.
+    async fn review(&self, request: &ApprovalRequest<'_>) -> ApprovalDecision;
+}
+
+/// Denies every call that needs approval.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DenyAll;
+
+#[async_trait]
+impl Approver for DenyAll {
+    async fn review(&self, request: &ApprovalRequest<'_>) -> ApprovalDecision {
+        request.deny("this call needs approval and no approver is configured")
+    }
+}
+
+/// Approves exactly the calls approved ahead of time (see [`Approval::of`]).
+#[derive(Debug, Clone, Default)]
+pub struct PreApproved(BTreeSet<[u8; 32]>);
+
+impl PreApproved {
+    /// Approves these calls and no others.
+    pub fn new(approvals: impl IntoIterator<Item = Approval>) -> Self {
+        Self(approvals.into_iter().map(|approval| approval.0).collect())
+    }
+}
+
+#[async_trait]
+impl Approver for PreApproved {
+    async fn review(&self, request: &ApprovalRequest<'_>) -> ApprovalDecision {
+        match request.approve() {
+            ApprovalDecision::Approved(approval) if self.0.contains(&approval.0) => {
+                ApprovalDecision::Approved(approval)
+            }
+            _ => request.deny("this call was not approved"),
+        }
+    }
+}
+
+/// A per-call authorization hook, run after policy: row-level rules, tenant checks.
+/// The default, [`AllowAll`], allows everything policy allows.
+#[async_trait]
+pub trait Authorizer: Send + Sync + fmt::Debug {
+    /// Allows or refuses one call.
+    ///
+    /// # Errors
+    ///
+    /// [`AuthzDenied`] with a safe message.
+    async fn authorize(&self, ctx: &ToolInvocationContext, spec: &ToolSpec) -> Result<(), AuthzDenied>;
+}
+
+/// An authorizer's refusal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthzDenied(pub String);
+
+impl fmt::Display for AuthzDenied {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for AuthzDenied {}
+
+/// Allows every call.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AllowAll;
+
+#[async_trait]
+impl Authorizer for AllowAll {
+    async fn authorize(&self, _ctx: &ToolInvocationContext, _spec: &ToolSpec) -> Result<(), AuthzDenied> {
+        Ok(())
+    }
+}

@@ -1,0 +1,436 @@
+//! [`ToolRunner::exec`]: the one path every tool call takes.
+//!
+//! ```text
+//!  raw args ──► 1 lookup ──► 2 policy ──► 3 authorize ──► 4 connection ──► 5 parse + validate
+//!                 │            │             │                │               │
+//!            unavailable  policy_denied  authz_denied    policy_denied   invalid_json
+//!                                                                         validation
+//!  ──► (approval) ──► 6 capabilities ──► 7 start event ──► 8 run (budget, panics, cancel)
+//!          │               │                                  │
+//!   approval_denied   authz_denied                   execution / timeout / cancelled
+//!  ──► 9 validate output ──► 10 redact + size ──► 11 result event ──► 12 ToolExecResult
+//!          │                      │
+//!   output_validation     redaction_failed / result_too_large
+//! ```
+//!
+//! Every call yields exactly one [`ToolExecResult`] and one `tool_call_result` event; a call
+//! that reaches step 7 also yields one `tool_call_start` event, with the same call id. Error
+//! messages are safe: they never repeat raw arguments, outputs or secrets.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use tool_runtime::catalog::ToolCatalog;
+//! use tool_runtime::policy::ToolPolicy;
+//! use tool_runtime::prelude::*;
+//! use tool_runtime::runner::ToolRunner;
+//! use tool_runtime::runtime::{CollectingSink, ToolErrorCode};
+//!
+//! /// Add two numbers.
+//! #[tool(name = "math__add", effect = read_only, redact = ["sum"])]
+//! struct Add { a: i32, b: i32 }
+//! #[derive(Serialize, ToolSchema)]
+//! struct Sum { sum: i64, debug: String }
+//! impl Tool for Add {
+//!     type Output = Sum;
+//!     async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Sum, ToolError> {
+//!         Ok(Sum { sum: i64::from(self.a) + i64::from(self.b), debug: "internal".into() })
+//!     }
+//! }
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let catalog = ToolCatalog::builder().register::<Add>().build().unwrap();
+//! let events = CollectingSink::new();
+//! let runner = ToolRunner::builder(catalog)
+//!     .policy(ToolPolicy::from_json(r#"{"allowed_tools": ["math__*"]}"#).unwrap())
+//!     .event_sink(Arc::new(events.clone()))
+//!     .build();
+//! let ctx = ToolInvocationContext::new("run-1", "user-1", "tenant-1").with_tool_call_id("call_1");
+//!
+//! let result = runner.exec("math__add", br#"{"a": 2, "b": 3}"#, &ctx).await;
+//! assert_eq!(result.value(), Some(&serde_json::json!({"sum": 5})));   // `debug` is redacted
+//! assert_eq!(events.events().len(), 2);                              // start, result
+//!
+//! let refused = runner.exec("math__add", br#"{"a": "two"}"#, &ctx).await;
+//! assert_eq!(refused.error_code(), Some(ToolErrorCode::Validation));
+//! # });
+//! ```
+
+use std::any::TypeId;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+use tracing::Instrument;
+
+use crate::catalog::{ToolCatalog, ToolSource, VisibleTools, create_tool_catalog};
+use crate::policy::{
+    AllowAll, Approval, ApprovalDecision, ApprovalRequest, Approver, Authorizer, Decision, DenyAll,
+    ToolPolicy,
+};
+use crate::runtime::{
+    Auth, BoundToolRuntime, Clock, EventOutcome, EventSink, ExecError, NullSink, ProgressReporter,
+    ToolCapabilities, ToolErrorCode, ToolEvent, ToolExecResult, ToolInvocationContext,
+    ToolInvocationRecord,
+};
+use crate::schema::{ArgumentsError, parse_json};
+
+/// Runs tool calls: the only way a tool runs. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct ToolRunner {
+    catalog: Arc<ToolCatalog>,
+    policy: Arc<ToolPolicy>,
+    approver: Arc<dyn Approver>,
+    authorizer: Arc<dyn Authorizer>,
+    sink: Arc<dyn EventSink>,
+    clock: Clock,
+}
+
+/// Builds a [`ToolRunner`]. Defaults: a policy that allows nothing, an approver that denies,
+/// an authorizer that allows, no event sink, the system clock.
+#[derive(Debug)]
+#[must_use]
+pub struct ToolRunnerBuilder {
+    catalog: Arc<ToolCatalog>,
+    policy: Arc<ToolPolicy>,
+    approver: Arc<dyn Approver>,
+    authorizer: Arc<dyn Authorizer>,
+    sink: Arc<dyn EventSink>,
+    clock: Clock,
+}
+
+impl ToolRunnerBuilder {
+    /// The policy every call is checked against.
+    pub fn policy(mut self, policy: ToolPolicy) -> Self {
+        self.policy = Arc::new(policy);
+        self
+    }
+
+    /// Who decides calls that need approval.
+    pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = approver;
+        self
+    }
+
+    /// The per-call authorization hook.
+    pub fn authorizer(mut self, authorizer: Arc<dyn Authorizer>) -> Self {
+        self.authorizer = authorizer;
+        self
+    }
+
+    /// Where events go.
+    pub fn event_sink(mut self, sink: Arc<dyn EventSink>) -> Self {
+        self.sink = sink;
+        self
+    }
+
+    /// The clock for timestamps in events and records.
+    pub fn clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The runner.
+    pub fn build(self) -> ToolRunner {
+        ToolRunner {
+            catalog: self.catalog,
+            policy: self.policy,
+            approver: self.approver,
+            authorizer: self.authorizer,
+            sink: self.sink,
+            clock: self.clock,
+        }
+    }
+}
+
+/// What is known about a call while it goes through the pipeline.
+struct Call {
+    id: String,
+    args: Option<Value>,
+    started: bool,
+}
+
+/// A string from the caller, cut and escaped for an error message.
+fn shown(text: &str) -> String {
+    const MAX: usize = 64;
+    match text.char_indices().nth(MAX) {
+        Some((end, _)) => format!("{}...", text[..end].escape_debug()),
+        None => text.escape_debug().to_string(),
+    }
+}
+
+/// A call id that is unique within the process and unlikely to repeat across processes.
+fn mint_call_id() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let count = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |since| since.as_nanos());
+    format!("call_{:016x}{count:08x}", nanos as u64)
+}
+
+/// Turns a panic while polling into an error.
+struct CatchUnwind<F>(F);
+
+impl<F: Future + Unpin> Future for CatchUnwind<F> {
+    type Output = Result<F::Output, ()>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let inner = &mut self.0;
+        match std::panic::catch_unwind(AssertUnwindSafe(|| Pin::new(&mut *inner).poll(cx))) {
+            Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(_) => Poll::Ready(Err(())),
+        }
+    }
+}
+
+/// Counts the bytes of the compact JSON of a value without building it.
+struct ByteCount(usize);
+
+impl std::io::Write for ByteCount {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn json_len(value: &Value) -> usize {
+    let mut count = ByteCount(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => usize::MAX,
+    }
+}
+
+impl ToolRunner {
+    /// Starts a runner over `catalog`.
+    pub fn builder(catalog: impl Into<Arc<ToolCatalog>>) -> ToolRunnerBuilder {
+        ToolRunnerBuilder {
+            catalog: catalog.into(),
+            policy: Arc::new(ToolPolicy::default()),
+            approver: Arc::new(DenyAll),
+            authorizer: Arc::new(AllowAll),
+            sink: Arc::new(NullSink),
+            clock: Clock::system(),
+        }
+    }
+
+    /// The catalog.
+    #[must_use]
+    pub fn catalog(&self) -> &ToolCatalog {
+        &self.catalog
+    }
+
+    /// The policy.
+    #[must_use]
+    pub fn policy(&self) -> &ToolPolicy {
+        &self.policy
+    }
+
+    /// The tools this caller's model may be shown: [`create_tool_catalog`] over the catalog.
+    #[must_use]
+    pub fn visible_tools(&self, ctx: &ToolInvocationContext) -> VisibleTools {
+        create_tool_catalog(&*self.catalog, &self.policy, ctx)
+    }
+
+    /// Runs one call of `tool_id` with the model's raw arguments. Never panics and never
+    /// fails: the outcome, good or bad, is in the result. The call id is `ctx.tool_call_id()`,
+    /// or a fresh one when the model gave none. Needs a Tokio runtime with timers enabled.
+    pub async fn exec(&self, tool_id: &str, raw_args: &[u8], ctx: &ToolInvocationContext) -> ToolExecResult {
+        let started_ms = self.clock.epoch_ms();
+        let mut call = Call {
+            id: ctx.tool_call_id().map_or_else(mint_call_id, str::to_owned),
+            args: None,
+            started: false,
+        };
+        let span = tracing::info_span!(
+            "execute_tool",
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = %shown(tool_id),
+            gen_ai.tool.call.id = %call.id,
+            error.r#type = tracing::field::Empty,
+        );
+        let outcome = tokio::select! {
+            biased;
+            () = ctx.cancellation().cancelled() => {
+                Err(ExecError::new(ToolErrorCode::Cancelled, "the call was cancelled"))
+            }
+            outcome = self.pipeline(&mut call, tool_id, raw_args, ctx).instrument(span.clone()) => outcome,
+        };
+        if let Err(error) = &outcome {
+            span.record("error.type", error.code.as_str());
+        }
+        let ended_ms = self.clock.epoch_ms();
+        self.sink.emit(ToolEvent::ToolCallResult {
+            tool_call_id: call.id.clone(),
+            tool_name: tool_id.to_owned(),
+            outcome: match &outcome {
+                Ok(value) => EventOutcome::Ok { value: value.clone() },
+                Err(error) => EventOutcome::Err { error: error.clone() },
+            },
+            at_ms: ended_ms,
+        });
+        let record = ToolInvocationRecord {
+            tool_call_id: call.id.clone(),
+            name: tool_id.to_owned(),
+            args: call.args,
+            result: outcome.as_ref().ok().cloned(),
+            error: outcome.as_ref().err().cloned(),
+            started_ms,
+            ended_ms,
+            raw: None,
+        };
+        ToolExecResult { tool_call_id: call.id, tool_name: tool_id.to_owned(), outcome, record }
+    }
+
+    async fn pipeline(
+        &self,
+        call: &mut Call,
+        tool_id: &str,
+        raw_args: &[u8],
+        ctx: &ToolInvocationContext,
+    ) -> Result<Value, ExecError> {
+        use ToolErrorCode as Code;
+        // 1. Look the tool up.
+        let tool = self.catalog.get(tool_id).ok_or_else(|| {
+            ExecError::new(Code::Unavailable, format!("no tool named `{}` is available", shown(tool_id)))
+        })?;
+        // 2. Policy.
+        let decision = self.policy.decide(ctx, tool_id, tool.effect());
+        if let Decision::Deny { reason } = decision {
+            return Err(ExecError::new(Code::PolicyDenied, reason));
+        }
+        // 3. Authorization hook.
+        self.authorizer
+            .authorize(ctx, tool.spec())
+            .await
+            .map_err(|denied| ExecError::new(Code::AuthzDenied, denied.0))?;
+        // 4. Connection grant.
+        let declares_auth = tool.capabilities().iter().any(|c| c.type_id() == TypeId::of::<Auth>());
+        if (tool.requires_connection() || declares_auth) && !self.policy.connection_allowed(ctx) {
+            let message = match ctx.connection_id() {
+                None => "this tool needs a connection and the call has none",
+                Some(_) => "the call's connection is not granted for this request",
+            };
+            return Err(ExecError::new(Code::PolicyDenied, message));
+        }
+        // 5. Parse and validate.
+        let budgets = self.policy.budgets_for(tool_id);
+        if raw_args.len() > budgets.max_argument_bytes {
+            return Err(ExecError::new(
+                Code::Validation,
+                format!("the arguments are {} bytes; the limit is {}", raw_args.len(), budgets.max_argument_bytes),
+            ));
+        }
+        let value = parse_json(raw_args).map_err(|error| {
+            ExecError::new(Code::InvalidJson, format!("the arguments are not valid JSON: {error}"))
+        })?;
+        let args = tool.validate_input(value).map_err(|error| match error {
+            ArgumentsError::Validation(errors) => ExecError::new(Code::Validation, errors.to_string()),
+            other => ExecError::new(Code::Validation, other.to_string()),
+        })?;
+        call.args = Some(args.value().clone());
+        if decision == Decision::RequireApproval {
+            self.approve(call, tool.as_ref(), args.value(), ctx).await?;
+        }
+        // 6. Capabilities for this call only.
+        let caps = self.capabilities_for(tool.as_ref(), ctx).await?;
+        // 7. Start.
+        let sink = Arc::clone(&self.sink);
+        let (progress_id, progress_name) = (call.id.clone(), tool_id.to_owned());
+        let call_ctx = ctx.clone().with_tool_call_id(call.id.clone()).with_progress(ProgressReporter::new(move |progress| {
+            sink.emit(ToolEvent::ToolCallProgress {
+                tool_call_id: progress_id.clone(),
+                tool_name: progress_name.clone(),
+                progress,
+            });
+        }));
+        self.sink.emit(ToolEvent::ToolCallStart {
+            tool_call_id: call.id.clone(),
+            tool_name: tool_id.to_owned(),
+            run_id: ctx.run_id().to_owned(),
+            at_ms: self.clock.epoch_ms(),
+        });
+        call.started = true;
+        // 8. Run within the budget; a panic is an execution error.
+        let budget = Duration::from_millis(budgets.max_runtime_ms);
+        let output = match tokio::time::timeout(budget, CatchUnwind(tool.exec(args, &call_ctx, &caps))).await {
+            Err(_) => {
+                return Err(ExecError::new(
+                    Code::Timeout,
+                    format!("the tool did not finish within {} ms", budgets.max_runtime_ms),
+                ));
+            }
+            Ok(Err(())) => return Err(ExecError::new(Code::Execution, "the tool failed unexpectedly (it panicked)")),
+            Ok(Ok(Err(error))) => {
+                return Err(ExecError {
+                    code: Code::Execution,
+                    message: error.message().to_owned(),
+                    retryable: error.is_retryable(),
+                });
+            }
+            Ok(Ok(Ok(output))) => output,
+        };
+        // 9. Output validation.
+        tool.validate_output(&output).map_err(|errors| {
+            ExecError::new(Code::OutputValidation, format!("the tool's output does not match its output schema: {errors}"))
+        })?;
+        // 10. Redaction and size.
+        let redacted = tool.redact(&output).map_err(|error| ExecError::new(Code::RedactionFailed, error.to_string()))?;
+        let size = json_len(&redacted);
+        if size > budgets.max_result_bytes {
+            return Err(ExecError::new(
+                Code::ResultTooLarge,
+                format!("the result is {size} bytes; the limit is {}", budgets.max_result_bytes),
+            ));
+        }
+        Ok(redacted)
+    }
+
+    async fn approve(
+        &self,
+        call: &Call,
+        tool: &dyn BoundToolRuntime,
+        arguments: &Value,
+        ctx: &ToolInvocationContext,
+    ) -> Result<(), ExecError> {
+        let request = ApprovalRequest {
+            tool_id: tool.id(),
+            tool_call_id: &call.id,
+            effect: tool.effect(),
+            arguments,
+            ctx,
+        };
+        match self.approver.review(&request).await {
+            ApprovalDecision::Approved(approval) if approval == Approval::of(tool.id(), &call.id, arguments) => Ok(()),
+            ApprovalDecision::Approved(_) => Err(ExecError::new(
+                ToolErrorCode::ApprovalDenied,
+                "the approval was given for another call or other arguments",
+            )),
+            ApprovalDecision::Denied { message } => Err(ExecError::new(ToolErrorCode::ApprovalDenied, message)),
+        }
+    }
+
+    async fn capabilities_for(
+        &self,
+        tool: &dyn BoundToolRuntime,
+        ctx: &ToolInvocationContext,
+    ) -> Result<ToolCapabilities, ExecError> {
+        let caps = self.catalog.capabilities().restricted_to(tool.capabilities());
+        if !tool.capabilities().iter().any(|c| c.type_id() == TypeId::of::<Auth>()) {
+            return Ok(caps);
+        }
+        let denied = |message: String| ExecError::new(ToolErrorCode::AuthzDenied, message);
+        let connection = ctx.connection_id().ok_or_else(|| denied("the call has no connection".to_owned()))?;
+        let broker = self.catalog.broker().ok_or_else(|| denied("no connection broker is bound".to_owned()))?;
+        let credential = broker.credential(ctx, connection).await.map_err(|error| denied(error.to_string()))?;
+        Ok(caps.with(Auth::new(connection.to_owned(), credential)))
+    }
+}

@@ -1,0 +1,236 @@
+use std::any::Any;
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use super::{CapabilityRef, Tool, ToolCapabilities, ToolError, ToolInvocationContext};
+use crate::schema::{ArgumentsError, ToolSchema, ValidationErrors};
+use crate::spec::{RedactionError, ToolEffect, ToolSpec};
+
+/// Arguments that passed a tool's validation: the canonical JSON value (recorded, hashed for
+/// approvals) and, for compile-time tools, the typed arguments decoded from that same value.
+pub struct ValidatedArgs {
+    value: Value,
+    typed: Option<Box<dyn Any + Send + Sync>>,
+}
+
+impl ValidatedArgs {
+    /// The validated arguments as JSON.
+    #[must_use]
+    pub fn value(&self) -> &Value {
+        &self.value
+    }
+}
+
+impl fmt::Debug for ValidatedArgs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ValidatedArgs").field("typed", &self.typed.is_some()).finish_non_exhaustive()
+    }
+}
+
+/// A tool as the runner drives it, whatever its origin: object-safe, so a catalog holds
+/// compile-time tools ([`StaticTool`]) and run-time ones ([`DynamicTool`]) side by side.
+///
+/// The runner calls, in order: [`validate_input`](Self::validate_input),
+/// [`exec`](Self::exec), [`validate_output`](Self::validate_output),
+/// [`redact`](Self::redact). Nothing else may run a tool.
+#[async_trait]
+pub trait BoundToolRuntime: Send + Sync + fmt::Debug {
+    /// The tool's spec.
+    fn spec(&self) -> &ToolSpec;
+
+    /// The tool's id.
+    fn id(&self) -> &str {
+        self.spec().name()
+    }
+
+    /// What running the tool does to the world.
+    fn effect(&self) -> ToolEffect {
+        self.spec().effect()
+    }
+
+    /// Whether the tool needs a granted connection.
+    fn requires_connection(&self) -> bool {
+        self.spec().requires_connection()
+    }
+
+    /// The capabilities the tool declared.
+    fn capabilities(&self) -> &[CapabilityRef] {
+        self.spec().capabilities()
+    }
+
+    /// Validates parsed arguments against the input schema (every error collected) and
+    /// prepares them for [`exec`](Self::exec).
+    ///
+    /// # Errors
+    ///
+    /// [`ArgumentsError::Validation`] (or `Decode`) when the arguments are refused.
+    fn validate_input(&self, args: Value) -> Result<ValidatedArgs, ArgumentsError>;
+
+    /// Runs the tool once and returns its output as JSON.
+    ///
+    /// # Errors
+    ///
+    /// The tool's own [`ToolError`].
+    async fn exec(
+        &self,
+        args: ValidatedArgs,
+        ctx: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Value, ToolError>;
+
+    /// Checks an output against the output schema (when the tool has one).
+    ///
+    /// # Errors
+    ///
+    /// [`ValidationErrors`] listing every violation.
+    fn validate_output(&self, output: &Value) -> Result<(), ValidationErrors>;
+
+    /// Keeps only the allowlisted output fields.
+    ///
+    /// # Errors
+    ///
+    /// [`RedactionError`] when the output is not an object.
+    fn redact(&self, output: &Value) -> Result<Value, RedactionError> {
+        self.spec().redaction().apply(output)
+    }
+}
+
+/// A `#[tool]` type, bound for the runner. Register it with
+/// [`ToolCatalogBuilder::register`](crate::catalog::ToolCatalogBuilder::register).
+pub struct StaticTool<T>(PhantomData<fn() -> T>);
+
+impl<T> StaticTool<T> {
+    /// The binding for `T`.
+    #[must_use]
+    pub fn new() -> Self {
+        Self(PhantomData)
+    }
+}
+
+impl<T> Default for StaticTool<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: Tool> fmt::Debug for StaticTool<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("StaticTool").field(&T::spec().name()).finish()
+    }
+}
+
+/// Why a tool's output could not be serialised.
+fn serialise_error(error: &serde_json::Error) -> ToolError {
+    ToolError::new(format!("the tool's output could not be serialised ({:?} error)", error.classify()))
+}
+
+#[async_trait]
+impl<T: Tool + Sync> BoundToolRuntime for StaticTool<T> {
+    fn spec(&self) -> &ToolSpec {
+        T::spec()
+    }
+
+    fn validate_input(&self, mut args: Value) -> Result<ValidatedArgs, ArgumentsError> {
+        <T as ToolSchema>::SCHEMA.validate(&args).map_err(ArgumentsError::Validation)?;
+        <T as ToolSchema>::SCHEMA.normalize(&mut args);
+        let typed = T::deserialize(&args).map_err(ArgumentsError::decode)?;
+        Ok(ValidatedArgs { value: args, typed: Some(Box::new(typed)) })
+    }
+
+    async fn exec(
+        &self,
+        args: ValidatedArgs,
+        ctx: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Value, ToolError> {
+        let typed = match args.typed.and_then(|typed| typed.downcast::<T>().ok()) {
+            Some(typed) => *typed,
+            None => T::deserialize(&args.value).map_err(|error| {
+                ToolError::new(format!("arguments could not be decoded ({:?} error)", error.classify()))
+            })?,
+        };
+        let output = typed.run(ctx, caps).await?;
+        serde_json::to_value(&output).map_err(|error| serialise_error(&error))
+    }
+
+    fn validate_output(&self, output: &Value) -> Result<(), ValidationErrors> {
+        <T::Output as ToolSchema>::SCHEMA.validate(output)
+    }
+}
+
+/// The future a [`DynamicTool`]'s handler returns.
+pub type DynamicFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send>>;
+
+type Handler = Arc<dyn Fn(Value, ToolInvocationContext, ToolCapabilities) -> DynamicFuture + Send + Sync>;
+
+/// A tool whose schema is known only at run time (imported over MCP, defined by
+/// configuration). Its schemas were checked against the allowed subset when it was built; its
+/// arguments and outputs are validated with the `jsonschema` crate.
+///
+/// Build one with [`DynamicTool::builder`].
+pub struct DynamicTool {
+    spec: ToolSpec,
+    input: jsonschema::Validator,
+    output: Option<jsonschema::Validator>,
+    handler: Handler,
+}
+
+impl fmt::Debug for DynamicTool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("DynamicTool").field(&self.spec.name()).finish()
+    }
+}
+
+impl DynamicTool {
+    pub(crate) fn from_parts(
+        spec: ToolSpec,
+        input: jsonschema::Validator,
+        output: Option<jsonschema::Validator>,
+        handler: Handler,
+    ) -> Self {
+        Self { spec, input, output, handler }
+    }
+}
+
+/// Every `jsonschema` error on `value`, with pointers and masked messages (never the value).
+fn external_errors(validator: &jsonschema::Validator, value: &Value) -> Result<(), ValidationErrors> {
+    let mut errors = ValidationErrors::default();
+    for error in validator.iter_errors(value) {
+        errors.push_external(error.instance_path().as_str(), error.masked().to_string());
+    }
+    if errors.is_empty() { Ok(()) } else { Err(errors) }
+}
+
+#[async_trait]
+impl BoundToolRuntime for DynamicTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn validate_input(&self, args: Value) -> Result<ValidatedArgs, ArgumentsError> {
+        external_errors(&self.input, &args).map_err(ArgumentsError::Validation)?;
+        Ok(ValidatedArgs { value: args, typed: None })
+    }
+
+    async fn exec(
+        &self,
+        args: ValidatedArgs,
+        ctx: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Value, ToolError> {
+        (self.handler)(args.value, ctx.clone(), caps.clone()).await
+    }
+
+    fn validate_output(&self, output: &Value) -> Result<(), ValidationErrors> {
+        match &self.output {
+            Some(validator) => external_errors(validator, output),
+            None => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,183 @@
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::{DynamicTool, ToolCapabilities, ToolError, ToolInvocationContext};
+use crate::schema::{SubsetError, check_subset};
+use crate::spec::{NameError, Redaction, ToolEffect, ToolSpec, check_tool_name};
+
+/// Builds a [`DynamicTool`]: a tool whose schemas arrive at run time.
+///
+/// ```
+/// use serde_json::json;
+/// use tool_runtime::prelude::*;
+/// use tool_runtime::runtime::DynamicTool;
+///
+/// let tool = DynamicTool::builder(
+///     "weather__forecast",
+///     "Forecast for a city.",
+///     json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+/// )
+/// .effect(ToolEffect::ReadOnly)
+/// .redact(["summary"])
+/// .build(|args, _ctx, _caps| async move {
+///     Ok(json!({"summary": format!("sunny in {}", args["city"].as_str().unwrap_or("?"))}))
+/// })
+/// .unwrap();
+/// # let _ = tool;
+///
+/// let refused = DynamicTool::builder("weather__any", "", json!({"type": "object", "properties": {"x": {"oneOf": []}}}))
+///     .build(|_, _, _| async { Ok(json!({})) })
+///     .unwrap_err();
+/// assert_eq!(refused.to_string(), "input schema: /properties/x/oneOf: `oneOf`: unions and negations are outside the subset providers accept");
+/// ```
+#[derive(Debug)]
+#[must_use]
+pub struct DynamicToolBuilder {
+    name: String,
+    description: String,
+    input_schema: Value,
+    output_schema: Option<Value>,
+    effect: ToolEffect,
+    redaction: Vec<String>,
+    requires_connection: bool,
+}
+
+/// Why a [`DynamicTool`] was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DynamicToolError {
+    /// The id breaks the naming rule.
+    Name(NameError),
+    /// The input schema leaves the allowed subset.
+    InputSchema(SubsetError),
+    /// The output schema leaves the allowed subset.
+    OutputSchema(SubsetError),
+    /// A schema is in the subset but not valid JSON Schema.
+    InvalidSchema(String),
+    /// A redaction path names nothing in the output schema.
+    RedactPath(String),
+}
+
+impl fmt::Display for DynamicToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Name(error) => write!(f, "tool id: {error}"),
+            Self::InputSchema(error) => write!(f, "input schema: {error}"),
+            Self::OutputSchema(error) => write!(f, "output schema: {error}"),
+            Self::InvalidSchema(message) => write!(f, "invalid schema: {message}"),
+            Self::RedactPath(path) => write!(f, "`redact` entry `{path}` names no field of the output schema"),
+        }
+    }
+}
+
+impl std::error::Error for DynamicToolError {}
+
+/// Whether a dotted path names a property of a JSON Schema (arrays walked through).
+fn json_has_path(schema: &Value, path: &str) -> bool {
+    let mut node = schema;
+    for segment in path.split('.') {
+        while let Some(items) = node.get("items") {
+            node = items;
+        }
+        match node.get("properties").and_then(|properties| properties.get(segment)) {
+            Some(child) => node = child,
+            None => return false,
+        }
+    }
+    !path.is_empty()
+}
+
+fn compile(schema: &Value) -> Result<jsonschema::Validator, DynamicToolError> {
+    jsonschema::draft202012::new(schema)
+        .map_err(|error| DynamicToolError::InvalidSchema(error.masked().to_string()))
+}
+
+fn object(schema: Value) -> Map<String, Value> {
+    match schema {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+impl DynamicTool {
+    /// Starts a dynamic tool with its id, description and input schema. Unless told otherwise
+    /// it is an `external_side_effect` (the most cautious reading), needs no connection, has no
+    /// output schema and lets no output field through redaction.
+    pub fn builder(name: impl Into<String>, description: impl Into<String>, input_schema: Value) -> DynamicToolBuilder {
+        DynamicToolBuilder {
+            name: name.into(),
+            description: description.into(),
+            input_schema,
+            output_schema: None,
+            effect: ToolEffect::ExternalSideEffect,
+            redaction: Vec::new(),
+            requires_connection: false,
+        }
+    }
+}
+
+impl DynamicToolBuilder {
+    /// What running the tool does to the world.
+    pub fn effect(mut self, effect: ToolEffect) -> Self {
+        self.effect = effect;
+        self
+    }
+
+    /// The schema outputs must satisfy.
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(schema);
+        self
+    }
+
+    /// The output fields that may leave the runner.
+    pub fn redact<I: IntoIterator<Item = S>, S: Into<String>>(mut self, paths: I) -> Self {
+        self.redaction = paths.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Whether the tool needs a granted connection.
+    pub fn requires_connection(mut self, requires: bool) -> Self {
+        self.requires_connection = requires;
+        self
+    }
+
+    /// Checks everything and binds the handler that runs the tool.
+    ///
+    /// # Errors
+    ///
+    /// [`DynamicToolError`]: a bad id, a schema outside the subset or invalid, or a redaction
+    /// path the output schema does not have.
+    pub fn build<F, Fut>(self, handler: F) -> Result<DynamicTool, DynamicToolError>
+    where
+        F: Fn(Value, ToolInvocationContext, ToolCapabilities) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
+    {
+        check_tool_name(&self.name).map_err(DynamicToolError::Name)?;
+        check_subset(&self.input_schema).map_err(DynamicToolError::InputSchema)?;
+        let input = compile(&self.input_schema)?;
+        let output = match &self.output_schema {
+            Some(schema) => {
+                check_subset(schema).map_err(DynamicToolError::OutputSchema)?;
+                if let Some(path) = self.redaction.iter().find(|path| !json_has_path(schema, path)) {
+                    return Err(DynamicToolError::RedactPath(path.clone()));
+                }
+                Some(compile(schema)?)
+            }
+            None => None,
+        };
+        let spec = ToolSpec::dynamic(
+            self.name,
+            self.description,
+            self.effect,
+            object(self.input_schema),
+            self.output_schema.map(object),
+            Redaction::new(self.redaction),
+            self.requires_connection,
+        );
+        let handler = Arc::new(move |args, ctx, caps| -> super::DynamicFuture { Box::pin(handler(args, ctx, caps)) });
+        Ok(DynamicTool::from_parts(spec, input, output, handler))
+    }
+}

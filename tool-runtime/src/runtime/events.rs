@@ -1,0 +1,153 @@
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::{ExecError, Progress};
+
+/// What happens during a call, in order: one `ToolCallStart`, any number of
+/// `ToolCallProgress`, one `ToolCallResult`, all with the same `tool_call_id`. A call refused
+/// before it starts (unknown tool, policy, validation) emits only its `ToolCallResult`.
+///
+/// Events carry redacted data only.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ToolEvent {
+    /// The tool is about to run.
+    ToolCallStart {
+        /// The call's id.
+        tool_call_id: String,
+        /// The tool id.
+        tool_name: String,
+        /// The run the call belongs to.
+        run_id: String,
+        /// When, in ms since the Unix epoch.
+        at_ms: i64,
+    },
+    /// The tool reported progress.
+    ToolCallProgress {
+        /// The call's id.
+        tool_call_id: String,
+        /// The tool id.
+        tool_name: String,
+        /// The report.
+        progress: Progress,
+    },
+    /// The call ended.
+    ToolCallResult {
+        /// The call's id.
+        tool_call_id: String,
+        /// The tool id.
+        tool_name: String,
+        /// The redacted output, or the error.
+        #[serde(flatten)]
+        outcome: EventOutcome,
+        /// When, in ms since the Unix epoch.
+        at_ms: i64,
+    },
+}
+
+impl ToolEvent {
+    /// The id of the call the event belongs to.
+    #[must_use]
+    pub fn tool_call_id(&self) -> &str {
+        match self {
+            Self::ToolCallStart { tool_call_id, .. }
+            | Self::ToolCallProgress { tool_call_id, .. }
+            | Self::ToolCallResult { tool_call_id, .. } => tool_call_id,
+        }
+    }
+}
+
+/// The end of a call, as an event carries it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum EventOutcome {
+    /// The redacted output.
+    Ok {
+        /// The redacted output.
+        value: Value,
+    },
+    /// The error.
+    Err {
+        /// The error.
+        error: ExecError,
+    },
+}
+
+/// Where the runner sends events. `emit` is called on the call's path, so it must not block.
+pub trait EventSink: Send + Sync + fmt::Debug {
+    /// Receives one event.
+    fn emit(&self, event: ToolEvent);
+}
+
+/// Drops every event.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NullSink;
+
+impl EventSink for NullSink {
+    fn emit(&self, _event: ToolEvent) {}
+}
+
+/// Keeps every event in memory, in order (tests, short runs).
+///
+/// ```
+/// use tool_runtime::runtime::{CollectingSink, EventSink};
+/// let sink = CollectingSink::new();
+/// assert!(sink.events().is_empty());
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct CollectingSink {
+    events: Arc<Mutex<Vec<ToolEvent>>>,
+}
+
+impl CollectingSink {
+    /// An empty sink.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A copy of the events so far.
+    #[must_use]
+    pub fn events(&self) -> Vec<ToolEvent> {
+        self.events.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Takes the events so far, leaving the sink empty.
+    #[must_use]
+    pub fn take(&self) -> Vec<ToolEvent> {
+        std::mem::take(&mut *self.events.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+impl EventSink for CollectingSink {
+    fn emit(&self, event: ToolEvent) {
+        self.events.lock().unwrap_or_else(PoisonError::into_inner).push(event);
+    }
+}
+
+/// Sends events into an unbounded tokio channel; events are dropped once the receiver is gone.
+#[derive(Debug, Clone)]
+pub struct ChannelSink {
+    sender: mpsc::UnboundedSender<ToolEvent>,
+}
+
+impl ChannelSink {
+    /// A sink and the receiver its events arrive on.
+    #[must_use]
+    pub fn new() -> (Self, mpsc::UnboundedReceiver<ToolEvent>) {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        (Self { sender }, receiver)
+    }
+}
+
+impl EventSink for ChannelSink {
+    fn emit(&self, event: ToolEvent) {
+        // A closed receiver means nobody listens any more; the call goes on regardless.
+        let _ = self.sender.send(event);
+    }
+}

@@ -1,0 +1,172 @@
+use std::fmt;
+
+use serde::{Serialize, Serializer};
+use serde_json::Value;
+
+/// Why a call produced no value: one code per step of the pipeline that can refuse or fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ToolErrorCode {
+    /// No tool with that id (or it is not visible to this caller).
+    Unavailable,
+    /// Policy does not allow the call (or its connection).
+    PolicyDenied,
+    /// The call needed approval and did not get it.
+    ApprovalDenied,
+    /// The authorization hook refused the call.
+    AuthzDenied,
+    /// The arguments are not one well-formed JSON value.
+    InvalidJson,
+    /// The arguments do not match the input schema (or exceed the size budget).
+    Validation,
+    /// The tool failed (returned an error or panicked).
+    Execution,
+    /// The tool ran past its time budget and was stopped.
+    Timeout,
+    /// The call was cancelled.
+    Cancelled,
+    /// The tool's output does not match its output schema.
+    OutputValidation,
+    /// The output could not be redacted.
+    RedactionFailed,
+    /// The redacted output is larger than the result budget.
+    ResultTooLarge,
+}
+
+impl ToolErrorCode {
+    /// The code as written in JSON (`"policy_denied"`).
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Unavailable => "unavailable",
+            Self::PolicyDenied => "policy_denied",
+            Self::ApprovalDenied => "approval_denied",
+            Self::AuthzDenied => "authz_denied",
+            Self::InvalidJson => "invalid_json",
+            Self::Validation => "validation",
+            Self::Execution => "execution",
+            Self::Timeout => "timeout",
+            Self::Cancelled => "cancelled",
+            Self::OutputValidation => "output_validation",
+            Self::RedactionFailed => "redaction_failed",
+            Self::ResultTooLarge => "result_too_large",
+        }
+    }
+}
+
+impl fmt::Display for ToolErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A failed call as the model, the UI and telemetry see it: a code and a safe message (it never
+/// repeats raw arguments, outputs or secrets).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ExecError {
+    /// Which step refused or failed.
+    pub code: ToolErrorCode,
+    /// What happened, safe to show.
+    pub message: String,
+    /// Whether trying again later may succeed.
+    pub retryable: bool,
+}
+
+impl ExecError {
+    /// An error with this code and message, not retryable.
+    pub fn new(code: ToolErrorCode, message: impl Into<String>) -> Self {
+        Self { code, message: message.into(), retryable: false }
+    }
+}
+
+impl fmt::Display for ExecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for ExecError {}
+
+/// What one call through the runner produced: exactly one per call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolExecResult {
+    /// The call's id, the same in every event of the call.
+    pub tool_call_id: String,
+    /// The tool id that was asked for.
+    pub tool_name: String,
+    /// The redacted output, or the error.
+    pub outcome: Result<Value, ExecError>,
+    /// The full record of the call.
+    pub record: ToolInvocationRecord,
+}
+
+impl ToolExecResult {
+    /// Whether the call produced a value.
+    #[must_use]
+    pub fn is_ok(&self) -> bool {
+        self.outcome.is_ok()
+    }
+
+    /// The redacted output, if any.
+    #[must_use]
+    pub fn value(&self) -> Option<&Value> {
+        self.outcome.as_ref().ok()
+    }
+
+    /// The error, if any.
+    #[must_use]
+    pub fn error(&self) -> Option<&ExecError> {
+        self.outcome.as_ref().err()
+    }
+
+    /// The error's code, if any.
+    #[must_use]
+    pub fn error_code(&self) -> Option<ToolErrorCode> {
+        self.error().map(|error| error.code)
+    }
+}
+
+impl Serialize for ToolExecResult {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("tool_call_id", &self.tool_call_id)?;
+        map.serialize_entry("tool_name", &self.tool_name)?;
+        map.serialize_entry("ok", &self.is_ok())?;
+        match &self.outcome {
+            Ok(value) => map.serialize_entry("value", value)?,
+            Err(error) => {
+                map.serialize_entry("error_code", &error.code)?;
+                map.serialize_entry("message", &error.message)?;
+            }
+        }
+        map.end()
+    }
+}
+
+/// The record of one call: what was asked, what came back, when.
+///
+/// `args` are the validated arguments; `result` is the redacted output. `raw` keeps a
+/// provider-native payload for debugging only: it is never serialised, so it stays out of every
+/// UI, log and telemetry path, and nothing in the runtime reads it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolInvocationRecord {
+    /// The call's id.
+    pub tool_call_id: String,
+    /// The tool id.
+    pub name: String,
+    /// The validated arguments (absent when they never validated).
+    pub args: Option<Value>,
+    /// The redacted output.
+    pub result: Option<Value>,
+    /// The error.
+    pub error: Option<ExecError>,
+    /// When the call entered the runner, in ms since the Unix epoch.
+    pub started_ms: i64,
+    /// When it left, in ms since the Unix epoch.
+    pub ended_ms: i64,
+    /// The provider's own payload for this call, if the caller kept one.
+    #[serde(skip)]
+    pub raw: Option<Value>,
+}

@@ -1,0 +1,192 @@
+//! The allowed subset, checked on JSON Schema that arrives at run time (tools imported from
+//! elsewhere). Compile-time schemas are in the subset by construction.
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+/// Keywords a schema node may use. Everything else is refused, so a construct providers reject
+/// (`oneOf`, `anyOf`, `allOf`, `not`, `if`/`then`/`else`, `patternProperties`, `$ref`, ...)
+/// never reaches a model.
+const ALLOWED: &[&str] = &[
+    "type",
+    "description",
+    "title",
+    "enum",
+    "default",
+    "examples",
+    "format",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "items",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "properties",
+    "required",
+    "additionalProperties",
+    "$schema",
+    "$id",
+    "$comment",
+];
+
+const TYPES: &[&str] = &["boolean", "integer", "number", "string", "array", "object", "null"];
+
+/// A run-time schema that leaves the allowed subset: where, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubsetError {
+    pointer: String,
+    reason: String,
+}
+
+impl SubsetError {
+    /// JSON pointer to the offending keyword or node within the schema.
+    #[must_use]
+    pub fn pointer(&self) -> &str {
+        &self.pointer
+    }
+
+    /// Why it is outside the subset.
+    #[must_use]
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+}
+
+impl fmt::Display for SubsetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let pointer = if self.pointer.is_empty() { "/" } else { &self.pointer };
+        write!(f, "{pointer}: {}", self.reason)
+    }
+}
+
+impl std::error::Error for SubsetError {}
+
+/// Checks that a JSON Schema stays inside the subset `#[tool]` schemas use, and that its root is
+/// an object schema (a tool's arguments are an object). Reports the first offending place.
+///
+/// ```
+/// use serde_json::json;
+/// use tool_runtime::schema::check_subset;
+///
+/// assert!(check_subset(&json!({"type": "object", "properties": {"q": {"type": "string"}}})).is_ok());
+/// let error = check_subset(&json!({
+///     "type": "object",
+///     "properties": {"id": {"anyOf": [{"type": "string"}, {"type": "integer"}]}}
+/// }))
+/// .unwrap_err();
+/// assert_eq!(error.pointer(), "/properties/id/anyOf");
+/// ```
+///
+/// # Errors
+///
+/// [`SubsetError`] naming the first construct outside the subset.
+pub fn check_subset(schema: &Value) -> Result<(), SubsetError> {
+    let Value::Object(map) = schema else {
+        return Err(error(String::new(), "a tool's schema must be a JSON object"));
+    };
+    if !matches!(map.get("type"), Some(Value::String(kind)) if kind == "object") {
+        return Err(error("/type".to_owned(), "a tool's arguments must be an object: `\"type\": \"object\"`"));
+    }
+    let mut pointer = String::new();
+    check_node(map, &mut pointer, 0)
+}
+
+fn error(pointer: String, reason: impl Into<String>) -> SubsetError {
+    SubsetError { pointer, reason: reason.into() }
+}
+
+fn escape(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
+
+const MAX_DEPTH: usize = 32;
+
+fn check_node(node: &Map<String, Value>, pointer: &mut String, depth: usize) -> Result<(), SubsetError> {
+    if depth > MAX_DEPTH {
+        return Err(error(pointer.clone(), format!("nested deeper than {MAX_DEPTH} levels")));
+    }
+    for key in node.keys() {
+        if !ALLOWED.contains(&key.as_str()) {
+            let why = match key.as_str() {
+                "oneOf" | "anyOf" | "allOf" | "not" => "unions and negations are outside the subset providers accept",
+                "if" | "then" | "else" => "conditional schemas are outside the subset",
+                "patternProperties" => "open maps are outside the subset",
+                "$ref" | "$defs" | "definitions" | "$dynamicRef" => "references are outside the subset; inline the schema",
+                "const" => "`const` is outside the subset; use a one-value `enum`",
+                _ => "this keyword is outside the subset",
+            };
+            return Err(error(format!("{pointer}/{}", escape(key)), format!("`{key}`: {why}")));
+        }
+    }
+    let kinds = types(node, pointer)?;
+    let base = pointer.len();
+    if let Some(Value::Array(values)) = node.get("enum") {
+        if let Some(bad) = values.iter().position(|value| !(value.is_string() || value.is_null())) {
+            return Err(error(format!("{pointer}/enum/{bad}"), "enum values must be strings (or null)"));
+        }
+    } else if node.contains_key("enum") {
+        return Err(error(format!("{pointer}/enum"), "`enum` must be an array"));
+    }
+    match node.get("items") {
+        None => {}
+        Some(Value::Object(items)) => {
+            pointer.push_str("/items");
+            check_node(items, pointer, depth + 1)?;
+            pointer.truncate(base);
+        }
+        Some(_) => return Err(error(format!("{pointer}/items"), "`items` must be one schema object (tuples are outside the subset)")),
+    }
+    match node.get("properties") {
+        None => {}
+        Some(Value::Object(properties)) => {
+            for (name, property) in properties {
+                pointer.push_str("/properties/");
+                pointer.push_str(&escape(name));
+                match property {
+                    Value::Object(property) => check_node(property, pointer, depth + 1)?,
+                    _ => return Err(error(pointer.clone(), "a property's schema must be an object")),
+                }
+                pointer.truncate(base);
+            }
+        }
+        Some(_) => return Err(error(format!("{pointer}/properties"), "`properties` must be an object")),
+    }
+    match node.get("additionalProperties") {
+        None | Some(Value::Bool(_)) => {}
+        Some(_) => return Err(error(format!("{pointer}/additionalProperties"), "a schema for additional properties is an open map, outside the subset; only `false` or `true` is accepted")),
+    }
+    if let Some(required) = node.get("required") {
+        let names = required.as_array().filter(|names| names.iter().all(Value::is_string));
+        if names.is_none() {
+            return Err(error(format!("{pointer}/required"), "`required` must be an array of property names"));
+        }
+    }
+    if kinds.is_empty() && (node.contains_key("properties") || node.contains_key("items")) {
+        return Err(error(format!("{pointer}/type"), "a schema with `properties` or `items` must say its `type`"));
+    }
+    Ok(())
+}
+
+/// The node's types: one name, or one name and `"null"`.
+fn types(node: &Map<String, Value>, pointer: &str) -> Result<Vec<String>, SubsetError> {
+    let names: Vec<&str> = match node.get("type") {
+        None => return Ok(Vec::new()),
+        Some(Value::String(name)) => vec![name.as_str()],
+        Some(Value::Array(names)) => names.iter().filter_map(Value::as_str).collect(),
+        Some(_) => return Err(error(format!("{pointer}/type"), "`type` must be a string or an array of strings")),
+    };
+    if let Some(bad) = names.iter().find(|name| !TYPES.contains(name)) {
+        return Err(error(format!("{pointer}/type"), format!("unknown type `{bad}`")));
+    }
+    let non_null = names.iter().filter(|name| **name != "null").count();
+    if non_null > 1 {
+        return Err(error(format!("{pointer}/type"), "a union of several types is outside the subset; only one type, optionally with `null`, is accepted"));
+    }
+    Ok(names.into_iter().map(str::to_owned).collect())
+}
