@@ -1,0 +1,544 @@
+//! The runner's pipeline: every bad input and fault yields its error code with a safe message,
+//! and the runner goes on serving.
+
+use std::sync::Arc;
+use std::time::{Duration, UNIX_EPOCH};
+
+use async_trait::async_trait;
+use serde::Serializer;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use tool_runtime::catalog::{CatalogProblem, ToolCatalog};
+use tool_runtime::policy::{
+    Approval, ApprovalDecision, ApprovalRequest, Approver, AuthzDenied, Authorizer, PreApproved,
+    ToolPolicy,
+};
+use tool_runtime::prelude::*;
+use tool_runtime::runner::ToolRunner;
+use tool_runtime::runtime::{
+    Auth, BrokerError, Clock, CollectingSink, ConnectionBroker, Credential, DynamicTool,
+    EventOutcome, ToolErrorCode as Code, ToolEvent,
+};
+
+/// Echo the text back.
+#[tool(name = "test__echo", effect = read_only, redact = ["text", "length"])]
+struct Echo {
+    #[schema(length(max = 100))]
+    text: String,
+    times: Option<u8>,
+}
+
+#[derive(Serialize, ToolSchema)]
+struct Echoed {
+    text: String,
+    length: usize,
+    internal: String,
+}
+
+impl Tool for Echo {
+    type Output = Echoed;
+    async fn run(self, ctx: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Echoed, ToolError> {
+        ctx.report_progress(1.0, Some(1.0), "echoing");
+        let text = self.text.repeat(usize::from(self.times.unwrap_or(1)));
+        Ok(Echoed { length: text.len(), text, internal: "never shown".into() })
+    }
+}
+
+/// Panics.
+#[tool(name = "test__panic", effect = read_only, redact = [])]
+struct Panics {}
+
+#[derive(Serialize, ToolSchema)]
+struct Nothing {}
+
+impl Tool for Panics {
+    type Output = Nothing;
+    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Nothing, ToolError> {
+        panic!("tool bug")
+    }
+}
+
+/// Never finishes.
+#[tool(name = "test__hang", effect = read_only, redact = [])]
+struct Hangs {}
+
+impl Tool for Hangs {
+    type Output = Nothing;
+    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Nothing, ToolError> {
+        std::future::pending().await
+    }
+}
+
+/// Returns an error.
+#[tool(name = "test__fail", effect = read_only, redact = [])]
+struct Fails {}
+
+impl Tool for Fails {
+    type Output = Nothing;
+    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Nothing, ToolError> {
+        Err(ToolError::retryable("upstream busy"))
+    }
+}
+
+/// Claims a `count: u8` but writes a string: its output breaks its own schema.
+#[tool(name = "test__liar", effect = read_only, redact = ["count"])]
+struct Liar {}
+
+#[derive(ToolSchema)]
+struct Count {
+    #[allow(dead_code)]
+    count: u8,
+}
+
+impl Serialize for Count {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = serializer.serialize_struct("Count", 1)?;
+        out.serialize_field("count", "many")?;
+        out.end()
+    }
+}
+
+impl Tool for Liar {
+    type Output = Count;
+    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Count, ToolError> {
+        Ok(Count { count: 1 })
+    }
+}
+
+/// Returns a bare string, which redaction cannot select from.
+#[tool(name = "test__bare", effect = read_only, redact = [])]
+struct Bare {}
+
+#[derive(Serialize, ToolSchema)]
+enum Mood {
+    Fine,
+}
+
+impl Tool for Bare {
+    type Output = Mood;
+    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Mood, ToolError> {
+        Ok(Mood::Fine)
+    }
+}
+
+/// Deletes a record.
+#[tool(name = "test__delete", effect = state_change, redact = ["deleted"], requires_connection, capabilities = [Auth])]
+struct Delete {
+    id: u32,
+}
+
+#[derive(Serialize, ToolSchema)]
+struct Deleted {
+    deleted: u32,
+    token_seen: String,
+}
+
+impl Tool for Delete {
+    type Output = Deleted;
+    async fn run(self, _: &ToolInvocationContext, caps: &ToolCapabilities) -> Result<Deleted, ToolError> {
+        let auth = caps.get::<Auth>()?;
+        Ok(Deleted { deleted: self.id, token_seen: auth.authorization_header() })
+    }
+}
+
+/// Reads the clock but asks for nothing else.
+#[tool(name = "test__clock", effect = read_only, redact = ["ms", "has_index"], capabilities = [Clock])]
+struct ReadsClock {}
+
+#[derive(Serialize, ToolSchema)]
+struct Ms {
+    ms: i64,
+    has_index: bool,
+}
+
+#[derive(Debug)]
+struct Index;
+impl tool_runtime::runtime::Capability for Index {
+    const NAME: &'static str = "index";
+}
+
+impl Tool for ReadsClock {
+    type Output = Ms;
+    async fn run(self, _: &ToolInvocationContext, caps: &ToolCapabilities) -> Result<Ms, ToolError> {
+        Ok(Ms { ms: caps.get::<Clock>()?.epoch_ms(), has_index: caps.contains::<Index>() })
+    }
+}
+
+pub const CANARY: &str = "sk-live-CANARY-7f3a";
+
+#[derive(Debug)]
+struct Vault;
+
+#[async_trait]
+impl ConnectionBroker for Vault {
+    async fn credential(&self, _: &ToolInvocationContext, connection_id: &str) -> Result<Credential, BrokerError> {
+        match connection_id {
+            "conn-a" => Ok(Credential::new(CANARY)),
+            _ => Err(BrokerError::new("no credential for this connection")),
+        }
+    }
+}
+
+fn catalog() -> ToolCatalog {
+    ToolCatalog::builder()
+        .register::<Echo>()
+        .register::<Panics>()
+        .register::<Hangs>()
+        .register::<Fails>()
+        .register::<Liar>()
+        .register::<Bare>()
+        .register::<Delete>()
+        .register::<ReadsClock>()
+        .capability(Clock::fixed(UNIX_EPOCH + Duration::from_secs(1_800_000_000)))
+        .capability(Index)
+        .connection_broker(Arc::new(Vault))
+        .build()
+        .unwrap()
+}
+
+fn policy() -> ToolPolicy {
+    ToolPolicy::from_json(
+        r#"{
+            "allowed_tools": ["test__*"],
+            "tools": {"test__hang": {"max_runtime_ms": 50}, "test__echo": {"max_result_bytes": 300}},
+            "connections": {"allowed_connection_ids": ["conn-a", "conn-b"]}
+        }"#,
+    )
+    .unwrap()
+}
+
+fn runner(sink: &CollectingSink) -> ToolRunner {
+    ToolRunner::builder(catalog()).policy(policy()).event_sink(Arc::new(sink.clone())).build()
+}
+
+fn ctx() -> ToolInvocationContext {
+    ToolInvocationContext::new("run-1", "user-1", "tenant-1").with_tool_call_id("call_1")
+}
+
+fn connected(id: &str) -> ToolInvocationContext {
+    ctx().with_connection_id(id).with_requested_connections(["conn-a", "conn-b"])
+}
+
+async fn code(runner: &ToolRunner, tool: &str, raw: &[u8], ctx: &ToolInvocationContext) -> Option<Code> {
+    runner.exec(tool, raw, ctx).await.error_code()
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_fault_has_its_code_and_the_runner_goes_on() {
+    let sink = CollectingSink::new();
+    let runner = runner(&sink);
+    let deep = "[".repeat(100_000) + &"]".repeat(100_000);
+    let cases: Vec<(&str, Vec<u8>, Option<Code>)> = vec![
+        ("test__echo", br#"{"text": "hi"}"#.to_vec(), None),
+        ("test__echo", br#"{"text": "hi""#.to_vec(), Some(Code::InvalidJson)),
+        ("test__echo", br#"{"text": 5}"#.to_vec(), Some(Code::Validation)),
+        ("test__echo", br"{}".to_vec(), Some(Code::Validation)),
+        ("test__echo", br#"{"text": "a", "extra": 1}"#.to_vec(), Some(Code::Validation)),
+        ("test__echo", format!(r#"{{"text": "{}"}}"#, "a".repeat(9000)).into_bytes(), Some(Code::Validation)),
+        ("test__echo", deep.clone().into_bytes(), Some(Code::Validation)),
+        ("test__echo", br#"{"text": NaN}"#.to_vec(), Some(Code::InvalidJson)),
+        ("test__echo", br#"{"text": Infinity}"#.to_vec(), Some(Code::InvalidJson)),
+        ("test__echo", b"{\"text\": \"\xff\xfe\"}".to_vec(), Some(Code::InvalidJson)),
+        ("test__echo", br#"{"text": "a", "text": "b"}"#.to_vec(), Some(Code::InvalidJson)),
+        ("test__echo", b"".to_vec(), Some(Code::InvalidJson)),
+        ("test__echo", br#"{"text": "hi"} {}"#.to_vec(), Some(Code::InvalidJson)),
+        ("test__nope", br"{}".to_vec(), Some(Code::Unavailable)),
+        ("test__panic", br"{}".to_vec(), Some(Code::Execution)),
+        ("test__fail", br"{}".to_vec(), Some(Code::Execution)),
+        ("test__hang", br"{}".to_vec(), Some(Code::Timeout)),
+        ("test__liar", br"{}".to_vec(), Some(Code::OutputValidation)),
+        ("test__bare", br"{}".to_vec(), Some(Code::RedactionFailed)),
+        ("test__echo", br#"{"text": "0123456789012345678901234567890123456789", "times": 10}"#.to_vec(), Some(Code::ResultTooLarge)),
+        ("test__delete", br#"{"id": 1}"#.to_vec(), Some(Code::PolicyDenied)),
+        ("test__echo", br#"{"text": "still serving"}"#.to_vec(), None),
+    ];
+    for (tool, raw, expected) in cases {
+        let result = runner.exec(tool, &raw, &ctx()).await;
+        assert_eq!(result.error_code(), expected, "{tool} {}", String::from_utf8_lossy(&raw[..raw.len().min(60)]));
+        if let Some(error) = result.error() {
+            assert!(!error.message.is_empty());
+            assert!(!error.message.contains("0123456789"), "messages never echo values: {}", error.message);
+        }
+    }
+    let roomy = ToolRunner::builder(catalog())
+        .policy(ToolPolicy::from_json(r#"{"allowed_tools": ["test__echo"], "budgets": {"max_argument_bytes": 1000000}}"#).unwrap())
+        .build();
+    let nested = roomy.exec("test__echo", deep.as_bytes(), &ctx()).await;
+    assert_eq!(nested.error_code(), Some(Code::InvalidJson), "deep nesting hits the parser's limit, not the stack");
+    assert!(nested.error().unwrap().message.contains("recursion limit"), "{}", nested.error().unwrap().message);
+
+    let fails = runner.exec("test__fail", b"{}", &ctx()).await;
+    assert!(fails.error().unwrap().retryable);
+    assert_eq!(fails.error().unwrap().message, "upstream busy");
+}
+
+#[tokio::test]
+async fn a_disallowed_tool_is_refused_and_hidden() {
+    let sink = CollectingSink::new();
+    let runner = ToolRunner::builder(catalog())
+        .policy(ToolPolicy::from_json(r#"{"allowed_tools": ["test__echo"]}"#).unwrap())
+        .event_sink(Arc::new(sink.clone()))
+        .build();
+    assert_eq!(code(&runner, "test__fail", b"{}", &ctx()).await, Some(Code::PolicyDenied));
+    assert_eq!(runner.visible_tools(&ctx()).names().collect::<Vec<_>>(), ["test__echo"]);
+    let nothing = ToolRunner::builder(catalog()).build();
+    assert_eq!(code(&nothing, "test__echo", br#"{"text": "a"}"#, &ctx()).await, Some(Code::PolicyDenied));
+    assert!(nothing.visible_tools(&ctx()).is_empty(), "deny by default");
+}
+
+#[tokio::test]
+async fn connections_must_be_granted_and_requested() {
+    let sink = CollectingSink::new();
+    let runner = runner(&sink);
+    let args = br#"{"id": 7}"#;
+    assert_eq!(code(&runner, "test__delete", args, &ctx()).await, Some(Code::PolicyDenied));
+    let foreign = ctx().with_connection_id("conn-z").with_requested_connections(["conn-z"]);
+    assert_eq!(code(&runner, "test__delete", args, &foreign).await, Some(Code::PolicyDenied));
+    let unrequested = ctx().with_connection_id("conn-a").with_requested_connections(["conn-b"]);
+    assert_eq!(code(&runner, "test__delete", args, &unrequested).await, Some(Code::PolicyDenied));
+    let ok = runner.exec("test__delete", args, &connected("conn-a")).await;
+    assert_eq!(ok.value(), Some(&json!({"deleted": 7})));
+    let no_credential = runner.exec("test__delete", args, &connected("conn-b")).await;
+    assert_eq!(no_credential.error_code(), Some(Code::AuthzDenied));
+    assert_eq!(no_credential.error().unwrap().message, "no credential for this connection");
+
+    let hidden = runner.visible_tools(&ctx());
+    assert!(!hidden.names().any(|name| name == "test__delete"), "no effective connection: hidden");
+    assert!(runner.visible_tools(&connected("conn-a")).names().any(|name| name == "test__delete"));
+}
+
+#[derive(Debug)]
+struct Wrongful;
+
+#[async_trait]
+impl Approver for Wrongful {
+    async fn review(&self, request: &ApprovalRequest<'_>) -> ApprovalDecision {
+        // An approval of other arguments, replayed: it must not pass.
+        ApprovalDecision::Approved(Approval::of(request.tool_id, request.tool_call_id, &json!({"id": 1})))
+    }
+}
+
+#[tokio::test]
+async fn approvals_are_bound_to_the_call_and_its_arguments() {
+    let gated = || {
+        ToolPolicy::from_json(
+            r#"{"allowed_tools": ["test__*"], "require_approval": ["state_change"],
+                "connections": {"allowed_connection_ids": ["conn-a"]}}"#,
+        )
+        .unwrap()
+    };
+    let ctx = connected("conn-a");
+    let default = ToolRunner::builder(catalog()).policy(gated()).build();
+    assert_eq!(code(&default, "test__delete", br#"{"id": 1}"#, &ctx).await, Some(Code::ApprovalDenied));
+
+    let approved = Approval::of("test__delete", "call_1", &json!({"id": 1}));
+    let runner = ToolRunner::builder(catalog()).policy(gated()).approver(Arc::new(PreApproved::new([approved]))).build();
+    assert_eq!(code(&runner, "test__delete", br#"{ "id" : 1 }"#, &ctx).await, None);
+    assert_eq!(code(&runner, "test__delete", br#"{"id": 2}"#, &ctx).await, Some(Code::ApprovalDenied));
+    let other_call = ctx.clone().with_tool_call_id("call_2");
+    assert_eq!(code(&runner, "test__delete", br#"{"id": 1}"#, &other_call).await, Some(Code::ApprovalDenied));
+
+    let replay = ToolRunner::builder(catalog()).policy(gated()).approver(Arc::new(Wrongful)).build();
+    assert_eq!(code(&replay, "test__delete", br#"{"id": 1}"#, &ctx).await, None);
+    assert_eq!(code(&replay, "test__delete", br#"{"id": 2}"#, &ctx).await, Some(Code::ApprovalDenied));
+    assert_eq!(code(&replay, "test__echo", br#"{"text": "a"}"#, &ctx).await, None, "read-only needs none");
+}
+
+#[derive(Debug)]
+struct TenantOnly;
+
+#[async_trait]
+impl Authorizer for TenantOnly {
+    async fn authorize(&self, ctx: &ToolInvocationContext, _: &ToolSpec) -> Result<(), AuthzDenied> {
+        if ctx.tenant_id() == "tenant-1" { Ok(()) } else { Err(AuthzDenied("wrong tenant".into())) }
+    }
+}
+
+#[tokio::test]
+async fn the_authorization_hook_runs() {
+    let runner = ToolRunner::builder(catalog()).policy(policy()).authorizer(Arc::new(TenantOnly)).build();
+    assert_eq!(code(&runner, "test__echo", br#"{"text": "a"}"#, &ctx()).await, None);
+    let other = ToolInvocationContext::new("run", "user", "tenant-2");
+    assert_eq!(code(&runner, "test__echo", br#"{"text": "a"}"#, &other).await, Some(Code::AuthzDenied));
+}
+
+#[tokio::test]
+async fn a_tool_gets_only_what_it_declared() {
+    let runner = runner(&CollectingSink::new());
+    let result = runner.exec("test__clock", b"{}", &ctx()).await;
+    assert_eq!(result.value(), Some(&json!({"ms": 1_800_000_000_000_i64, "has_index": false})));
+}
+
+#[test]
+fn unbound_capabilities_and_duplicate_ids_fail_the_build() {
+    let error = ToolCatalog::builder()
+        .register::<ReadsClock>()
+        .register::<Delete>()
+        .register::<Echo>()
+        .register::<Echo>()
+        .build()
+        .unwrap_err();
+    let problems = error.problems();
+    assert_eq!(problems.len(), 3, "{error}");
+    assert!(matches!(&problems[0], CatalogProblem::UnboundCapability { capability: "clock", .. }));
+    assert!(matches!(&problems[1], CatalogProblem::UnboundCapability { capability: "auth", .. }));
+    assert!(error.to_string().contains("tool id `test__echo` is registered twice: by `runner::Echo` and by `runner::Echo`"), "{error}");
+
+    let dynamic = DynamicTool::builder("test__echo", "dup", json!({"type": "object"})).build(|v, _, _| async { Ok(v) }).unwrap();
+    let error = ToolCatalog::builder().register::<Echo>().register_dynamic(dynamic).build().unwrap_err();
+    assert!(error.to_string().contains("by a dynamic tool (`test__echo`)"), "{error}");
+}
+
+#[tokio::test]
+async fn events_share_one_call_id_and_a_missing_id_is_minted() {
+    let sink = CollectingSink::new();
+    let runner = runner(&sink);
+    let result = runner.exec("test__echo", br#"{"text": "hi"}"#, &ctx()).await;
+    let events = sink.take();
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|event| match event {
+            ToolEvent::ToolCallStart { .. } => "start",
+            ToolEvent::ToolCallProgress { .. } => "progress",
+            ToolEvent::ToolCallResult { .. } => "result",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(kinds, ["start", "progress", "result"]);
+    assert!(events.iter().all(|event| event.tool_call_id() == "call_1"));
+    assert_eq!(result.record.args, Some(json!({"text": "hi"})));
+    assert_eq!(result.record.result, Some(json!({"text": "hi", "length": 2})));
+    assert!(result.record.started_ms <= result.record.ended_ms);
+
+    let anonymous = ToolInvocationContext::new("run-1", "user-1", "tenant-1");
+    let first = runner.exec("test__echo", br#"{"text": "a"}"#, &anonymous).await;
+    let second = runner.exec("test__echo", br#"{"text": "a"}"#, &anonymous).await;
+    assert!(first.tool_call_id.starts_with("call_"));
+    assert_ne!(first.tool_call_id, second.tool_call_id);
+    assert!(sink.take().iter().all(|event| event.tool_call_id() == first.tool_call_id || event.tool_call_id() == second.tool_call_id));
+
+    let refused = runner.exec("test__echo", b"not json", &ctx()).await;
+    let events = sink.take();
+    assert_eq!(events.len(), 1, "a call refused before it starts has only its result event");
+    assert!(matches!(&events[0], ToolEvent::ToolCallResult { outcome: EventOutcome::Err { error }, .. } if error.code == Code::InvalidJson));
+    assert_eq!(refused.record.args, None);
+    let json = serde_json::to_value(&refused).unwrap();
+    assert_eq!(json["ok"], false);
+    assert_eq!(json["error_code"], "invalid_json");
+}
+
+#[tokio::test]
+async fn cancellation_stops_a_running_tool() {
+    let sink = CollectingSink::new();
+    let runner = ToolRunner::builder(catalog())
+        .policy(ToolPolicy::from_json(r#"{"allowed_tools": ["test__hang"]}"#).unwrap())
+        .event_sink(Arc::new(sink.clone()))
+        .build();
+    let token = CancellationToken::new();
+    let ctx = ctx().with_cancellation(token.clone());
+    let call = runner.exec("test__hang", b"{}", &ctx);
+    let cancel = async {
+        tokio::task::yield_now().await;
+        token.cancel();
+    };
+    let (result, ()) = tokio::join!(call, cancel);
+    assert_eq!(result.error_code(), Some(Code::Cancelled));
+    let events = sink.events();
+    assert_eq!(events.len(), 2, "a started call still gets its one result");
+    assert_eq!(code(&runner, "test__hang", b"{}", &ctx).await, Some(Code::Cancelled), "cancelled before it starts");
+}
+
+#[tokio::test]
+async fn dynamic_tools_are_validated_with_their_json_schema() {
+    let tool = DynamicTool::builder(
+        "remote__lookup",
+        "Look something up.",
+        json!({"type": "object", "properties": {"key": {"type": "string", "maxLength": 5}}, "required": ["key"], "additionalProperties": false}),
+    )
+    .effect(ToolEffect::ReadOnly)
+    .output_schema(json!({"type": "object", "properties": {"value": {"type": "string"}, "owner": {"type": "string"}}}))
+    .redact(["value"])
+    .build(|args, _, _| async move {
+        let key = args["key"].as_str().unwrap_or_default().to_owned();
+        if key == "bad" {
+            return Ok(json!({"value": 5}));
+        }
+        Ok(json!({"value": format!("v-{key}"), "owner": "someone@example.com"}))
+    })
+    .unwrap();
+    let catalog = ToolCatalog::builder().register_dynamic(tool).build().unwrap();
+    let runner = ToolRunner::builder(catalog).policy(ToolPolicy::from_json(r#"{"allowed_tools": ["remote__lookup"]}"#).unwrap()).build();
+    let ok = runner.exec("remote__lookup", br#"{"key": "k"}"#, &ctx()).await;
+    assert_eq!(ok.value(), Some(&json!({"value": "v-k"})));
+    let invalid = runner.exec("remote__lookup", br#"{"key": "sk-live-toolong"}"#, &ctx()).await;
+    assert_eq!(invalid.error_code(), Some(Code::Validation));
+    assert!(!invalid.error().unwrap().message.contains("sk-live"), "{}", invalid.error().unwrap().message);
+    assert_eq!(code(&runner, "remote__lookup", br#"{"key": "bad"}"#, &ctx()).await, Some(Code::OutputValidation));
+
+    let forbidden = DynamicTool::builder("remote__x", "", json!({"type": "object", "patternProperties": {}}))
+        .build(|v, _, _| async { Ok(v) })
+        .unwrap_err();
+    assert!(forbidden.to_string().contains("/patternProperties"), "{forbidden}");
+    let unknown_path = DynamicTool::builder("remote__x", "", json!({"type": "object"}))
+        .output_schema(json!({"type": "object", "properties": {"a": {"type": "string"}}}))
+        .redact(["b"])
+        .build(|v, _, _| async { Ok(v) })
+        .unwrap_err();
+    assert_eq!(unknown_path.to_string(), "`redact` entry `b` names no field of the output schema");
+    assert!(DynamicTool::builder("no_namespace", "", json!({"type": "object"})).build(|v, _, _| async { Ok(v) }).is_err());
+}
+
+#[test]
+fn policy_reads_from_toml_and_json_alike() {
+    let from_toml: ToolPolicy = toml::from_str(
+        r#"
+        allowed_tools = ["core__*", "mcp__github__create_issue"]
+        require_approval = ["external_side_effect"]
+
+        [budgets]
+        max_runtime_ms = 2000
+
+        [tools.core__report]
+        max_result_bytes = 65536
+
+        [connections]
+        allowed_connection_ids = ["github-acme"]
+        "#,
+    )
+    .unwrap();
+    let from_json = ToolPolicy::from_json(
+        r#"{"allowed_tools": ["core__*", "mcp__github__create_issue"], "require_approval": ["external_side_effect"],
+            "budgets": {"max_runtime_ms": 2000}, "tools": {"core__report": {"max_result_bytes": 65536}},
+            "connections": {"allowed_connection_ids": ["github-acme"]}}"#,
+    )
+    .unwrap();
+    assert_eq!(from_toml, from_json);
+    assert_eq!(from_toml.budgets_for("core__report").max_result_bytes, 65536);
+    assert_eq!(from_toml.budgets_for("core__report").max_argument_bytes, 8192);
+    assert!(from_toml.lists("mcp__github__create_issue"));
+    assert!(!ToolPolicy::from_json(r#"{"allowed_tools": ["mcp__*"]}"#).unwrap().lists("mcp__github__x"), "imported tools only by exact id");
+    assert!(ToolPolicy::from_json(r#"{"allowed_tool": []}"#).is_err(), "unknown keys are errors");
+}
+
+#[test]
+fn debug_output_shows_no_secret() {
+    let credential = Credential::new(CANARY);
+    assert!(!format!("{credential:?}").contains(CANARY));
+    let ctx = connected("conn-a");
+    assert!(!format!("{ctx:?}").contains(CANARY));
+    let caps = ToolCapabilities::new().with(Clock::system());
+    assert_eq!(format!("{caps:?}"), r#"{"clock"}"#);
+}
+
+#[tokio::test]
+async fn errors_of_a_started_call_carry_the_id_in_events_and_record() {
+    let sink = CollectingSink::new();
+    let runner = runner(&sink);
+    let result = runner.exec("test__panic", b"{}", &ctx()).await;
+    assert_eq!(result.record.error.as_ref().map(|e| e.code), Some(Code::Execution));
+    let events: Vec<Value> = sink.events().iter().map(|e| serde_json::to_value(e).unwrap()).collect();
+    assert_eq!(events[0]["type"], "tool_call_start");
+    assert_eq!(events[1]["type"], "tool_call_result");
+    assert_eq!(events[1]["error"]["code"], "execution");
+}
