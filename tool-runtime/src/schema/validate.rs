@@ -1,6 +1,7 @@
 //! Validation of raw JSON against the schema tree, and the one parse that validation and
 //! deserialisation share.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::{self, Write as _};
 use std::sync::{OnceLock, RwLock};
@@ -15,9 +16,9 @@ use super::{Schema, SchemaKind, ToolSchema};
 const MAX_ERRORS: usize = 64;
 
 /// Parses raw JSON strictly: a key repeated within one object is an error (so a second value
-/// cannot hide behind the one that was validated), nesting deeper than 128 levels is an error,
-/// and invalid UTF-8 is an error. The returned value is what both validation and
-/// deserialisation read.
+/// cannot hide behind the one that was validated), nesting 128 or more arrays and objects
+/// deep is an error (never a stack overflow), and invalid UTF-8 is an error. The returned value
+/// is what both validation and deserialisation read.
 ///
 /// ```
 /// use tool_runtime::schema::parse_json;
@@ -81,9 +82,7 @@ impl<'de> Visitor<'de> for StrictValue {
     }
 
     fn visit_f64<E: de::Error>(self, value: f64) -> Result<Value, E> {
-        Number::from_f64(value)
-            .map(Value::Number)
-            .ok_or_else(|| E::custom("number out of range"))
+        Number::from_f64(value).map(Value::Number).ok_or_else(|| E::custom("number out of range"))
     }
 
     fn visit_str<E>(self, value: &str) -> Result<Value, E> {
@@ -409,7 +408,7 @@ fn integral(number: &Number) -> Option<f64> {
     number.as_f64().filter(|value| value.fract() == 0.0)
 }
 
-/// Compares a JSON number with an `i128` bound exactly where both are integers.
+/// Compares a JSON number with an `i128` bound exactly, as JSON Schema compares numbers.
 fn cmp_int(number: &Number, bound: i128) -> std::cmp::Ordering {
     if let Some(value) = number.as_i64() {
         return i128::from(value).cmp(&bound);
@@ -417,40 +416,112 @@ fn cmp_int(number: &Number, bound: i128) -> std::cmp::Ordering {
     if let Some(value) = number.as_u64() {
         return i128::from(value).cmp(&bound);
     }
-    let value = number.as_f64().unwrap_or(0.0);
+    cmp_f64_int(number.as_f64().unwrap_or(0.0), bound)
+}
+
+/// Compares a float with an integer exactly. Converting the bound to `f64` instead would round
+/// `u64::MAX` up to 2^64 and accept `18446744073709551616.0` as a `u64`.
+fn cmp_f64_int(value: f64, bound: i128) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    // 2^127: `i128::MAX as f64` rounds up to it, and `-2^127` is `i128::MIN` exactly.
     #[allow(clippy::cast_precision_loss)]
-    value.partial_cmp(&(bound as f64)).unwrap_or(std::cmp::Ordering::Equal)
+    const LIMIT: f64 = i128::MAX as f64;
+    if value >= LIMIT {
+        return Ordering::Greater;
+    }
+    if value < -LIMIT {
+        return Ordering::Less;
+    }
+    let whole = value.trunc();
+    // Exact: `whole` is an integer within `i128`'s range.
+    #[allow(clippy::cast_possible_truncation)]
+    let ordering = (whole as i128).cmp(&bound);
+    match ordering {
+        Ordering::Equal => value.partial_cmp(&whole).unwrap_or(Ordering::Equal),
+        other => other,
+    }
 }
 
 fn pattern_regex(pattern: &'static str) -> Option<Regex> {
     static CACHE: OnceLock<RwLock<HashMap<&'static str, Option<Regex>>>> = OnceLock::new();
     let cache = CACHE.get_or_init(RwLock::default);
-    if let Ok(read) = cache.read() {
-        if let Some(found) = read.get(pattern) {
-            return found.clone();
-        }
+    if let Ok(read) = cache.read()
+        && let Some(found) = read.get(pattern)
+    {
+        return found.clone();
     }
-    let compiled = Regex::new(pattern).ok();
+    let compiled = Regex::new(&ecma_pattern(pattern)).ok();
     if let Ok(mut write) = cache.write() {
         write.insert(pattern, compiled.clone());
     }
     compiled
 }
 
+/// ECMA-262 `\s`: white space and line terminators.
+const ECMA_SPACE: &str =
+    r"\t-\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}";
+
+/// Gives the escapes whose meaning differs between Rust's `regex` and ECMA-262 (the dialect of
+/// JSON Schema's `pattern`, and of every validator a model's output meets) their ECMA meaning:
+/// `\d` is `[0-9]` and `\w` is `[A-Za-z0-9_]` (Rust's are Unicode-aware), `\s` is ECMA's
+/// white space, and `\b`/`\B` are ASCII word boundaries. Rust classes nest, so the replacements
+/// are valid inside `[...]` too.
+fn ecma_pattern(pattern: &str) -> Cow<'_, str> {
+    if !pattern.contains('\\') {
+        return Cow::Borrowed(pattern);
+    }
+    let mut out = String::with_capacity(pattern.len() + 16);
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('d') => out.push_str("[0-9]"),
+            Some('D') => out.push_str("[^0-9]"),
+            Some('w') => out.push_str("[A-Za-z0-9_]"),
+            Some('W') => out.push_str("[^A-Za-z0-9_]"),
+            Some('s') => {
+                let _ = write!(out, "[{ECMA_SPACE}]");
+            }
+            Some('S') => {
+                let _ = write!(out, "[^{ECMA_SPACE}]");
+            }
+            Some('b') => out.push_str(r"(?-u:\b)"),
+            Some('B') => out.push_str(r"(?-u:\B)"),
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Numeric equality without rounding: `12360201289734365` and `1.2360201289734364e16` differ.
+fn number_eq(a: &Number, b: &Number) -> bool {
+    let exact =
+        |number: &Number| number.as_i64().map(i128::from).or(number.as_u64().map(i128::from));
+    match (exact(a), exact(b), a.as_f64(), b.as_f64()) {
+        (Some(a), Some(b), _, _) => a == b,
+        (Some(int), None, _, Some(float)) | (None, Some(int), Some(float), _) => {
+            cmp_f64_int(float, int).is_eq()
+        }
+        (_, _, a, b) => a == b,
+    }
+}
+
 /// JSON equality as JSON Schema defines it: numbers compare by value (`1 == 1.0`).
 fn json_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Number(a), Value::Number(b)) => match (a.as_i64(), b.as_i64(), a.as_u64(), b.as_u64()) {
-            (Some(a), Some(b), _, _) => a == b,
-            (_, _, Some(a), Some(b)) => a == b,
-            _ => a.as_f64() == b.as_f64(),
-        },
+        (Value::Number(a), Value::Number(b)) => number_eq(a, b),
         (Value::Array(a), Value::Array(b)) => {
             a.len() == b.len() && a.iter().zip(b).all(|(a, b)| json_eq(a, b))
         }
         (Value::Object(a), Value::Object(b)) => {
-            a.len() == b.len()
-                && a.iter().all(|(key, a)| b.get(key).is_some_and(|b| json_eq(a, b)))
+            a.len() == b.len() && a.iter().all(|(key, a)| b.get(key).is_some_and(|b| json_eq(a, b)))
         }
         _ => a == b,
     }
@@ -471,7 +542,10 @@ impl Schema {
     /// Checks `value` against this schema and collects every violation, each with a JSON
     /// pointer, the broken [`Constraint`] and a message that never repeats the value.
     ///
-    /// `format` is an annotation and is not checked, as in JSON Schema 2020-12.
+    /// `format` is an annotation and is not checked, as in JSON Schema 2020-12. Numbers compare
+    /// exactly (`1.8446744073709552e19` is above `u64::MAX`), and `pattern` has its ECMA-262
+    /// meaning where Rust's `regex` differs: `\d`, `\w`, `\s` and `\b` are ASCII digits, ASCII
+    /// word characters, ECMA white space and ASCII word boundaries.
     ///
     /// ```
     /// use tool_runtime::prelude::*;
@@ -512,44 +586,76 @@ impl Schema {
         match (&self.kind, value) {
             (SchemaKind::Boolean, Value::Bool(_)) => {}
             (SchemaKind::Integer(int), Value::Number(number)) if integral(number).is_some() => {
-                if let Some(min) = int.minimum {
-                    if cmp_int(number, min).is_lt() {
-                        #[allow(clippy::cast_precision_loss)]
-                        let bound = min as f64;
-                        errors.push(pointer, Constraint::Minimum(bound), format!("expected an integer of at least {min}"));
-                    }
+                if let Some(min) = int.minimum
+                    && cmp_int(number, min).is_lt()
+                {
+                    #[allow(clippy::cast_precision_loss)]
+                    let bound = min as f64;
+                    errors.push(
+                        pointer,
+                        Constraint::Minimum(bound),
+                        format!("expected an integer of at least {min}"),
+                    );
                 }
-                if let Some(max) = int.maximum {
-                    if cmp_int(number, max).is_gt() {
-                        #[allow(clippy::cast_precision_loss)]
-                        let bound = max as f64;
-                        errors.push(pointer, Constraint::Maximum(bound), format!("expected an integer of at most {max}"));
-                    }
+                if let Some(max) = int.maximum
+                    && cmp_int(number, max).is_gt()
+                {
+                    #[allow(clippy::cast_precision_loss)]
+                    let bound = max as f64;
+                    errors.push(
+                        pointer,
+                        Constraint::Maximum(bound),
+                        format!("expected an integer of at most {max}"),
+                    );
                 }
             }
             (SchemaKind::Number(num), Value::Number(number)) => {
                 let value = number.as_f64().unwrap_or(0.0);
                 if let Some(min) = num.minimum.filter(|min| value < *min) {
-                    errors.push(pointer, Constraint::Minimum(min), format!("expected a number of at least {min}"));
+                    errors.push(
+                        pointer,
+                        Constraint::Minimum(min),
+                        format!("expected a number of at least {min}"),
+                    );
                 }
                 if let Some(max) = num.maximum.filter(|max| value > *max) {
-                    errors.push(pointer, Constraint::Maximum(max), format!("expected a number of at most {max}"));
+                    errors.push(
+                        pointer,
+                        Constraint::Maximum(max),
+                        format!("expected a number of at most {max}"),
+                    );
                 }
                 if let Some(min) = num.exclusive_minimum.filter(|min| value <= *min) {
-                    errors.push(pointer, Constraint::ExclusiveMinimum(min), format!("expected a number greater than {min}"));
+                    errors.push(
+                        pointer,
+                        Constraint::ExclusiveMinimum(min),
+                        format!("expected a number greater than {min}"),
+                    );
                 }
                 if let Some(max) = num.exclusive_maximum.filter(|max| value >= *max) {
-                    errors.push(pointer, Constraint::ExclusiveMaximum(max), format!("expected a number less than {max}"));
+                    errors.push(
+                        pointer,
+                        Constraint::ExclusiveMaximum(max),
+                        format!("expected a number less than {max}"),
+                    );
                 }
             }
             (SchemaKind::String(string), Value::String(text)) => {
                 if string.min_length.is_some() || string.max_length.is_some() {
                     let length = text.chars().count() as u64;
                     if let Some(min) = string.min_length.filter(|min| length < *min) {
-                        errors.push(pointer, Constraint::MinLength(min), format!("expected at least {min} characters, got {length}"));
+                        errors.push(
+                            pointer,
+                            Constraint::MinLength(min),
+                            format!("expected at least {min} characters, got {length}"),
+                        );
                     }
                     if let Some(max) = string.max_length.filter(|max| length > *max) {
-                        errors.push(pointer, Constraint::MaxLength(max), format!("expected at most {max} characters, got {length}"));
+                        errors.push(
+                            pointer,
+                            Constraint::MaxLength(max),
+                            format!("expected at most {max} characters, got {length}"),
+                        );
                     }
                 }
                 if let Some(pattern) = string.pattern {
@@ -575,17 +681,29 @@ impl Schema {
             (SchemaKind::Array(array), Value::Array(items)) => {
                 let count = items.len() as u64;
                 if let Some(min) = array.min_items.filter(|min| count < *min) {
-                    errors.push(pointer, Constraint::MinItems(min), format!("expected at least {min} items, got {count}"));
+                    errors.push(
+                        pointer,
+                        Constraint::MinItems(min),
+                        format!("expected at least {min} items, got {count}"),
+                    );
                 }
                 if let Some(max) = array.max_items.filter(|max| count > *max) {
-                    errors.push(pointer, Constraint::MaxItems(max), format!("expected at most {max} items, got {count}"));
+                    errors.push(
+                        pointer,
+                        Constraint::MaxItems(max),
+                        format!("expected at most {max} items, got {count}"),
+                    );
                 }
                 if array.unique_items {
                     let duplicate = (1..items.len()).find_map(|j| {
                         (0..j).find(|&i| json_eq(&items[i], &items[j])).map(|i| (i, j))
                     });
                     if let Some((i, j)) = duplicate {
-                        errors.push(pointer, Constraint::UniqueItems, format!("expected unique items, but items {i} and {j} are equal"));
+                        errors.push(
+                            pointer,
+                            Constraint::UniqueItems,
+                            format!("expected unique items, but items {i} and {j} are equal"),
+                        );
                     }
                 }
                 let base = pointer.len();
@@ -606,7 +724,11 @@ impl Schema {
                         }
                         None if property.required => {
                             push_pointer_segment(pointer, property.name);
-                            errors.push(pointer, Constraint::Required, "missing required property".to_owned());
+                            errors.push(
+                                pointer,
+                                Constraint::Required,
+                                "missing required property".to_owned(),
+                            );
                             pointer.truncate(base);
                         }
                         None => {}
@@ -615,7 +737,11 @@ impl Schema {
                 for key in map.keys() {
                     if !object.properties.iter().any(|property| property.name == key) {
                         push_pointer_segment(pointer, key);
-                        errors.push(pointer, Constraint::AdditionalProperty, format!("unknown property `{}`", Shown(key)));
+                        errors.push(
+                            pointer,
+                            Constraint::AdditionalProperty,
+                            format!("unknown property `{}`", Shown(key)),
+                        );
                         pointer.truncate(base);
                     }
                 }
@@ -638,11 +764,17 @@ impl Schema {
     pub fn normalize(&self, value: &mut Value) {
         match (&self.kind, value) {
             (SchemaKind::Integer(_), Value::Number(number)) if number.is_f64() => {
-                if let Some(float) = number.as_f64() {
-                    #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss, clippy::cast_sign_loss)]
+                // Exact casts only: `i64::MIN as f64` is -2^63 exactly, `u64::MAX as f64` is
+                // 2^64, one past the range.
+                if let Some(float) = number.as_f64().filter(|float| float.fract() == 0.0) {
+                    #[allow(
+                        clippy::cast_possible_truncation,
+                        clippy::cast_precision_loss,
+                        clippy::cast_sign_loss
+                    )]
                     let replacement = if float < 0.0 && float >= i64::MIN as f64 {
                         Some(Number::from(float as i64))
-                    } else if float >= 0.0 && float <= u64::MAX as f64 {
+                    } else if float >= 0.0 && float < u64::MAX as f64 {
                         Some(Number::from(float as u64))
                     } else {
                         None
