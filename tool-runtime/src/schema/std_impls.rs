@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use super::{ArraySchema, Schema, SchemaKind, ToolSchema};
+use super::{ArraySchema, RangeBound, Schema, SchemaKind, ToolSchema};
 
 impl ToolSchema for bool {
     const SCHEMA: &'static Schema = &Schema::boolean();
@@ -33,8 +33,17 @@ integer! {
     usize => 0, usize::MAX;
 }
 
+// Deserialising an `f32` casts the parsed `f64`, so anything beyond these bounds would become
+// infinity. `3.4028235e38` is `f32::MAX` as it is written, and rounds to it.
+const F32_BOUND: f64 = 3.402_823_5e38;
+
 impl ToolSchema for f32 {
-    const SCHEMA: &'static Schema = &Schema::number();
+    const SCHEMA: &'static Schema = &Schema::number().with_range(
+        Some(RangeBound::Float(-F32_BOUND)),
+        Some(RangeBound::Float(F32_BOUND)),
+        None,
+        None,
+    );
 }
 
 impl ToolSchema for f64 {
@@ -54,7 +63,8 @@ impl<T: ToolSchema> ToolSchema for Vec<T> {
 }
 
 impl<T: ToolSchema, const N: usize> ToolSchema for [T; N] {
-    const SCHEMA: &'static Schema = &Schema::array(T::SCHEMA).with_items(Some(N as u64), Some(N as u64));
+    const SCHEMA: &'static Schema =
+        &Schema::array(T::SCHEMA).with_items(Some(N as u64), Some(N as u64));
 }
 
 impl<T: ToolSchema> ToolSchema for Box<T> {
