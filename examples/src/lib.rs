@@ -5,8 +5,11 @@
 //! - [`search::SearchDocs`]: read-only search with nested filters and enums over a
 //!   [`search::DocumentIndex`] capability; its output carries fields that redaction strips.
 //! - [`tickets::CreateTicket`]: a state change that needs a connection, over a
-//!   [`tickets::TicketStore`] capability.
+//!   [`tickets::TicketStore`] capability and credentials from the connection broker.
+//!
+//! [`app`] is the composition root that binds them to capabilities, a broker and a policy.
 
+pub mod app;
 pub mod search;
 pub mod tickets;
 pub mod time;

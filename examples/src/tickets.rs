@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use tool_runtime::prelude::*;
-use tool_runtime::runtime::Capability;
+use tool_runtime::runtime::{Auth, Capability};
 
 /// Open a ticket in the team's issue tracker.
 #[tool(
@@ -12,7 +12,7 @@ use tool_runtime::runtime::Capability;
     effect = state_change,
     redact = ["number", "url", "status"],
     requires_connection,
-    capabilities = [TicketStore],
+    capabilities = [TicketStore, Auth],
 )]
 #[derive(Debug)]
 pub struct CreateTicket {
@@ -92,11 +92,17 @@ pub struct StoredTicket {
     pub labels: Vec<String>,
 }
 
-/// An in-memory issue tracker with one project per connection: the capability
-/// [`CreateTicket`] writes through.
+/// An in-memory issue tracker with one project per connection, each guarded by an access
+/// token: the capability [`CreateTicket`] writes through.
 #[derive(Debug, Clone, Default)]
 pub struct TicketStore {
-    inner: Arc<Mutex<BTreeMap<String, Vec<StoredTicket>>>>,
+    inner: Arc<Mutex<BTreeMap<String, Project>>>,
+}
+
+#[derive(Debug, Default)]
+struct Project {
+    token: String,
+    tickets: Vec<StoredTicket>,
 }
 
 impl Capability for TicketStore {
@@ -104,10 +110,22 @@ impl Capability for TicketStore {
 }
 
 impl TicketStore {
-    /// An empty tracker.
+    /// A tracker without projects.
     #[must_use]
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Adds a project reached through `connection_id` and accepting `token`.
+    #[must_use]
+    pub fn with_project(self, connection_id: &str, token: &str) -> Self {
+        if let Ok(mut projects) = self.inner.lock() {
+            projects.insert(
+                connection_id.to_owned(),
+                Project { token: token.to_owned(), tickets: Vec::new() },
+            );
+        }
+        self
     }
 
     /// Every ticket created through `connection_id`.
@@ -115,16 +133,25 @@ impl TicketStore {
     pub fn tickets(&self, connection_id: &str) -> Vec<StoredTicket> {
         self.inner
             .lock()
-            .map(|projects| projects.get(connection_id).cloned().unwrap_or_default())
+            .map(|projects| {
+                projects
+                    .get(connection_id)
+                    .map(|project| project.tickets.clone())
+                    .unwrap_or_default()
+            })
             .unwrap_or_default()
     }
 
-    fn insert(&self, ticket: StoredTicket) -> Result<u64, ToolError> {
+    /// Stores a ticket in the project of `auth`'s connection, if `auth`'s token opens it.
+    fn insert(&self, auth: &Auth, ticket: StoredTicket) -> Result<u64, ToolError> {
         let mut projects =
             self.inner.lock().map_err(|_| ToolError::new("the ticket store is unavailable"))?;
-        let project = projects.entry(ticket.connection_id.clone()).or_default();
-        let number = project.len() as u64 + 1;
-        project.push(StoredTicket { number, ..ticket });
+        let project = projects
+            .get_mut(auth.connection_id())
+            .filter(|project| project.token == auth.credential().expose())
+            .ok_or_else(|| ToolError::new("the tracker refused the connection's credential"))?;
+        let number = project.tickets.len() as u64 + 1;
+        project.tickets.push(StoredTicket { number, ..ticket });
         Ok(number)
     }
 }
@@ -137,18 +164,19 @@ impl Tool for CreateTicket {
         ctx: &ToolInvocationContext,
         caps: &ToolCapabilities,
     ) -> Result<Ticket, ToolError> {
-        let connection = ctx
-            .connection_id()
-            .ok_or_else(|| ToolError::new("no tracker connection was granted for this call"))?;
-        let store = caps.get::<TicketStore>()?;
-        let number = store.insert(StoredTicket {
-            connection_id: connection.to_owned(),
-            number: 0,
-            title: self.title,
-            body: self.body,
-            priority: self.priority,
-            labels: self.labels.into_iter().map(|label| label.0).collect(),
-        })?;
+        let auth = caps.get::<Auth>()?;
+        let connection = auth.connection_id().to_owned();
+        let number = caps.get::<TicketStore>()?.insert(
+            auth,
+            StoredTicket {
+                connection_id: connection.clone(),
+                number: 0,
+                title: self.title,
+                body: self.body,
+                priority: self.priority,
+                labels: self.labels.into_iter().map(|label| label.0).collect(),
+            },
+        )?;
         Ok(Ticket {
             number,
             url: format!("https://tracker.example.com/{connection}/{number}"),

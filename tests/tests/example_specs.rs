@@ -9,7 +9,7 @@ use examples::tickets::{CreateTicket, TicketStore};
 use examples::time::GetCurrentTime;
 use serde_json::{Value, json};
 use tool_runtime::prelude::*;
-use tool_runtime::runtime::Clock;
+use tool_runtime::runtime::{Auth, Clock, Credential};
 use tool_runtime::schema::{ArgumentsError, has_path, parse_arguments};
 
 fn ctx() -> ToolInvocationContext {
@@ -20,7 +20,8 @@ fn caps() -> ToolCapabilities {
     ToolCapabilities::new()
         .with(Clock::fixed(UNIX_EPOCH + Duration::from_millis(1_795_000_000_000)))
         .with(DocumentIndex::sample())
-        .with(TicketStore::new())
+        .with(TicketStore::new().with_project("acme-tracker", "token-1"))
+        .with(Auth::new("acme-tracker", Credential::new("token-1")))
 }
 
 /// Runs `raw` through parse -> run -> output validation and returns (output, redacted output).
@@ -129,7 +130,7 @@ async fn create_ticket() {
     assert!(spec.requires_connection());
     assert_eq!(spec.effect(), ToolEffect::StateChange);
 
-    let store = TicketStore::new();
+    let store = TicketStore::new().with_project("acme-tracker", "token-1");
     let caps = caps().with(store.clone());
     let args = parse_arguments::<CreateTicket>(
         json!({"title": "Broken link", "body": "", "priority": "low", "labels": ["docs", "good-first-issue"]})
@@ -153,11 +154,12 @@ async fn create_ticket() {
     let pointers: Vec<&str> = errors.iter().map(|error| error.pointer()).collect();
     assert_eq!(pointers, ["/priority", "/labels/0"]);
 
-    let without_connection = ToolInvocationContext::new("run-1", "user-42", "acme");
+    let wrong_token = caps.clone().with(Auth::new("acme-tracker", Credential::new("stolen")));
     let args =
         parse_arguments::<CreateTicket>(br#"{"title": "abc", "body": "", "priority": "low"}"#)
             .unwrap();
-    assert!(args.run(&without_connection, &caps).await.is_err());
+    let refused = args.run(&ctx(), &wrong_token).await.unwrap_err();
+    assert_eq!(refused.message(), "the tracker refused the connection's credential");
 }
 
 #[test]

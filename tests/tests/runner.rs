@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tool_runtime::catalog::{CatalogProblem, ToolCatalog};
 use tool_runtime::policy::{
-    Approval, ApprovalDecision, ApprovalRequest, Approver, AuthzDenied, Authorizer, PreApproved,
+    Approval, ApprovalDecision, ApprovalRequest, Approver, Authorizer, AuthzDenied, PreApproved,
     ToolPolicy,
 };
 use tool_runtime::prelude::*;
@@ -37,7 +37,11 @@ struct Echoed {
 
 impl Tool for Echo {
     type Output = Echoed;
-    async fn run(self, ctx: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Echoed, ToolError> {
+    async fn run(
+        self,
+        ctx: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Echoed, ToolError> {
         ctx.report_progress(1.0, Some(1.0), "echoing");
         let text = self.text.repeat(usize::from(self.times.unwrap_or(1)));
         Ok(Echoed { length: text.len(), text, internal: "never shown".into() })
@@ -53,7 +57,11 @@ struct Nothing {}
 
 impl Tool for Panics {
     type Output = Nothing;
-    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Nothing, ToolError> {
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Nothing, ToolError> {
         panic!("tool bug")
     }
 }
@@ -64,7 +72,11 @@ struct Hangs {}
 
 impl Tool for Hangs {
     type Output = Nothing;
-    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Nothing, ToolError> {
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Nothing, ToolError> {
         std::future::pending().await
     }
 }
@@ -75,7 +87,11 @@ struct Fails {}
 
 impl Tool for Fails {
     type Output = Nothing;
-    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Nothing, ToolError> {
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Nothing, ToolError> {
         Err(ToolError::retryable("upstream busy"))
     }
 }
@@ -101,7 +117,11 @@ impl Serialize for Count {
 
 impl Tool for Liar {
     type Output = Count;
-    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Count, ToolError> {
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Count, ToolError> {
         Ok(Count { count: 1 })
     }
 }
@@ -136,7 +156,11 @@ struct Deleted {
 
 impl Tool for Delete {
     type Output = Deleted;
-    async fn run(self, _: &ToolInvocationContext, caps: &ToolCapabilities) -> Result<Deleted, ToolError> {
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Deleted, ToolError> {
         let auth = caps.get::<Auth>()?;
         Ok(Deleted { deleted: self.id, token_seen: auth.authorization_header() })
     }
@@ -160,7 +184,11 @@ impl tool_runtime::runtime::Capability for Index {
 
 impl Tool for ReadsClock {
     type Output = Ms;
-    async fn run(self, _: &ToolInvocationContext, caps: &ToolCapabilities) -> Result<Ms, ToolError> {
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Ms, ToolError> {
         Ok(Ms { ms: caps.get::<Clock>()?.epoch_ms(), has_index: caps.contains::<Index>() })
     }
 }
@@ -172,7 +200,11 @@ struct Vault;
 
 #[async_trait]
 impl ConnectionBroker for Vault {
-    async fn credential(&self, _: &ToolInvocationContext, connection_id: &str) -> Result<Credential, BrokerError> {
+    async fn credential(
+        &self,
+        _: &ToolInvocationContext,
+        connection_id: &str,
+    ) -> Result<Credential, BrokerError> {
         match connection_id {
             "conn-a" => Ok(Credential::new(CANARY)),
             _ => Err(BrokerError::new("no credential for this connection")),
@@ -220,7 +252,12 @@ fn connected(id: &str) -> ToolInvocationContext {
     ctx().with_connection_id(id).with_requested_connections(["conn-a", "conn-b"])
 }
 
-async fn code(runner: &ToolRunner, tool: &str, raw: &[u8], ctx: &ToolInvocationContext) -> Option<Code> {
+async fn code(
+    runner: &ToolRunner,
+    tool: &str,
+    raw: &[u8],
+    ctx: &ToolInvocationContext,
+) -> Option<Code> {
     runner.exec(tool, raw, ctx).await.error_code()
 }
 
@@ -235,7 +272,11 @@ async fn every_fault_has_its_code_and_the_runner_goes_on() {
         ("test__echo", br#"{"text": 5}"#.to_vec(), Some(Code::Validation)),
         ("test__echo", br"{}".to_vec(), Some(Code::Validation)),
         ("test__echo", br#"{"text": "a", "extra": 1}"#.to_vec(), Some(Code::Validation)),
-        ("test__echo", format!(r#"{{"text": "{}"}}"#, "a".repeat(9000)).into_bytes(), Some(Code::Validation)),
+        (
+            "test__echo",
+            format!(r#"{{"text": "{}"}}"#, "a".repeat(9000)).into_bytes(),
+            Some(Code::Validation),
+        ),
         ("test__echo", deep.clone().into_bytes(), Some(Code::Validation)),
         ("test__echo", br#"{"text": NaN}"#.to_vec(), Some(Code::InvalidJson)),
         ("test__echo", br#"{"text": Infinity}"#.to_vec(), Some(Code::InvalidJson)),
@@ -249,24 +290,50 @@ async fn every_fault_has_its_code_and_the_runner_goes_on() {
         ("test__hang", br"{}".to_vec(), Some(Code::Timeout)),
         ("test__liar", br"{}".to_vec(), Some(Code::OutputValidation)),
         ("test__bare", br"{}".to_vec(), Some(Code::RedactionFailed)),
-        ("test__echo", br#"{"text": "0123456789012345678901234567890123456789", "times": 10}"#.to_vec(), Some(Code::ResultTooLarge)),
+        (
+            "test__echo",
+            br#"{"text": "0123456789012345678901234567890123456789", "times": 10}"#.to_vec(),
+            Some(Code::ResultTooLarge),
+        ),
         ("test__delete", br#"{"id": 1}"#.to_vec(), Some(Code::PolicyDenied)),
         ("test__echo", br#"{"text": "still serving"}"#.to_vec(), None),
     ];
     for (tool, raw, expected) in cases {
         let result = runner.exec(tool, &raw, &ctx()).await;
-        assert_eq!(result.error_code(), expected, "{tool} {}", String::from_utf8_lossy(&raw[..raw.len().min(60)]));
+        assert_eq!(
+            result.error_code(),
+            expected,
+            "{tool} {}",
+            String::from_utf8_lossy(&raw[..raw.len().min(60)])
+        );
         if let Some(error) = result.error() {
             assert!(!error.message.is_empty());
-            assert!(!error.message.contains("0123456789"), "messages never echo values: {}", error.message);
+            assert!(
+                !error.message.contains("0123456789"),
+                "messages never echo values: {}",
+                error.message
+            );
         }
     }
     let roomy = ToolRunner::builder(catalog())
-        .policy(ToolPolicy::from_json(r#"{"allowed_tools": ["test__echo"], "budgets": {"max_argument_bytes": 1000000}}"#).unwrap())
+        .policy(
+            ToolPolicy::from_json(
+                r#"{"allowed_tools": ["test__echo"], "budgets": {"max_argument_bytes": 1000000}}"#,
+            )
+            .unwrap(),
+        )
         .build();
     let nested = roomy.exec("test__echo", deep.as_bytes(), &ctx()).await;
-    assert_eq!(nested.error_code(), Some(Code::InvalidJson), "deep nesting hits the parser's limit, not the stack");
-    assert!(nested.error().unwrap().message.contains("recursion limit"), "{}", nested.error().unwrap().message);
+    assert_eq!(
+        nested.error_code(),
+        Some(Code::InvalidJson),
+        "deep nesting hits the parser's limit, not the stack"
+    );
+    assert!(
+        nested.error().unwrap().message.contains("recursion limit"),
+        "{}",
+        nested.error().unwrap().message
+    );
 
     let fails = runner.exec("test__fail", b"{}", &ctx()).await;
     assert!(fails.error().unwrap().retryable);
@@ -283,7 +350,10 @@ async fn a_disallowed_tool_is_refused_and_hidden() {
     assert_eq!(code(&runner, "test__fail", b"{}", &ctx()).await, Some(Code::PolicyDenied));
     assert_eq!(runner.visible_tools(&ctx()).names().collect::<Vec<_>>(), ["test__echo"]);
     let nothing = ToolRunner::builder(catalog()).build();
-    assert_eq!(code(&nothing, "test__echo", br#"{"text": "a"}"#, &ctx()).await, Some(Code::PolicyDenied));
+    assert_eq!(
+        code(&nothing, "test__echo", br#"{"text": "a"}"#, &ctx()).await,
+        Some(Code::PolicyDenied)
+    );
     assert!(nothing.visible_tools(&ctx()).is_empty(), "deny by default");
 }
 
@@ -315,7 +385,11 @@ struct Wrongful;
 impl Approver for Wrongful {
     async fn review(&self, request: &ApprovalRequest<'_>) -> ApprovalDecision {
         // An approval of other arguments, replayed: it must not pass.
-        ApprovalDecision::Approved(Approval::of(request.tool_id, request.tool_call_id, &json!({"id": 1})))
+        ApprovalDecision::Approved(Approval::of(
+            request.tool_id,
+            request.tool_call_id,
+            &json!({"id": 1}),
+        ))
     }
 }
 
@@ -330,19 +404,39 @@ async fn approvals_are_bound_to_the_call_and_its_arguments() {
     };
     let ctx = connected("conn-a");
     let default = ToolRunner::builder(catalog()).policy(gated()).build();
-    assert_eq!(code(&default, "test__delete", br#"{"id": 1}"#, &ctx).await, Some(Code::ApprovalDenied));
+    assert_eq!(
+        code(&default, "test__delete", br#"{"id": 1}"#, &ctx).await,
+        Some(Code::ApprovalDenied)
+    );
 
     let approved = Approval::of("test__delete", "call_1", &json!({"id": 1}));
-    let runner = ToolRunner::builder(catalog()).policy(gated()).approver(Arc::new(PreApproved::new([approved]))).build();
+    let runner = ToolRunner::builder(catalog())
+        .policy(gated())
+        .approver(Arc::new(PreApproved::new([approved])))
+        .build();
     assert_eq!(code(&runner, "test__delete", br#"{ "id" : 1 }"#, &ctx).await, None);
-    assert_eq!(code(&runner, "test__delete", br#"{"id": 2}"#, &ctx).await, Some(Code::ApprovalDenied));
+    assert_eq!(
+        code(&runner, "test__delete", br#"{"id": 2}"#, &ctx).await,
+        Some(Code::ApprovalDenied)
+    );
     let other_call = ctx.clone().with_tool_call_id("call_2");
-    assert_eq!(code(&runner, "test__delete", br#"{"id": 1}"#, &other_call).await, Some(Code::ApprovalDenied));
+    assert_eq!(
+        code(&runner, "test__delete", br#"{"id": 1}"#, &other_call).await,
+        Some(Code::ApprovalDenied)
+    );
 
-    let replay = ToolRunner::builder(catalog()).policy(gated()).approver(Arc::new(Wrongful)).build();
+    let replay =
+        ToolRunner::builder(catalog()).policy(gated()).approver(Arc::new(Wrongful)).build();
     assert_eq!(code(&replay, "test__delete", br#"{"id": 1}"#, &ctx).await, None);
-    assert_eq!(code(&replay, "test__delete", br#"{"id": 2}"#, &ctx).await, Some(Code::ApprovalDenied));
-    assert_eq!(code(&replay, "test__echo", br#"{"text": "a"}"#, &ctx).await, None, "read-only needs none");
+    assert_eq!(
+        code(&replay, "test__delete", br#"{"id": 2}"#, &ctx).await,
+        Some(Code::ApprovalDenied)
+    );
+    assert_eq!(
+        code(&replay, "test__echo", br#"{"text": "a"}"#, &ctx).await,
+        None,
+        "read-only needs none"
+    );
 }
 
 #[derive(Debug)]
@@ -350,17 +444,25 @@ struct TenantOnly;
 
 #[async_trait]
 impl Authorizer for TenantOnly {
-    async fn authorize(&self, ctx: &ToolInvocationContext, _: &ToolSpec) -> Result<(), AuthzDenied> {
+    async fn authorize(
+        &self,
+        ctx: &ToolInvocationContext,
+        _: &ToolSpec,
+    ) -> Result<(), AuthzDenied> {
         if ctx.tenant_id() == "tenant-1" { Ok(()) } else { Err(AuthzDenied("wrong tenant".into())) }
     }
 }
 
 #[tokio::test]
 async fn the_authorization_hook_runs() {
-    let runner = ToolRunner::builder(catalog()).policy(policy()).authorizer(Arc::new(TenantOnly)).build();
+    let runner =
+        ToolRunner::builder(catalog()).policy(policy()).authorizer(Arc::new(TenantOnly)).build();
     assert_eq!(code(&runner, "test__echo", br#"{"text": "a"}"#, &ctx()).await, None);
     let other = ToolInvocationContext::new("run", "user", "tenant-2");
-    assert_eq!(code(&runner, "test__echo", br#"{"text": "a"}"#, &other).await, Some(Code::AuthzDenied));
+    assert_eq!(
+        code(&runner, "test__echo", br#"{"text": "a"}"#, &other).await,
+        Some(Code::AuthzDenied)
+    );
 }
 
 #[tokio::test]
@@ -383,10 +485,18 @@ fn unbound_capabilities_and_duplicate_ids_fail_the_build() {
     assert_eq!(problems.len(), 3, "{error}");
     assert!(matches!(&problems[0], CatalogProblem::UnboundCapability { capability: "clock", .. }));
     assert!(matches!(&problems[1], CatalogProblem::UnboundCapability { capability: "auth", .. }));
-    assert!(error.to_string().contains("tool id `test__echo` is registered twice: by `runner::Echo` and by `runner::Echo`"), "{error}");
+    assert!(
+        error.to_string().contains(
+            "tool id `test__echo` is registered twice: by `runner::Echo` and by `runner::Echo`"
+        ),
+        "{error}"
+    );
 
-    let dynamic = DynamicTool::builder("test__echo", "dup", json!({"type": "object"})).build(|v, _, _| async { Ok(v) }).unwrap();
-    let error = ToolCatalog::builder().register::<Echo>().register_dynamic(dynamic).build().unwrap_err();
+    let dynamic = DynamicTool::builder("test__echo", "dup", json!({"type": "object"}))
+        .build(|v, _, _| async { Ok(v) })
+        .unwrap();
+    let error =
+        ToolCatalog::builder().register::<Echo>().register_dynamic(dynamic).build().unwrap_err();
     assert!(error.to_string().contains("by a dynamic tool (`test__echo`)"), "{error}");
 }
 
@@ -416,12 +526,15 @@ async fn events_share_one_call_id_and_a_missing_id_is_minted() {
     let second = runner.exec("test__echo", br#"{"text": "a"}"#, &anonymous).await;
     assert!(first.tool_call_id.starts_with("call_"));
     assert_ne!(first.tool_call_id, second.tool_call_id);
-    assert!(sink.take().iter().all(|event| event.tool_call_id() == first.tool_call_id || event.tool_call_id() == second.tool_call_id));
+    assert!(sink.take().iter().all(|event| event.tool_call_id() == first.tool_call_id
+        || event.tool_call_id() == second.tool_call_id));
 
     let refused = runner.exec("test__echo", b"not json", &ctx()).await;
     let events = sink.take();
     assert_eq!(events.len(), 1, "a call refused before it starts has only its result event");
-    assert!(matches!(&events[0], ToolEvent::ToolCallResult { outcome: EventOutcome::Err { error }, .. } if error.code == Code::InvalidJson));
+    assert!(
+        matches!(&events[0], ToolEvent::ToolCallResult { outcome: EventOutcome::Err { error }, .. } if error.code == Code::InvalidJson)
+    );
     assert_eq!(refused.record.args, None);
     let json = serde_json::to_value(&refused).unwrap();
     assert_eq!(json["ok"], false);
@@ -446,7 +559,11 @@ async fn cancellation_stops_a_running_tool() {
     assert_eq!(result.error_code(), Some(Code::Cancelled));
     let events = sink.events();
     assert_eq!(events.len(), 2, "a started call still gets its one result");
-    assert_eq!(code(&runner, "test__hang", b"{}", &ctx).await, Some(Code::Cancelled), "cancelled before it starts");
+    assert_eq!(
+        code(&runner, "test__hang", b"{}", &ctx).await,
+        Some(Code::Cancelled),
+        "cancelled before it starts"
+    );
 }
 
 #[tokio::test]
@@ -468,17 +585,27 @@ async fn dynamic_tools_are_validated_with_their_json_schema() {
     })
     .unwrap();
     let catalog = ToolCatalog::builder().register_dynamic(tool).build().unwrap();
-    let runner = ToolRunner::builder(catalog).policy(ToolPolicy::from_json(r#"{"allowed_tools": ["remote__lookup"]}"#).unwrap()).build();
+    let runner = ToolRunner::builder(catalog)
+        .policy(ToolPolicy::from_json(r#"{"allowed_tools": ["remote__lookup"]}"#).unwrap())
+        .build();
     let ok = runner.exec("remote__lookup", br#"{"key": "k"}"#, &ctx()).await;
     assert_eq!(ok.value(), Some(&json!({"value": "v-k"})));
     let invalid = runner.exec("remote__lookup", br#"{"key": "sk-live-toolong"}"#, &ctx()).await;
     assert_eq!(invalid.error_code(), Some(Code::Validation));
-    assert!(!invalid.error().unwrap().message.contains("sk-live"), "{}", invalid.error().unwrap().message);
-    assert_eq!(code(&runner, "remote__lookup", br#"{"key": "bad"}"#, &ctx()).await, Some(Code::OutputValidation));
+    assert!(
+        !invalid.error().unwrap().message.contains("sk-live"),
+        "{}",
+        invalid.error().unwrap().message
+    );
+    assert_eq!(
+        code(&runner, "remote__lookup", br#"{"key": "bad"}"#, &ctx()).await,
+        Some(Code::OutputValidation)
+    );
 
-    let forbidden = DynamicTool::builder("remote__x", "", json!({"type": "object", "patternProperties": {}}))
-        .build(|v, _, _| async { Ok(v) })
-        .unwrap_err();
+    let forbidden =
+        DynamicTool::builder("remote__x", "", json!({"type": "object", "patternProperties": {}}))
+            .build(|v, _, _| async { Ok(v) })
+            .unwrap_err();
     assert!(forbidden.to_string().contains("/patternProperties"), "{forbidden}");
     let unknown_path = DynamicTool::builder("remote__x", "", json!({"type": "object"}))
         .output_schema(json!({"type": "object", "properties": {"a": {"type": "string"}}}))
@@ -486,7 +613,11 @@ async fn dynamic_tools_are_validated_with_their_json_schema() {
         .build(|v, _, _| async { Ok(v) })
         .unwrap_err();
     assert_eq!(unknown_path.to_string(), "`redact` entry `b` names no field of the output schema");
-    assert!(DynamicTool::builder("no_namespace", "", json!({"type": "object"})).build(|v, _, _| async { Ok(v) }).is_err());
+    assert!(
+        DynamicTool::builder("no_namespace", "", json!({"type": "object"}))
+            .build(|v, _, _| async { Ok(v) })
+            .is_err()
+    );
 }
 
 #[test]
@@ -517,7 +648,10 @@ fn policy_reads_from_toml_and_json_alike() {
     assert_eq!(from_toml.budgets_for("core__report").max_result_bytes, 65536);
     assert_eq!(from_toml.budgets_for("core__report").max_argument_bytes, 8192);
     assert!(from_toml.lists("mcp__github__create_issue"));
-    assert!(!ToolPolicy::from_json(r#"{"allowed_tools": ["mcp__*"]}"#).unwrap().lists("mcp__github__x"), "imported tools only by exact id");
+    assert!(
+        !ToolPolicy::from_json(r#"{"allowed_tools": ["mcp__*"]}"#).unwrap().lists("mcp__github__x"),
+        "imported tools only by exact id"
+    );
     assert!(ToolPolicy::from_json(r#"{"allowed_tool": []}"#).is_err(), "unknown keys are errors");
 }
 
@@ -537,7 +671,8 @@ async fn errors_of_a_started_call_carry_the_id_in_events_and_record() {
     let runner = runner(&sink);
     let result = runner.exec("test__panic", b"{}", &ctx()).await;
     assert_eq!(result.record.error.as_ref().map(|e| e.code), Some(Code::Execution));
-    let events: Vec<Value> = sink.events().iter().map(|e| serde_json::to_value(e).unwrap()).collect();
+    let events: Vec<Value> =
+        sink.events().iter().map(|e| serde_json::to_value(e).unwrap()).collect();
     assert_eq!(events[0]["type"], "tool_call_start");
     assert_eq!(events[1]["type"], "tool_call_result");
     assert_eq!(events[1]["error"]["code"], "execution");

@@ -14,7 +14,8 @@ use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
 use tool_runtime::runtime::{
-    Auth, BrokerError, ChannelSink, CollectingSink, ConnectionBroker, Credential, DynamicTool, ToolEvent,
+    Auth, BrokerError, ChannelSink, CollectingSink, ConnectionBroker, Credential, DynamicTool,
+    ToolEvent,
 };
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
@@ -57,15 +58,25 @@ fn arb_json() -> impl Strategy<Value = Value> {
     leaf.prop_recursive(4, 40, 5, |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-            prop::collection::btree_map(prop::sample::select(vec!["a", "b", "c", "d", "secret"]), inner, 0..5)
-                .prop_map(|map| Value::Object(map.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())),
+            prop::collection::btree_map(
+                prop::sample::select(vec!["a", "b", "c", "d", "secret"]),
+                inner,
+                0..5
+            )
+            .prop_map(|map| Value::Object(
+                map.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+            )),
         ]
     })
 }
 
 fn arb_output() -> impl Strategy<Value = Map<String, Value>> {
-    prop::collection::btree_map(prop::sample::select(vec!["a", "b", "c", "secret", "token"]), arb_json(), 0..6)
-        .prop_map(|map| map.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+    prop::collection::btree_map(
+        prop::sample::select(vec!["a", "b", "c", "secret", "token"]),
+        arb_json(),
+        0..6,
+    )
+    .prop_map(|map| map.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
 }
 
 const ALLOW: &[&str] = &["a", "b.c", "c.a.b"];
@@ -119,7 +130,11 @@ struct Vault;
 
 #[async_trait]
 impl ConnectionBroker for Vault {
-    async fn credential(&self, _: &ToolInvocationContext, _: &str) -> Result<Credential, BrokerError> {
+    async fn credential(
+        &self,
+        _: &ToolInvocationContext,
+        _: &str,
+    ) -> Result<Credential, BrokerError> {
         Ok(Credential::new(CANARY))
     }
 }
@@ -138,7 +153,11 @@ struct Leaked {
 
 impl Tool for TryToLeak {
     type Output = Leaked;
-    async fn run(self, ctx: &ToolInvocationContext, caps: &ToolCapabilities) -> Result<Leaked, ToolError> {
+    async fn run(
+        self,
+        ctx: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Leaked, ToolError> {
         let auth = caps.get::<Auth>()?;
         tracing::info!(auth = ?auth, caps = ?caps, ctx = ?ctx, "inside the tool");
         ctx.report_progress(0.5, None, format!("using {auth:?}"));
@@ -192,7 +211,11 @@ fn a_canary_secret_never_leaves_the_tool_and_spans_carry_genai_attributes() {
     let capture = Capture::default();
     let subscriber = tracing_subscriber::registry().with(capture.clone());
     let sink = CollectingSink::new();
-    let catalog = ToolCatalog::builder().register::<TryToLeak>().connection_broker(Arc::new(Vault)).build().unwrap();
+    let catalog = ToolCatalog::builder()
+        .register::<TryToLeak>()
+        .connection_broker(Arc::new(Vault))
+        .build()
+        .unwrap();
     let runner = ToolRunner::builder(catalog)
         .policy(ToolPolicy::from_json(r#"{"allowed_tools": ["leak__try"], "connections": {"allowed_connection_ids": ["c1"]}}"#).unwrap())
         .event_sink(Arc::new(sink.clone()))
@@ -232,12 +255,14 @@ fn a_canary_secret_never_leaves_the_tool_and_spans_carry_genai_attributes() {
     assert!(everything.contains("inside the tool"), "the tool's own log line was captured");
     assert!(!everything.contains(CANARY), "the canary leaked");
 
-    let span = lines.iter().find(|(name, _)| name == "execute_tool").expect("one span per invocation");
+    let span =
+        lines.iter().find(|(name, _)| name == "execute_tool").expect("one span per invocation");
     assert_eq!(span.1["gen_ai.operation.name"], "execute_tool");
     assert_eq!(span.1["gen_ai.tool.name"], "leak__try");
     assert_eq!(span.1["gen_ai.tool.call.id"], "call_leak");
     assert_eq!(lines.iter().filter(|(name, _)| name == "execute_tool").count(), 2);
-    assert!(lines.iter().any(|(name, fields)| name == "record" && fields.get("error.type").map(String::as_str) == Some("execution")));
+    assert!(lines.iter().any(|(name, fields)| name == "record"
+        && fields.get("error.type").map(String::as_str) == Some("execution")));
 }
 
 /// Doubles a number.
@@ -253,7 +278,11 @@ struct Doubled {
 
 impl Tool for Double {
     type Output = Doubled;
-    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Doubled, ToolError> {
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Doubled, ToolError> {
         tokio::task::yield_now().await;
         Ok(Doubled { value: u64::from(self.value) * 2 })
     }
@@ -263,7 +292,11 @@ impl Tool for Double {
 fn under_load_every_call_has_exactly_one_start_and_one_result() {
     const CALLS: usize = 100_000;
     const CALLERS: usize = 64;
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_time().build().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_time()
+        .build()
+        .unwrap();
     let (sink, mut events) = ChannelSink::new();
     let runner = ToolRunner::builder(ToolCatalog::builder().register::<Double>().build().unwrap())
         .policy(ToolPolicy::from_json(r#"{"allowed_tools": ["load__double"]}"#).unwrap())
@@ -276,7 +309,8 @@ fn under_load_every_call_has_exactly_one_start_and_one_result() {
             callers.push(tokio::spawn(async move {
                 let mut ok = 0;
                 for i in (caller..CALLS).step_by(CALLERS) {
-                    let ctx = ToolInvocationContext::new("load", "a", "t").with_tool_call_id(format!("c{i}"));
+                    let ctx = ToolInvocationContext::new("load", "a", "t")
+                        .with_tool_call_id(format!("c{i}"));
                     let raw = format!(r#"{{"value": {i}}}"#);
                     let result = runner.exec("load__double", raw.as_bytes(), &ctx).await;
                     if result.value() == Some(&json!({"value": i * 2})) {

@@ -185,14 +185,20 @@ impl ToolSource for ToolCatalog {
     }
 
     fn get(&self, id: &str) -> Option<Arc<dyn BoundToolRuntime>> {
-        self.tools.get(id).cloned().or_else(|| self.sources.iter().find_map(|source| source.get(id)))
+        self.tools
+            .get(id)
+            .cloned()
+            .or_else(|| self.sources.iter().find_map(|source| source.get(id)))
     }
 }
 
 impl ToolCatalogBuilder {
     /// Registers a `#[tool]` type.
     pub fn register<T: Tool + Sync>(self) -> Self {
-        self.register_bound(Arc::new(StaticTool::<T>::new()), format!("`{}`", std::any::type_name::<T>()))
+        self.register_bound(
+            Arc::new(StaticTool::<T>::new()),
+            format!("`{}`", std::any::type_name::<T>()),
+        )
     }
 
     /// Registers a tool whose schema is known at run time.
@@ -325,7 +331,8 @@ pub fn create_tool_catalog(
     policy: &ToolPolicy,
     ctx: &ToolInvocationContext,
 ) -> VisibleTools {
-    let mut tools: Vec<_> = source.tools().into_iter().filter(|tool| policy.shows(ctx, tool.spec())).collect();
+    let mut tools: Vec<_> =
+        source.tools().into_iter().filter(|tool| policy.shows(ctx, tool.spec())).collect();
     tools.sort_by(|a, b| a.id().cmp(b.id()));
     tools.dedup_by(|a, b| a.id() == b.id());
     VisibleTools(tools)

@@ -134,7 +134,12 @@ impl ToolPolicy {
     /// The decision for a call of `tool_id` with `effect`: deny unless listed and not
     /// overridden; approval when the effect (or the tool's override) asks for it.
     #[must_use]
-    pub fn decide(&self, _ctx: &ToolInvocationContext, tool_id: &str, effect: ToolEffect) -> Decision {
+    pub fn decide(
+        &self,
+        _ctx: &ToolInvocationContext,
+        tool_id: &str,
+        effect: ToolEffect,
+    ) -> Decision {
         let exception = self.tools.get(tool_id);
         if !self.lists(tool_id) || exception.is_some_and(|exception| exception.deny) {
             return Decision::Deny { reason: "policy does not allow this tool".to_owned() };
@@ -161,7 +166,10 @@ impl ToolPolicy {
 
     /// `grant.allowed_connection_ids ∩ ctx.requested_connection_ids()`.
     #[must_use]
-    pub fn effective_connections<'a>(&'a self, ctx: &'a ToolInvocationContext) -> BTreeSet<&'a str> {
+    pub fn effective_connections<'a>(
+        &'a self,
+        ctx: &'a ToolInvocationContext,
+    ) -> BTreeSet<&'a str> {
         ctx.requested_connection_ids()
             .iter()
             .map(String::as_str)
@@ -338,7 +346,11 @@ pub trait Authorizer: Send + Sync + fmt::Debug {
     /// # Errors
     ///
     /// [`AuthzDenied`] with a safe message.
-    async fn authorize(&self, ctx: &ToolInvocationContext, spec: &ToolSpec) -> Result<(), AuthzDenied>;
+    async fn authorize(
+        &self,
+        ctx: &ToolInvocationContext,
+        spec: &ToolSpec,
+    ) -> Result<(), AuthzDenied>;
 }
 
 /// An authorizer's refusal.
@@ -359,7 +371,11 @@ pub struct AllowAll;
 
 #[async_trait]
 impl Authorizer for AllowAll {
-    async fn authorize(&self, _ctx: &ToolInvocationContext, _spec: &ToolSpec) -> Result<(), AuthzDenied> {
+    async fn authorize(
+        &self,
+        _ctx: &ToolInvocationContext,
+        _spec: &ToolSpec,
+    ) -> Result<(), AuthzDenied> {
         Ok(())
     }
 }

@@ -243,7 +243,12 @@ impl ToolRunner {
     /// Runs one call of `tool_id` with the model's raw arguments. Never panics and never
     /// fails: the outcome, good or bad, is in the result. The call id is `ctx.tool_call_id()`,
     /// or a fresh one when the model gave none. Needs a Tokio runtime with timers enabled.
-    pub async fn exec(&self, tool_id: &str, raw_args: &[u8], ctx: &ToolInvocationContext) -> ToolExecResult {
+    pub async fn exec(
+        &self,
+        tool_id: &str,
+        raw_args: &[u8],
+        ctx: &ToolInvocationContext,
+    ) -> ToolExecResult {
         let started_ms = self.clock.epoch_ms();
         let mut call = Call {
             id: ctx.tool_call_id().map_or_else(mint_call_id, str::to_owned),
@@ -300,7 +305,10 @@ impl ToolRunner {
         use ToolErrorCode as Code;
         // 1. Look the tool up.
         let tool = self.catalog.get(tool_id).ok_or_else(|| {
-            ExecError::new(Code::Unavailable, format!("no tool named `{}` is available", shown(tool_id)))
+            ExecError::new(
+                Code::Unavailable,
+                format!("no tool named `{}` is available", shown(tool_id)),
+            )
         })?;
         // 2. Policy.
         let decision = self.policy.decide(ctx, tool_id, tool.effect());
@@ -326,14 +334,20 @@ impl ToolRunner {
         if raw_args.len() > budgets.max_argument_bytes {
             return Err(ExecError::new(
                 Code::Validation,
-                format!("the arguments are {} bytes; the limit is {}", raw_args.len(), budgets.max_argument_bytes),
+                format!(
+                    "the arguments are {} bytes; the limit is {}",
+                    raw_args.len(),
+                    budgets.max_argument_bytes
+                ),
             ));
         }
         let value = parse_json(raw_args).map_err(|error| {
             ExecError::new(Code::InvalidJson, format!("the arguments are not valid JSON: {error}"))
         })?;
         let args = tool.validate_input(value).map_err(|error| match error {
-            ArgumentsError::Validation(errors) => ExecError::new(Code::Validation, errors.to_string()),
+            ArgumentsError::Validation(errors) => {
+                ExecError::new(Code::Validation, errors.to_string())
+            }
             other => ExecError::new(Code::Validation, other.to_string()),
         })?;
         call.args = Some(args.value().clone());
@@ -345,13 +359,15 @@ impl ToolRunner {
         // 7. Start.
         let sink = Arc::clone(&self.sink);
         let (progress_id, progress_name) = (call.id.clone(), tool_id.to_owned());
-        let call_ctx = ctx.clone().with_tool_call_id(call.id.clone()).with_progress(ProgressReporter::new(move |progress| {
-            sink.emit(ToolEvent::ToolCallProgress {
-                tool_call_id: progress_id.clone(),
-                tool_name: progress_name.clone(),
-                progress,
-            });
-        }));
+        let call_ctx = ctx.clone().with_tool_call_id(call.id.clone()).with_progress(
+            ProgressReporter::new(move |progress| {
+                sink.emit(ToolEvent::ToolCallProgress {
+                    tool_call_id: progress_id.clone(),
+                    tool_name: progress_name.clone(),
+                    progress,
+                });
+            }),
+        );
         self.sink.emit(ToolEvent::ToolCallStart {
             tool_call_id: call.id.clone(),
             tool_name: tool_id.to_owned(),
@@ -361,14 +377,24 @@ impl ToolRunner {
         call.started = true;
         // 8. Run within the budget; a panic is an execution error.
         let budget = Duration::from_millis(budgets.max_runtime_ms);
-        let output = match tokio::time::timeout(budget, CatchUnwind(tool.exec(args, &call_ctx, &caps))).await {
+        let output = match tokio::time::timeout(
+            budget,
+            CatchUnwind(tool.exec(args, &call_ctx, &caps)),
+        )
+        .await
+        {
             Err(_) => {
                 return Err(ExecError::new(
                     Code::Timeout,
                     format!("the tool did not finish within {} ms", budgets.max_runtime_ms),
                 ));
             }
-            Ok(Err(())) => return Err(ExecError::new(Code::Execution, "the tool failed unexpectedly (it panicked)")),
+            Ok(Err(())) => {
+                return Err(ExecError::new(
+                    Code::Execution,
+                    "the tool failed unexpectedly (it panicked)",
+                ));
+            }
             Ok(Ok(Err(error))) => {
                 return Err(ExecError {
                     code: Code::Execution,
@@ -380,10 +406,15 @@ impl ToolRunner {
         };
         // 9. Output validation.
         tool.validate_output(&output).map_err(|errors| {
-            ExecError::new(Code::OutputValidation, format!("the tool's output does not match its output schema: {errors}"))
+            ExecError::new(
+                Code::OutputValidation,
+                format!("the tool's output does not match its output schema: {errors}"),
+            )
         })?;
         // 10. Redaction and size.
-        let redacted = tool.redact(&output).map_err(|error| ExecError::new(Code::RedactionFailed, error.to_string()))?;
+        let redacted = tool
+            .redact(&output)
+            .map_err(|error| ExecError::new(Code::RedactionFailed, error.to_string()))?;
         let size = json_len(&redacted);
         if size > budgets.max_result_bytes {
             return Err(ExecError::new(
@@ -409,12 +440,18 @@ impl ToolRunner {
             ctx,
         };
         match self.approver.review(&request).await {
-            ApprovalDecision::Approved(approval) if approval == Approval::of(tool.id(), &call.id, arguments) => Ok(()),
+            ApprovalDecision::Approved(approval)
+                if approval == Approval::of(tool.id(), &call.id, arguments) =>
+            {
+                Ok(())
+            }
             ApprovalDecision::Approved(_) => Err(ExecError::new(
                 ToolErrorCode::ApprovalDenied,
                 "the approval was given for another call or other arguments",
             )),
-            ApprovalDecision::Denied { message } => Err(ExecError::new(ToolErrorCode::ApprovalDenied, message)),
+            ApprovalDecision::Denied { message } => {
+                Err(ExecError::new(ToolErrorCode::ApprovalDenied, message))
+            }
         }
     }
 
@@ -428,9 +465,14 @@ impl ToolRunner {
             return Ok(caps);
         }
         let denied = |message: String| ExecError::new(ToolErrorCode::AuthzDenied, message);
-        let connection = ctx.connection_id().ok_or_else(|| denied("the call has no connection".to_owned()))?;
-        let broker = self.catalog.broker().ok_or_else(|| denied("no connection broker is bound".to_owned()))?;
-        let credential = broker.credential(ctx, connection).await.map_err(|error| denied(error.to_string()))?;
+        let connection =
+            ctx.connection_id().ok_or_else(|| denied("the call has no connection".to_owned()))?;
+        let broker = self
+            .catalog
+            .broker()
+            .ok_or_else(|| denied("no connection broker is bound".to_owned()))?;
+        let credential =
+            broker.credential(ctx, connection).await.map_err(|error| denied(error.to_string()))?;
         Ok(caps.with(Auth::new(connection.to_owned(), credential)))
     }
 }

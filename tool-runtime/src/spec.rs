@@ -465,10 +465,14 @@ impl std::error::Error for NameError {}
 pub fn check_tool_name(name: &str) -> Result<(), NameError> {
     let count = name.chars().count();
     if count == 0 || count > 64 {
-        return Err(NameError(format!("a tool id must be 1 to 64 characters long; this one has {count}")));
+        return Err(NameError(format!(
+            "a tool id must be 1 to 64 characters long; this one has {count}"
+        )));
     }
     if name.chars().any(|c| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')) {
-        return Err(NameError("a tool id may use only `a-z`, `A-Z`, `0-9`, `_` and `-`".to_owned()));
+        return Err(NameError(
+            "a tool id may use only `a-z`, `A-Z`, `0-9`, `_` and `-`".to_owned(),
+        ));
     }
     match name.split_once("__") {
         Some((namespace, tool)) if !namespace.is_empty() && !tool.is_empty() => Ok(()),

@@ -88,8 +88,11 @@ impl std::error::Error for BrokerError {}
 /// Its methods take no connection id: a tool cannot reach another connection.
 ///
 /// ```
-/// use tool_runtime::runtime::Auth;
-/// assert_eq!(std::any::type_name::<Auth>(), "tool_runtime::runtime::auth::Auth");
+/// use tool_runtime::runtime::{Auth, Credential};
+///
+/// let auth = Auth::new("github-acme", Credential::new("s3cret"));
+/// assert_eq!(auth.authorization_header(), "Bearer s3cret");
+/// assert_eq!(format!("{auth:?}"), r#"Auth { connection_id: "github-acme", credential: Credential(***) }"#);
 /// ```
 #[derive(Clone)]
 pub struct Auth {
@@ -98,8 +101,10 @@ pub struct Auth {
 }
 
 impl Auth {
-    pub(crate) fn new(connection_id: String, credential: Credential) -> Self {
-        Self { connection_id, credential }
+    /// Credentials for `connection_id`. The runner builds one per call from the
+    /// [`ConnectionBroker`]; build one yourself only to test a tool directly.
+    pub fn new(connection_id: impl Into<String>, credential: Credential) -> Self {
+        Self { connection_id: connection_id.into(), credential }
     }
 
     /// The connection this call was granted.

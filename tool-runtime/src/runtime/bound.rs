@@ -29,7 +29,9 @@ impl ValidatedArgs {
 
 impl fmt::Debug for ValidatedArgs {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ValidatedArgs").field("typed", &self.typed.is_some()).finish_non_exhaustive()
+        f.debug_struct("ValidatedArgs")
+            .field("typed", &self.typed.is_some())
+            .finish_non_exhaustive()
     }
 }
 
@@ -127,7 +129,10 @@ impl<T: Tool> fmt::Debug for StaticTool<T> {
 
 /// Why a tool's output could not be serialised.
 fn serialise_error(error: &serde_json::Error) -> ToolError {
-    ToolError::new(format!("the tool's output could not be serialised ({:?} error)", error.classify()))
+    ToolError::new(format!(
+        "the tool's output could not be serialised ({:?} error)",
+        error.classify()
+    ))
 }
 
 #[async_trait]
@@ -152,7 +157,10 @@ impl<T: Tool + Sync> BoundToolRuntime for StaticTool<T> {
         let typed = match args.typed.and_then(|typed| typed.downcast::<T>().ok()) {
             Some(typed) => *typed,
             None => T::deserialize(&args.value).map_err(|error| {
-                ToolError::new(format!("arguments could not be decoded ({:?} error)", error.classify()))
+                ToolError::new(format!(
+                    "arguments could not be decoded ({:?} error)",
+                    error.classify()
+                ))
             })?,
         };
         let output = typed.run(ctx, caps).await?;
@@ -167,7 +175,8 @@ impl<T: Tool + Sync> BoundToolRuntime for StaticTool<T> {
 /// The future a [`DynamicTool`]'s handler returns.
 pub type DynamicFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send>>;
 
-type Handler = Arc<dyn Fn(Value, ToolInvocationContext, ToolCapabilities) -> DynamicFuture + Send + Sync>;
+type Handler =
+    Arc<dyn Fn(Value, ToolInvocationContext, ToolCapabilities) -> DynamicFuture + Send + Sync>;
 
 /// A tool whose schema is known only at run time (imported over MCP, defined by
 /// configuration). Its schemas were checked against the allowed subset when it was built; its
@@ -199,7 +208,10 @@ impl DynamicTool {
 }
 
 /// Every `jsonschema` error on `value`, with pointers and masked messages (never the value).
-fn external_errors(validator: &jsonschema::Validator, value: &Value) -> Result<(), ValidationErrors> {
+fn external_errors(
+    validator: &jsonschema::Validator,
+    value: &Value,
+) -> Result<(), ValidationErrors> {
     let mut errors = ValidationErrors::default();
     for error in validator.iter_errors(value) {
         errors.push_external(error.instance_path().as_str(), error.masked().to_string());

@@ -68,7 +68,9 @@ impl fmt::Display for DynamicToolError {
             Self::InputSchema(error) => write!(f, "input schema: {error}"),
             Self::OutputSchema(error) => write!(f, "output schema: {error}"),
             Self::InvalidSchema(message) => write!(f, "invalid schema: {message}"),
-            Self::RedactPath(path) => write!(f, "`redact` entry `{path}` names no field of the output schema"),
+            Self::RedactPath(path) => {
+                write!(f, "`redact` entry `{path}` names no field of the output schema")
+            }
         }
     }
 }
@@ -106,7 +108,11 @@ impl DynamicTool {
     /// Starts a dynamic tool with its id, description and input schema. Unless told otherwise
     /// it is an `external_side_effect` (the most cautious reading), needs no connection, has no
     /// output schema and lets no output field through redaction.
-    pub fn builder(name: impl Into<String>, description: impl Into<String>, input_schema: Value) -> DynamicToolBuilder {
+    pub fn builder(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+    ) -> DynamicToolBuilder {
         DynamicToolBuilder {
             name: name.into(),
             description: description.into(),
@@ -161,7 +167,8 @@ impl DynamicToolBuilder {
         let output = match &self.output_schema {
             Some(schema) => {
                 check_subset(schema).map_err(DynamicToolError::OutputSchema)?;
-                if let Some(path) = self.redaction.iter().find(|path| !json_has_path(schema, path)) {
+                if let Some(path) = self.redaction.iter().find(|path| !json_has_path(schema, path))
+                {
                     return Err(DynamicToolError::RedactPath(path.clone()));
                 }
                 Some(compile(schema)?)
@@ -177,7 +184,9 @@ impl DynamicToolBuilder {
             Redaction::new(self.redaction),
             self.requires_connection,
         );
-        let handler = Arc::new(move |args, ctx, caps| -> super::DynamicFuture { Box::pin(handler(args, ctx, caps)) });
+        let handler = Arc::new(move |args, ctx, caps| -> super::DynamicFuture {
+            Box::pin(handler(args, ctx, caps))
+        });
         Ok(DynamicTool::from_parts(spec, input, output, handler))
     }
 }

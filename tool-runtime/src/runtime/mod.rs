@@ -16,11 +16,11 @@ mod tool;
 
 pub use auth::{Auth, BrokerError, ConnectionBroker, Credential};
 pub use bound::{BoundToolRuntime, DynamicFuture, DynamicTool, StaticTool, ValidatedArgs};
-pub use dynamic::{DynamicToolBuilder, DynamicToolError};
-pub use events::{ChannelSink, CollectingSink, EventOutcome, EventSink, NullSink, ToolEvent};
-pub use result::{ExecError, ToolErrorCode, ToolExecResult, ToolInvocationRecord};
 pub use capabilities::{Capability, CapabilityRef, MissingCapability, ToolCapabilities};
 pub use clock::Clock;
 pub use context::{Progress, ProgressReporter, ToolInvocationContext};
+pub use dynamic::{DynamicToolBuilder, DynamicToolError};
 pub use error::ToolError;
+pub use events::{ChannelSink, CollectingSink, EventOutcome, EventSink, NullSink, ToolEvent};
+pub use result::{ExecError, ToolErrorCode, ToolExecResult, ToolInvocationRecord};
 pub use tool::Tool;

@@ -91,7 +91,10 @@ pub fn check_subset(schema: &Value) -> Result<(), SubsetError> {
         return Err(error(String::new(), "a tool's schema must be a JSON object"));
     };
     if !matches!(map.get("type"), Some(Value::String(kind)) if kind == "object") {
-        return Err(error("/type".to_owned(), "a tool's arguments must be an object: `\"type\": \"object\"`"));
+        return Err(error(
+            "/type".to_owned(),
+            "a tool's arguments must be an object: `\"type\": \"object\"`",
+        ));
     }
     let mut pointer = String::new();
     check_node(map, &mut pointer, 0)
@@ -107,17 +110,25 @@ fn escape(segment: &str) -> String {
 
 const MAX_DEPTH: usize = 32;
 
-fn check_node(node: &Map<String, Value>, pointer: &mut String, depth: usize) -> Result<(), SubsetError> {
+fn check_node(
+    node: &Map<String, Value>,
+    pointer: &mut String,
+    depth: usize,
+) -> Result<(), SubsetError> {
     if depth > MAX_DEPTH {
         return Err(error(pointer.clone(), format!("nested deeper than {MAX_DEPTH} levels")));
     }
     for key in node.keys() {
         if !ALLOWED.contains(&key.as_str()) {
             let why = match key.as_str() {
-                "oneOf" | "anyOf" | "allOf" | "not" => "unions and negations are outside the subset providers accept",
+                "oneOf" | "anyOf" | "allOf" | "not" => {
+                    "unions and negations are outside the subset providers accept"
+                }
                 "if" | "then" | "else" => "conditional schemas are outside the subset",
                 "patternProperties" => "open maps are outside the subset",
-                "$ref" | "$defs" | "definitions" | "$dynamicRef" => "references are outside the subset; inline the schema",
+                "$ref" | "$defs" | "definitions" | "$dynamicRef" => {
+                    "references are outside the subset; inline the schema"
+                }
                 "const" => "`const` is outside the subset; use a one-value `enum`",
                 _ => "this keyword is outside the subset",
             };
@@ -128,7 +139,10 @@ fn check_node(node: &Map<String, Value>, pointer: &mut String, depth: usize) -> 
     let base = pointer.len();
     if let Some(Value::Array(values)) = node.get("enum") {
         if let Some(bad) = values.iter().position(|value| !(value.is_string() || value.is_null())) {
-            return Err(error(format!("{pointer}/enum/{bad}"), "enum values must be strings (or null)"));
+            return Err(error(
+                format!("{pointer}/enum/{bad}"),
+                "enum values must be strings (or null)",
+            ));
         }
     } else if node.contains_key("enum") {
         return Err(error(format!("{pointer}/enum"), "`enum` must be an array"));
@@ -140,7 +154,12 @@ fn check_node(node: &Map<String, Value>, pointer: &mut String, depth: usize) -> 
             check_node(items, pointer, depth + 1)?;
             pointer.truncate(base);
         }
-        Some(_) => return Err(error(format!("{pointer}/items"), "`items` must be one schema object (tuples are outside the subset)")),
+        Some(_) => {
+            return Err(error(
+                format!("{pointer}/items"),
+                "`items` must be one schema object (tuples are outside the subset)",
+            ));
+        }
     }
     match node.get("properties") {
         None => {}
@@ -150,25 +169,40 @@ fn check_node(node: &Map<String, Value>, pointer: &mut String, depth: usize) -> 
                 pointer.push_str(&escape(name));
                 match property {
                     Value::Object(property) => check_node(property, pointer, depth + 1)?,
-                    _ => return Err(error(pointer.clone(), "a property's schema must be an object")),
+                    _ => {
+                        return Err(error(pointer.clone(), "a property's schema must be an object"));
+                    }
                 }
                 pointer.truncate(base);
             }
         }
-        Some(_) => return Err(error(format!("{pointer}/properties"), "`properties` must be an object")),
+        Some(_) => {
+            return Err(error(format!("{pointer}/properties"), "`properties` must be an object"));
+        }
     }
     match node.get("additionalProperties") {
         None | Some(Value::Bool(_)) => {}
-        Some(_) => return Err(error(format!("{pointer}/additionalProperties"), "a schema for additional properties is an open map, outside the subset; only `false` or `true` is accepted")),
+        Some(_) => {
+            return Err(error(
+                format!("{pointer}/additionalProperties"),
+                "a schema for additional properties is an open map, outside the subset; only `false` or `true` is accepted",
+            ));
+        }
     }
     if let Some(required) = node.get("required") {
         let names = required.as_array().filter(|names| names.iter().all(Value::is_string));
         if names.is_none() {
-            return Err(error(format!("{pointer}/required"), "`required` must be an array of property names"));
+            return Err(error(
+                format!("{pointer}/required"),
+                "`required` must be an array of property names",
+            ));
         }
     }
     if kinds.is_empty() && (node.contains_key("properties") || node.contains_key("items")) {
-        return Err(error(format!("{pointer}/type"), "a schema with `properties` or `items` must say its `type`"));
+        return Err(error(
+            format!("{pointer}/type"),
+            "a schema with `properties` or `items` must say its `type`",
+        ));
     }
     Ok(())
 }
@@ -179,14 +213,22 @@ fn types(node: &Map<String, Value>, pointer: &str) -> Result<Vec<String>, Subset
         None => return Ok(Vec::new()),
         Some(Value::String(name)) => vec![name.as_str()],
         Some(Value::Array(names)) => names.iter().filter_map(Value::as_str).collect(),
-        Some(_) => return Err(error(format!("{pointer}/type"), "`type` must be a string or an array of strings")),
+        Some(_) => {
+            return Err(error(
+                format!("{pointer}/type"),
+                "`type` must be a string or an array of strings",
+            ));
+        }
     };
     if let Some(bad) = names.iter().find(|name| !TYPES.contains(name)) {
         return Err(error(format!("{pointer}/type"), format!("unknown type `{bad}`")));
     }
     let non_null = names.iter().filter(|name| **name != "null").count();
     if non_null > 1 {
-        return Err(error(format!("{pointer}/type"), "a union of several types is outside the subset; only one type, optionally with `null`, is accepted"));
+        return Err(error(
+            format!("{pointer}/type"),
+            "a union of several types is outside the subset; only one type, optionally with `null`, is accepted",
+        ));
     }
     Ok(names.into_iter().map(str::to_owned).collect())
 }
