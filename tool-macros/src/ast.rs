@@ -118,6 +118,9 @@ impl<'a> Container<'a> {
                 for variant in &data.variants {
                     let attrs = serde_attr::variant(cx, &variant.attrs);
                     if !matches!(variant.fields, Fields::Unit) {
+                        if serde.rejected_repr {
+                            continue;
+                        }
                         cx.error_spanned_by(
                             &variant.fields,
                             format_args!(

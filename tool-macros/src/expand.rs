@@ -7,7 +7,7 @@ use syn::spanned::Spanned;
 use syn::{GenericParam, Generics, Path};
 
 use crate::ast::{Body, Container, Field};
-use crate::schema_attr::{Count, Number};
+use crate::schema_attr::{Bound, Count, Number};
 
 /// `::tool_runtime::__private`, or the `crate = ...` override's.
 pub(crate) fn private(krate: &Path) -> TokenStream {
@@ -25,8 +25,8 @@ fn count(value: Option<Count>) -> TokenStream {
     option(value.map(|count| count.value))
 }
 
-fn range_bound(p: &TokenStream, value: Option<Number>) -> TokenStream {
-    option(value.map(|number| match number {
+fn range_bound(p: &TokenStream, value: Option<Bound>) -> TokenStream {
+    option(value.map(|bound| match bound.number {
         Number::Int(value) => quote!(#p::RangeBound::Int(#value)),
         Number::Float(value) => quote!(#p::RangeBound::Float(#value)),
     }))
@@ -48,32 +48,37 @@ fn field_schema(p: &TokenStream, field: &Field<'_>) -> (TokenStream, Vec<TokenSt
         checks.push(quote_spanned!(key.span()=> ::core::assert!(#condition, #message);));
     };
     if let Some(length) = &constraints.length {
-        check(&length.key, quote!(#base.accepts_string_constraints()), format!("`length` applies to strings only, and {what} is not a string (arrays take `items(...)`)"));
+        check(&length.key, quote!(#base.accepts_string_constraints()), format!("`length` applies to strings only, and {what} is not a string; bound arrays with `items(...)` and numbers with `range(...)`"));
         let (min, max) = (count(length.min), count(length.max));
         expr = quote!(#expr.with_length(#min, #max));
     }
     if let Some((key, pattern)) = &constraints.pattern {
-        check(key, quote!(#base.accepts_string_constraints()), format!("`pattern` applies to strings only, and {what} is not a string"));
+        check(key, quote!(#base.accepts_string_constraints()), format!("`pattern` applies to strings only, and {what} is not a string; remove it"));
         expr = quote!(#expr.with_pattern(#pattern));
     }
     if let Some((key, format)) = &constraints.format {
-        check(key, quote!(#base.accepts_string_constraints()), format!("`format` applies to strings only, and {what} is not a string"));
+        check(key, quote!(#base.accepts_string_constraints()), format!("`format` applies to strings only, and {what} is not a string; remove it"));
         expr = quote!(#expr.with_format(#format));
     }
     if let Some(items) = &constraints.items {
-        check(&items.key, quote!(#base.accepts_item_constraints()), format!("`items` applies to arrays only, and {what} is not an array (strings take `length(...)`)"));
+        check(&items.key, quote!(#base.accepts_item_constraints()), format!("`items` applies to arrays only, and {what} is not an array; bound strings with `length(...)` and numbers with `range(...)`"));
         let (min, max) = (count(items.min), count(items.max));
         expr = quote!(#expr.with_items(#min, #max));
     }
     if let Some(range) = &constraints.range {
-        let bounds = [range.min, range.max, range.exclusive_min, range.exclusive_max].map(|bound| range_bound(p, bound));
-        let [min, max, emin, emax] = &bounds;
-        check(&range.key, quote!(#base.accepts_range()), format!("`range` applies to numbers only, and {what} is not a number"));
-        check(&range.key, quote!(!#base.accepts_range() || #base.accepts_range_bounds(#min, #max, #emin, #emax)), format!("{what} is an integer: write its `range` bounds as integer literals"));
+        let [min, max, emin, emax] = range.bounds().map(|bound| range_bound(p, bound));
+        check(&range.key, quote!(#base.accepts_range()), format!("`range` applies to numbers only, and {what} is not a number; bound strings with `length(...)` and arrays with `items(...)`"));
+        let float = range.bounds().into_iter().flatten().find(|bound| matches!(bound.number, Number::Float(_)));
+        if let Some(float) = float {
+            // Placed on the float literal; passes for floating-point fields (and non-numbers,
+            // which the check above reports).
+            let message = format!("{what} is an integer, so its `range` bounds must be integer literals; write `{}` as a whole number", float.number);
+            checks.push(quote_spanned!(float.span=> ::core::assert!(!#base.accepts_range() || #base.accepts_range_bounds(#min, #max, #emin, #emax), #message);));
+        }
         expr = quote!(#expr.with_range(#min, #max, #emin, #emax));
     }
     if let Some(span) = first_key {
-        let message = format!("no value of {what} satisfies its constraints together with its type's own bounds");
+        let message = format!("no value of {what} satisfies its constraints together with the bounds of its type; widen the constraints or the type");
         checks.push(quote_spanned!(span=> ::core::assert!(#expr.is_satisfiable(), #message);));
     }
     if let Some(description) = &field.description {
@@ -92,16 +97,18 @@ fn bounded_generics(p: &TokenStream, generics: &Generics) -> Generics {
     generics
 }
 
-/// `impl ToolSchema for ...`, plus a constant that evaluates the schema so constraint
-/// assertions fire even when nothing uses the type yet.
+/// `impl ToolSchema for ...`, plus the constraint assertions. For a type without generics they
+/// are `const` items of their own, evaluated even when nothing uses the type yet, and a failing
+/// one does not also break every use of the schema; a generic type checks them inside `SCHEMA`,
+/// once per instantiation.
 pub(crate) fn schema_impl(container: &Container<'_>, krate: &Path, description: Option<&str>) -> TokenStream {
     let p = private(krate);
     let ident = &container.input.ident;
     let description = option(description);
     let mut optional = None;
+    let mut checks = Vec::new();
     let body = match &container.body {
         Body::Struct(fields) => {
-            let mut checks = Vec::new();
             let mut properties = Vec::new();
             for field in fields {
                 let (expr, field_checks) = field_schema(&p, field);
@@ -115,26 +122,23 @@ pub(crate) fn schema_impl(container: &Container<'_>, krate: &Path, description: 
                 let name = &field.name;
                 properties.push(quote!(#p::Property { name: #name, schema: &#expr, required: #required }));
             }
-            quote!({
-                #(#checks)*
-                #p::Schema {
-                    kind: #p::SchemaKind::Object(#p::ObjectSchema { properties: &[#(#properties),*] }),
-                    description: #description,
-                    nullable: false,
-                }
+            quote!(#p::Schema {
+                kind: #p::SchemaKind::Object(#p::ObjectSchema { properties: &[#(#properties),*] }),
+                description: #description,
+                nullable: false,
             })
         }
         Body::Newtype(field) => {
-            let (expr, checks) = field_schema(&p, field);
+            let (expr, field_checks) = field_schema(&p, field);
+            checks.extend(field_checks);
             let ty = field.ty;
             if container.serde.transparent {
                 optional = Some(quote!(const OPTIONAL: bool = <#ty as #p::ToolSchema>::OPTIONAL;));
             }
-            let expr = match &container.description {
+            match &container.description {
                 Some(text) if field.description.is_none() => quote!(#expr.describe(#text)),
                 _ => expr,
-            };
-            quote!({ #(#checks)* #expr })
+            }
         }
         Body::Enum(variants) => {
             let names = variants.iter().map(|variant| &variant.name);
@@ -147,16 +151,19 @@ pub(crate) fn schema_impl(container: &Container<'_>, krate: &Path, description: 
     };
     let generics = bounded_generics(&p, &container.input.generics);
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
-    let force = container.input.generics.params.is_empty().then(|| {
-        quote!(const _: &#p::Schema = <#ident as #p::ToolSchema>::SCHEMA;)
-    });
+    let (body, items) = if container.input.generics.params.is_empty() {
+        let items = checks.iter().map(|check| quote!(const _: () = { #check };));
+        (body, quote!(#(#items)*))
+    } else {
+        (quote!({ #(#checks)* #body }), TokenStream::new())
+    };
     quote! {
         #[automatically_derived]
         impl #impl_generics #p::ToolSchema for #ident #ty_generics #where_clause {
             const SCHEMA: &'static #p::Schema = &#body;
             #optional
         }
-        #force
+        #items
     }
 }
 

@@ -32,6 +32,22 @@ pub(crate) enum Number {
     Float(f64),
 }
 
+impl std::fmt::Display for Number {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Int(value) => value.fmt(f),
+            Self::Float(value) => value.fmt(f),
+        }
+    }
+}
+
+/// A bound of `range(...)` and where it was written.
+#[derive(Clone, Copy)]
+pub(crate) struct Bound {
+    pub(crate) number: Number,
+    pub(crate) span: Span,
+}
+
 impl Number {
     fn as_f64(self) -> f64 {
         match self {
@@ -45,10 +61,17 @@ impl Number {
 /// `range(min, max, exclusive_min, exclusive_max)`.
 pub(crate) struct Range {
     pub(crate) key: Ident,
-    pub(crate) min: Option<Number>,
-    pub(crate) max: Option<Number>,
-    pub(crate) exclusive_min: Option<Number>,
-    pub(crate) exclusive_max: Option<Number>,
+    pub(crate) min: Option<Bound>,
+    pub(crate) max: Option<Bound>,
+    pub(crate) exclusive_min: Option<Bound>,
+    pub(crate) exclusive_max: Option<Bound>,
+}
+
+impl Range {
+    /// The bounds in the order `min`, `max`, `exclusive_min`, `exclusive_max`.
+    pub(crate) fn bounds(&self) -> [Option<Bound>; 4] {
+        [self.min, self.max, self.exclusive_min, self.exclusive_max]
+    }
 }
 
 #[derive(Default)]
@@ -203,19 +226,25 @@ fn range(cx: &Ctxt, arg: &Arg) -> Option<Range> {
             continue;
         }
         any = true;
-        *slot = number_value(cx, bound);
+        *slot = number_value(cx, bound).map(|number| Bound { number, span: bound.span() });
     }
     if !any && inner.is_empty() {
         cx.error_at(arg.span(), "`range` needs at least one of `min`, `max`, `exclusive_min`, `exclusive_max`: `range(min = 1, max = 100)`");
     }
     // Rule: the lower bound is below the upper one (equal only when both are inclusive).
-    let low = out.min.map(|n| (n.as_f64(), false)).into_iter().chain(out.exclusive_min.map(|n| (n.as_f64(), true)));
-    let high: Vec<(f64, bool)> = out.max.map(|n| (n.as_f64(), false)).into_iter().chain(out.exclusive_max.map(|n| (n.as_f64(), true))).collect();
-    for (low, low_open) in low {
-        for &(high, high_open) in &high {
-            let empty = if low_open || high_open { low >= high } else { low > high };
+    let lows = [("min", out.min, false), ("exclusive_min", out.exclusive_min, true)];
+    let highs = [("max", out.max, false), ("exclusive_max", out.exclusive_max, true)];
+    for (low_key, low, low_open) in lows {
+        for (high_key, high, high_open) in highs {
+            let (Some(low), Some(high)) = (low, high) else { continue };
+            let (a, b) = (low.number.as_f64(), high.number.as_f64());
+            let (empty, relation) =
+                if low_open || high_open { (a >= b, "not below") } else { (a > b, "above") };
             if empty {
-                cx.error_at(arg.span(), format_args!("`range` has a lower bound ({low}) that is not below its upper bound ({high}); no value can satisfy it"));
+                cx.error_at(high.span, format_args!(
+                    "`range` has `{low_key} = {}` {relation} `{high_key} = {}`; no value can satisfy it",
+                    low.number, high.number
+                ));
             }
         }
     }

@@ -14,6 +14,9 @@ pub(crate) struct SerdeContainer {
     pub(crate) default: bool,
     pub(crate) transparent: bool,
     pub(crate) deny_unknown_fields: bool,
+    /// An enum representation that was rejected (`tag`, `content`, `untagged`): its variants'
+    /// data is not reported again.
+    pub(crate) rejected_repr: bool,
 }
 
 #[derive(Default)]
@@ -89,6 +92,9 @@ fn reject(cx: &Ctxt, arg: &Arg, why: &str) {
     cx.error_at(arg.span(), format_args!("`#[serde({})]` is not supported here: {why}", arg.key));
 }
 
+const TAGGED: &str = "adjacently and internally tagged enums need `oneOf`, which the schema subset forbids; use an enum whose variants carry no data, or a struct with an enum field and optional fields";
+const UNTAGGED: &str = "untagged enums need `anyOf`, which the schema subset forbids; use an enum whose variants carry no data, or a struct with optional fields";
+
 const WITH: &str = "the schema cannot see what a custom (de)serialisation function accepts; wrap the value in a newtype that implements `ToolSchema` by hand instead";
 
 pub(crate) fn container(cx: &Ctxt, attrs: &[Attribute], is_enum: bool) -> SerdeContainer {
@@ -109,9 +115,15 @@ pub(crate) fn container(cx: &Ctxt, attrs: &[Attribute], is_enum: bool) -> SerdeC
             "default" => out.default = true,
             "transparent" => out.transparent = true,
             "deny_unknown_fields" => out.deny_unknown_fields = true,
-            "tag" | "content" if is_enum => reject(cx, &arg, "adjacently and internally tagged enums need `oneOf`, which the schema subset forbids; use an enum whose variants carry no data, or a struct with an enum field and optional fields"),
+            "tag" | "content" if is_enum => {
+                reject(cx, &arg, TAGGED);
+                out.rejected_repr = true;
+            }
             "tag" => reject(cx, &arg, "it adds a property the schema does not describe; add the field to the struct instead"),
-            "untagged" => reject(cx, &arg, "untagged enums need `anyOf`, which the schema subset forbids; use an enum whose variants carry no data, or a struct with optional fields"),
+            "untagged" => {
+                reject(cx, &arg, UNTAGGED);
+                out.rejected_repr = true;
+            }
             "from" | "try_from" | "into" => reject(cx, &arg, "serde would read or write another type than the one the schema describes; derive `ToolSchema` on that type and use it directly"),
             "remote" => reject(cx, &arg, "the schema describes the remote type's shape only if it is derived on a local copy; derive `ToolSchema` on the type serde reads"),
             _ => {}

@@ -5,11 +5,12 @@ use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
-use syn::{Attribute, DeriveInput, Path, Token};
+use syn::{Attribute, Data, DeriveInput, Path, Token};
 
 use crate::ast::{Container, Mode};
 use crate::check::check_container;
 use crate::ctxt::Ctxt;
+use crate::docs::doc_text;
 use crate::expand::{dummy_const, private, schema_impl, schema_stub};
 use crate::serde_attr;
 use crate::tool_attr::{self, ToolArgs};
@@ -45,11 +46,14 @@ pub(crate) fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
             let errors = result.err().map(|error| error.to_compile_error());
             let p = private(&krate);
             let ident = &input.ident;
+            let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
             let schema = schema_stub(&input, &krate);
+            let deserialize = deserialize_stub(&input, &krate);
             let stub = dummy_const(quote! {
                 #schema
+                #deserialize
                 #[automatically_derived]
-                impl #p::ToolDefinition for #ident {
+                impl #impl_generics #p::ToolDefinition for #ident #ty_generics #where_clause {
                     fn spec() -> &'static #p::ToolSpec {
                         &#p::STUB_SPEC
                     }
@@ -70,20 +74,24 @@ fn check_not_generic(cx: &Ctxt, input: &DeriveInput) {
     }
 }
 
+/// Splits a `#[derive(...)]` into the paths `#[tool]` implements itself (`Deserialize`,
+/// `ToolSchema`) and the others; `None` for other attributes.
+fn split_derives(attr: &Attribute) -> Option<(Vec<Path>, Vec<Path>)> {
+    if !attr.path().is_ident("derive") {
+        return None;
+    }
+    let paths = attr.parse_args_with(Punctuated::<Path, Token![,]>::parse_terminated).ok()?;
+    Some(paths.into_iter().partition(|path| {
+        path.segments.last().is_some_and(|last| last.ident == "Deserialize" || last.ident == "ToolSchema")
+    }))
+}
+
 /// Rule: the user does not derive what `#[tool]` implements itself.
 fn check_no_own_derives(cx: &Ctxt, attrs: &[Attribute]) {
-    for attr in attrs.iter().filter(|attr| attr.path().is_ident("derive")) {
-        let Ok(paths) = attr.parse_args_with(Punctuated::<Path, Token![,]>::parse_terminated) else {
-            continue;
-        };
-        for path in paths {
-            let Some(last) = path.segments.last() else { continue };
-            if last.ident == "Deserialize" || last.ident == "ToolSchema" {
-                cx.error_spanned_by(
-                    &path,
-                    format_args!("`#[tool]` implements `{}` itself; remove it from this derive", last.ident),
-                );
-            }
+    for (own, _) in attrs.iter().filter_map(split_derives) {
+        for path in own {
+            let name = path.segments.last().map(|last| last.ident.to_string()).unwrap_or_default();
+            cx.error_spanned_by(&path, format_args!("`#[tool]` implements `{name}` itself; remove it from this derive"));
         }
     }
 }
@@ -93,7 +101,10 @@ fn check_no_own_derives(cx: &Ctxt, attrs: &[Attribute]) {
 fn check_description(cx: &Ctxt, input: &DeriveInput, args: &ToolArgs, container: Option<&Container<'_>>) -> String {
     let description = match &args.description {
         Some(lit) => lit.value().trim().to_owned(),
-        None => container.and_then(|container| container.description.clone()).unwrap_or_default(),
+        // Without a container (the item has the wrong shape) the doc comment still counts.
+        None => container
+            .map_or_else(|| doc_text(&input.attrs), |container| container.description.clone())
+            .unwrap_or_default(),
     };
     if description.is_empty() {
         let at = args.description.as_ref().map_or_else(|| input.ident.span(), Spanned::span);
@@ -106,46 +117,71 @@ fn check_description(cx: &Ctxt, input: &DeriveInput, args: &ToolArgs, container:
 }
 
 /// The user's struct, with `Deserialize` derived (closed to unknown fields) and this crate's
-/// helper attributes removed.
+/// helper attributes removed. Derives `#[tool]` replaces are dropped (they are errors already),
+/// so they do not conflict with its own.
 fn emit_struct(input: &DeriveInput, krate: &Path) -> TokenStream {
     let mut item = input.clone();
-    let strip = |attrs: &mut Vec<Attribute>| attrs.retain(|attr| !attr.path().is_ident("schema"));
+    // Serde cannot derive for a union (an error already): its attributes go with the derive.
+    let is_union = matches!(item.data, Data::Union(_));
+    let strip = |attrs: &mut Vec<Attribute>| {
+        attrs.retain(|attr| !attr.path().is_ident("schema") && !(is_union && attr.path().is_ident("serde")));
+    };
     strip(&mut item.attrs);
-    if let syn::Data::Struct(data) = &mut item.data {
-        for field in &mut data.fields {
-            strip(&mut field.attrs);
+    item.attrs = std::mem::take(&mut item.attrs)
+        .into_iter()
+        .filter_map(|attr| match split_derives(&attr) {
+            Some((own, _)) if own.is_empty() => Some(attr),
+            Some((_, others)) if others.is_empty() => None,
+            Some((_, others)) => Some(syn::parse_quote_spanned!(attr.span()=> #[derive(#(#others),*)])),
+            None => Some(attr),
+        })
+        .collect();
+    match &mut item.data {
+        Data::Struct(data) => data.fields.iter_mut().for_each(|field| strip(&mut field.attrs)),
+        Data::Enum(data) => {
+            for variant in &mut data.variants {
+                strip(&mut variant.attrs);
+                variant.fields.iter_mut().for_each(|field| strip(&mut field.attrs));
+            }
         }
+        Data::Union(data) => data.fields.named.iter_mut().for_each(|field| strip(&mut field.attrs)),
     }
     let serde_path = format!("{}::__private::serde", quote!(#krate)).replace(' ', "");
     let p = private(krate);
-    let deny = (!serde_attr::has_flag(&input.attrs, "deny_unknown_fields")).then(|| quote!(#[serde(deny_unknown_fields)]));
-    let syn::DeriveInput { attrs, vis, ident, generics, data, .. } = &item;
-    let body = match data {
-        syn::Data::Struct(data) => {
-            let fields = &data.fields;
-            let semi = data.semi_token;
-            quote!(struct #ident #generics #fields #semi)
+    // Enums and unions are errors already; an enum still gets `Deserialize` so the user's
+    // `impl Tool` does not fail on it too (a union gets a stub, see `deserialize_stub`).
+    let derive = match &item.data {
+        Data::Struct(_) => {
+            let deny = (!serde_attr::has_flag(&input.attrs, "deny_unknown_fields"))
+                .then(|| quote!(#[serde(deny_unknown_fields)]));
+            Some(quote!(#[derive(#p::serde::Deserialize)] #[serde(crate = #serde_path)] #deny))
         }
-        // Other shapes are errors already; emit them as written.
-        syn::Data::Enum(data) => {
-            let variants = &data.variants;
-            quote!(enum #ident #generics { #variants })
-        }
-        syn::Data::Union(data) => {
-            let fields = &data.fields;
-            quote!(union #ident #generics #fields)
-        }
+        Data::Enum(_) => Some(quote!(#[derive(#p::serde::Deserialize)] #[serde(crate = #serde_path)])),
+        Data::Union(_) => None,
     };
-    let derive = matches!(data, syn::Data::Struct(_)).then(|| quote! {
-        #[derive(#p::serde::Deserialize)]
-        #[serde(crate = #serde_path)]
-        #deny
-    });
-    quote! {
-        #derive
-        #(#attrs)*
-        #vis #body
+    quote!(#derive #item)
+}
+
+/// A stand-in `Deserialize` for a union under `#[tool]` (an error; serde derives none), so the
+/// user's `impl Tool` does not fail on it too. Never called: the build fails.
+fn deserialize_stub(input: &DeriveInput, krate: &Path) -> Option<TokenStream> {
+    if !matches!(input.data, Data::Union(_)) {
+        return None;
     }
+    let p = private(krate);
+    let ident = &input.ident;
+    let mut generics = input.generics.clone();
+    generics.params.insert(0, syn::parse_quote!('de));
+    let (impl_generics, _, where_clause) = generics.split_for_impl();
+    let (_, ty_generics, _) = input.generics.split_for_impl();
+    Some(quote! {
+        #[automatically_derived]
+        impl #impl_generics #p::serde::Deserialize<'de> for #ident #ty_generics #where_clause {
+            fn deserialize<D: #p::serde::Deserializer<'de>>(_: D) -> ::core::result::Result<Self, D::Error> {
+                ::core::result::Result::Err(<D::Error as #p::serde::de::Error>::custom("not a tool"))
+            }
+        }
+    })
 }
 
 /// `impl ToolDefinition`, with the spec as a `static`, and the assertions that need the
@@ -161,14 +197,22 @@ fn definition_impl(input: &DeriveInput, args: &ToolArgs, krate: &Path, descripti
     };
     let paths = args.redact.clone().unwrap_or_default();
     let requires_connection = args.requires_connection;
-    let output = quote_spanned!(ident.span()=> <<#ident as #p::Tool>::Output as #p::ToolSchema>::SCHEMA);
+    let output = quote_spanned!(ident.span()=> output_schema::<#ident>());
     let capabilities = args.capabilities.iter().map(|ty| quote_spanned!(ty.span()=> #p::CapabilityRef::of::<#ty>()));
     let redact_checks = paths.iter().map(|lit| {
-        let message = format!("`redact` entry `{}` names no field of this tool's output type", lit.value());
+        let message = format!(
+            "`redact` entry `{}` is not a field of this tool's output (`<{ident} as Tool>::Output`); name a field as serialised, with dots for nested ones (`\"hits.title\"`)",
+            lit.value()
+        );
         quote_spanned!(lit.span()=> const _: () = ::core::assert!(#p::has_path(#output, #lit), #message);)
     });
     let connection_message = "a property of this tool's arguments is a connection id; connections travel in the invocation context, never in arguments";
     quote! {
+        // Reads the output schema through `T: Tool` alone, so an `Output` that breaks the trait's
+        // bounds is reported once, at the user's `type Output`, and not again here.
+        const fn output_schema<T: #p::Tool>() -> &'static #p::Schema {
+            <T::Output as #p::ToolSchema>::SCHEMA
+        }
         #[automatically_derived]
         impl #p::ToolDefinition for #ident {
             fn spec() -> &'static #p::ToolSpec {

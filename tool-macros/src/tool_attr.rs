@@ -66,10 +66,14 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream, item_span: Span) -> ToolArgs
         }
     };
     let mut seen: Vec<String> = Vec::new();
+    // Keys suggested for a misspelt one: not reported missing as well.
+    let mut hinted: Vec<&str> = Vec::new();
     for arg in &args {
         let key = arg.key.to_string();
         if !KEYS.contains(&key.as_str()) {
-            let hint = near_miss(&key, KEYS).map(|m| format!(" (did you mean `{m}`?)")).unwrap_or_default();
+            let near = near_miss(&key, KEYS);
+            hinted.extend(near);
+            let hint = near.map(|m| format!(" (did you mean `{m}`?)")).unwrap_or_default();
             cx.error_spanned_by(&arg.key, format_args!("unknown tool attribute `{key}`{hint}; expected one of {}", list_keys(KEYS)));
             continue;
         }
@@ -101,13 +105,13 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream, item_span: Span) -> ToolArgs
             }
         }
     }
-    for (key, example) in [
-        ("name", "name = \"namespace__tool\""),
-        ("effect", "effect = read_only"),
-        ("redact", "redact = [\"field\", ...]` (or `redact = []` to let nothing through"),
+    for (key, fix) in [
+        ("name", "add `name = \"namespace__tool\"`"),
+        ("effect", "add `effect = read_only`, `effect = state_change` or `effect = external_side_effect`"),
+        ("redact", "add `redact = [\"field\", \"nested.field\"]` listing the output fields that may leave the runner, or `redact = []` to let none through"),
     ] {
-        if !seen.iter().any(|seen| seen == key) {
-            cx.error_at(item_span, format_args!("missing tool attribute `{key}`; add `{example}`"));
+        if !seen.iter().any(|seen| seen == key) && !hinted.contains(&key) {
+            cx.error_at(item_span, format_args!("missing tool attribute `{key}`; {fix}"));
         }
     }
     if let Some(name) = &out.name {
@@ -127,8 +131,12 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream, item_span: Span) -> ToolArgs
 fn check_name(cx: &Ctxt, lit: &LitStr) {
     let name = lit.value();
     let count = name.chars().count();
-    if name.is_empty() || count > 64 {
-        cx.error_spanned_by(lit, format_args!("tool name must be 1 to 64 characters long; it has {count}"));
+    if name.is_empty() {
+        cx.error_spanned_by(lit, "tool name is empty; name it `<namespace>__<tool>`");
+        return;
+    }
+    if count > 64 {
+        cx.error_spanned_by(lit, format_args!("tool name is {count} characters long; providers accept at most 64: shorten it"));
         return;
     }
     if let Some(bad) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-')) {
