@@ -48,7 +48,10 @@ pub(crate) fn parse_args(tokens: TokenStream) -> syn::Result<Vec<Arg>> {
                     value.extend([input.parse::<TokenTree>()?]);
                 }
                 if value.is_empty() {
-                    return Err(syn::Error::new(key.span(), format!("`{key}` needs a value after `=`")));
+                    return Err(syn::Error::new(
+                        key.span(),
+                        format!("`{key}` needs a value after `=`"),
+                    ));
                 }
                 ArgValue::Eq(value)
             } else if input.peek(syn::token::Paren) {

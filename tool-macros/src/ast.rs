@@ -102,8 +102,12 @@ impl<'a> Container<'a> {
                 }
                 Fields::Unit => {
                     let what = match mode {
-                        Mode::Tool => "a unit struct; a tool without arguments is written `struct Name {}`",
-                        Mode::Derive => "a unit struct: serde reads it as `null`; use `struct Name {}` for an empty object",
+                        Mode::Tool => {
+                            "a unit struct; a tool without arguments is written `struct Name {}`"
+                        }
+                        Mode::Derive => {
+                            "a unit struct: serde reads it as `null`; use `struct Name {}` for an empty object"
+                        }
                     };
                     cx.error_spanned_by(&input.ident, shape_error(mode, what));
                     return None;
@@ -137,7 +141,9 @@ impl<'a> Container<'a> {
                         Some(renamed) => renamed,
                         None => {
                             let raw = variant.ident.unraw().to_string();
-                            let name = serde.rename_all.map_or_else(|| raw.clone(), |rule| rule.apply_to_variant(&raw));
+                            let name = serde
+                                .rename_all
+                                .map_or_else(|| raw.clone(), |rule| rule.apply_to_variant(&raw));
                             (name, variant.ident.span())
                         }
                     };
@@ -149,7 +155,10 @@ impl<'a> Container<'a> {
                 Body::Enum(variants)
             }
             Data::Union(data) => {
-                cx.error_spanned_by(data.union_token, shape_error(mode, "a union: use a struct with named fields"));
+                cx.error_spanned_by(
+                    data.union_token,
+                    shape_error(mode, "a union: use a struct with named fields"),
+                );
                 return None;
             }
         };
@@ -169,16 +178,15 @@ impl<'a> Field<'a> {
             (Some((name, span)), _) => (name.clone(), *span),
             (None, Some(ident)) => {
                 let raw = ident.unraw().to_string();
-                let name = container.rename_all.map_or_else(|| raw.clone(), |rule| rule.apply_to_field(&raw));
+                let name = container
+                    .rename_all
+                    .map_or_else(|| raw.clone(), |rule| rule.apply_to_field(&raw));
                 (name, ident.span())
             }
             (None, None) => (String::new(), field.ty.span()),
         };
-        let description = schema
-            .description
-            .as_ref()
-            .map(syn::LitStr::value)
-            .or_else(|| doc_text(&field.attrs));
+        let description =
+            schema.description.as_ref().map(syn::LitStr::value).or_else(|| doc_text(&field.attrs));
         Some(Self { ty: &field.ty, name, name_span, description, serde, schema })
     }
 

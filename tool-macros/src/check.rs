@@ -43,14 +43,21 @@ fn check_connection_id(cx: &Ctxt, container: &Container<'_>) {
 /// Rule: no two properties (or enum values) serialise under the same name.
 fn check_unique_names(cx: &Ctxt, container: &Container<'_>) {
     let names: Vec<(&str, proc_macro2::Span)> = match &container.body {
-        Body::Struct(fields) => fields.iter().map(|field| (field.name.as_str(), field.name_span)).collect(),
-        Body::Enum(variants) => variants.iter().map(|variant| (variant.name.as_str(), variant.span)).collect(),
+        Body::Struct(fields) => {
+            fields.iter().map(|field| (field.name.as_str(), field.name_span)).collect()
+        }
+        Body::Enum(variants) => {
+            variants.iter().map(|variant| (variant.name.as_str(), variant.span)).collect()
+        }
         Body::Newtype(_) => return,
     };
     let mut seen = BTreeMap::new();
     for (name, span) in names {
         if seen.insert(name, span).is_some() {
-            cx.error_at(span, format_args!("`{name}` is serialised twice in this type; rename one of them"));
+            cx.error_at(
+                span,
+                format_args!("`{name}` is serialised twice in this type; rename one of them"),
+            );
         }
     }
 }

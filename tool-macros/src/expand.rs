@@ -41,44 +41,80 @@ fn field_schema(p: &TokenStream, field: &Field<'_>) -> (TokenStream, Vec<TokenSt
     let mut checks = Vec::new();
     let mut first_key: Option<Span> = None;
     let name = &field.name;
-    let what = if name.is_empty() { "this newtype's field".to_owned() } else { format!("field `{name}`") };
+    let what =
+        if name.is_empty() { "this newtype's field".to_owned() } else { format!("field `{name}`") };
     let constraints = &field.schema;
     let mut check = |key: &syn::Ident, condition: TokenStream, message: String| {
         first_key.get_or_insert(key.span());
         checks.push(quote_spanned!(key.span()=> ::core::assert!(#condition, #message);));
     };
     if let Some(length) = &constraints.length {
-        check(&length.key, quote!(#base.accepts_string_constraints()), format!("`length` applies to strings only, and {what} is not a string; bound arrays with `items(...)` and numbers with `range(...)`"));
+        check(
+            &length.key,
+            quote!(#base.accepts_string_constraints()),
+            format!(
+                "`length` applies to strings only, and {what} is not a string; bound arrays with `items(...)` and numbers with `range(...)`"
+            ),
+        );
         let (min, max) = (count(length.min), count(length.max));
         expr = quote!(#expr.with_length(#min, #max));
     }
     if let Some((key, pattern)) = &constraints.pattern {
-        check(key, quote!(#base.accepts_string_constraints()), format!("`pattern` applies to strings only, and {what} is not a string; remove it"));
+        check(
+            key,
+            quote!(#base.accepts_string_constraints()),
+            format!("`pattern` applies to strings only, and {what} is not a string; remove it"),
+        );
         expr = quote!(#expr.with_pattern(#pattern));
     }
     if let Some((key, format)) = &constraints.format {
-        check(key, quote!(#base.accepts_string_constraints()), format!("`format` applies to strings only, and {what} is not a string; remove it"));
+        check(
+            key,
+            quote!(#base.accepts_string_constraints()),
+            format!("`format` applies to strings only, and {what} is not a string; remove it"),
+        );
         expr = quote!(#expr.with_format(#format));
     }
     if let Some(items) = &constraints.items {
-        check(&items.key, quote!(#base.accepts_item_constraints()), format!("`items` applies to arrays only, and {what} is not an array; bound strings with `length(...)` and numbers with `range(...)`"));
+        check(
+            &items.key,
+            quote!(#base.accepts_item_constraints()),
+            format!(
+                "`items` applies to arrays only, and {what} is not an array; bound strings with `length(...)` and numbers with `range(...)`"
+            ),
+        );
         let (min, max) = (count(items.min), count(items.max));
         expr = quote!(#expr.with_items(#min, #max));
     }
     if let Some(range) = &constraints.range {
         let [min, max, emin, emax] = range.bounds().map(|bound| range_bound(p, bound));
-        check(&range.key, quote!(#base.accepts_range()), format!("`range` applies to numbers only, and {what} is not a number; bound strings with `length(...)` and arrays with `items(...)`"));
-        let float = range.bounds().into_iter().flatten().find(|bound| matches!(bound.number, Number::Float(_)));
+        check(
+            &range.key,
+            quote!(#base.accepts_range()),
+            format!(
+                "`range` applies to numbers only, and {what} is not a number; bound strings with `length(...)` and arrays with `items(...)`"
+            ),
+        );
+        let float = range
+            .bounds()
+            .into_iter()
+            .flatten()
+            .find(|bound| matches!(bound.number, Number::Float(_)));
         if let Some(float) = float {
             // Placed on the float literal; passes for floating-point fields (and non-numbers,
             // which the check above reports).
-            let message = format!("{what} is an integer, so its `range` bounds must be integer literals; write `{}` as a whole number", float.number);
+            let message = format!(
+                "{what} is an integer, so its `range` bounds must be integer literals; write `{}` as a whole number",
+                float.number
+            );
             checks.push(quote_spanned!(float.span=> ::core::assert!(!#base.accepts_range() || #base.accepts_range_bounds(#min, #max, #emin, #emax), #message);));
         }
         expr = quote!(#expr.with_range(#min, #max, #emin, #emax));
     }
     if let Some(span) = first_key {
-        let message = format!("no value of {what} satisfies its constraints together with the bounds of its type; widen the constraints or the type");
+        let message = format!(
+            "no value of {what} satisfies its constraints together with the bounds of its type; widen the constraints or the type"
+        );
         checks.push(quote_spanned!(span=> ::core::assert!(#expr.is_satisfiable(), #message);));
     }
     if let Some(description) = &field.description {
@@ -101,7 +137,11 @@ fn bounded_generics(p: &TokenStream, generics: &Generics) -> Generics {
 /// are `const` items of their own, evaluated even when nothing uses the type yet, and a failing
 /// one does not also break every use of the schema; a generic type checks them inside `SCHEMA`,
 /// once per instantiation.
-pub(crate) fn schema_impl(container: &Container<'_>, krate: &Path, description: Option<&str>) -> TokenStream {
+pub(crate) fn schema_impl(
+    container: &Container<'_>,
+    krate: &Path,
+    description: Option<&str>,
+) -> TokenStream {
     let p = private(krate);
     let ident = &container.input.ident;
     let description = option(description);
@@ -120,7 +160,9 @@ pub(crate) fn schema_impl(container: &Container<'_>, krate: &Path, description: 
                     quote_spanned!(ty.span()=> !<#ty as #p::ToolSchema>::OPTIONAL)
                 };
                 let name = &field.name;
-                properties.push(quote!(#p::Property { name: #name, schema: &#expr, required: #required }));
+                properties.push(
+                    quote!(#p::Property { name: #name, schema: &#expr, required: #required }),
+                );
             }
             quote!(#p::Schema {
                 kind: #p::SchemaKind::Object(#p::ObjectSchema { properties: &[#(#properties),*] }),

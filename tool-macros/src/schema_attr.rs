@@ -103,7 +103,8 @@ fn schema_args(cx: &Ctxt, attrs: &[Attribute]) -> Vec<Arg> {
 
 fn unknown_key(cx: &Ctxt, what: &str, key: &Ident, accepted: &[&str]) {
     let name = key.to_string();
-    let hint = near_miss(&name, accepted).map(|m| format!(" (did you mean `{m}`?)")).unwrap_or_default();
+    let hint =
+        near_miss(&name, accepted).map(|m| format!(" (did you mean `{m}`?)")).unwrap_or_default();
     cx.error_spanned_by(
         key,
         format_args!("unknown {what} `{name}`{hint}; expected one of {}", list_keys(accepted)),
@@ -164,7 +165,13 @@ fn number_value(cx: &Ctxt, arg: &Arg) -> Option<Number> {
         })
     });
     if parsed.is_none() {
-        cx.error_at(arg.span(), format_args!("`{}` takes a number literal, such as `{} = 10` or `{} = -0.5`", arg.key, arg.key, arg.key));
+        cx.error_at(
+            arg.span(),
+            format_args!(
+                "`{}` takes a number literal, such as `{} = 10` or `{} = -0.5`",
+                arg.key, arg.key, arg.key
+            ),
+        );
     }
     parsed
 }
@@ -188,18 +195,30 @@ fn counts(cx: &Ctxt, arg: &Arg, example: &str) -> Option<Counts> {
         }
         match number_value(cx, bound) {
             Some(Number::Int(value)) if value >= 0 => {
-                *slot = Some(Count { value: u64::try_from(value).unwrap_or(u64::MAX), span: bound.span() });
+                *slot = Some(Count {
+                    value: u64::try_from(value).unwrap_or(u64::MAX),
+                    span: bound.span(),
+                });
             }
-            Some(_) => cx.error_at(bound.span(), format_args!("`{name}` of `{}` must be a whole number of zero or more", arg.key)),
+            Some(_) => cx.error_at(
+                bound.span(),
+                format_args!("`{name}` of `{}` must be a whole number of zero or more", arg.key),
+            ),
             None => {}
         }
     }
     // Rule: a bound list says something, and its minimum is not above its maximum.
     match (out.min, out.max) {
-        (None, None) => cx.error_at(arg.span(), format_args!("`{}` needs `min`, `max` or both: `{example}`", arg.key)),
+        (None, None) => cx.error_at(
+            arg.span(),
+            format_args!("`{}` needs `min`, `max` or both: `{example}`", arg.key),
+        ),
         (Some(min), Some(max)) if min.value > max.value => cx.error_at(
             max.span,
-            format_args!("`{}` has `min = {}` above `max = {}`; no value can satisfy it", arg.key, min.value, max.value),
+            format_args!(
+                "`{}` has `min = {}` above `max = {}`; no value can satisfy it",
+                arg.key, min.value, max.value
+            ),
         ),
         _ => {}
     }
@@ -208,7 +227,13 @@ fn counts(cx: &Ctxt, arg: &Arg, example: &str) -> Option<Counts> {
 
 fn range(cx: &Ctxt, arg: &Arg) -> Option<Range> {
     let inner = list_value(cx, arg, "range(min = 1, max = 100)")?;
-    let mut out = Range { key: arg.key.clone(), min: None, max: None, exclusive_min: None, exclusive_max: None };
+    let mut out = Range {
+        key: arg.key.clone(),
+        min: None,
+        max: None,
+        exclusive_min: None,
+        exclusive_max: None,
+    };
     let mut any = false;
     for bound in &inner {
         let slot = match bound.key.to_string().as_str() {
@@ -255,7 +280,8 @@ fn range(cx: &Ctxt, arg: &Arg) -> Option<Range> {
 fn check_pattern(cx: &Ctxt, lit: &LitStr) {
     if let Err(error) = regex_syntax::Parser::new().parse(&lit.value()) {
         let detail = error.to_string();
-        let last = detail.lines().filter(|line| !line.trim().is_empty()).next_back().unwrap_or("invalid");
+        let last =
+            detail.lines().filter(|line| !line.trim().is_empty()).next_back().unwrap_or("invalid");
         let last = last.trim().trim_start_matches("error:").trim();
         cx.error_spanned_by(lit, format_args!("invalid `pattern` regular expression: {last}"));
     }
@@ -292,7 +318,10 @@ pub(crate) fn field(cx: &Ctxt, attrs: &[Attribute]) -> FieldSchema {
                     out.pattern = Some((arg.key.clone(), lit));
                 }
             }
-            _ => out.format = string_value(cx, &arg, "format = \"date-time\"").map(|lit| (arg.key.clone(), lit)),
+            _ => {
+                out.format = string_value(cx, &arg, "format = \"date-time\"")
+                    .map(|lit| (arg.key.clone(), lit))
+            }
         }
     }
     out

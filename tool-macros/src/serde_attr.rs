@@ -105,10 +105,13 @@ pub(crate) fn container(cx: &Ctxt, attrs: &[Attribute], is_enum: bool) -> SerdeC
                 if let Some((name, span)) = one_name(cx, &arg) {
                     match RenameRule::from_name(&name) {
                         Some(rule) => out.rename_all = Some(rule),
-                        None => cx.error_at(span, format_args!(
-                            "unknown `rename_all` rule `{name}`; expected one of {}",
-                            crate::args::list_keys(RenameRule::NAMES)
-                        )),
+                        None => cx.error_at(
+                            span,
+                            format_args!(
+                                "unknown `rename_all` rule `{name}`; expected one of {}",
+                                crate::args::list_keys(RenameRule::NAMES)
+                            ),
+                        ),
                     }
                 }
             }
@@ -119,13 +122,25 @@ pub(crate) fn container(cx: &Ctxt, attrs: &[Attribute], is_enum: bool) -> SerdeC
                 reject(cx, &arg, TAGGED);
                 out.rejected_repr = true;
             }
-            "tag" => reject(cx, &arg, "it adds a property the schema does not describe; add the field to the struct instead"),
+            "tag" => reject(
+                cx,
+                &arg,
+                "it adds a property the schema does not describe; add the field to the struct instead",
+            ),
             "untagged" => {
                 reject(cx, &arg, UNTAGGED);
                 out.rejected_repr = true;
             }
-            "from" | "try_from" | "into" => reject(cx, &arg, "serde would read or write another type than the one the schema describes; derive `ToolSchema` on that type and use it directly"),
-            "remote" => reject(cx, &arg, "the schema describes the remote type's shape only if it is derived on a local copy; derive `ToolSchema` on the type serde reads"),
+            "from" | "try_from" | "into" => reject(
+                cx,
+                &arg,
+                "serde would read or write another type than the one the schema describes; derive `ToolSchema` on that type and use it directly",
+            ),
+            "remote" => reject(
+                cx,
+                &arg,
+                "the schema describes the remote type's shape only if it is derived on a local copy; derive `ToolSchema` on the type serde reads",
+            ),
             _ => {}
         }
     }
@@ -140,8 +155,16 @@ pub(crate) fn field(cx: &Ctxt, attrs: &[Attribute]) -> SerdeField {
             "default" => out.default = true,
             "skip" => out.skip = true,
             "skip_serializing_if" => out.skip_serializing_if = true,
-            "skip_serializing" | "skip_deserializing" => reject(cx, &arg, "the field would be in the input but not the output (or the reverse), which one schema cannot describe; use `skip` to leave it out of both"),
-            "flatten" => reject(cx, &arg, "flattening merges another type's properties (or a map) into this object, which the schema subset cannot describe; keep the nested struct as a named field"),
+            "skip_serializing" | "skip_deserializing" => reject(
+                cx,
+                &arg,
+                "the field would be in the input but not the output (or the reverse), which one schema cannot describe; use `skip` to leave it out of both",
+            ),
+            "flatten" => reject(
+                cx,
+                &arg,
+                "flattening merges another type's properties (or a map) into this object, which the schema subset cannot describe; keep the nested struct as a named field",
+            ),
             "with" | "serialize_with" | "deserialize_with" => reject(cx, &arg, WITH),
             _ => {}
         }
@@ -155,8 +178,16 @@ pub(crate) fn variant(cx: &Ctxt, attrs: &[Attribute]) -> SerdeVariant {
         match arg.key.to_string().as_str() {
             "rename" => out.rename = one_name(cx, &arg),
             "skip" => out.skip = true,
-            "skip_serializing" | "skip_deserializing" => reject(cx, &arg, "the value would be accepted but never produced (or the reverse), which one schema cannot describe; use `skip` to leave it out of both"),
-            "other" | "untagged" => reject(cx, &arg, "a catch-all variant accepts values the schema's `enum` does not list"),
+            "skip_serializing" | "skip_deserializing" => reject(
+                cx,
+                &arg,
+                "the value would be accepted but never produced (or the reverse), which one schema cannot describe; use `skip` to leave it out of both",
+            ),
+            "other" | "untagged" => reject(
+                cx,
+                &arg,
+                "a catch-all variant accepts values the schema's `enum` does not list",
+            ),
             "with" | "serialize_with" | "deserialize_with" => reject(cx, &arg, WITH),
             _ => {}
         }

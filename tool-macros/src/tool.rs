@@ -20,7 +20,11 @@ pub(crate) fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         Ok(input) => input,
         // Not a struct, enum or union: hand the item back untouched with the error.
         Err(_) => {
-            let error = syn::Error::new_spanned(&input, "`#[tool]` goes on a struct with named fields (the tool's arguments)").to_compile_error();
+            let error = syn::Error::new_spanned(
+                &input,
+                "`#[tool]` goes on a struct with named fields (the tool's arguments)",
+            )
+            .to_compile_error();
             return quote!(#input #error);
         }
     };
@@ -82,7 +86,9 @@ fn split_derives(attr: &Attribute) -> Option<(Vec<Path>, Vec<Path>)> {
     }
     let paths = attr.parse_args_with(Punctuated::<Path, Token![,]>::parse_terminated).ok()?;
     Some(paths.into_iter().partition(|path| {
-        path.segments.last().is_some_and(|last| last.ident == "Deserialize" || last.ident == "ToolSchema")
+        path.segments
+            .last()
+            .is_some_and(|last| last.ident == "Deserialize" || last.ident == "ToolSchema")
     }))
 }
 
@@ -91,14 +97,22 @@ fn check_no_own_derives(cx: &Ctxt, attrs: &[Attribute]) {
     for (own, _) in attrs.iter().filter_map(split_derives) {
         for path in own {
             let name = path.segments.last().map(|last| last.ident.to_string()).unwrap_or_default();
-            cx.error_spanned_by(&path, format_args!("`#[tool]` implements `{name}` itself; remove it from this derive"));
+            cx.error_spanned_by(
+                &path,
+                format_args!("`#[tool]` implements `{name}` itself; remove it from this derive"),
+            );
         }
     }
 }
 
 /// Rule: a tool has a description (the `description` key, else its doc comment), because it is
 /// what the model reads to choose the tool.
-fn check_description(cx: &Ctxt, input: &DeriveInput, args: &ToolArgs, container: Option<&Container<'_>>) -> String {
+fn check_description(
+    cx: &Ctxt,
+    input: &DeriveInput,
+    args: &ToolArgs,
+    container: Option<&Container<'_>>,
+) -> String {
     let description = match &args.description {
         Some(lit) => lit.value().trim().to_owned(),
         // Without a container (the item has the wrong shape) the doc comment still counts.
@@ -124,7 +138,9 @@ fn emit_struct(input: &DeriveInput, krate: &Path) -> TokenStream {
     // Serde cannot derive for a union (an error already): its attributes go with the derive.
     let is_union = matches!(item.data, Data::Union(_));
     let strip = |attrs: &mut Vec<Attribute>| {
-        attrs.retain(|attr| !attr.path().is_ident("schema") && !(is_union && attr.path().is_ident("serde")));
+        attrs.retain(|attr| {
+            !attr.path().is_ident("schema") && !(is_union && attr.path().is_ident("serde"))
+        });
     };
     strip(&mut item.attrs);
     item.attrs = std::mem::take(&mut item.attrs)
@@ -132,7 +148,9 @@ fn emit_struct(input: &DeriveInput, krate: &Path) -> TokenStream {
         .filter_map(|attr| match split_derives(&attr) {
             Some((own, _)) if own.is_empty() => Some(attr),
             Some((_, others)) if others.is_empty() => None,
-            Some((_, others)) => Some(syn::parse_quote_spanned!(attr.span()=> #[derive(#(#others),*)])),
+            Some((_, others)) => {
+                Some(syn::parse_quote_spanned!(attr.span()=> #[derive(#(#others),*)]))
+            }
             None => Some(attr),
         })
         .collect();
@@ -156,7 +174,9 @@ fn emit_struct(input: &DeriveInput, krate: &Path) -> TokenStream {
                 .then(|| quote!(#[serde(deny_unknown_fields)]));
             Some(quote!(#[derive(#p::serde::Deserialize)] #[serde(crate = #serde_path)] #deny))
         }
-        Data::Enum(_) => Some(quote!(#[derive(#p::serde::Deserialize)] #[serde(crate = #serde_path)])),
+        Data::Enum(_) => {
+            Some(quote!(#[derive(#p::serde::Deserialize)] #[serde(crate = #serde_path)]))
+        }
         Data::Union(_) => None,
     };
     quote!(#derive #item)
@@ -186,7 +206,12 @@ fn deserialize_stub(input: &DeriveInput, krate: &Path) -> Option<TokenStream> {
 
 /// `impl ToolDefinition`, with the spec as a `static`, and the assertions that need the
 /// `Tool` impl: every `redact` path names a field of the output.
-fn definition_impl(input: &DeriveInput, args: &ToolArgs, krate: &Path, description: &str) -> TokenStream {
+fn definition_impl(
+    input: &DeriveInput,
+    args: &ToolArgs,
+    krate: &Path,
+    description: &str,
+) -> TokenStream {
     let p = private(krate);
     let ident = &input.ident;
     let name = args.name.as_ref().map(syn::LitStr::value).unwrap_or_default();
@@ -198,7 +223,10 @@ fn definition_impl(input: &DeriveInput, args: &ToolArgs, krate: &Path, descripti
     let paths = args.redact.clone().unwrap_or_default();
     let requires_connection = args.requires_connection;
     let output = quote_spanned!(ident.span()=> output_schema::<#ident>());
-    let capabilities = args.capabilities.iter().map(|ty| quote_spanned!(ty.span()=> #p::CapabilityRef::of::<#ty>()));
+    let capabilities = args
+        .capabilities
+        .iter()
+        .map(|ty| quote_spanned!(ty.span()=> #p::CapabilityRef::of::<#ty>()));
     let redact_checks = paths.iter().map(|lit| {
         let message = format!(
             "`redact` entry `{}` is not a field of this tool's output (`<{ident} as Tool>::Output`); name a field as serialised, with dots for nested ones (`\"hits.title\"`)",

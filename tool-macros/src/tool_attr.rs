@@ -7,15 +7,8 @@ use syn::{Ident, LitBool, LitStr, Path, Token, Type};
 use crate::args::{Arg, ArgValue, list_keys, near_miss, parse_args};
 use crate::ctxt::Ctxt;
 
-pub(crate) const KEYS: &[&str] = &[
-    "name",
-    "effect",
-    "redact",
-    "description",
-    "requires_connection",
-    "capabilities",
-    "crate",
-];
+pub(crate) const KEYS: &[&str] =
+    &["name", "effect", "redact", "description", "requires_connection", "capabilities", "crate"];
 
 pub(crate) const EFFECTS: &[&str] = &["read_only", "state_change", "external_side_effect"];
 
@@ -33,7 +26,12 @@ pub(crate) struct ToolArgs {
     pub(crate) krate: Option<Path>,
 }
 
-fn parse_value<T>(cx: &Ctxt, arg: &Arg, parse: impl FnOnce(TokenStream) -> syn::Result<T>, example: &str) -> Option<T> {
+fn parse_value<T>(
+    cx: &Ctxt,
+    arg: &Arg,
+    parse: impl FnOnce(TokenStream) -> syn::Result<T>,
+    example: &str,
+) -> Option<T> {
     let parsed = match &arg.value {
         ArgValue::Eq(tokens) => parse(tokens.clone()).ok(),
         _ => None,
@@ -74,41 +72,86 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream, item_span: Span) -> ToolArgs
             let near = near_miss(&key, KEYS);
             hinted.extend(near);
             let hint = near.map(|m| format!(" (did you mean `{m}`?)")).unwrap_or_default();
-            cx.error_spanned_by(&arg.key, format_args!("unknown tool attribute `{key}`{hint}; expected one of {}", list_keys(KEYS)));
+            cx.error_spanned_by(
+                &arg.key,
+                format_args!(
+                    "unknown tool attribute `{key}`{hint}; expected one of {}",
+                    list_keys(KEYS)
+                ),
+            );
             continue;
         }
         if seen.contains(&key) {
-            cx.error_spanned_by(&arg.key, format_args!("duplicate tool attribute `{key}`; give it once"));
+            cx.error_spanned_by(
+                &arg.key,
+                format_args!("duplicate tool attribute `{key}`; give it once"),
+            );
             continue;
         }
         seen.push(key.clone());
         match key.as_str() {
-            "name" => out.name = parse_value(cx, arg, syn::parse2::<LitStr>, "name = \"namespace__tool\""),
-            "description" => out.description = parse_value(cx, arg, syn::parse2::<LitStr>, "description = \"What the tool does\""),
+            "name" => {
+                out.name = parse_value(cx, arg, syn::parse2::<LitStr>, "name = \"namespace__tool\"")
+            }
+            "description" => {
+                out.description = parse_value(
+                    cx,
+                    arg,
+                    syn::parse2::<LitStr>,
+                    "description = \"What the tool does\"",
+                )
+            }
             "effect" => {
                 if let ArgValue::Eq(tokens) = &arg.value {
                     if let Ok(lit) = syn::parse2::<LitStr>(tokens.clone()) {
-                        cx.error_spanned_by(&lit, format_args!("write the effect as a bare word: `effect = {}`", lit.value()));
+                        cx.error_spanned_by(
+                            &lit,
+                            format_args!(
+                                "write the effect as a bare word: `effect = {}`",
+                                lit.value()
+                            ),
+                        );
                         continue;
                     }
                 }
                 out.effect = parse_value(cx, arg, syn::parse2::<Ident>, "effect = read_only");
             }
-            "redact" => out.redact = parse_value(cx, arg, bracketed::<LitStr>, "redact = [\"field\", \"nested.field\"]"),
-            "capabilities" => out.capabilities = parse_value(cx, arg, bracketed::<Type>, "capabilities = [Clock, MyHttpClient]").unwrap_or_default(),
-            "crate" => out.krate = parse_value(cx, arg, syn::parse2::<Path>, "crate = ::path::to::tool_runtime"),
+            "redact" => {
+                out.redact = parse_value(
+                    cx,
+                    arg,
+                    bracketed::<LitStr>,
+                    "redact = [\"field\", \"nested.field\"]",
+                )
+            }
+            "capabilities" => {
+                out.capabilities =
+                    parse_value(cx, arg, bracketed::<Type>, "capabilities = [Clock, MyHttpClient]")
+                        .unwrap_or_default()
+            }
+            "crate" => {
+                out.krate =
+                    parse_value(cx, arg, syn::parse2::<Path>, "crate = ::path::to::tool_runtime")
+            }
             _ => {
                 out.requires_connection = match &arg.value {
                     ArgValue::Flag => true,
-                    _ => parse_value(cx, arg, syn::parse2::<LitBool>, "requires_connection = true").is_some_and(|lit| lit.value),
+                    _ => parse_value(cx, arg, syn::parse2::<LitBool>, "requires_connection = true")
+                        .is_some_and(|lit| lit.value),
                 };
             }
         }
     }
     for (key, fix) in [
         ("name", "add `name = \"namespace__tool\"`"),
-        ("effect", "add `effect = read_only`, `effect = state_change` or `effect = external_side_effect`"),
-        ("redact", "add `redact = [\"field\", \"nested.field\"]` listing the output fields that may leave the runner, or `redact = []` to let none through"),
+        (
+            "effect",
+            "add `effect = read_only`, `effect = state_change` or `effect = external_side_effect`",
+        ),
+        (
+            "redact",
+            "add `redact = [\"field\", \"nested.field\"]` listing the output fields that may leave the runner, or `redact = []` to let none through",
+        ),
     ] {
         if !seen.iter().any(|seen| seen == key) && !hinted.contains(&key) {
             cx.error_at(item_span, format_args!("missing tool attribute `{key}`; {fix}"));
@@ -136,10 +179,16 @@ fn check_name(cx: &Ctxt, lit: &LitStr) {
         return;
     }
     if count > 64 {
-        cx.error_spanned_by(lit, format_args!("tool name is {count} characters long; providers accept at most 64: shorten it"));
+        cx.error_spanned_by(
+            lit,
+            format_args!(
+                "tool name is {count} characters long; providers accept at most 64: shorten it"
+            ),
+        );
         return;
     }
-    if let Some(bad) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-')) {
+    if let Some(bad) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
+    {
         cx.error_spanned_by(lit, format_args!("tool name `{name}` contains `{}`; names may use only `a-z`, `A-Z`, `0-9`, `_` and `-`", bad.escape_default()));
         return;
     }
@@ -157,8 +206,13 @@ fn check_name(cx: &Ctxt, lit: &LitStr) {
 fn check_effect(cx: &Ctxt, effect: &Ident) {
     let name = effect.to_string();
     if !EFFECTS.contains(&name.as_str()) {
-        let hint = near_miss(&name, EFFECTS).map(|m| format!(" (did you mean `{m}`?)")).unwrap_or_default();
-        cx.error_spanned_by(effect, format_args!("unknown effect `{name}`{hint}; expected {}", list_keys(EFFECTS)));
+        let hint = near_miss(&name, EFFECTS)
+            .map(|m| format!(" (did you mean `{m}`?)"))
+            .unwrap_or_default();
+        cx.error_spanned_by(
+            effect,
+            format_args!("unknown effect `{name}`{hint}; expected {}", list_keys(EFFECTS)),
+        );
     }
 }
 
