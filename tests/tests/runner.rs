@@ -212,8 +212,40 @@ impl ConnectionBroker for Vault {
     }
 }
 
+/// A field type whose hand-written `Deserialize` panics.
+struct Boom;
+
+impl tool_runtime::schema::ToolSchema for Boom {
+    const SCHEMA: &'static tool_runtime::schema::Schema = &tool_runtime::schema::Schema::string();
+}
+
+impl<'de> Deserialize<'de> for Boom {
+    fn deserialize<D: serde::Deserializer<'de>>(_: D) -> Result<Self, D::Error> {
+        panic!("bad Deserialize")
+    }
+}
+
+/// Its arguments cannot be decoded without a panic.
+#[tool(name = "test__boom", effect = read_only, redact = [])]
+struct DecodesBadly {
+    #[allow(dead_code)]
+    boom: Boom,
+}
+
+impl Tool for DecodesBadly {
+    type Output = Nothing;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Nothing, ToolError> {
+        Ok(Nothing {})
+    }
+}
+
 fn catalog() -> ToolCatalog {
     ToolCatalog::builder()
+        .register::<DecodesBadly>()
         .register::<Echo>()
         .register::<Panics>()
         .register::<Hangs>()
@@ -286,6 +318,7 @@ async fn every_fault_has_its_code_and_the_runner_goes_on() {
         ("test__echo", br#"{"text": "hi"} {}"#.to_vec(), Some(Code::InvalidJson)),
         ("test__nope", br"{}".to_vec(), Some(Code::Unavailable)),
         ("test__panic", br"{}".to_vec(), Some(Code::Execution)),
+        ("test__boom", br#"{"boom": "x"}"#.to_vec(), Some(Code::Execution)),
         ("test__fail", br"{}".to_vec(), Some(Code::Execution)),
         ("test__hang", br"{}".to_vec(), Some(Code::Timeout)),
         ("test__liar", br"{}".to_vec(), Some(Code::OutputValidation)),

@@ -344,7 +344,16 @@ impl ToolRunner {
         let value = parse_json(raw_args).map_err(|error| {
             ExecError::new(Code::InvalidJson, format!("the arguments are not valid JSON: {error}"))
         })?;
-        let args = tool.validate_input(value).map_err(|error| match error {
+        // Decoding runs the tool type's `Deserialize`, which is user code: a panic there is the
+        // tool's failure, not the runner's.
+        let decoded = std::panic::catch_unwind(AssertUnwindSafe(|| tool.validate_input(value)))
+            .map_err(|_| {
+                ExecError::new(
+                    Code::Execution,
+                    "the tool failed unexpectedly while decoding its arguments (it panicked)",
+                )
+            })?;
+        let args = decoded.map_err(|error| match error {
             ArgumentsError::Validation(errors) => {
                 ExecError::new(Code::Validation, errors.to_string())
             }
