@@ -473,6 +473,37 @@ async fn approvals_are_bound_to_the_call_and_its_arguments() {
 }
 
 #[derive(Debug)]
+struct Corrects;
+
+#[async_trait]
+impl Approver for Corrects {
+    async fn review(&self, request: &ApprovalRequest<'_>) -> ApprovalDecision {
+        let id = request.arguments["id"].as_u64().unwrap_or(0);
+        if id == 13 {
+            request.edit(json!({"id": "thirteen"}))
+        } else {
+            request.edit(json!({"id": id + 100}))
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_approver_may_edit_the_arguments_which_are_validated_again() {
+    let policy = ToolPolicy::from_json(
+        r#"{"allowed_tools": ["test__*"], "require_approval": ["state_change"],
+            "connections": {"allowed_connection_ids": ["conn-a"]}}"#,
+    )
+    .unwrap();
+    let runner = ToolRunner::builder(catalog()).policy(policy).approver(Arc::new(Corrects)).build();
+    let edited = runner.exec("test__delete", br#"{"id": 1}"#, &connected("conn-a")).await;
+    assert_eq!(edited.value(), Some(&json!({"deleted": 101})));
+    assert_eq!(edited.record.args, Some(json!({"id": 101})), "the record shows what ran");
+    let invalid = runner.exec("test__delete", br#"{"id": 13}"#, &connected("conn-a")).await;
+    assert_eq!(invalid.error_code(), Some(Code::Validation));
+    assert!(invalid.error().unwrap().message.starts_with("the approver's edited arguments: /id"));
+}
+
+#[derive(Debug)]
 struct TenantOnly;
 
 #[async_trait]

@@ -281,6 +281,13 @@ impl ApprovalRequest<'_> {
     pub fn deny(&self, message: impl Into<String>) -> ApprovalDecision {
         ApprovalDecision::Denied { message: message.into() }
     }
+
+    /// Approves the call with other arguments (a person corrected them). The runner validates
+    /// them again against the tool's schema and runs the tool with them.
+    #[must_use]
+    pub fn edit(&self, arguments: Value) -> ApprovalDecision {
+        ApprovalDecision::Edited { arguments }
+    }
 }
 
 /// An approver's answer.
@@ -292,6 +299,11 @@ pub enum ApprovalDecision {
     Denied {
         /// Why, safe to show.
         message: String,
+    },
+    /// Approved with these arguments instead of the model's; they are validated again.
+    Edited {
+        /// The arguments to run the tool with.
+        arguments: Value,
     },
 }
 

@@ -75,7 +75,7 @@ use crate::policy::{
 use crate::runtime::{
     Auth, BoundToolRuntime, Clock, EventOutcome, EventSink, ExecError, NullSink, ProgressReporter,
     ToolCapabilities, ToolErrorCode, ToolEvent, ToolExecResult, ToolInvocationContext,
-    ToolInvocationRecord,
+    ToolInvocationRecord, ValidatedArgs,
 };
 use crate::schema::{ArgumentsError, parse_json};
 
@@ -207,6 +207,28 @@ fn json_len(value: &Value) -> usize {
         Ok(()) => count.0,
         Err(_) => usize::MAX,
     }
+}
+
+/// Validates and decodes arguments. Decoding runs the tool type's `Deserialize`, which is user
+/// code: a panic there is the tool's failure, not the runner's.
+fn decode(
+    tool: &dyn BoundToolRuntime,
+    value: Value,
+    context: &str,
+) -> Result<ValidatedArgs, ExecError> {
+    let decoded = std::panic::catch_unwind(AssertUnwindSafe(|| tool.validate_input(value)))
+        .map_err(|_| {
+            ExecError::new(
+                ToolErrorCode::Execution,
+                "the tool failed unexpectedly while decoding its arguments (it panicked)",
+            )
+        })?;
+    decoded.map_err(|error| match error {
+        ArgumentsError::Validation(errors) => {
+            ExecError::new(ToolErrorCode::Validation, format!("{context}{errors}"))
+        }
+        other => ExecError::new(ToolErrorCode::Validation, format!("{context}{other}")),
+    })
 }
 
 impl ToolRunner {
@@ -344,24 +366,13 @@ impl ToolRunner {
         let value = parse_json(raw_args).map_err(|error| {
             ExecError::new(Code::InvalidJson, format!("the arguments are not valid JSON: {error}"))
         })?;
-        // Decoding runs the tool type's `Deserialize`, which is user code: a panic there is the
-        // tool's failure, not the runner's.
-        let decoded = std::panic::catch_unwind(AssertUnwindSafe(|| tool.validate_input(value)))
-            .map_err(|_| {
-                ExecError::new(
-                    Code::Execution,
-                    "the tool failed unexpectedly while decoding its arguments (it panicked)",
-                )
-            })?;
-        let args = decoded.map_err(|error| match error {
-            ArgumentsError::Validation(errors) => {
-                ExecError::new(Code::Validation, errors.to_string())
-            }
-            other => ExecError::new(Code::Validation, other.to_string()),
-        })?;
+        let mut args = decode(tool.as_ref(), value, "")?;
         call.args = Some(args.value().clone());
         if decision == Decision::RequireApproval {
-            self.approve(call, tool.as_ref(), args.value(), ctx).await?;
+            if let Some(edited) = self.approve(call, tool.as_ref(), args.value(), ctx).await? {
+                args = edited;
+                call.args = Some(args.value().clone());
+            }
         }
         // 6. Capabilities for this call only.
         let caps = self.capabilities_for(tool.as_ref(), ctx).await?;
@@ -434,13 +445,14 @@ impl ToolRunner {
         Ok(redacted)
     }
 
+    /// Asks the approver; `Some` holds the arguments an approver edited, validated.
     async fn approve(
         &self,
         call: &Call,
         tool: &dyn BoundToolRuntime,
         arguments: &Value,
         ctx: &ToolInvocationContext,
-    ) -> Result<(), ExecError> {
+    ) -> Result<Option<ValidatedArgs>, ExecError> {
         let request = ApprovalRequest {
             tool_id: tool.id(),
             tool_call_id: &call.id,
@@ -452,7 +464,7 @@ impl ToolRunner {
             ApprovalDecision::Approved(approval)
                 if approval == Approval::of(tool.id(), &call.id, arguments) =>
             {
-                Ok(())
+                Ok(None)
             }
             ApprovalDecision::Approved(_) => Err(ExecError::new(
                 ToolErrorCode::ApprovalDenied,
@@ -460,6 +472,9 @@ impl ToolRunner {
             )),
             ApprovalDecision::Denied { message } => {
                 Err(ExecError::new(ToolErrorCode::ApprovalDenied, message))
+            }
+            ApprovalDecision::Edited { arguments } => {
+                decode(tool, arguments, "the approver's edited arguments: ").map(Some)
             }
         }
     }
