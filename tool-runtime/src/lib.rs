@@ -1,6 +1,7 @@
 #![doc = include_str!("../docs/crate.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod adapters;
 pub mod catalog;
 pub mod policy;
 pub mod runner;

@@ -1,0 +1,417 @@
+//! Assembling calls from fragments, shared by every decoder, streamed or not.
+//!
+//! Each call the model starts gets a slot. Fragments append to it (argument text is only ever
+//! appended, never re-parsed); the arguments are parsed once, when the turn's finish arrives.
+//! Finishing finalises the slots opened since the last finish, so a stream holding two turns
+//! (a second Anthropic `message_start`) keeps both.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::spec::ToolSpec;
+
+use super::args;
+use super::problem::Problem;
+use super::types::{
+    CallArguments, Decoded, Extras, Finish, FinishReason, IdOrigin, StreamEvent, ToolCall,
+};
+
+/// The name of the wrapper some OpenAI models invent to call several tools at once.
+const PARALLEL_WRAPPER: &str = "multi_tool_use.parallel";
+
+/// How decoders mint ids and which tools were declared.
+///
+/// ```
+/// use tool_runtime::adapters::DecodeOptions;
+///
+/// let options = DecodeOptions::new().id_prefix("turn3_").declared_tools(["docs__search"]);
+/// # let _ = options;
+/// ```
+#[derive(Debug, Clone)]
+pub struct DecodeOptions {
+    id_prefix: String,
+    declared: Option<Arc<[String]>>,
+}
+
+impl Default for DecodeOptions {
+    fn default() -> Self {
+        Self { id_prefix: "call_".to_owned(), declared: None }
+    }
+}
+
+impl DecodeOptions {
+    /// Ids minted as `call_1`, `call_2`, ...; no declared tools known.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Mint ids as `<prefix>1`, `<prefix>2`, ... (use a per-turn prefix when ids must be unique
+    /// across a conversation). Minted ids never collide with the provider's within a response.
+    #[must_use]
+    pub fn id_prefix(self, prefix: impl Into<String>) -> Self {
+        Self { id_prefix: prefix.into(), ..self }
+    }
+
+    /// The tools the request declared. With this known, a call named `parallel` whose
+    /// arguments hold `tool_uses` is unwrapped like `multi_tool_use.parallel` when no tool of
+    /// that name was declared.
+    #[must_use]
+    pub fn declared_tools<I: IntoIterator<Item = S>, S: Into<String>>(self, names: I) -> Self {
+        Self { declared: Some(names.into_iter().map(Into::into).collect()), ..self }
+    }
+
+    /// [`DecodeOptions::declared_tools`] from specs.
+    #[must_use]
+    pub fn declared_specs(self, specs: &[&ToolSpec]) -> Self {
+        self.declared_tools(specs.iter().map(|spec| spec.name().to_owned()))
+    }
+
+    fn is_wrapper(&self, name: &str) -> bool {
+        let declared = |name: &str| {
+            self.declared.as_ref().is_some_and(|names| names.iter().any(|n| n == name))
+        };
+        match name {
+            PARALLEL_WRAPPER => !declared(PARALLEL_WRAPPER),
+            "parallel" => self.declared.is_some() && !declared("parallel"),
+            _ => false,
+        }
+    }
+}
+
+/// One call being assembled.
+#[derive(Debug, Default)]
+struct Slot {
+    id: Option<String>,
+    origin: Option<IdOrigin>,
+    provider_id: Option<String>,
+    name: String,
+    args: String,
+    object: Option<Value>,
+    extras: Extras,
+    started: bool,
+    emitted: usize,
+}
+
+/// The state of one decoding: calls being assembled, text, finish and problems.
+#[derive(Debug)]
+pub(crate) struct Core {
+    options: DecodeOptions,
+    slots: Vec<Slot>,
+    ids: HashSet<String>,
+    minted: usize,
+    finalised: usize,
+    calls: Vec<ToolCall>,
+    text: String,
+    finish: Option<Finish>,
+    problems: Vec<Problem>,
+    /// Response-level extras.
+    pub(crate) extras: Extras,
+    /// How many payloads the protocol recognised.
+    pub(crate) recognised: usize,
+}
+
+impl Core {
+    pub(crate) fn new(options: DecodeOptions) -> Self {
+        Self {
+            options,
+            slots: Vec::new(),
+            ids: HashSet::new(),
+            minted: 0,
+            finalised: 0,
+            calls: Vec::new(),
+            text: String::new(),
+            finish: None,
+            problems: Vec::new(),
+            extras: Extras::new(),
+            recognised: 0,
+        }
+    }
+
+    /// Records a problem and reports it.
+    pub(crate) fn problem(&mut self, problem: Problem, out: &mut Vec<StreamEvent>) {
+        out.push(StreamEvent::Problem(problem.clone()));
+        self.problems.push(problem);
+    }
+
+    /// Appends model text.
+    pub(crate) fn text(&mut self, delta: &str, out: &mut Vec<StreamEvent>) {
+        if !delta.is_empty() {
+            self.text.push_str(delta);
+            out.push(StreamEvent::TextDelta(delta.to_owned()));
+        }
+    }
+
+    /// Whether a finish has been seen.
+    pub(crate) fn finished(&self) -> bool {
+        self.finish.is_some()
+    }
+
+    /// Starts a new call and returns its slot.
+    pub(crate) fn open(&mut self) -> usize {
+        self.slots.push(Slot::default());
+        self.slots.len() - 1
+    }
+
+    /// Whether `slot` may still change; reports a late fragment otherwise.
+    fn live(&mut self, slot: usize, out: &mut Vec<StreamEvent>) -> bool {
+        if slot < self.finalised {
+            self.problem(Problem::LateFragment { index: slot }, out);
+            return false;
+        }
+        slot < self.slots.len()
+    }
+
+    /// The id the provider gave `slot`, if any.
+    pub(crate) fn provider_id(&self, slot: usize) -> Option<&str> {
+        self.slots.get(slot).and_then(|slot| slot.provider_id.as_deref())
+    }
+
+    /// The latest slot the provider gave `id`.
+    pub(crate) fn slot_with_id(&self, id: &str) -> Option<usize> {
+        self.slots.iter().rposition(|slot| slot.provider_id.as_deref() == Some(id))
+    }
+
+    /// Gives `slot` the provider's id, re-minting it when an earlier call already has it.
+    pub(crate) fn set_id(&mut self, slot: usize, id: &str, out: &mut Vec<StreamEvent>) {
+        if id.is_empty() || !self.live(slot, out) || self.slots[slot].provider_id.is_some() {
+            return;
+        }
+        self.slots[slot].provider_id = Some(id.to_owned());
+        if self.slots[slot].started {
+            return;
+        }
+        let (assigned, origin) = if self.ids.contains(id) {
+            (self.unique(id), IdOrigin::Reminted(id.to_owned()))
+        } else {
+            (id.to_owned(), IdOrigin::Provider)
+        };
+        self.ids.insert(assigned.clone());
+        self.slots[slot].id = Some(assigned);
+        self.slots[slot].origin = Some(origin);
+    }
+
+    /// A fragment of the name: a repeat of the whole name is ignored, a longer name that
+    /// starts with it replaces it, anything else is appended.
+    pub(crate) fn push_name(&mut self, slot: usize, fragment: &str, out: &mut Vec<StreamEvent>) {
+        if fragment.is_empty() || !self.live(slot, out) {
+            return;
+        }
+        let name = &mut self.slots[slot].name;
+        if name.as_str() == fragment {
+            return;
+        }
+        if !name.is_empty() && fragment.starts_with(name.as_str()) {
+            fragment.clone_into(name);
+        } else {
+            name.push_str(fragment);
+        }
+    }
+
+    /// More argument text.
+    pub(crate) fn push_args(&mut self, slot: usize, fragment: &str, out: &mut Vec<StreamEvent>) {
+        if !self.live(slot, out) {
+            return;
+        }
+        self.slots[slot].args.push_str(fragment);
+        if self.slots[slot].started {
+            self.flush(slot, out);
+        } else if !fragment.is_empty() && !self.slots[slot].name.is_empty() {
+            self.start(slot, out);
+        }
+    }
+
+    /// The full argument text, as a provider restates it at the end (OpenAI Responses
+    /// `arguments.done`): authoritative over the deltas.
+    pub(crate) fn replace_args(&mut self, slot: usize, full: &str, out: &mut Vec<StreamEvent>) {
+        if !self.live(slot, out) || self.slots[slot].args == full {
+            return;
+        }
+        match full.strip_prefix(self.slots[slot].args.as_str()) {
+            Some(rest) => {
+                let rest = rest.to_owned();
+                self.push_args(slot, &rest, out);
+            }
+            None => {
+                full.clone_into(&mut self.slots[slot].args);
+                self.slots[slot].emitted = self.slots[slot].emitted.min(full.len());
+            }
+        }
+    }
+
+    /// Arguments given as a JSON value. `announce` reports them as one argument delta.
+    pub(crate) fn set_object(
+        &mut self,
+        slot: usize,
+        value: Value,
+        announce: bool,
+        out: &mut Vec<StreamEvent>,
+    ) {
+        if !self.live(slot, out) {
+            return;
+        }
+        if announce && !self.slots[slot].name.is_empty() {
+            self.start(slot, out);
+            out.push(StreamEvent::ArgumentsDelta { index: slot, delta: value.to_string() });
+        }
+        self.slots[slot].object = Some(value);
+    }
+
+    /// The provider extras of `slot`.
+    pub(crate) fn extras_mut(&mut self, slot: usize) -> Option<&mut Extras> {
+        if slot < self.finalised {
+            return None;
+        }
+        self.slots.get_mut(slot).map(|slot| &mut slot.extras)
+    }
+
+    fn unique(&mut self, base: &str) -> String {
+        (2..).map(|n| format!("{base}_{n}")).find(|id| !self.ids.contains(id)).unwrap_or_default()
+    }
+
+    /// `candidate`, or a variant of it when taken; reserved either way.
+    fn claim(&mut self, candidate: String) -> String {
+        let id = if self.ids.contains(&candidate) { self.unique(&candidate) } else { candidate };
+        self.ids.insert(id.clone());
+        id
+    }
+
+    fn mint(&mut self) -> String {
+        loop {
+            self.minted += 1;
+            let id = format!("{}{}", self.options.id_prefix, self.minted);
+            if !self.ids.contains(&id) {
+                self.ids.insert(id.clone());
+                return id;
+            }
+        }
+    }
+
+    fn start(&mut self, slot: usize, out: &mut Vec<StreamEvent>) {
+        if self.slots[slot].started {
+            return;
+        }
+        if self.slots[slot].id.is_none() {
+            let id = self.mint();
+            self.slots[slot].id = Some(id);
+            self.slots[slot].origin = Some(IdOrigin::Minted);
+        }
+        let slot_ref = &mut self.slots[slot];
+        slot_ref.started = true;
+        out.push(StreamEvent::CallStarted {
+            index: slot,
+            id: slot_ref.id.clone().unwrap_or_default(),
+            name: slot_ref.name.clone(),
+        });
+        self.flush(slot, out);
+    }
+
+    fn flush(&mut self, slot: usize, out: &mut Vec<StreamEvent>) {
+        let slot_ref = &mut self.slots[slot];
+        if let Some(delta) = slot_ref.args.get(slot_ref.emitted..).filter(|rest| !rest.is_empty()) {
+            out.push(StreamEvent::ArgumentsDelta { index: slot, delta: delta.to_owned() });
+        }
+        slot_ref.emitted = slot_ref.args.len();
+    }
+
+    /// The provider said the turn is over: finalises the calls opened since the last finish.
+    /// `Stop` with calls becomes `ToolCalls`.
+    pub(crate) fn finish(&mut self, finish: Finish, out: &mut Vec<StreamEvent>) {
+        let mut finish = finish;
+        if finish.reason == FinishReason::Stop && !self.slots.is_empty() {
+            finish.reason = FinishReason::ToolCalls;
+        }
+        for slot in self.finalised..self.slots.len() {
+            self.finalise(slot, &finish, out);
+        }
+        self.finalised = self.slots.len();
+        out.push(StreamEvent::Finish(finish.clone()));
+        self.finish = Some(finish);
+    }
+
+    fn finalise(&mut self, slot: usize, finish: &Finish, out: &mut Vec<StreamEvent>) {
+        if !self.slots[slot].name.is_empty() {
+            self.start(slot, out);
+        } else {
+            self.problem(Problem::Unnamed { index: slot }, out);
+        }
+        let id = match self.slots[slot].id.clone() {
+            Some(id) => id,
+            None => {
+                let id = self.mint();
+                self.slots[slot].origin = Some(IdOrigin::Minted);
+                id
+            }
+        };
+        let taken = std::mem::take(&mut self.slots[slot]);
+        let arguments = match taken.object {
+            Some(object) if taken.args.trim().is_empty() => args::from_value(object),
+            _ => args::from_text(taken.args),
+        };
+        let call = ToolCall {
+            id,
+            complete: finish.allows_execution() && !taken.name.is_empty(),
+            name: taken.name,
+            arguments,
+            id_origin: taken.origin.unwrap_or(IdOrigin::Minted),
+            extras: taken.extras,
+        };
+        let calls = self.unwrap_parallel(call);
+        for call in calls {
+            if call.complete {
+                out.push(StreamEvent::CallReady { index: slot, call: call.clone() });
+            }
+            self.calls.push(call);
+        }
+    }
+
+    /// Splits a `multi_tool_use.parallel` call into the calls it stands for.
+    fn unwrap_parallel(&mut self, call: ToolCall) -> Vec<ToolCall> {
+        if !self.options.is_wrapper(&call.name) {
+            return vec![call];
+        }
+        let uses = match call.arguments.value().and_then(|args| args.get("tool_uses")) {
+            Some(Value::Array(uses)) if !uses.is_empty() => uses.clone(),
+            _ => return vec![call],
+        };
+        let mut calls = Vec::with_capacity(uses.len());
+        for (n, item) in uses.into_iter().enumerate() {
+            let name = item.get("recipient_name").and_then(Value::as_str).unwrap_or_default();
+            let name = name.strip_prefix("functions.").unwrap_or(name).to_owned();
+            let arguments = item
+                .get("parameters")
+                .cloned()
+                .map_or(CallArguments::Parsed(Value::Object(Map::new())), args::from_value);
+            let id = self.claim(format!("{}_{}", call.id, n + 1));
+            calls.push(ToolCall {
+                id,
+                complete: call.complete && !name.is_empty(),
+                name,
+                arguments,
+                id_origin: IdOrigin::Minted,
+                extras: call.extras.clone(),
+            });
+        }
+        calls
+    }
+
+    /// The input ended: calls still open are cut off, and a missing finish is reported.
+    pub(crate) fn end(&mut self, out: &mut Vec<StreamEvent>) -> Decoded {
+        if self.finish.is_none() || self.finalised < self.slots.len() {
+            self.problem(Problem::Unfinished, out);
+            self.finish(Finish::new(FinishReason::Unfinished, None), out);
+        }
+        if self.recognised == 0 {
+            self.problem(Problem::NothingRecognised, out);
+        }
+        Decoded {
+            calls: self.calls.clone(),
+            text: self.text.clone(),
+            finish: self.finish.clone().unwrap_or(Finish::new(FinishReason::Unfinished, None)),
+            problems: self.problems.clone(),
+            extras: self.extras.clone(),
+        }
+    }
+}

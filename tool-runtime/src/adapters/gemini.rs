@@ -1,0 +1,283 @@
+//! Google Gemini (`models/*:generateContent`, `:streamGenerateContent?alt=sse`).
+//!
+//! - Definitions: `tools: [{"functionDeclarations": [{"name", "description", "parameters"}]}]`
+//!   with `parameters` in Gemini's OpenAPI subset, or `parametersJsonSchema` with the JSON
+//!   Schema unchanged. Choice: `toolConfig.functionCallingConfig` with `mode` (`AUTO`, `NONE`,
+//!   `ANY`) and `allowedFunctionNames`; there is no switch for parallel calls.
+//! - Responses: `candidates[0].content.parts[]`; a call is a part
+//!   `{"functionCall": {"name", "args", "id"?}, "thoughtSignature"?}` (whole, never split);
+//!   `finishReason` is `STOP` even when functions were called.
+//! - Streams: SSE `data:` lines, each a whole `GenerateContentResponse`. A whole body may also
+//!   be the JSON array `streamGenerateContent` returns without `alt=sse`.
+//! - Results: one `user` content with a `functionResponse` part (`name`, `id` when the call
+//!   had one, `response: {"output": ...}` or `{"error": ...}`) per result. The model's turn is
+//!   echoed with each part's `thoughtSignature`, which Gemini requires back.
+
+use serde_json::{Map, Value, json};
+
+use crate::spec::ToolSpec;
+
+use super::assemble::{Core, DecodeOptions};
+use super::budget::gemini_declarations;
+use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
+use super::session::{Protocol, Session, StreamSession, body, payload, str_at};
+use super::sse::{Frame, Framing, SseParser};
+use super::types::{
+    ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolOutcome, ToolResult,
+};
+use super::{Adapter, Provider, input_schema, lower, named};
+
+/// Which field of a function declaration carries the parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GeminiParameters {
+    /// `parameters`, lowered to Gemini's OpenAPI subset.
+    #[default]
+    OpenApi,
+    /// `parametersJsonSchema`, the JSON Schema as it is.
+    JsonSchema,
+}
+
+/// The Gemini adapter.
+///
+/// ```
+/// use tool_runtime::adapters::{Adapter, Gemini, IdOrigin};
+///
+/// let decoded = Gemini::new()
+///     .decode(br#"{"candidates": [{"content": {"role": "model", "parts": [
+///         {"functionCall": {"name": "core__get_current_time", "args": {}}, "thoughtSignature": "c2ln"}]},
+///         "finishReason": "STOP"}]}"#)
+///     .unwrap();
+/// let call = &decoded.calls[0];
+/// assert_eq!(call.id_origin, IdOrigin::Minted);
+/// assert_eq!(call.extras.get("thoughtSignature"), Some(&serde_json::json!("c2ln")));
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Gemini {
+    parameters: GeminiParameters,
+    decode: DecodeOptions,
+}
+
+impl Gemini {
+    /// `parameters` in the OpenAPI subset, default decoding.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Which declaration field carries the parameters.
+    #[must_use]
+    pub fn parameters(self, parameters: GeminiParameters) -> Self {
+        Self { parameters, ..self }
+    }
+
+    /// How ids are minted and which tools were declared.
+    #[must_use]
+    pub fn decode_options(self, decode: DecodeOptions) -> Self {
+        Self { decode, ..self }
+    }
+}
+
+impl Adapter for Gemini {
+    fn provider(&self) -> Provider {
+        Provider::Gemini
+    }
+
+    /// One function declaration.
+    fn tool(&self, spec: &ToolSpec) -> Result<Value, EncodeError> {
+        let schema = input_schema(spec)?;
+        let parameters = match self.parameters {
+            GeminiParameters::JsonSchema => Some(("parametersJsonSchema", Value::Object(schema))),
+            // A function without parameters leaves `parameters` out: Gemini refuses an
+            // `OBJECT` without properties.
+            GeminiParameters::OpenApi => {
+                let empty =
+                    schema.get("properties").and_then(Value::as_object).is_none_or(Map::is_empty);
+                (!empty).then(|| ("parameters", Value::Object(lower::gemini_openapi(&schema))))
+            }
+        };
+        Ok(Value::Object(named(spec, parameters)))
+    }
+
+    fn tools(&self, specs: &[&ToolSpec]) -> Result<Value, EncodeError> {
+        let names: Vec<&str> = specs.iter().map(|spec| spec.name()).collect();
+        gemini_declarations(&names)?;
+        let declarations =
+            specs.iter().map(|spec| self.tool(spec)).collect::<Result<Vec<_>, _>>()?;
+        Ok(json!([{"functionDeclarations": declarations}]))
+    }
+
+    fn tool_choice(&self, choice: &ToolChoice) -> Result<Map<String, Value>, EncodeError> {
+        if choice.parallel == Some(false) {
+            return Err(EncodeError::Unsupported {
+                provider: Provider::Gemini,
+                feature: "turning parallel function calls off",
+            });
+        }
+        let config = match &choice.mode {
+            ChoiceMode::Auto => json!({"mode": "AUTO"}),
+            ChoiceMode::None => json!({"mode": "NONE"}),
+            ChoiceMode::Required => json!({"mode": "ANY"}),
+            ChoiceMode::Tool(name) => json!({"mode": "ANY", "allowedFunctionNames": [name]}),
+        };
+        let mut fields = Map::new();
+        fields.insert("toolConfig".to_owned(), json!({"functionCallingConfig": config}));
+        Ok(fields)
+    }
+
+    fn decode(&self, bytes: &[u8]) -> Result<Decoded, DecodeError> {
+        let value = body(bytes)?;
+        let chunks = match &value {
+            Value::Array(chunks) => chunks.as_slice(),
+            single => std::slice::from_ref(single),
+        };
+        if let [single] = chunks
+            && let Some(error) = single.get("error")
+        {
+            return Err(DecodeError::Provider(ProviderError::from_value(error)));
+        }
+        if !chunks
+            .iter()
+            .any(|chunk| chunk.get("candidates").is_some() || chunk.get("promptFeedback").is_some())
+        {
+            return Err(DecodeError::Shape {
+                expected: "a GenerateContentResponse with `candidates`",
+            });
+        }
+        let mut core = Core::new(self.decode.clone());
+        let out = &mut Vec::new();
+        for chunk in chunks {
+            on_chunk(&mut core, chunk, out);
+        }
+        Ok(core.end(out))
+    }
+
+    fn stream(&self) -> Box<dyn StreamSession> {
+        let core = Core::new(self.decode.clone());
+        Box::new(Session::new(Framing::Sse(SseParser::default()), core, GeminiProtocol))
+    }
+
+    fn assistant_message(&self, decoded: &Decoded) -> Value {
+        let mut parts = Vec::new();
+        if !decoded.text.is_empty() {
+            parts.push(json!({"text": decoded.text}));
+        }
+        for call in &decoded.calls {
+            let mut function = Map::new();
+            if let Some(id) = call.extras.get("id") {
+                function.insert("id".to_owned(), id.clone());
+            }
+            function.insert("name".to_owned(), json!(call.name));
+            function.insert(
+                "args".to_owned(),
+                call.arguments.value().cloned().unwrap_or_else(|| json!({})),
+            );
+            let mut part = Map::new();
+            part.insert("functionCall".to_owned(), Value::Object(function));
+            if let Some(signature) = call.extras.get("thoughtSignature") {
+                part.insert("thoughtSignature".to_owned(), signature.clone());
+            }
+            parts.push(Value::Object(part));
+        }
+        json!({"role": "model", "parts": parts})
+    }
+
+    fn result_messages(&self, results: &[ToolResult]) -> Vec<Value> {
+        if results.is_empty() {
+            return Vec::new();
+        }
+        let parts: Vec<Value> = results
+            .iter()
+            .map(|result| {
+                let mut response = Map::new();
+                if let Some(id) = result.extras.get("id") {
+                    response.insert("id".to_owned(), id.clone());
+                }
+                response.insert("name".to_owned(), json!(result.name));
+                let body = match &result.outcome {
+                    ToolOutcome::Ok(output) => json!({"output": output}),
+                    ToolOutcome::Error { .. } => Value::Object(result.error_object()),
+                };
+                response.insert("response".to_owned(), body);
+                json!({"functionResponse": response})
+            })
+            .collect();
+        vec![json!({"role": "user", "parts": parts})]
+    }
+}
+
+/// The canonical reason for a `finishReason`.
+fn finish(reason: &str) -> Finish {
+    let canonical = match reason {
+        "STOP" => FinishReason::Stop,
+        "MAX_TOKENS" => FinishReason::Length,
+        "SAFETY" | "RECITATION" | "LANGUAGE" | "BLOCKLIST" | "PROHIBITED_CONTENT" | "SPII"
+        | "IMAGE_SAFETY" => FinishReason::ContentFilter,
+        _ => FinishReason::Other,
+    };
+    Finish::new(canonical, Some(reason))
+}
+
+/// One `GenerateContentResponse`, whole or one chunk of a stream.
+fn on_chunk(core: &mut Core, chunk: &Value, out: &mut Vec<StreamEvent>) {
+    if let Some(error) = chunk.get("error") {
+        core.recognised += 1;
+        core.problem(Problem::Provider(ProviderError::from_value(error)), out);
+        core.finish(Finish::new(FinishReason::Error, Some("error")), out);
+        return;
+    }
+    let candidates = chunk.get("candidates").and_then(Value::as_array);
+    let feedback = chunk.get("promptFeedback");
+    if candidates.is_none() && feedback.is_none() && chunk.get("usageMetadata").is_none() {
+        core.problem(Problem::UnexpectedPayload { expected: "a GenerateContentResponse" }, out);
+        return;
+    }
+    core.recognised += 1;
+    let candidate = candidates.and_then(|candidates| {
+        candidates
+            .iter()
+            .find(|candidate| candidate.get("index").and_then(Value::as_u64).unwrap_or(0) == 0)
+    });
+    let Some(candidate) = candidate else {
+        if let Some(reason) = feedback.and_then(|feedback| str_at(feedback, "blockReason")) {
+            core.finish(Finish::new(FinishReason::ContentFilter, Some(reason)), out);
+        }
+        return;
+    };
+    let parts = candidate.pointer("/content/parts").and_then(Value::as_array);
+    for part in parts.map(Vec::as_slice).unwrap_or_default() {
+        if let Some(call) = part.get("functionCall") {
+            let slot = core.open();
+            if let Some(id) = str_at(call, "id").filter(|id| !id.is_empty()) {
+                core.set_id(slot, id, out);
+                if let Some(extras) = core.extras_mut(slot) {
+                    extras.insert("id", json!(id));
+                }
+            }
+            core.push_name(slot, str_at(call, "name").unwrap_or_default(), out);
+            if let (Some(signature), Some(extras)) =
+                (part.get("thoughtSignature"), core.extras_mut(slot))
+            {
+                extras.insert("thoughtSignature", signature.clone());
+            }
+            let args = call.get("args").cloned().unwrap_or_else(|| json!({}));
+            core.set_object(slot, args, true, out);
+        } else if part.get("thought").and_then(Value::as_bool) != Some(true) {
+            core.text(str_at(part, "text").unwrap_or_default(), out);
+        }
+    }
+    if let Some(reason) = str_at(candidate, "finishReason") {
+        core.finish(finish(reason), out);
+    }
+}
+
+/// Stream state: none beyond the shared assembly, since calls arrive whole.
+#[derive(Debug)]
+struct GeminiProtocol;
+
+impl Protocol for GeminiProtocol {
+    fn on_frame(&mut self, core: &mut Core, frame: Frame, out: &mut Vec<StreamEvent>) {
+        if let Some(chunk) = payload(core, &frame.data, out) {
+            on_chunk(core, &chunk, out);
+        }
+    }
+}

@@ -1,0 +1,357 @@
+//! Provider adapters: the only place wire formats live.
+//!
+//! The canonical types are semantic ([`ToolCall`], [`Decoded`], [`Finish`], [`ToolResult`],
+//! [`ToolChoice`]); each provider has one file that turns [`ToolSpec`]s into its tool
+//! definitions and tool choice, decodes its responses (whole, or streamed through a
+//! [`StreamSession`]) and encodes the messages that carry the model's turn and the results
+//! back. Every adapter implements [`Adapter`]:
+//!
+//! | provider | type | stream framing |
+//! | --- | --- | --- |
+//! | OpenAI Chat Completions | [`OpenAiChat`] | SSE |
+//! | OpenAI Responses | [`OpenAiResponses`] | SSE |
+//! | Anthropic Messages | [`Anthropic`] | SSE |
+//! | Google Gemini | [`Gemini`] | SSE (`alt=sse`) |
+//! | Ollama `/api/chat` | [`Ollama`] | NDJSON |
+//!
+//! **Lowering** is total, because schemas have no unions or references: OpenAI strict mode
+//! makes every property required and the optional ones nullable; Anthropic leaves optional
+//! properties out of `required`; Gemini's `parameters` get one `type` plus `nullable`. What a
+//! dialect cannot carry moves into the description. Request-wide limits are checked before
+//! anything is sent ([`BudgetError`] names the tool). Lowering can change what a model sends
+//! (`null` for a property it left out); [`raise_arguments`] (or [`Decoded::raise`]) undoes
+//! that, so arguments validate against the original schema.
+//!
+//! **Decoding** assembles calls in linear time: argument text is appended as it arrives and
+//! parsed once, strictly, when the turn finishes. Nothing is guessed: `""` means `{}`, invalid
+//! or doubled arguments are kept raw with the reason ([`CallArguments::Invalid`]), duplicate
+//! ids are re-minted ([`IdOrigin`]), and calls of a cut-off turn are never
+//! [ready](StreamEvent::CallReady) or [executable](ToolCall::is_executable). No input makes a
+//! decoder panic; what is wrong is a [`Problem`].
+//!
+//! # A round trip
+//!
+//! ```
+//! use serde_json::json;
+//! use tool_runtime::adapters::{Adapter, OpenAiChat, StreamEvent, ToolChoice, ToolResult};
+//! use tool_runtime::prelude::*;
+//!
+//! /// Search the documentation.
+//! #[tool(name = "docs__search", effect = read_only, redact = ["titles"])]
+//! struct Search {
+//!     /// Words to look for.
+//!     query: String,
+//!     /// How many hits at most.
+//!     #[serde(default)]
+//!     limit: u8,
+//! }
+//!
+//! #[derive(Serialize, ToolSchema)]
+//! struct Hits { titles: Vec<String> }
+//!
+//! impl Tool for Search {
+//!     type Output = Hits;
+//!     async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Hits, ToolError> {
+//!         Ok(Hits { titles: vec![format!("About {}", self.query)] })
+//!     }
+//! }
+//!
+//! let adapter = OpenAiChat::new().strict(true);
+//! let specs = [Search::spec()];
+//!
+//! // 1. Encode: the request's `tools` and `tool_choice`, limits checked.
+//! let fields = adapter.request(&specs, &ToolChoice::auto().parallel(false))?;
+//! let parameters = &fields["tools"][0]["function"]["parameters"];
+//! assert_eq!(parameters["required"], json!(["query", "limit"]));
+//! assert_eq!(parameters["properties"]["limit"]["type"], json!(["integer", "null"]));
+//! assert_eq!(fields["parallel_tool_calls"], json!(false));
+//!
+//! // 2. Decode a stream, fed in whatever pieces the network delivers.
+//! let stream = concat!(
+//!     "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_a\",",
+//!     "\"type\":\"function\",\"function\":{\"name\":\"docs__search\",\"arguments\":\"\"}}]}}]}\n\n",
+//!     "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,",
+//!     "\"function\":{\"arguments\":\"{\\\"query\\\":\\\"wire\\\",\\\"limit\\\":null}\"}}]},",
+//!     "\"finish_reason\":\"tool_calls\"}]}\n\n",
+//!     "data: [DONE]\n\n",
+//! );
+//! let mut session = adapter.stream();
+//! let mut ready = 0;
+//! for piece in stream.as_bytes().chunks(7) {
+//!     for event in session.feed(piece) {
+//!         if let StreamEvent::CallReady { .. } = event {
+//!             ready += 1;
+//!         }
+//!     }
+//! }
+//! let mut decoded = session.finish();
+//! assert_eq!(ready, 1);
+//! assert_eq!(decoded.calls[0].arguments.value(), Some(&json!({"query": "wire", "limit": null})));
+//!
+//! // Raise: `null` for the defaulted `limit` means "absent" in the original schema.
+//! decoded.raise(&specs);
+//! let call = &decoded.calls[0];
+//! let args = call.arguments.value().unwrap();
+//! assert_eq!(args, &json!({"query": "wire"}));
+//! assert!(Search::SCHEMA.is_valid(args));
+//!
+//! // 3. Run the calls (the runner does this) and encode the turn and its results.
+//! let results: Vec<ToolResult> = decoded
+//!     .executable()
+//!     .map(|call| ToolResult::ok(call, json!({"titles": ["About wire"]})))
+//!     .collect();
+//! let messages = adapter.turn(&decoded, &results);
+//! assert_eq!(messages[0]["tool_calls"][0]["id"], json!("call_a"));
+//! assert_eq!(
+//!     messages[1],
+//!     json!({"role": "tool", "tool_call_id": "call_a", "content": "{\"titles\":[\"About wire\"]}"}),
+//! );
+//! # Ok::<(), tool_runtime::adapters::EncodeError>(())
+//! ```
+
+mod anthropic;
+mod args;
+mod assemble;
+mod budget;
+mod gemini;
+mod lower;
+mod ndjson;
+mod ollama;
+mod openai_chat;
+mod openai_responses;
+mod problem;
+mod raise;
+mod session;
+mod sse;
+mod types;
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde_json::{Map, Value};
+
+use crate::spec::ToolSpec;
+
+pub use anthropic::Anthropic;
+pub use assemble::DecodeOptions;
+pub use gemini::{Gemini, GeminiParameters};
+pub use ollama::Ollama;
+pub use openai_chat::OpenAiChat;
+pub use openai_responses::OpenAiResponses;
+pub use problem::{Budget, BudgetError, DecodeError, EncodeError, Problem, ProviderError};
+pub use raise::raise_arguments;
+pub use session::StreamSession;
+pub use types::{
+    ArgumentsProblem, CallArguments, ChoiceMode, Decoded, Extras, Finish, FinishReason, IdOrigin,
+    StreamEvent, ToolCall, ToolChoice, ToolOutcome, ToolResult,
+};
+
+/// The providers with an adapter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Provider {
+    /// OpenAI Chat Completions (`/v1/chat/completions`).
+    OpenAiChat,
+    /// OpenAI Responses (`/v1/responses`).
+    OpenAiResponses,
+    /// Anthropic Messages (`/v1/messages`).
+    Anthropic,
+    /// Google Gemini (`generateContent`, `streamGenerateContent?alt=sse`).
+    Gemini,
+    /// Ollama's native chat (`/api/chat`).
+    Ollama,
+}
+
+impl Provider {
+    /// Every provider.
+    pub const ALL: [Self; 5] =
+        [Self::OpenAiChat, Self::OpenAiResponses, Self::Anthropic, Self::Gemini, Self::Ollama];
+
+    /// The command-line name: `openai-chat`, `openai-responses`, `anthropic`, `gemini`,
+    /// `ollama`.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::OpenAiChat => "openai-chat",
+            Self::OpenAiResponses => "openai-responses",
+            Self::Anthropic => "anthropic",
+            Self::Gemini => "gemini",
+            Self::Ollama => "ollama",
+        }
+    }
+
+    /// The name people use: `OpenAI Chat Completions`, ...
+    #[must_use]
+    pub const fn label(self) -> &'static str {
+        match self {
+            Self::OpenAiChat => "OpenAI Chat Completions",
+            Self::OpenAiResponses => "OpenAI Responses",
+            Self::Anthropic => "Anthropic Messages",
+            Self::Gemini => "Google Gemini",
+            Self::Ollama => "Ollama",
+        }
+    }
+
+    /// Whether the provider has a strict (grammar-constrained) mode for tool arguments.
+    #[must_use]
+    pub const fn has_strict_mode(self) -> bool {
+        matches!(self, Self::OpenAiChat | Self::OpenAiResponses | Self::Anthropic)
+    }
+
+    /// The provider's adapter with default settings, or in strict mode where it has one.
+    ///
+    /// ```
+    /// use tool_runtime::adapters::Provider;
+    ///
+    /// let adapter = "anthropic".parse::<Provider>().unwrap().adapter(true);
+    /// assert_eq!(adapter.provider(), Provider::Anthropic);
+    /// ```
+    #[must_use]
+    pub fn adapter(self, strict: bool) -> Box<dyn Adapter> {
+        match self {
+            Self::OpenAiChat => Box::new(OpenAiChat::new().strict(strict)),
+            Self::OpenAiResponses => Box::new(OpenAiResponses::new().strict(strict)),
+            Self::Anthropic => Box::new(Anthropic::new().strict(strict)),
+            Self::Gemini => Box::new(Gemini::new()),
+            Self::Ollama => Box::new(Ollama::new()),
+        }
+    }
+}
+
+impl fmt::Display for Provider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A name that is not one of [`Provider::as_str`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnknownProvider;
+
+impl fmt::Display for UnknownProvider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(
+            "unknown provider; expected `openai-chat`, `openai-responses`, `anthropic`, `gemini` or `ollama`",
+        )
+    }
+}
+
+impl std::error::Error for UnknownProvider {}
+
+impl FromStr for Provider {
+    type Err = UnknownProvider;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL.into_iter().find(|provider| provider.as_str() == s).ok_or(UnknownProvider)
+    }
+}
+
+/// One provider's wire format: tool definitions and tool choice out, responses in (whole or
+/// streamed), and the messages that carry the model's turn and the results back.
+///
+/// Object safe, so the provider can be chosen at run time ([`Provider::adapter`]).
+pub trait Adapter: fmt::Debug + Send + Sync {
+    /// Which provider this speaks.
+    fn provider(&self) -> Provider;
+
+    /// One tool's definition, lowered for the provider. Request-wide limits are not checked
+    /// here; [`Adapter::tools`] checks them.
+    ///
+    /// # Errors
+    ///
+    /// [`EncodeError::NotAnObjectSchema`] for a run-time schema that is not an object.
+    fn tool(&self, spec: &ToolSpec) -> Result<Value, EncodeError>;
+
+    /// The value of the request's tools field (`tools`), after checking the provider's
+    /// request-wide limits.
+    ///
+    /// # Errors
+    ///
+    /// [`EncodeError::Budget`] naming the tool that crosses a limit, or the errors of
+    /// [`Adapter::tool`].
+    fn tools(&self, specs: &[&ToolSpec]) -> Result<Value, EncodeError>;
+
+    /// The request fields that carry `choice` (`tool_choice`, `parallel_tool_calls`,
+    /// `toolConfig`).
+    ///
+    /// # Errors
+    ///
+    /// [`EncodeError::Unsupported`] when the provider cannot express the choice.
+    fn tool_choice(&self, choice: &ToolChoice) -> Result<Map<String, Value>, EncodeError>;
+
+    /// Every tool-related request field: the tools and the choice. With no specs it is empty.
+    ///
+    /// # Errors
+    ///
+    /// [`EncodeError::UnknownTool`] when `choice` names a tool not in `specs`, and the errors
+    /// of [`Adapter::tools`] and [`Adapter::tool_choice`].
+    fn request(
+        &self,
+        specs: &[&ToolSpec],
+        choice: &ToolChoice,
+    ) -> Result<Map<String, Value>, EncodeError> {
+        if let ChoiceMode::Tool(name) = &choice.mode
+            && !specs.iter().any(|spec| spec.name() == name)
+        {
+            return Err(EncodeError::UnknownTool(name.clone()));
+        }
+        let mut fields = Map::new();
+        if specs.is_empty() {
+            return Ok(fields);
+        }
+        fields.insert("tools".to_owned(), self.tools(specs)?);
+        fields.extend(self.tool_choice(choice)?);
+        Ok(fields)
+    }
+
+    /// Decodes a whole (non-streamed) response body.
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError`] when the body is not JSON, not a response, or the provider's error.
+    fn decode(&self, body: &[u8]) -> Result<Decoded, DecodeError>;
+
+    /// A new session for one streamed response.
+    fn stream(&self) -> Box<dyn StreamSession>;
+
+    /// The model's turn as the provider expects it in the next request's history, with the
+    /// provider extras that must round-trip (Gemini thought signatures, Anthropic thinking
+    /// blocks, Responses reasoning items).
+    fn assistant_message(&self, decoded: &Decoded) -> Value;
+
+    /// The messages (or input items) that carry `results` back.
+    fn result_messages(&self, results: &[ToolResult]) -> Vec<Value>;
+
+    /// What to append to the conversation after a turn with calls: the model's turn, then
+    /// the results.
+    fn turn(&self, decoded: &Decoded, results: &[ToolResult]) -> Vec<Value> {
+        let mut messages = vec![self.assistant_message(decoded)];
+        messages.extend(self.result_messages(results));
+        messages
+    }
+}
+
+/// A tool's input schema as a JSON object schema.
+fn input_schema(spec: &ToolSpec) -> Result<Map<String, Value>, EncodeError> {
+    match spec.input_schema().to_json() {
+        Value::Object(schema) if schema.get("type").and_then(Value::as_str) == Some("object") => {
+            Ok(schema)
+        }
+        _ => Err(EncodeError::NotAnObjectSchema(spec.name().to_owned())),
+    }
+}
+
+/// `{"name": ..., "description": ...}` plus `rest`, the description left out when empty.
+fn named(
+    spec: &ToolSpec,
+    rest: impl IntoIterator<Item = (&'static str, Value)>,
+) -> Map<String, Value> {
+    let mut out = Map::new();
+    out.insert("name".to_owned(), Value::String(spec.name().to_owned()));
+    if !spec.description().is_empty() {
+        out.insert("description".to_owned(), Value::String(spec.description().to_owned()));
+    }
+    for (key, value) in rest {
+        out.insert(key.to_owned(), value);
+    }
+    out
+}

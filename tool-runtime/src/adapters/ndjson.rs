@@ -1,0 +1,45 @@
+//! Incremental newline-delimited JSON framing (Ollama's streams): one frame per non-blank
+//! line, bytes buffered only until their line ends.
+
+use super::problem::Problem;
+use super::sse::Frame;
+
+/// Newline-delimited JSON framing: one frame per non-blank line.
+#[derive(Debug, Default)]
+pub(crate) struct NdjsonParser {
+    line: Vec<u8>,
+}
+
+impl NdjsonParser {
+    /// Takes the next bytes; completed lines go to `frames`.
+    pub(crate) fn feed(
+        &mut self,
+        bytes: &[u8],
+        frames: &mut Vec<Frame>,
+        problems: &mut Vec<Problem>,
+    ) {
+        for &byte in bytes {
+            if byte == b'\n' {
+                self.end_line(frames, problems);
+            } else {
+                self.line.push(byte);
+            }
+        }
+    }
+
+    /// The input ended: a last line without its newline is still a frame.
+    pub(crate) fn finish(&mut self, frames: &mut Vec<Frame>, problems: &mut Vec<Problem>) {
+        self.end_line(frames, problems);
+    }
+
+    fn end_line(&mut self, frames: &mut Vec<Frame>, problems: &mut Vec<Problem>) {
+        let line = std::mem::take(&mut self.line);
+        match std::str::from_utf8(&line) {
+            Ok(text) if text.trim().is_empty() => {}
+            Ok(text) => frames.push(Frame { event: None, data: text.to_owned() }),
+            Err(_) => problems.push(Problem::InvalidUtf8),
+        }
+        self.line = line;
+        self.line.clear();
+    }
+}

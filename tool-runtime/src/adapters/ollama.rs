@@ -1,0 +1,209 @@
+//! Ollama's native chat (`POST /api/chat`).
+//!
+//! - Definitions: `{"type": "function", "function": {"name", "description", "parameters"}}`
+//!   with the JSON Schema as it is. There is no tool choice: only "auto", and "none" by
+//!   leaving the tools out.
+//! - Responses: `message.tool_calls[] = {function: {name, arguments, index?}, id?}` with
+//!   `arguments` an object, and `done_reason`.
+//! - Streams: newline-delimited JSON, one response object per line, the last with
+//!   `"done": true`; calls arrive whole.
+//! - Results: one `{"role": "tool", "tool_name", "content"}` message per result.
+
+use serde_json::{Map, Value, json};
+
+use crate::spec::ToolSpec;
+
+use super::assemble::{Core, DecodeOptions};
+use super::ndjson::NdjsonParser;
+use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
+use super::session::{Protocol, Session, StreamSession, body, payload, str_at};
+use super::sse::{Frame, Framing};
+use super::types::{
+    ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolResult,
+};
+use super::{Adapter, Provider, input_schema, named};
+
+/// The Ollama adapter.
+///
+/// ```
+/// use tool_runtime::adapters::{Adapter, Ollama};
+///
+/// let decoded = Ollama::new()
+///     .decode(br#"{"model": "qwen3", "message": {"role": "assistant", "content": "",
+///         "tool_calls": [{"function": {"name": "core__get_current_time", "arguments": {}}}]},
+///         "done": true, "done_reason": "stop"}"#)
+///     .unwrap();
+/// assert_eq!(decoded.calls[0].id, "call_1");
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Ollama {
+    decode: DecodeOptions,
+}
+
+impl Ollama {
+    /// Default decoding.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How ids are minted and which tools were declared.
+    #[must_use]
+    pub fn decode_options(self, decode: DecodeOptions) -> Self {
+        Self { decode }
+    }
+}
+
+impl Adapter for Ollama {
+    fn provider(&self) -> Provider {
+        Provider::Ollama
+    }
+
+    fn tool(&self, spec: &ToolSpec) -> Result<Value, EncodeError> {
+        let function = named(spec, [("parameters", Value::Object(input_schema(spec)?))]);
+        Ok(json!({"type": "function", "function": function}))
+    }
+
+    fn tools(&self, specs: &[&ToolSpec]) -> Result<Value, EncodeError> {
+        specs.iter().map(|spec| self.tool(spec)).collect::<Result<Vec<_>, _>>().map(Value::Array)
+    }
+
+    /// Only `auto` (and an explicit `parallel(true)`) can be expressed: nothing is written.
+    fn tool_choice(&self, choice: &ToolChoice) -> Result<Map<String, Value>, EncodeError> {
+        let feature = match (&choice.mode, choice.parallel) {
+            (_, Some(false)) => "turning parallel tool calls off",
+            (ChoiceMode::Auto, _) => return Ok(Map::new()),
+            (ChoiceMode::None, _) => "a tool choice of `none` (leave the tools out instead)",
+            (ChoiceMode::Required, _) => "requiring a tool call",
+            (ChoiceMode::Tool(_), _) => "forcing a particular tool",
+        };
+        Err(EncodeError::Unsupported { provider: Provider::Ollama, feature })
+    }
+
+    /// As the trait's, except that `none` leaves the tools out, which is how Ollama is told.
+    fn request(
+        &self,
+        specs: &[&ToolSpec],
+        choice: &ToolChoice,
+    ) -> Result<Map<String, Value>, EncodeError> {
+        if choice.mode == ChoiceMode::None && choice.parallel != Some(false) {
+            return Ok(Map::new());
+        }
+        if let ChoiceMode::Tool(name) = &choice.mode
+            && !specs.iter().any(|spec| spec.name() == name)
+        {
+            return Err(EncodeError::UnknownTool(name.clone()));
+        }
+        let mut fields = self.tool_choice(choice)?;
+        if !specs.is_empty() {
+            fields.insert("tools".to_owned(), self.tools(specs)?);
+        }
+        Ok(fields)
+    }
+
+    fn decode(&self, bytes: &[u8]) -> Result<Decoded, DecodeError> {
+        let value = body(bytes)?;
+        if let Some(error) = value.get("error") {
+            return Err(DecodeError::Provider(ProviderError::from_value(error)));
+        }
+        if value.get("message").is_none() {
+            return Err(DecodeError::Shape { expected: "a chat response with `message`" });
+        }
+        let mut core = Core::new(self.decode.clone());
+        let out = &mut Vec::new();
+        on_chunk(&mut core, &value, out);
+        Ok(core.end(out))
+    }
+
+    fn stream(&self) -> Box<dyn StreamSession> {
+        let core = Core::new(self.decode.clone());
+        Box::new(Session::new(Framing::Ndjson(NdjsonParser::default()), core, OllamaProtocol))
+    }
+
+    fn assistant_message(&self, decoded: &Decoded) -> Value {
+        let mut message = Map::new();
+        message.insert("role".to_owned(), json!("assistant"));
+        message.insert("content".to_owned(), json!(decoded.text));
+        if !decoded.calls.is_empty() {
+            let calls = decoded
+                .calls
+                .iter()
+                .enumerate()
+                .map(|(index, call)| {
+                    let arguments = call.arguments.value().cloned().unwrap_or_else(|| json!({}));
+                    json!({
+                        "type": "function",
+                        "function": {"index": index, "name": call.name, "arguments": arguments},
+                    })
+                })
+                .collect();
+            message.insert("tool_calls".to_owned(), Value::Array(calls));
+        }
+        Value::Object(message)
+    }
+
+    fn result_messages(&self, results: &[ToolResult]) -> Vec<Value> {
+        results
+            .iter()
+            .map(|result| json!({"role": "tool", "tool_name": result.name, "content": result.content_text()}))
+            .collect()
+    }
+}
+
+/// The canonical reason for a `done_reason`.
+fn finish(reason: Option<&str>) -> Finish {
+    let canonical = match reason {
+        None | Some("stop") => FinishReason::Stop,
+        Some("length") => FinishReason::Length,
+        Some(_) => FinishReason::Other,
+    };
+    Finish::new(canonical, reason)
+}
+
+/// One response object, whole or one line of a stream.
+fn on_chunk(core: &mut Core, chunk: &Value, out: &mut Vec<StreamEvent>) {
+    if let Some(error) = chunk.get("error") {
+        core.recognised += 1;
+        core.problem(Problem::Provider(ProviderError::from_value(error)), out);
+        core.finish(Finish::new(FinishReason::Error, Some("error")), out);
+        return;
+    }
+    let message = chunk.get("message");
+    if message.is_none() && chunk.get("done").is_none() {
+        core.problem(Problem::UnexpectedPayload { expected: "an Ollama chat response" }, out);
+        return;
+    }
+    core.recognised += 1;
+    if let Some(message) = message {
+        core.text(str_at(message, "content").unwrap_or_default(), out);
+        let calls = message.get("tool_calls").and_then(Value::as_array);
+        for call in calls.map(Vec::as_slice).unwrap_or_default() {
+            let slot = core.open();
+            if let Some(id) = str_at(call, "id").filter(|id| !id.is_empty()) {
+                core.set_id(slot, id, out);
+            }
+            let function = call.get("function").unwrap_or(&Value::Null);
+            core.push_name(slot, str_at(function, "name").unwrap_or_default(), out);
+            match function.get("arguments") {
+                Some(Value::String(text)) => core.push_args(slot, text, out),
+                Some(Value::Null) | None => core.set_object(slot, json!({}), true, out),
+                Some(arguments) => core.set_object(slot, arguments.clone(), true, out),
+            }
+        }
+    }
+    if chunk.get("done").and_then(Value::as_bool) == Some(true) {
+        core.finish(finish(str_at(chunk, "done_reason")), out);
+    }
+}
+
+/// Stream state: none beyond the shared assembly, since calls arrive whole.
+#[derive(Debug)]
+struct OllamaProtocol;
+
+impl Protocol for OllamaProtocol {
+    fn on_frame(&mut self, core: &mut Core, frame: Frame, out: &mut Vec<StreamEvent>) {
+        if let Some(chunk) = payload(core, &frame.data, out) {
+            on_chunk(core, &chunk, out);
+        }
+    }
+}

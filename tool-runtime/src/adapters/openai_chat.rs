@@ -1,0 +1,300 @@
+//! OpenAI Chat Completions (`POST /v1/chat/completions`).
+//!
+//! - Definitions: `{"type": "function", "function": {"name", "description", "parameters",
+//!   "strict"}}`; choice: `tool_choice` (`"auto"`, `"none"`, `"required"`,
+//!   `{"type": "function", "function": {"name"}}`) and `parallel_tool_calls`.
+//! - Responses: `choices[0].message.tool_calls[] = {id, type, function: {name, arguments}}`
+//!   with `arguments` a JSON string, and `finish_reason`.
+//! - Streams: SSE `data:` chunks with `choices[0].delta.tool_calls[]` fragments keyed by
+//!   `index`, ending in `data: [DONE]`; a usage chunk may come with empty `choices`.
+//! - Results: one `{"role": "tool", "tool_call_id", "content"}` message per result.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value, json};
+
+use crate::spec::ToolSpec;
+
+use super::assemble::{Core, DecodeOptions};
+use super::budget::OpenAiStrictBudget;
+use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
+use super::session::{Protocol, Session, StreamSession, body, payload, str_at};
+use super::sse::{Frame, Framing, SseParser};
+use super::types::{
+    ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolResult,
+};
+use super::{Adapter, Provider, input_schema, lower, named};
+
+/// The OpenAI Chat Completions adapter.
+///
+/// ```
+/// use tool_runtime::adapters::{Adapter, OpenAiChat};
+///
+/// let decoded = OpenAiChat::new()
+///     .decode(br#"{"choices": [{"index": 0, "message": {"role": "assistant", "content": null,
+///         "tool_calls": [{"id": "call_1", "type": "function",
+///             "function": {"name": "core__get_current_time", "arguments": ""}}]},
+///         "finish_reason": "tool_calls"}]}"#)
+///     .unwrap();
+/// assert_eq!(decoded.calls[0].arguments.value(), Some(&serde_json::json!({})));
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct OpenAiChat {
+    strict: bool,
+    decode: DecodeOptions,
+}
+
+impl OpenAiChat {
+    /// Non-strict definitions, default decoding.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Strict mode (`"strict": true`, every property required, optional ones nullable).
+    /// Decoded arguments then need [`raise_arguments`](super::raise_arguments).
+    #[must_use]
+    pub fn strict(self, strict: bool) -> Self {
+        Self { strict, ..self }
+    }
+
+    /// How ids are minted and which tools were declared.
+    #[must_use]
+    pub fn decode_options(self, decode: DecodeOptions) -> Self {
+        Self { decode, ..self }
+    }
+
+    fn parameters(&self, spec: &ToolSpec) -> Result<Map<String, Value>, EncodeError> {
+        let schema = input_schema(spec)?;
+        Ok(if self.strict { lower::openai_strict(&schema) } else { schema })
+    }
+}
+
+impl Adapter for OpenAiChat {
+    fn provider(&self) -> Provider {
+        Provider::OpenAiChat
+    }
+
+    fn tool(&self, spec: &ToolSpec) -> Result<Value, EncodeError> {
+        let mut function = named(spec, [("parameters", Value::Object(self.parameters(spec)?))]);
+        if self.strict {
+            function.insert("strict".to_owned(), Value::Bool(true));
+        }
+        Ok(json!({"type": "function", "function": function}))
+    }
+
+    fn tools(&self, specs: &[&ToolSpec]) -> Result<Value, EncodeError> {
+        let mut budget = OpenAiStrictBudget::new(Provider::OpenAiChat);
+        let mut tools = Vec::with_capacity(specs.len());
+        for spec in specs {
+            if self.strict {
+                budget.add(spec.name(), &self.parameters(spec)?)?;
+            }
+            tools.push(self.tool(spec)?);
+        }
+        Ok(Value::Array(tools))
+    }
+
+    fn tool_choice(&self, choice: &ToolChoice) -> Result<Map<String, Value>, EncodeError> {
+        let mut fields = Map::new();
+        let mode = match &choice.mode {
+            ChoiceMode::Auto => json!("auto"),
+            ChoiceMode::None => json!("none"),
+            ChoiceMode::Required => json!("required"),
+            ChoiceMode::Tool(name) => json!({"type": "function", "function": {"name": name}}),
+        };
+        fields.insert("tool_choice".to_owned(), mode);
+        if let Some(parallel) = choice.parallel {
+            fields.insert("parallel_tool_calls".to_owned(), Value::Bool(parallel));
+        }
+        Ok(fields)
+    }
+
+    fn decode(&self, bytes: &[u8]) -> Result<Decoded, DecodeError> {
+        let value = body(bytes)?;
+        if let Some(error) = value.get("error") {
+            return Err(DecodeError::Provider(ProviderError::from_value(error)));
+        }
+        let shape = DecodeError::Shape { expected: "a chat completion with `choices[0].message`" };
+        let choices = value.get("choices").and_then(Value::as_array).ok_or(shape.clone())?;
+        let choice = choices
+            .iter()
+            .find(|choice| choice.get("index").and_then(Value::as_u64).unwrap_or(0) == 0)
+            .ok_or(shape.clone())?;
+        let message = choice.get("message").ok_or(shape)?;
+        let mut core = Core::new(self.decode.clone());
+        let out = &mut Vec::new();
+        core.recognised = 1;
+        if let Some(text) = str_at(message, "content") {
+            core.text(text, out);
+        }
+        let calls = message.get("tool_calls").and_then(Value::as_array).map(Vec::as_slice);
+        for call in calls.unwrap_or_default() {
+            let slot = core.open();
+            whole_call(&mut core, slot, call, out);
+        }
+        if let Some(call) = message.get("function_call") {
+            let slot = core.open();
+            whole_call(&mut core, slot, call, out);
+        }
+        if let Some(reason) = str_at(choice, "finish_reason") {
+            core.finish(finish(reason), out);
+        }
+        Ok(core.end(out))
+    }
+
+    fn stream(&self) -> Box<dyn StreamSession> {
+        let core = Core::new(self.decode.clone());
+        Box::new(Session::new(Framing::Sse(SseParser::default()), core, ChatProtocol::default()))
+    }
+
+    fn assistant_message(&self, decoded: &Decoded) -> Value {
+        let mut message = Map::new();
+        message.insert("role".to_owned(), json!("assistant"));
+        let content = if decoded.text.is_empty() { Value::Null } else { json!(decoded.text) };
+        message.insert("content".to_owned(), content);
+        if !decoded.calls.is_empty() {
+            let calls = decoded
+                .calls
+                .iter()
+                .map(|call| {
+                    json!({
+                        "id": call.id,
+                        "type": "function",
+                        "function": {"name": call.name, "arguments": call.arguments.to_json_text()},
+                    })
+                })
+                .collect();
+            message.insert("tool_calls".to_owned(), Value::Array(calls));
+        }
+        Value::Object(message)
+    }
+
+    fn result_messages(&self, results: &[ToolResult]) -> Vec<Value> {
+        results
+            .iter()
+            .map(|result| {
+                json!({"role": "tool", "tool_call_id": result.call_id, "content": result.content_text()})
+            })
+            .collect()
+    }
+}
+
+/// A call given whole: `{id, function: {name, arguments}}` (or a legacy `function_call`).
+fn whole_call(core: &mut Core, slot: usize, call: &Value, out: &mut Vec<StreamEvent>) {
+    if let Some(id) = str_at(call, "id") {
+        core.set_id(slot, id, out);
+    }
+    let function = call.get("function").unwrap_or(call);
+    if let Some(name) = str_at(function, "name") {
+        core.push_name(slot, name, out);
+    }
+    match function.get("arguments") {
+        Some(Value::String(text)) => core.push_args(slot, text, out),
+        Some(Value::Null) | None => {}
+        Some(other) => core.set_object(slot, other.clone(), false, out),
+    }
+}
+
+/// The canonical reason for a Chat Completions `finish_reason`.
+fn finish(reason: &str) -> Finish {
+    let canonical = match reason {
+        "stop" => FinishReason::Stop,
+        "tool_calls" | "function_call" => FinishReason::ToolCalls,
+        "length" => FinishReason::Length,
+        "content_filter" => FinishReason::ContentFilter,
+        _ => FinishReason::Other,
+    };
+    Finish::new(canonical, Some(reason))
+}
+
+/// Stream state: which slot each `index` currently stands for.
+#[derive(Debug, Default)]
+struct ChatProtocol {
+    by_index: HashMap<u64, usize>,
+    last: Option<usize>,
+}
+
+impl Protocol for ChatProtocol {
+    fn on_frame(&mut self, core: &mut Core, frame: Frame, out: &mut Vec<StreamEvent>) {
+        let data = frame.data.trim();
+        if data == "[DONE]" {
+            core.recognised += 1;
+            if !core.finished() {
+                // The server says the response is complete; only the reason was left out.
+                core.finish(Finish::new(FinishReason::Stop, None), out);
+            }
+            return;
+        }
+        let Some(chunk) = payload(core, data, out) else { return };
+        if let Some(error) = chunk.get("error") {
+            core.recognised += 1;
+            core.problem(Problem::Provider(ProviderError::from_value(error)), out);
+            core.finish(Finish::new(FinishReason::Error, Some("error")), out);
+            return;
+        }
+        let Some(choices) = chunk.get("choices").and_then(Value::as_array) else {
+            core.problem(Problem::UnexpectedPayload { expected: "a chat completion chunk" }, out);
+            return;
+        };
+        core.recognised += 1;
+        for choice in choices {
+            if choice.get("index").and_then(Value::as_u64).unwrap_or(0) != 0 {
+                continue;
+            }
+            if let Some(delta) = choice.get("delta").or_else(|| choice.get("message")) {
+                if let Some(text) = str_at(delta, "content") {
+                    core.text(text, out);
+                }
+                let fragments = delta.get("tool_calls").and_then(Value::as_array);
+                for fragment in fragments.map(Vec::as_slice).unwrap_or_default() {
+                    self.fragment(core, fragment, out);
+                }
+                if let Some(call) = delta.get("function_call") {
+                    let slot = self.slot(core, Some(0), None);
+                    whole_call(core, slot, call, out);
+                }
+            }
+            if let Some(reason) = str_at(choice, "finish_reason") {
+                core.finish(finish(reason), out);
+            }
+        }
+    }
+}
+
+impl ChatProtocol {
+    /// The slot a fragment belongs to. An `index` names a slot until a different id arrives
+    /// under it (the index was reused for a new call); without an index the id decides, and
+    /// without either the fragment continues the latest call.
+    fn slot(&mut self, core: &mut Core, index: Option<u64>, id: Option<&str>) -> usize {
+        let slot = match index {
+            Some(index) => match self.by_index.get(&index).copied() {
+                Some(slot)
+                    if id.is_none_or(|id| {
+                        core.provider_id(slot).is_none_or(|known| known == id)
+                    }) =>
+                {
+                    slot
+                }
+                _ => {
+                    let slot = core.open();
+                    self.by_index.insert(index, slot);
+                    slot
+                }
+            },
+            None => match id {
+                Some(id) => core.slot_with_id(id).unwrap_or_else(|| core.open()),
+                None => self.last.unwrap_or_else(|| core.open()),
+            },
+        };
+        self.last = Some(slot);
+        slot
+    }
+
+    fn fragment(&mut self, core: &mut Core, fragment: &Value, out: &mut Vec<StreamEvent>) {
+        let index = fragment.get("index").and_then(Value::as_u64);
+        let id = str_at(fragment, "id").filter(|id| !id.is_empty());
+        let slot = self.slot(core, index, id);
+        whole_call(core, slot, fragment, out);
+    }
+}

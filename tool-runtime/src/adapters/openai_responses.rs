@@ -1,0 +1,340 @@
+//! OpenAI Responses (`POST /v1/responses`).
+//!
+//! - Definitions: flat `{"type": "function", "name", "description", "parameters", "strict"}`;
+//!   `strict` defaults to true on this API, so it is always written. Choice: `tool_choice`
+//!   (`"auto"`, `"none"`, `"required"`, `{"type": "function", "name"}`) and
+//!   `parallel_tool_calls`.
+//! - Responses: `output[]` items; a call is `{type: "function_call", id, call_id, name,
+//!   arguments}`; the end is `status` (`completed`, `incomplete` with
+//!   `incomplete_details.reason`, `failed` with `error`).
+//! - Streams: SSE events named by their `type`: `response.output_item.added`,
+//!   `response.function_call_arguments.delta` / `.done`, `response.output_item.done`,
+//!   `response.output_text.delta`, `response.completed` / `.incomplete` / `.failed`, `error`.
+//! - Results: `{"type": "function_call_output", "call_id", "output"}` input items.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value, json};
+
+use crate::spec::ToolSpec;
+
+use super::assemble::{Core, DecodeOptions};
+use super::budget::OpenAiStrictBudget;
+use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
+use super::session::{Protocol, Session, StreamSession, body, payload, str_at};
+use super::sse::{Frame, Framing, SseParser};
+use super::types::{
+    ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolResult,
+};
+use super::{Adapter, Provider, input_schema, lower, named};
+
+/// The key under which reasoning items are kept in [`Decoded::extras`].
+const REASONING: &str = "reasoning_items";
+
+/// The OpenAI Responses adapter.
+///
+/// ```
+/// use tool_runtime::adapters::{Adapter, OpenAiResponses};
+///
+/// let decoded = OpenAiResponses::new()
+///     .decode(br#"{"object": "response", "status": "completed", "output": [
+///         {"type": "function_call", "id": "fc_1", "call_id": "call_1",
+///          "name": "core__get_current_time", "arguments": "{}", "status": "completed"}]}"#)
+///     .unwrap();
+/// assert_eq!(decoded.calls[0].id, "call_1");
+/// assert_eq!(decoded.calls[0].extras.get("id"), Some(&serde_json::json!("fc_1")));
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct OpenAiResponses {
+    strict: bool,
+    decode: DecodeOptions,
+}
+
+impl OpenAiResponses {
+    /// Non-strict definitions (`"strict": false`), default decoding.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Strict mode (every property required, optional ones nullable). Decoded arguments then
+    /// need [`raise_arguments`](super::raise_arguments).
+    #[must_use]
+    pub fn strict(self, strict: bool) -> Self {
+        Self { strict, ..self }
+    }
+
+    /// How ids are minted and which tools were declared.
+    #[must_use]
+    pub fn decode_options(self, decode: DecodeOptions) -> Self {
+        Self { decode, ..self }
+    }
+
+    fn parameters(&self, spec: &ToolSpec) -> Result<Map<String, Value>, EncodeError> {
+        let schema = input_schema(spec)?;
+        Ok(if self.strict { lower::openai_strict(&schema) } else { schema })
+    }
+}
+
+impl Adapter for OpenAiResponses {
+    fn provider(&self) -> Provider {
+        Provider::OpenAiResponses
+    }
+
+    fn tool(&self, spec: &ToolSpec) -> Result<Value, EncodeError> {
+        let mut tool = Map::new();
+        tool.insert("type".to_owned(), json!("function"));
+        tool.extend(named(spec, [("parameters", Value::Object(self.parameters(spec)?))]));
+        tool.insert("strict".to_owned(), Value::Bool(self.strict));
+        Ok(Value::Object(tool))
+    }
+
+    fn tools(&self, specs: &[&ToolSpec]) -> Result<Value, EncodeError> {
+        let mut budget = OpenAiStrictBudget::new(Provider::OpenAiResponses);
+        let mut tools = Vec::with_capacity(specs.len());
+        for spec in specs {
+            if self.strict {
+                budget.add(spec.name(), &self.parameters(spec)?)?;
+            }
+            tools.push(self.tool(spec)?);
+        }
+        Ok(Value::Array(tools))
+    }
+
+    fn tool_choice(&self, choice: &ToolChoice) -> Result<Map<String, Value>, EncodeError> {
+        let mut fields = Map::new();
+        let mode = match &choice.mode {
+            ChoiceMode::Auto => json!("auto"),
+            ChoiceMode::None => json!("none"),
+            ChoiceMode::Required => json!("required"),
+            ChoiceMode::Tool(name) => json!({"type": "function", "name": name}),
+        };
+        fields.insert("tool_choice".to_owned(), mode);
+        if let Some(parallel) = choice.parallel {
+            fields.insert("parallel_tool_calls".to_owned(), Value::Bool(parallel));
+        }
+        Ok(fields)
+    }
+
+    fn decode(&self, bytes: &[u8]) -> Result<Decoded, DecodeError> {
+        let response = body(bytes)?;
+        if let Some(error) = response.get("error").filter(|error| !error.is_null())
+            && response.get("output").is_none()
+        {
+            return Err(DecodeError::Provider(ProviderError::from_value(error)));
+        }
+        let output = response
+            .get("output")
+            .and_then(Value::as_array)
+            .ok_or(DecodeError::Shape { expected: "a response with `output`" })?;
+        let mut core = Core::new(self.decode.clone());
+        let out = &mut Vec::new();
+        core.recognised = 1;
+        for item in output {
+            match str_at(item, "type") {
+                Some("function_call") => {
+                    let slot = core.open();
+                    apply_item(&mut core, slot, item, out);
+                }
+                Some("message") => {
+                    let parts = item.get("content").and_then(Value::as_array);
+                    for part in parts.map(Vec::as_slice).unwrap_or_default() {
+                        if str_at(part, "type") == Some("output_text") {
+                            core.text(str_at(part, "text").unwrap_or_default(), out);
+                        }
+                    }
+                }
+                Some("reasoning") => keep_reasoning(&mut core, item),
+                _ => {}
+            }
+        }
+        finish_response(&mut core, &response, out);
+        Ok(core.end(out))
+    }
+
+    fn stream(&self) -> Box<dyn StreamSession> {
+        let core = Core::new(self.decode.clone());
+        Box::new(Session::new(
+            Framing::Sse(SseParser::default()),
+            core,
+            ResponsesProtocol::default(),
+        ))
+    }
+
+    /// The output items to put back into the next request's `input`, as an array: reasoning
+    /// items (as received), the text as an assistant message, then the `function_call` items.
+    fn assistant_message(&self, decoded: &Decoded) -> Value {
+        let mut items: Vec<Value> =
+            decoded.extras.get(REASONING).and_then(Value::as_array).cloned().unwrap_or_default();
+        if !decoded.text.is_empty() {
+            items.push(json!({"role": "assistant", "content": decoded.text}));
+        }
+        for call in &decoded.calls {
+            let mut item = Map::new();
+            item.insert("type".to_owned(), json!("function_call"));
+            if let Some(id) = call.extras.get("id") {
+                item.insert("id".to_owned(), id.clone());
+            }
+            item.insert("call_id".to_owned(), json!(call.id));
+            item.insert("name".to_owned(), json!(call.name));
+            item.insert("arguments".to_owned(), json!(call.arguments.to_json_text()));
+            items.push(Value::Object(item));
+        }
+        Value::Array(items)
+    }
+
+    fn result_messages(&self, results: &[ToolResult]) -> Vec<Value> {
+        results
+            .iter()
+            .map(|result| {
+                json!({"type": "function_call_output", "call_id": result.call_id, "output": result.content_text()})
+            })
+            .collect()
+    }
+
+    /// The output items of the turn followed by the result items, flat.
+    fn turn(&self, decoded: &Decoded, results: &[ToolResult]) -> Vec<Value> {
+        let mut items = match self.assistant_message(decoded) {
+            Value::Array(items) => items,
+            other => vec![other],
+        };
+        items.extend(self.result_messages(results));
+        items
+    }
+}
+
+/// Applies a `function_call` item's fields to its slot.
+fn apply_item(core: &mut Core, slot: usize, item: &Value, out: &mut Vec<StreamEvent>) {
+    if let Some(call_id) = str_at(item, "call_id") {
+        core.set_id(slot, call_id, out);
+    }
+    if let Some(name) = str_at(item, "name") {
+        core.push_name(slot, name, out);
+    }
+    if let (Some(id), Some(extras)) = (item.get("id"), core.extras_mut(slot)) {
+        extras.insert("id", id.clone());
+    }
+    if let Some(arguments) = str_at(item, "arguments").filter(|text| !text.is_empty()) {
+        core.replace_args(slot, arguments, out);
+    }
+}
+
+fn keep_reasoning(core: &mut Core, item: &Value) {
+    core.extras.push(REASONING, item.clone());
+}
+
+/// Finishes from a response object's `status`.
+fn finish_response(core: &mut Core, response: &Value, out: &mut Vec<StreamEvent>) {
+    let finish = match str_at(response, "status") {
+        Some(status @ "completed") => Finish::new(FinishReason::Stop, Some(status)),
+        Some(status @ "incomplete") => {
+            let reason = response.pointer("/incomplete_details/reason").and_then(Value::as_str);
+            let canonical = match reason {
+                Some("max_output_tokens") => FinishReason::Length,
+                Some("content_filter") => FinishReason::ContentFilter,
+                _ => FinishReason::Other,
+            };
+            Finish::new(canonical, Some(reason.unwrap_or(status)))
+        }
+        Some(status @ "failed") => {
+            let error = response.get("error").unwrap_or(&Value::Null);
+            core.problem(Problem::Provider(ProviderError::from_value(error)), out);
+            Finish::new(FinishReason::Error, Some(status))
+        }
+        Some(status @ ("in_progress" | "queued")) => {
+            Finish::new(FinishReason::Unfinished, Some(status))
+        }
+        Some(status) => Finish::new(FinishReason::Other, Some(status)),
+        None => return,
+    };
+    core.finish(finish, out);
+}
+
+/// Stream state: which slot each output index and item id stands for.
+#[derive(Debug, Default)]
+struct ResponsesProtocol {
+    by_output: HashMap<u64, usize>,
+    by_item: HashMap<String, usize>,
+}
+
+impl ResponsesProtocol {
+    fn lookup(&self, event: &Value) -> Option<usize> {
+        str_at(event, "item_id").and_then(|id| self.by_item.get(id).copied()).or_else(|| {
+            let index = event.get("output_index").and_then(Value::as_u64)?;
+            self.by_output.get(&index).copied()
+        })
+    }
+
+    fn lookup_or_open(&mut self, core: &mut Core, event: &Value, item: Option<&Value>) -> usize {
+        let known = self.lookup(event).or_else(|| {
+            let id = item.and_then(|item| str_at(item, "id"))?;
+            self.by_item.get(id).copied()
+        });
+        if let Some(slot) = known {
+            return slot;
+        }
+        let slot = core.open();
+        if let Some(index) = event.get("output_index").and_then(Value::as_u64) {
+            self.by_output.insert(index, slot);
+        }
+        let id = item.and_then(|item| str_at(item, "id")).or_else(|| str_at(event, "item_id"));
+        if let Some(id) = id {
+            self.by_item.insert(id.to_owned(), slot);
+        }
+        slot
+    }
+}
+
+impl Protocol for ResponsesProtocol {
+    fn on_frame(&mut self, core: &mut Core, frame: Frame, out: &mut Vec<StreamEvent>) {
+        let Some(event) = payload(core, &frame.data, out) else { return };
+        let Some(kind) = str_at(&event, "type").or(frame.event.as_deref()) else {
+            core.problem(
+                Problem::UnexpectedPayload { expected: "a Responses event with a `type`" },
+                out,
+            );
+            return;
+        };
+        core.recognised += 1;
+        let item = event.get("item");
+        let is_call = item.and_then(|item| str_at(item, "type")) == Some("function_call");
+        match kind {
+            "response.output_item.added" | "response.output_item.done" if is_call => {
+                let slot = self.lookup_or_open(core, &event, item);
+                apply_item(core, slot, item.unwrap_or(&Value::Null), out);
+            }
+            "response.output_item.done" => {
+                if let Some(item) = item.filter(|item| str_at(item, "type") == Some("reasoning")) {
+                    keep_reasoning(core, item);
+                }
+            }
+            "response.function_call_arguments.delta" => {
+                let slot = self.lookup_or_open(core, &event, None);
+                core.push_args(slot, str_at(&event, "delta").unwrap_or_default(), out);
+            }
+            "response.function_call_arguments.done" => {
+                let slot = self.lookup_or_open(core, &event, None);
+                if let Some(name) = str_at(&event, "name") {
+                    core.push_name(slot, name, out);
+                }
+                if let Some(arguments) = str_at(&event, "arguments") {
+                    core.replace_args(slot, arguments, out);
+                }
+            }
+            "response.output_text.delta" => {
+                core.text(str_at(&event, "delta").unwrap_or_default(), out)
+            }
+            "response.completed" | "response.incomplete" | "response.failed" => {
+                if let Some(response) = event.get("response") {
+                    finish_response(core, response, out);
+                }
+            }
+            "error" => {
+                let error = event.get("error").unwrap_or(&event);
+                core.problem(Problem::Provider(ProviderError::from_value(error)), out);
+                core.finish(Finish::new(FinishReason::Error, Some("error")), out);
+            }
+            _ => {}
+        }
+    }
+}

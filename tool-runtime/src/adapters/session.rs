@@ -1,0 +1,129 @@
+//! Streaming sessions: framing (SSE or NDJSON) in front of a provider protocol in front of the
+//! shared assembly.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::schema::parse_json;
+
+use super::assemble::Core;
+use super::problem::{DecodeError, Problem};
+use super::sse::{Frame, Framing};
+use super::types::{Decoded, StreamEvent};
+
+/// One streamed response being decoded: feed it bytes as they arrive, read events, and take
+/// the assembled result at the end.
+///
+/// A session holds the state of exactly one response. Work is linear in the bytes fed: each
+/// byte is framed once, argument text is appended and parsed once per call when its turn
+/// finishes. No input makes it panic; what is wrong is reported as
+/// [`StreamEvent::Problem`] and kept in [`Decoded::problems`].
+///
+/// ```
+/// use tool_runtime::adapters::{Adapter, Anthropic, StreamEvent};
+///
+/// let mut session = Anthropic::new().stream();
+/// let events = session.feed(b"event: ping\ndata: {\"type\": \"ping\"}\n\n");
+/// assert!(events.is_empty());
+/// let decoded = session.finish();
+/// assert!(decoded.calls.is_empty());
+/// assert_eq!(decoded.finish, session.finish().finish); // idempotent
+/// ```
+pub trait StreamSession: fmt::Debug + Send {
+    /// Takes the next bytes, split anywhere (inside a line, a UTF-8 character, a JSON escape),
+    /// and returns what they completed.
+    fn feed(&mut self, chunk: &[u8]) -> Vec<StreamEvent>;
+
+    /// The input ended: flushes what is buffered, finalises open calls (cut off when the
+    /// provider never said the turn was over) and returns the last events. Calling it again
+    /// returns nothing.
+    fn close(&mut self) -> Vec<StreamEvent>;
+
+    /// Closes the session if needed and returns the assembled response. Idempotent: every call
+    /// returns the same result.
+    fn finish(&mut self) -> Decoded;
+}
+
+/// What a provider does with one frame.
+pub(crate) trait Protocol: fmt::Debug + Send {
+    fn on_frame(&mut self, core: &mut Core, frame: Frame, out: &mut Vec<StreamEvent>);
+}
+
+/// A session of protocol `P`.
+#[derive(Debug)]
+pub(crate) struct Session<P> {
+    framing: Framing,
+    core: Core,
+    protocol: P,
+    done: Option<Decoded>,
+    frames: Vec<Frame>,
+    problems: Vec<Problem>,
+}
+
+impl<P: Protocol> Session<P> {
+    pub(crate) fn new(framing: Framing, core: Core, protocol: P) -> Self {
+        Self { framing, core, protocol, done: None, frames: Vec::new(), problems: Vec::new() }
+    }
+
+    fn drain(&mut self, out: &mut Vec<StreamEvent>) {
+        for problem in self.problems.drain(..) {
+            self.core.problem(problem, out);
+        }
+        for frame in self.frames.drain(..) {
+            self.protocol.on_frame(&mut self.core, frame, out);
+        }
+    }
+}
+
+impl<P: Protocol> StreamSession for Session<P> {
+    fn feed(&mut self, chunk: &[u8]) -> Vec<StreamEvent> {
+        let mut out = Vec::new();
+        if self.done.is_some() {
+            if !chunk.is_empty() {
+                out.push(StreamEvent::Problem(Problem::AfterFinish));
+            }
+            return out;
+        }
+        self.framing.feed(chunk, &mut self.frames, &mut self.problems);
+        self.drain(&mut out);
+        out
+    }
+
+    fn close(&mut self) -> Vec<StreamEvent> {
+        let mut out = Vec::new();
+        if self.done.is_none() {
+            self.framing.finish(&mut self.frames, &mut self.problems);
+            self.drain(&mut out);
+            self.done = Some(self.core.end(&mut out));
+        }
+        out
+    }
+
+    fn finish(&mut self) -> Decoded {
+        self.close();
+        self.done.clone().unwrap_or_else(|| self.core.end(&mut Vec::new()))
+    }
+}
+
+/// Parses one event payload strictly; a payload that is not JSON is reported and skipped.
+pub(crate) fn payload(core: &mut Core, data: &str, out: &mut Vec<StreamEvent>) -> Option<Value> {
+    match parse_json(data.as_bytes()) {
+        Ok(value) => Some(value),
+        Err(error) => {
+            core.problem(Problem::InvalidPayload(Arc::new(error)), out);
+            None
+        }
+    }
+}
+
+/// Parses a whole response body strictly.
+pub(crate) fn body(bytes: &[u8]) -> Result<Value, DecodeError> {
+    parse_json(bytes).map_err(|error| DecodeError::Json(Arc::new(error)))
+}
+
+/// The string at `key`, if it is one.
+pub(crate) fn str_at<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
+    value.get(key).and_then(Value::as_str)
+}

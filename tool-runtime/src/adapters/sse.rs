@@ -1,0 +1,168 @@
+//! Incremental Server-Sent Events framing, as the WHATWG spec defines it: lines end in LF, CRLF
+//! or CR; `:` starts a comment; `data:` lines of one event are joined with `\n`; a blank line
+//! dispatches the event. Bytes are buffered only until their line ends, so a multi-byte
+//! character split across chunks is decoded whole, and every byte is looked at once.
+
+use super::ndjson::NdjsonParser;
+use super::problem::Problem;
+
+/// One dispatched event (or one NDJSON line).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Frame {
+    /// The `event:` field, when there was one.
+    pub(crate) event: Option<String>,
+    /// The joined `data:` lines.
+    pub(crate) data: String,
+}
+
+/// The SSE state of one session.
+#[derive(Debug, Default)]
+pub(crate) struct SseParser {
+    line: Vec<u8>,
+    after_cr: bool,
+    event: Option<String>,
+    data: String,
+    has_data: bool,
+}
+
+impl SseParser {
+    /// Takes the next bytes; completed events go to `frames`, problems to `problems`.
+    pub(crate) fn feed(
+        &mut self,
+        bytes: &[u8],
+        frames: &mut Vec<Frame>,
+        problems: &mut Vec<Problem>,
+    ) {
+        for &byte in bytes {
+            if self.after_cr {
+                self.after_cr = false;
+                if byte == b'\n' {
+                    continue;
+                }
+            }
+            match byte {
+                b'\n' => self.end_line(frames, problems),
+                b'\r' => {
+                    self.end_line(frames, problems);
+                    self.after_cr = true;
+                }
+                _ => self.line.push(byte),
+            }
+        }
+    }
+
+    /// The input ended: a last line without its terminator and an event without its blank
+    /// line are still dispatched (servers and proxies cut the final blank line).
+    pub(crate) fn finish(&mut self, frames: &mut Vec<Frame>, problems: &mut Vec<Problem>) {
+        if !self.line.is_empty() {
+            self.end_line(frames, problems);
+        }
+        self.dispatch(frames);
+    }
+
+    fn end_line(&mut self, frames: &mut Vec<Frame>, problems: &mut Vec<Problem>) {
+        let line = std::mem::take(&mut self.line);
+        let Ok(text) = std::str::from_utf8(&line) else {
+            problems.push(Problem::InvalidUtf8);
+            return;
+        };
+        if text.is_empty() {
+            self.dispatch(frames);
+            return;
+        }
+        if text.starts_with(':') {
+            return;
+        }
+        let (field, value) = match text.split_once(':') {
+            Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
+            None => (text, ""),
+        };
+        match field {
+            "data" => {
+                if self.has_data {
+                    self.data.push('\n');
+                }
+                self.data.push_str(value);
+                self.has_data = true;
+            }
+            "event" => self.event = Some(value.to_owned()),
+            _ => {}
+        }
+        self.line = line;
+        self.line.clear();
+    }
+
+    fn dispatch(&mut self, frames: &mut Vec<Frame>) {
+        if self.has_data {
+            frames.push(Frame { event: self.event.take(), data: std::mem::take(&mut self.data) });
+        }
+        self.event = None;
+        self.has_data = false;
+    }
+}
+
+/// The framing of a session.
+#[derive(Debug)]
+pub(crate) enum Framing {
+    /// Server-Sent Events (OpenAI, Anthropic, Gemini with `alt=sse`).
+    Sse(SseParser),
+    /// Newline-delimited JSON (Ollama).
+    Ndjson(NdjsonParser),
+}
+
+impl Framing {
+    pub(crate) fn feed(
+        &mut self,
+        bytes: &[u8],
+        frames: &mut Vec<Frame>,
+        problems: &mut Vec<Problem>,
+    ) {
+        match self {
+            Self::Sse(parser) => parser.feed(bytes, frames, problems),
+            Self::Ndjson(parser) => parser.feed(bytes, frames, problems),
+        }
+    }
+
+    pub(crate) fn finish(&mut self, frames: &mut Vec<Frame>, problems: &mut Vec<Problem>) {
+        match self {
+            Self::Sse(parser) => parser.finish(frames, problems),
+            Self::Ndjson(parser) => parser.finish(frames, problems),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frames(chunks: &[&[u8]]) -> Vec<Frame> {
+        let mut parser = SseParser::default();
+        let (mut frames, mut problems) = (Vec::new(), Vec::new());
+        for chunk in chunks {
+            parser.feed(chunk, &mut frames, &mut problems);
+        }
+        parser.finish(&mut frames, &mut problems);
+        assert!(problems.is_empty());
+        frames
+    }
+
+    #[test]
+    fn crlf_comments_multiline_and_split_crlf() {
+        let got = frames(&[b": keep-alive\r\nevent: a\r\ndata: one\r", b"\ndata:two\r\n\r\n"]);
+        assert_eq!(got, vec![Frame { event: Some("a".into()), data: "one\ntwo".into() }]);
+    }
+
+    #[test]
+    fn lone_cr_and_missing_final_blank_line() {
+        let got = frames(&[b"data: x\r\rdata: y"]);
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[1].data, "y");
+    }
+
+    #[test]
+    fn multibyte_split() {
+        let text = "data: caf\u{e9} \u{1f600}\n\n".as_bytes();
+        let chunks: Vec<&[u8]> = text.chunks(1).collect();
+        assert_eq!(frames(&chunks)[0].data, "caf\u{e9} \u{1f600}");
+    }
+}

@@ -1,0 +1,577 @@
+//! The canonical, provider-independent side of the adapters: what a model asked for
+//! ([`ToolCall`], [`Decoded`]), how a turn ended ([`Finish`]), what goes back ([`ToolResult`])
+//! and how tool use is steered ([`ToolChoice`]).
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+use serde_json::{Map, Value};
+
+use crate::schema::JsonError;
+use crate::spec::ToolSpec;
+
+use super::problem::Problem;
+
+/// Provider data that has no canonical meaning but must survive a round trip (a Gemini
+/// `thoughtSignature`, an OpenAI Responses item `id`). Adapters fill it when decoding and read it
+/// when encoding; other code passes it along untouched.
+///
+/// ```
+/// use tool_runtime::adapters::Extras;
+///
+/// let mut extras = Extras::new();
+/// extras.insert("thoughtSignature", "c2ln".into());
+/// assert_eq!(extras.get("thoughtSignature").and_then(|v| v.as_str()), Some("c2ln"));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct Extras(Map<String, Value>);
+
+impl Extras {
+    /// No extras.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The value under `key`.
+    #[must_use]
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.0.get(key)
+    }
+
+    /// Sets `key` to `value`, replacing what was there.
+    pub fn insert(&mut self, key: impl Into<String>, value: Value) {
+        self.0.insert(key.into(), value);
+    }
+
+    /// Whether there is nothing to carry.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Appends `value` to the array under `key`, starting one if needed.
+    pub(crate) fn push(&mut self, key: &str, value: Value) {
+        match self.0.get_mut(key) {
+            Some(Value::Array(items)) => items.push(value),
+            _ => {
+                self.0.insert(key.to_owned(), Value::Array(vec![value]));
+            }
+        }
+    }
+
+    /// Every key and value, in insertion order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.0.iter().map(|(key, value)| (key.as_str(), value))
+    }
+}
+
+/// Why a call's arguments could not be used. The raw text is kept next to it in
+/// [`CallArguments::Invalid`]; nothing is repaired or guessed.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ArgumentsProblem {
+    /// Not JSON (syntax, a duplicate key, cut off).
+    Json(Arc<JsonError>),
+    /// The same JSON value sent several times back to back (`{..}{..}`): the provider re-sent
+    /// the full arguments after streaming them.
+    Repeated {
+        /// How many copies arrived.
+        copies: usize,
+    },
+    /// Several different JSON values back to back: which one was meant is unknowable.
+    Concatenated {
+        /// How many values arrived.
+        values: usize,
+    },
+    /// Valid JSON, but not an object.
+    NotAnObject,
+}
+
+impl fmt::Display for ArgumentsProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Json(error) => write!(f, "the arguments are not valid JSON: {error}"),
+            Self::Repeated { copies } => write!(
+                f,
+                "the arguments arrived {copies} times back to back; they are not guessed at"
+            ),
+            Self::Concatenated { values } => write!(
+                f,
+                "the arguments hold {values} JSON values back to back; which one was meant is unknown"
+            ),
+            Self::NotAnObject => f.write_str("the arguments are not a JSON object"),
+        }
+    }
+}
+
+impl std::error::Error for ArgumentsProblem {}
+
+/// The arguments of a [`ToolCall`]: parsed, or the raw text with the reason it was refused.
+#[derive(Debug, Clone)]
+pub enum CallArguments {
+    /// A JSON object, parsed strictly (duplicate keys are refused).
+    Parsed(Value),
+    /// What arrived, and why it cannot be used.
+    Invalid {
+        /// The raw text exactly as the provider sent it.
+        raw: String,
+        /// Why it was refused.
+        problem: ArgumentsProblem,
+    },
+}
+
+impl CallArguments {
+    /// The parsed object, if the arguments were valid.
+    #[must_use]
+    pub fn value(&self) -> Option<&Value> {
+        match self {
+            Self::Parsed(value) => Some(value),
+            Self::Invalid { .. } => None,
+        }
+    }
+
+    /// The arguments as JSON text: the compact rendering when parsed, the raw text otherwise.
+    #[must_use]
+    pub fn to_json_text(&self) -> String {
+        match self {
+            Self::Parsed(value) => value.to_string(),
+            Self::Invalid { raw, .. } => raw.clone(),
+        }
+    }
+}
+
+/// Where a call's [`ToolCall::id`] came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IdOrigin {
+    /// The provider sent it.
+    Provider,
+    /// The provider sent none (Gemini, Ollama) or one call stood for several
+    /// (`multi_tool_use.parallel`): the decoder made one up, unique in the session.
+    Minted,
+    /// The provider sent this id for an earlier call of the same response too; the id was
+    /// replaced by a unique one (Anthropic refuses duplicate ids in a request).
+    Reminted(String),
+}
+
+/// One call a model asked for.
+///
+/// Decoders produce these in model order. A call is executable when it is
+/// [`complete`](ToolCall::complete) and its arguments parsed; see [`ToolCall::is_executable`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ToolCall {
+    /// Unique within the decoded response; echo it in the result.
+    pub id: String,
+    /// The tool's name as the model wrote it.
+    pub name: String,
+    /// The arguments, or why they are unusable.
+    pub arguments: CallArguments,
+    /// Whether the response finished normally: `false` when it was cut off (output budget,
+    /// filter, error, dropped connection), in which case the call must not run.
+    pub complete: bool,
+    /// Where [`id`](ToolCall::id) came from.
+    pub id_origin: IdOrigin,
+    /// Provider data to echo when the call is sent back.
+    pub extras: Extras,
+}
+
+impl ToolCall {
+    /// A complete call with parsed arguments and a provider id.
+    ///
+    /// ```
+    /// use tool_runtime::adapters::ToolCall;
+    ///
+    /// let call = ToolCall::new("call_1", "core__get_current_time", serde_json::json!({}));
+    /// assert!(call.is_executable());
+    /// ```
+    #[must_use]
+    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: Value) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            arguments: CallArguments::Parsed(arguments),
+            complete: true,
+            id_origin: IdOrigin::Provider,
+            extras: Extras::new(),
+        }
+    }
+
+    /// Whether the call may be handed to the runner: the response finished normally and the
+    /// arguments parsed into an object.
+    #[must_use]
+    pub fn is_executable(&self) -> bool {
+        self.complete && !self.name.is_empty() && self.arguments.value().is_some()
+    }
+}
+
+impl Serialize for ToolCall {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("id", &self.id)?;
+        map.serialize_entry("name", &self.name)?;
+        match &self.arguments {
+            CallArguments::Parsed(value) => map.serialize_entry("arguments", value)?,
+            CallArguments::Invalid { raw, problem } => {
+                map.serialize_entry("arguments", &Value::Null)?;
+                map.serialize_entry("error", &problem.to_string())?;
+                map.serialize_entry("raw_arguments", raw)?;
+            }
+        }
+        map.serialize_entry("complete", &self.complete)?;
+        match &self.id_origin {
+            IdOrigin::Provider => map.serialize_entry("id_origin", "provider")?,
+            IdOrigin::Minted => map.serialize_entry("id_origin", "minted")?,
+            IdOrigin::Reminted(original) => {
+                map.serialize_entry("id_origin", "reminted")?;
+                map.serialize_entry("provider_id", original)?;
+            }
+        }
+        if !self.extras.is_empty() {
+            map.serialize_entry("extras", &self.extras)?;
+        }
+        map.end()
+    }
+}
+
+/// Why a model's turn ended, in provider-independent terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FinishReason {
+    /// The model wants the calls run (also reported when a provider said "stop" although it
+    /// called tools).
+    ToolCalls,
+    /// The model ended its turn without calling tools.
+    Stop,
+    /// The output budget ran out (`length`, `max_tokens`, `MAX_TOKENS`): whatever was being
+    /// written is cut off.
+    Length,
+    /// A safety filter or refusal stopped the output.
+    ContentFilter,
+    /// The provider reported an error in the middle of the response.
+    Error,
+    /// The stream ended before the provider said it was done.
+    Unfinished,
+    /// Anything else; see [`Finish::provider_reason`].
+    Other,
+}
+
+impl FinishReason {
+    /// The snake_case name used in JSON.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::ToolCalls => "tool_calls",
+            Self::Stop => "stop",
+            Self::Length => "length",
+            Self::ContentFilter => "content_filter",
+            Self::Error => "error",
+            Self::Unfinished => "unfinished",
+            Self::Other => "other",
+        }
+    }
+}
+
+impl fmt::Display for FinishReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How a turn ended: the canonical reason and the provider's own word for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finish {
+    /// The canonical reason.
+    pub reason: FinishReason,
+    /// What the provider said (`"stop"`, `"max_tokens"`, `"MALFORMED_FUNCTION_CALL"`), if
+    /// anything.
+    pub provider_reason: Option<String>,
+}
+
+impl Finish {
+    /// A finish with the given reason and the provider's word for it.
+    #[must_use]
+    pub fn new(reason: FinishReason, provider_reason: Option<&str>) -> Self {
+        Self { reason, provider_reason: provider_reason.map(str::to_owned) }
+    }
+
+    /// Whether calls made before this finish are whole and may run.
+    ///
+    /// ```
+    /// use tool_runtime::adapters::{Finish, FinishReason};
+    ///
+    /// assert!(Finish::new(FinishReason::ToolCalls, Some("tool_use")).allows_execution());
+    /// assert!(!Finish::new(FinishReason::Length, Some("max_tokens")).allows_execution());
+    /// ```
+    #[must_use]
+    pub fn allows_execution(&self) -> bool {
+        matches!(self.reason, FinishReason::ToolCalls | FinishReason::Stop)
+    }
+}
+
+impl Serialize for Finish {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.reason.as_str())
+    }
+}
+
+/// A decoded model response: its calls in model order, its text, how it ended, and every
+/// problem met on the way (nothing is dropped silently).
+///
+/// Serialised (this is what `wire decode` prints), its keys are `tool_calls`, `text`, `finish`,
+/// `provider_finish`, `problems` and, when not empty, `extras`.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Decoded {
+    /// The calls, in the order the model wrote them.
+    pub calls: Vec<ToolCall>,
+    /// The text the model wrote besides its calls.
+    pub text: String,
+    /// How the turn ended.
+    pub finish: Finish,
+    /// Everything that went wrong without stopping the decoder.
+    pub problems: Vec<Problem>,
+    /// Response-level provider data to echo in the assistant turn (Anthropic thinking blocks,
+    /// OpenAI Responses reasoning items).
+    pub extras: Extras,
+}
+
+impl Decoded {
+    /// The calls that may be handed to the runner.
+    pub fn executable(&self) -> impl Iterator<Item = &ToolCall> {
+        self.calls.iter().filter(|call| call.is_executable())
+    }
+
+    /// Applies [`raise_arguments`](super::raise_arguments) to every parsed call whose name is
+    /// one of `specs`, so arguments lowered for a provider validate against the original
+    /// schema again.
+    pub fn raise(&mut self, specs: &[&ToolSpec]) {
+        for call in &mut self.calls {
+            let Some(spec) = specs.iter().find(|spec| spec.name() == call.name) else {
+                continue;
+            };
+            if let CallArguments::Parsed(value) = &mut call.arguments {
+                super::raise_arguments(spec.input_schema(), value);
+            }
+        }
+    }
+}
+
+impl Serialize for Decoded {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("tool_calls", &self.calls)?;
+        map.serialize_entry("text", &self.text)?;
+        map.serialize_entry("finish", &self.finish)?;
+        map.serialize_entry("provider_finish", &self.finish.provider_reason)?;
+        let problems: Vec<String> = self.problems.iter().map(ToString::to_string).collect();
+        map.serialize_entry("problems", &problems)?;
+        if !self.extras.is_empty() {
+            map.serialize_entry("extras", &self.extras)?;
+        }
+        map.end()
+    }
+}
+
+/// What running a call produced, as the model will see it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolOutcome {
+    /// The (already redacted) output.
+    Ok(Value),
+    /// A failure the model may read: a stable code and a message that is safe to show.
+    Error {
+        /// A short machine-readable code (`validation`, `timeout`), when there is one.
+        code: Option<String>,
+        /// The safe message.
+        message: String,
+    },
+}
+
+/// A result to send back to the provider: which call it answers and what came of it.
+///
+/// Build it from the [`ToolCall`] it answers, so provider extras travel along.
+///
+/// ```
+/// use tool_runtime::adapters::{ToolCall, ToolResult};
+///
+/// let call = ToolCall::new("call_1", "core__get_current_time", serde_json::json!({}));
+/// let ok = ToolResult::ok(&call, serde_json::json!({"iso8601": "2026-11-18T08:26:40Z"}));
+/// let failed = ToolResult::error(&call, Some("timeout"), "the clock did not answer in time");
+/// assert_eq!(ok.call_id, "call_1");
+/// assert!(failed.is_error());
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ToolResult {
+    /// The [`ToolCall::id`] this answers.
+    pub call_id: String,
+    /// The tool's name (Gemini and Ollama match results by name).
+    pub name: String,
+    /// What came of the call.
+    pub outcome: ToolOutcome,
+    /// The call's [`ToolCall::extras`].
+    pub extras: Extras,
+}
+
+impl ToolResult {
+    /// A result for a call known only by id and name (for example from the runner's record).
+    #[must_use]
+    pub fn new(call_id: impl Into<String>, name: impl Into<String>, outcome: ToolOutcome) -> Self {
+        Self { call_id: call_id.into(), name: name.into(), outcome, extras: Extras::new() }
+    }
+
+    /// A successful result answering `call`.
+    #[must_use]
+    pub fn ok(call: &ToolCall, output: Value) -> Self {
+        Self {
+            extras: call.extras.clone(),
+            ..Self::new(&call.id, &call.name, ToolOutcome::Ok(output))
+        }
+    }
+
+    /// A failed result answering `call`.
+    #[must_use]
+    pub fn error(call: &ToolCall, code: Option<&str>, message: impl Into<String>) -> Self {
+        let outcome = ToolOutcome::Error { code: code.map(str::to_owned), message: message.into() };
+        Self { extras: call.extras.clone(), ..Self::new(&call.id, &call.name, outcome) }
+    }
+
+    /// Whether this reports a failure.
+    #[must_use]
+    pub fn is_error(&self) -> bool {
+        matches!(self.outcome, ToolOutcome::Error { .. })
+    }
+
+    /// The outcome as JSON text for providers that take a string: the output, or
+    /// `{"error": {"code": ..., "message": ...}}`.
+    #[must_use]
+    pub fn content_text(&self) -> String {
+        match &self.outcome {
+            ToolOutcome::Ok(value) => value.to_string(),
+            ToolOutcome::Error { .. } => Value::Object(self.error_object()).to_string(),
+        }
+    }
+
+    /// `{"error": {"code": ..., "message": ...}}` for a failure, `{}` otherwise.
+    pub(crate) fn error_object(&self) -> Map<String, Value> {
+        let mut out = Map::new();
+        if let ToolOutcome::Error { code, message } = &self.outcome {
+            let mut error = Map::new();
+            if let Some(code) = code {
+                error.insert("code".to_owned(), Value::String(code.clone()));
+            }
+            error.insert("message".to_owned(), Value::String(message.clone()));
+            out.insert("error".to_owned(), Value::Object(error));
+        }
+        out
+    }
+}
+
+/// Whether and which tools the model must call.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum ChoiceMode {
+    /// The model decides (the default everywhere).
+    #[default]
+    Auto,
+    /// The model must not call tools.
+    None,
+    /// The model must call at least one tool.
+    Required,
+    /// The model must call this tool.
+    Tool(String),
+}
+
+/// How tool use is steered for one request: a [`ChoiceMode`] and whether several calls may
+/// come in one turn.
+///
+/// ```
+/// use tool_runtime::adapters::{ChoiceMode, ToolChoice};
+///
+/// let choice = ToolChoice::tool("docs__search").parallel(false);
+/// assert_eq!(choice.mode, ChoiceMode::Tool("docs__search".into()));
+/// assert_eq!(choice.parallel, Some(false));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ToolChoice {
+    /// Whether and which tools must be called.
+    pub mode: ChoiceMode,
+    /// `Some(false)` forbids several calls in one turn, `Some(true)` allows them explicitly,
+    /// `None` keeps the provider's default.
+    pub parallel: Option<bool>,
+}
+
+impl ToolChoice {
+    /// The model decides.
+    #[must_use]
+    pub fn auto() -> Self {
+        Self::default()
+    }
+
+    /// No tool calls.
+    #[must_use]
+    pub fn none() -> Self {
+        Self { mode: ChoiceMode::None, parallel: None }
+    }
+
+    /// At least one tool call.
+    #[must_use]
+    pub fn required() -> Self {
+        Self { mode: ChoiceMode::Required, parallel: None }
+    }
+
+    /// A call of the named tool.
+    #[must_use]
+    pub fn tool(name: impl Into<String>) -> Self {
+        Self { mode: ChoiceMode::Tool(name.into()), parallel: None }
+    }
+
+    /// This choice, with parallel calls allowed or forbidden.
+    #[must_use]
+    pub fn parallel(self, parallel: bool) -> Self {
+        Self { parallel: Some(parallel), ..self }
+    }
+}
+
+/// What a streaming session reports while bytes arrive.
+///
+/// `index` numbers the calls of the session in the order the model started them. The final
+/// [`Decoded`] is authoritative: a name that keeps growing after [`StreamEvent::CallStarted`]
+/// is reported whole there.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum StreamEvent {
+    /// A call began (reported once its name is known and its arguments start).
+    CallStarted {
+        /// The call's number in the session.
+        index: usize,
+        /// Its id (minted when the provider sends none).
+        id: String,
+        /// Its name so far.
+        name: String,
+    },
+    /// More argument text for a started call.
+    ArgumentsDelta {
+        /// The call's number in the session.
+        index: usize,
+        /// The raw text, exactly as sent.
+        delta: String,
+    },
+    /// A call is whole and its turn finished normally: it may run (check its arguments).
+    /// Calls of a cut-off turn are never reported ready.
+    CallReady {
+        /// The number of the streamed call (several ready calls share it when one
+        /// `multi_tool_use.parallel` call is unwrapped).
+        index: usize,
+        /// The finished call.
+        call: ToolCall,
+    },
+    /// More text from the model.
+    TextDelta(String),
+    /// The provider said the turn is over.
+    Finish(Finish),
+    /// Something was wrong in the stream; decoding went on.
+    Problem(Problem),
+}
