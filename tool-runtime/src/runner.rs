@@ -376,11 +376,15 @@ impl ToolRunner {
         }
         // 6. Capabilities for this call only.
         let caps = self.capabilities_for(tool.as_ref(), ctx).await?;
-        // 7. Start.
+        // 7. Start. Progress becomes an event, and also reaches the reporter the caller put on
+        // `ctx`, if any (an MCP server forwards it to its client as notifications).
         let sink = Arc::clone(&self.sink);
         let (progress_id, progress_name) = (call.id.clone(), tool_id.to_owned());
+        let caller = ctx.clone();
         let call_ctx = ctx.clone().with_tool_call_id(call.id.clone()).with_progress(
             ProgressReporter::new(move |progress| {
+                let message = progress.message.clone().unwrap_or_default();
+                caller.report_progress(progress.progress, progress.total, message);
                 sink.emit(ToolEvent::ToolCallProgress {
                     tool_call_id: progress_id.clone(),
                     tool_name: progress_name.clone(),
