@@ -2,6 +2,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod adapters;
+pub mod agent;
 pub mod catalog;
 pub mod policy;
 pub mod runner;

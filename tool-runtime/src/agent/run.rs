@@ -1,0 +1,462 @@
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde::Serialize;
+use tokio::time::Instant;
+
+use super::{ChatModel, Message, ModelError, ModelRequest, ModelTurn, Usage};
+use crate::adapters::{Decoded, StreamEvent, ToolCall, ToolChoice, ToolOutcome, ToolResult};
+use crate::catalog::ToolSource;
+use crate::runner::ToolRunner;
+use crate::runtime::{ToolExecResult, ToolInvocationContext, ToolInvocationRecord};
+use crate::spec::{ToolEffect, ToolSpec};
+
+/// How an [`Agent`] runs.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct AgentConfig {
+    /// Model turns that may call tools (default 6). When they are used up, the model is told
+    /// so and asked once more with `tool_choice = none` for its answer.
+    pub max_iterations: usize,
+    /// Calls of one turn that run at the same time (default 4).
+    pub max_concurrent: usize,
+    /// Calls of tools with these effects run alone, after the calls before them and before
+    /// the calls after them (default: none).
+    pub run_alone: Vec<ToolEffect>,
+    /// Wall-clock budget of the whole run (default: none).
+    pub budget: Option<Duration>,
+    /// The tool choice of every turn but the last (default: auto).
+    pub choice: ToolChoice,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        Self {
+            max_iterations: 6,
+            max_concurrent: 4,
+            run_alone: Vec::new(),
+            budget: None,
+            choice: ToolChoice::auto(),
+        }
+    }
+}
+
+/// Why a run ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "message")]
+#[non_exhaustive]
+pub enum StopReason {
+    /// The model answered without calling tools.
+    Answered,
+    /// The model used every tool-calling turn; its last answer was asked for without tools.
+    IterationLimit,
+    /// The run's wall-clock budget ran out.
+    Budget,
+    /// The run was cancelled.
+    Cancelled,
+    /// The model could not answer.
+    ModelFailed(String),
+}
+
+/// The end of a run: its answer and every tool call's record.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AgentDone {
+    /// The model's final text (empty when the run stopped before an answer).
+    pub answer: String,
+    /// Why the run ended.
+    pub stop: StopReason,
+    /// Model turns taken.
+    pub iterations: usize,
+    /// Every call that went through the runner, in model order.
+    pub records: Vec<ToolInvocationRecord>,
+    /// Tokens used, summed over the turns that reported usage.
+    pub usage: Usage,
+}
+
+/// What a run reports while it goes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum AgentEvent {
+    /// A model turn begins.
+    IterationStarted {
+        /// 1-based.
+        iteration: usize,
+        /// Whether the model may call tools in this turn.
+        tools_allowed: bool,
+    },
+    /// Text from the model, as it streams.
+    TextDelta {
+        /// The text.
+        text: String,
+    },
+    /// The model began a call (streamed; for display).
+    ToolCallStarted {
+        /// The call's id.
+        id: String,
+        /// The tool's name.
+        name: String,
+    },
+    /// More of a call's arguments (streamed; for display).
+    ToolCallArgumentsDelta {
+        /// The call's number in the turn.
+        index: usize,
+        /// The raw text.
+        delta: String,
+    },
+    /// A call's result, as it goes back to the model.
+    ToolCallResult {
+        /// The call's id.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// The redacted output, or the error code and message.
+        outcome: ResultSummary,
+    },
+    /// A model turn ended.
+    IterationFinished {
+        /// 1-based.
+        iteration: usize,
+        /// How the turn ended.
+        finish: String,
+        /// How many calls it made.
+        calls: usize,
+    },
+    /// Tokens a turn used.
+    Usage {
+        /// The turn's usage.
+        usage: Usage,
+    },
+    /// The run ended. Emitted exactly once, last.
+    Done(AgentDone),
+}
+
+/// A tool result as events carry it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum ResultSummary {
+    /// The redacted output.
+    Ok {
+        /// The output.
+        value: serde_json::Value,
+    },
+    /// The failure.
+    Error {
+        /// The code (`validation`, `policy_denied`, `truncated`, ...).
+        code: Option<String>,
+        /// The safe message.
+        message: String,
+    },
+}
+
+impl From<&ToolOutcome> for ResultSummary {
+    fn from(outcome: &ToolOutcome) -> Self {
+        match outcome {
+            ToolOutcome::Ok(value) => Self::Ok { value: value.clone() },
+            ToolOutcome::Error { code, message } => {
+                Self::Error { code: code.clone(), message: message.clone() }
+            }
+        }
+    }
+}
+
+/// The whole of a run: the final event's content and the conversation, including the model's
+/// turns and the tool results, ready to continue.
+#[derive(Debug, Clone)]
+pub struct AgentOutput {
+    /// The answer, the stop reason and the records.
+    pub done: AgentDone,
+    /// The conversation at the end of the run.
+    pub messages: Vec<Message>,
+}
+
+/// The tool loop: model -> tool calls -> runner -> results -> model, until the model answers.
+///
+/// Every call goes through [`ToolRunner::exec`]: policy, approval, validation, budgets and
+/// redaction apply exactly as they do everywhere. Calls whose arguments are not JSON or that
+/// name an unknown tool get an error result the model can correct itself from; calls of a turn
+/// the provider cut off are never run. See the [module docs](super) for an example.
+#[derive(Debug, Clone)]
+pub struct Agent {
+    model: Arc<dyn ChatModel>,
+    runner: ToolRunner,
+    config: AgentConfig,
+}
+
+/// What the loop tells the model when its tool-calling turns are used up.
+const LIMIT_NOTICE: &str = "You have used every tool-calling turn of this run. Answer now with what you have; no more tools can be called.";
+
+impl Agent {
+    /// A loop over `model` whose calls go through `runner`, with the default configuration.
+    pub fn new(model: Arc<dyn ChatModel>, runner: ToolRunner) -> Self {
+        Self { model, runner, config: AgentConfig::default() }
+    }
+
+    /// Replaces the configuration.
+    #[must_use]
+    pub fn with_config(mut self, config: AgentConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// The configuration.
+    #[must_use]
+    pub fn config(&self) -> &AgentConfig {
+        &self.config
+    }
+
+    /// Runs the loop on `messages` for the caller described by `ctx`, reporting to `on_event`,
+    /// and returns the answer, the records and the conversation. Ends with exactly one
+    /// [`AgentEvent::Done`]. Cancelling `ctx.cancellation()` stops the run; every call already
+    /// started still gets its one result.
+    pub async fn run(
+        &self,
+        messages: Vec<Message>,
+        ctx: &ToolInvocationContext,
+        on_event: &(dyn Fn(AgentEvent) + Send + Sync),
+    ) -> AgentOutput {
+        let token = ctx.cancellation().child_token();
+        let ctx = ctx.clone().with_cancellation(token.clone());
+        let deadline = self.config.budget.map(|budget| Instant::now() + budget);
+        let visible = self.runner.visible_tools(&ctx);
+        let specs: Vec<&ToolSpec> = visible.specs().collect();
+        let mut state =
+            RunState { messages, records: Vec::new(), usage: Usage::default(), iterations: 0 };
+        let stop = self.drive(&mut state, &specs, &ctx, deadline, on_event).await;
+        let answer = match (&stop, state.messages.last()) {
+            (StopReason::Answered | StopReason::IterationLimit, Some(Message::Assistant(turn))) => {
+                turn.text.clone()
+            }
+            _ => String::new(),
+        };
+        let done = AgentDone {
+            answer,
+            stop,
+            iterations: state.iterations,
+            records: state.records,
+            usage: state.usage,
+        };
+        on_event(AgentEvent::Done(done.clone()));
+        AgentOutput { done, messages: state.messages }
+    }
+
+    async fn drive(
+        &self,
+        state: &mut RunState,
+        specs: &[&ToolSpec],
+        ctx: &ToolInvocationContext,
+        deadline: Option<Instant>,
+        on_event: &(dyn Fn(AgentEvent) + Send + Sync),
+    ) -> StopReason {
+        let none = ToolChoice::none();
+        loop {
+            let last = state.iterations >= self.config.max_iterations;
+            if last {
+                state.messages.push(Message::user(LIMIT_NOTICE));
+            }
+            state.iterations += 1;
+            let iteration = state.iterations;
+            on_event(AgentEvent::IterationStarted { iteration, tools_allowed: !last });
+            let choice = if last { &none } else { &self.config.choice };
+            let request = ModelRequest { messages: &state.messages, tools: specs, choice };
+            let forward = |event: StreamEvent| match event {
+                StreamEvent::TextDelta(text) => on_event(AgentEvent::TextDelta { text }),
+                StreamEvent::CallStarted { id, name, .. } => {
+                    on_event(AgentEvent::ToolCallStarted { id, name })
+                }
+                StreamEvent::ArgumentsDelta { index, delta } => {
+                    on_event(AgentEvent::ToolCallArgumentsDelta { index, delta });
+                }
+                _ => {}
+            };
+            let turn = tokio::select! {
+                biased;
+                () = ctx.cancellation().cancelled() => return StopReason::Cancelled,
+                () = sleep_until(deadline) => return StopReason::Budget,
+                turn = self.model.respond(request, &forward) => turn,
+            };
+            let ModelTurn { decoded, usage } = match turn {
+                Ok(turn) => turn,
+                Err(error) => return StopReason::ModelFailed(model_failure(&error)),
+            };
+            if let Some(usage) = usage {
+                state.usage.input_tokens += usage.input_tokens;
+                state.usage.output_tokens += usage.output_tokens;
+                on_event(AgentEvent::Usage { usage });
+            }
+            on_event(AgentEvent::IterationFinished {
+                iteration,
+                finish: decoded.finish.reason.to_string(),
+                calls: decoded.calls.len(),
+            });
+            let has_calls = !decoded.calls.is_empty();
+            state.messages.push(Message::Assistant(decoded.clone()));
+            if !has_calls {
+                return if last { StopReason::IterationLimit } else { StopReason::Answered };
+            }
+            if last {
+                // Calls made although tools were not allowed: answered, never run.
+                let results = decoded
+                    .calls
+                    .iter()
+                    .map(|call| {
+                        refuse(
+                            call,
+                            "not_run",
+                            "no more tools can be called in this run; the call was not run",
+                        )
+                    })
+                    .collect();
+                state.messages.push(Message::ToolResults(results));
+                return StopReason::IterationLimit;
+            }
+            let (results, records) = self.execute_turn(&decoded, ctx, deadline, on_event).await;
+            state.records.extend(records);
+            state.messages.push(Message::ToolResults(results));
+            if ctx.cancellation().is_cancelled() {
+                return if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                    StopReason::Budget
+                } else {
+                    StopReason::Cancelled
+                };
+            }
+        }
+    }
+
+    /// Runs a turn's calls and returns their results in model order, with the records of the
+    /// calls that went through the runner. When the budget runs out meanwhile, the run is
+    /// cancelled and the calls still end, each with its one result.
+    async fn execute_turn(
+        &self,
+        decoded: &Decoded,
+        ctx: &ToolInvocationContext,
+        deadline: Option<Instant>,
+        on_event: &(dyn Fn(AgentEvent) + Send + Sync),
+    ) -> (Vec<ToolResult>, Vec<ToolInvocationRecord>) {
+        let work = self.execute_calls(decoded, ctx, on_event);
+        tokio::pin!(work);
+        let mut fired = false;
+        loop {
+            tokio::select! {
+                outcome = &mut work => return outcome,
+                () = sleep_until(deadline), if !fired => {
+                    fired = true;
+                    ctx.cancellation().cancel();
+                }
+            }
+        }
+    }
+
+    async fn execute_calls(
+        &self,
+        decoded: &Decoded,
+        ctx: &ToolInvocationContext,
+        on_event: &(dyn Fn(AgentEvent) + Send + Sync),
+    ) -> (Vec<ToolResult>, Vec<ToolInvocationRecord>) {
+        let runnable = decoded.finish.allows_execution();
+        let mut results: Vec<Option<ToolResult>> = vec![None; decoded.calls.len()];
+        let mut records: Vec<Option<ToolInvocationRecord>> = vec![None; decoded.calls.len()];
+        let mut batch = Vec::new();
+        for (index, call) in decoded.calls.iter().enumerate() {
+            if !runnable || !call.complete {
+                let result = refuse(
+                    call,
+                    "truncated",
+                    "the response was cut off before this call was complete, so it was not run",
+                );
+                on_event(result_event(&result));
+                results[index] = Some(result);
+            } else if self.runs_alone(&call.name) {
+                self.run_batch(
+                    &std::mem::take(&mut batch),
+                    decoded,
+                    ctx,
+                    &mut results,
+                    &mut records,
+                    on_event,
+                )
+                .await;
+                self.run_batch(&[index], decoded, ctx, &mut results, &mut records, on_event).await;
+            } else {
+                batch.push(index);
+            }
+        }
+        self.run_batch(&batch, decoded, ctx, &mut results, &mut records, on_event).await;
+        (results.into_iter().flatten().collect(), records.into_iter().flatten().collect())
+    }
+
+    fn runs_alone(&self, name: &str) -> bool {
+        !self.config.run_alone.is_empty()
+            && self
+                .runner
+                .catalog()
+                .get(name)
+                .is_some_and(|tool| self.config.run_alone.contains(&tool.effect()))
+    }
+
+    async fn run_batch(
+        &self,
+        indices: &[usize],
+        decoded: &Decoded,
+        ctx: &ToolInvocationContext,
+        results: &mut [Option<ToolResult>],
+        records: &mut [Option<ToolInvocationRecord>],
+        on_event: &(dyn Fn(AgentEvent) + Send + Sync),
+    ) {
+        let outcomes: Vec<(usize, ToolExecResult)> = futures_util::stream::iter(
+            indices.iter().copied(),
+        )
+        .map(|index| {
+            let call = &decoded.calls[index];
+            let call_ctx = ctx.clone().with_tool_call_id(call.id.clone());
+            let raw = call.arguments.to_json_text();
+            async move { (index, self.runner.exec(&call.name, raw.as_bytes(), &call_ctx).await) }
+        })
+        .buffered(self.config.max_concurrent.max(1))
+        .collect()
+        .await;
+        for (index, executed) in outcomes {
+            let call = &decoded.calls[index];
+            let result = match &executed.outcome {
+                Ok(value) => ToolResult::ok(call, value.clone()),
+                Err(error) => {
+                    ToolResult::error(call, Some(error.code.as_str()), error.message.clone())
+                }
+            };
+            on_event(result_event(&result));
+            results[index] = Some(result);
+            records[index] = Some(executed.record);
+        }
+    }
+}
+
+struct RunState {
+    messages: Vec<Message>,
+    records: Vec<ToolInvocationRecord>,
+    usage: Usage,
+    iterations: usize,
+}
+
+fn refuse(call: &ToolCall, code: &str, message: &str) -> ToolResult {
+    ToolResult::error(call, Some(code), message)
+}
+
+fn result_event(result: &ToolResult) -> AgentEvent {
+    AgentEvent::ToolCallResult {
+        id: result.call_id.clone(),
+        name: result.name.clone(),
+        outcome: ResultSummary::from(&result.outcome),
+    }
+}
+
+fn model_failure(error: &ModelError) -> String {
+    error.to_string()
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,190 @@
+use std::collections::VecDeque;
+use std::sync::{Mutex, PoisonError};
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::{ChatModel, Message, ModelError, ModelErrorKind, ModelRequest, ModelTurn};
+use crate::adapters::{Provider, StreamEvent, ToolChoice};
+
+/// One recorded model response, as the provider sent it.
+#[derive(Debug, Clone)]
+pub struct ScriptedTurn {
+    provider: Provider,
+    body: Vec<u8>,
+    streamed: bool,
+}
+
+impl ScriptedTurn {
+    /// A streamed response body (SSE, or NDJSON for Ollama), exactly as `provider` sends it.
+    pub fn stream(provider: Provider, body: impl Into<Vec<u8>>) -> Self {
+        Self { provider, body: body.into(), streamed: true }
+    }
+
+    /// A whole (non-streamed) response body.
+    pub fn body(provider: Provider, body: impl Into<Vec<u8>>) -> Self {
+        Self { provider, body: body.into(), streamed: false }
+    }
+
+    /// An OpenAI Chat Completions stream in which the model writes `text` and stops.
+    pub fn openai_text(text: &str) -> Self {
+        Self::stream(Provider::OpenAiChat, openai_sse::text(text))
+    }
+
+    /// An OpenAI Chat Completions stream in which the model calls tools: `(id, name, raw
+    /// arguments)`, the arguments streamed in fragments exactly as written (they need not be
+    /// valid JSON).
+    pub fn openai_calls(calls: &[(&str, &str, &str)]) -> Self {
+        Self::stream(Provider::OpenAiChat, openai_sse::calls(calls))
+    }
+}
+
+/// What a [`ScriptedModel`] was asked, for tests and displays.
+#[derive(Debug, Clone)]
+pub struct SeenRequest {
+    /// The conversation it was given.
+    pub messages: Vec<Message>,
+    /// The names of the tools it was shown.
+    pub tools: Vec<String>,
+    /// The tool choice.
+    pub choice: ToolChoice,
+}
+
+/// A model that replays recorded provider responses, in order, through the real decoders: the
+/// default model of examples and tests, needing no network and no key.
+///
+/// Streams are fed to the decoder in small chunks, as a network would deliver them.
+///
+/// ```
+/// use tool_runtime::agent::{ScriptedModel, ScriptedTurn};
+///
+/// let model = ScriptedModel::new([
+///     ScriptedTurn::openai_calls(&[("call_1", "core__get_current_time", r#"{"timezone": "UTC"}"#)]),
+///     ScriptedTurn::openai_text("It is noon in UTC."),
+/// ]);
+/// assert_eq!(model.remaining(), 2);
+/// ```
+#[derive(Debug)]
+pub struct ScriptedModel {
+    turns: Mutex<VecDeque<ScriptedTurn>>,
+    seen: Mutex<Vec<SeenRequest>>,
+    chunk: usize,
+}
+
+impl ScriptedModel {
+    /// A model that will answer with `turns`, one per request.
+    pub fn new(turns: impl IntoIterator<Item = ScriptedTurn>) -> Self {
+        Self { turns: Mutex::new(turns.into_iter().collect()), seen: Mutex::default(), chunk: 7 }
+    }
+
+    /// Feeds streams in chunks of `bytes` (at least 1; default 7).
+    #[must_use]
+    pub fn chunk_size(mut self, bytes: usize) -> Self {
+        self.chunk = bytes.max(1);
+        self
+    }
+
+    /// How many turns are left.
+    #[must_use]
+    pub fn remaining(&self) -> usize {
+        self.turns.lock().unwrap_or_else(PoisonError::into_inner).len()
+    }
+
+    /// Every request received so far.
+    #[must_use]
+    pub fn requests(&self) -> Vec<SeenRequest> {
+        self.seen.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+}
+
+#[async_trait]
+impl ChatModel for ScriptedModel {
+    async fn respond(
+        &self,
+        request: ModelRequest<'_>,
+        on_event: &(dyn Fn(StreamEvent) + Send + Sync),
+    ) -> Result<ModelTurn, ModelError> {
+        self.seen.lock().unwrap_or_else(PoisonError::into_inner).push(SeenRequest {
+            messages: request.messages.to_vec(),
+            tools: request.tools.iter().map(|spec| spec.name().to_owned()).collect(),
+            choice: request.choice.clone(),
+        });
+        let turn = self.turns.lock().unwrap_or_else(PoisonError::into_inner).pop_front();
+        let turn = turn.ok_or_else(|| {
+            ModelError::new(ModelErrorKind::ScriptExhausted, "the scripted model has no turn left")
+        })?;
+        let adapter = turn.provider.adapter(false);
+        let mut decoded = if turn.streamed {
+            let mut session = adapter.stream();
+            for chunk in turn.body.chunks(self.chunk) {
+                session.feed(chunk).into_iter().for_each(on_event);
+            }
+            session.close().into_iter().for_each(on_event);
+            session.finish()
+        } else {
+            adapter
+                .decode(&turn.body)
+                .map_err(|error| ModelError::new(ModelErrorKind::Decode, error.to_string()))?
+        };
+        decoded.raise(request.tools);
+        Ok(ModelTurn { decoded, usage: None })
+    }
+}
+
+/// Builders of OpenAI Chat Completions SSE bodies, written the way the API streams them.
+pub mod openai_sse {
+    use super::{Value, json};
+
+    fn chunk(delta: &Value, finish: Option<&str>) -> String {
+        let body = json!({
+            "id": "chatcmpl-scripted",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": "scripted",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        });
+        format!("data: {body}\n\n")
+    }
+
+    /// Splits `text` into up to three pieces on character boundaries.
+    fn pieces(text: &str) -> Vec<&str> {
+        let bounds: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+        if bounds.len() < 3 {
+            return vec![text];
+        }
+        let (a, b) = (bounds[bounds.len() / 3], bounds[2 * bounds.len() / 3]);
+        vec![&text[..a], &text[a..b], &text[b..]]
+    }
+
+    /// The model writes `text` and stops.
+    #[must_use]
+    pub fn text(text: &str) -> Vec<u8> {
+        let mut out = chunk(&json!({"role": "assistant", "content": ""}), None);
+        for piece in text.split_inclusive(' ') {
+            out.push_str(&chunk(&json!({"content": piece}), None));
+        }
+        out.push_str(&chunk(&json!({}), Some("stop")));
+        out.push_str("data: [DONE]\n\n");
+        out.into_bytes()
+    }
+
+    /// The model calls tools `(id, name, raw arguments)`; each call's id and name come in its
+    /// first fragment and its arguments in pieces after it.
+    #[must_use]
+    pub fn calls(calls: &[(&str, &str, &str)]) -> Vec<u8> {
+        let mut out = chunk(&json!({"role": "assistant", "content": null}), None);
+        for (index, (id, name, arguments)) in calls.iter().enumerate() {
+            let first = json!({"tool_calls": [{"index": index, "id": id, "type": "function",
+                "function": {"name": name, "arguments": ""}}]});
+            out.push_str(&chunk(&first, None));
+            for piece in pieces(arguments) {
+                let delta =
+                    json!({"tool_calls": [{"index": index, "function": {"arguments": piece}}]});
+                out.push_str(&chunk(&delta, None));
+            }
+        }
+        out.push_str(&chunk(&json!({}), Some("tool_calls")));
+        out.push_str("data: [DONE]\n\n");
+        out.into_bytes()
+    }
+}
