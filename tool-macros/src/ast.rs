@@ -29,7 +29,7 @@ pub(crate) enum Body<'a> {
     /// Named fields, skipped ones left out.
     Struct(Vec<Field<'a>>),
     /// A newtype (or `#[serde(transparent)]` struct): the schema of its one field.
-    Newtype(Field<'a>),
+    Newtype(Box<Field<'a>>),
     /// An enum whose variants carry no data, skipped ones left out.
     Enum(Vec<Variant>),
 }
@@ -76,7 +76,7 @@ impl<'a> Container<'a> {
                         .filter_map(|field| Field::from_ast(cx, field, &serde))
                         .collect();
                     if serde.transparent && mode == Mode::Derive && fields.len() == 1 {
-                        Body::Newtype(fields.into_iter().next()?)
+                        Body::Newtype(Box::new(fields.into_iter().next()?))
                     } else {
                         if serde.transparent {
                             cx.error_spanned_by(&input.ident, match mode {
@@ -89,7 +89,7 @@ impl<'a> Container<'a> {
                 }
                 Fields::Unnamed(unnamed) if unnamed.unnamed.len() == 1 && mode == Mode::Derive => {
                     let field = Field::from_ast(cx, &unnamed.unnamed[0], &serde)?;
-                    Body::Newtype(field)
+                    Body::Newtype(Box::new(field))
                 }
                 Fields::Unnamed(unnamed) => {
                     let what = if unnamed.unnamed.len() == 1 {

@@ -7,13 +7,12 @@ use syn::{Attribute, Expr, ExprLit, Lit, Meta};
 pub(crate) fn doc_text(attrs: &[Attribute]) -> Option<String> {
     let mut lines = Vec::new();
     for attr in attrs {
-        if let Meta::NameValue(meta) = &attr.meta {
-            if meta.path.is_ident("doc") {
-                if let Expr::Lit(ExprLit { lit: Lit::Str(text), .. }) = &meta.value {
-                    for line in text.value().lines() {
-                        lines.push(line.strip_prefix(' ').unwrap_or(line).trim_end().to_owned());
-                    }
-                }
+        if let Meta::NameValue(meta) = &attr.meta
+            && meta.path.is_ident("doc")
+            && let Expr::Lit(ExprLit { lit: Lit::Str(text), .. }) = &meta.value
+        {
+            for line in text.value().lines() {
+                lines.push(line.strip_prefix(' ').unwrap_or(line).trim_end().to_owned());
             }
         }
     }

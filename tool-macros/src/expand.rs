@@ -175,7 +175,9 @@ pub(crate) fn schema_impl(
             checks.extend(field_checks);
             let ty = field.ty;
             if container.serde.transparent {
-                optional = Some(quote!(const OPTIONAL: bool = <#ty as #p::ToolSchema>::OPTIONAL;));
+                optional = Some(
+                    quote!(const OPTIONAL: ::core::primitive::bool = <#ty as #p::ToolSchema>::OPTIONAL;),
+                );
             }
             match &container.description {
                 Some(text) if field.description.is_none() => quote!(#expr.describe(#text)),

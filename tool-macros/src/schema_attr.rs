@@ -116,16 +116,16 @@ fn duplicate(cx: &Ctxt, key: &Ident) {
 }
 
 fn string_value(cx: &Ctxt, arg: &Arg, example: &str) -> Option<LitStr> {
-    if let ArgValue::Eq(tokens) = &arg.value {
-        if let Ok(lit) = syn::parse2::<LitStr>(tokens.clone()) {
-            return Some(lit);
-        }
+    if let ArgValue::Eq(tokens) = &arg.value
+        && let Ok(lit) = syn::parse2::<LitStr>(tokens.clone())
+    {
+        return Some(lit);
     }
     cx.error_at(arg.span(), format_args!("`{}` takes a string literal: `{}`", arg.key, example));
     None
 }
 
-fn list_value<'a>(cx: &Ctxt, arg: &'a Arg, example: &str) -> Option<Vec<Arg>> {
+fn list_value(cx: &Ctxt, arg: &Arg, example: &str) -> Option<Vec<Arg>> {
     if let ArgValue::List(tokens, _) = &arg.value {
         match parse_args(tokens.clone()) {
             Ok(args) => return Some(args),
@@ -280,8 +280,7 @@ fn range(cx: &Ctxt, arg: &Arg) -> Option<Range> {
 fn check_pattern(cx: &Ctxt, lit: &LitStr) {
     if let Err(error) = regex_syntax::Parser::new().parse(&lit.value()) {
         let detail = error.to_string();
-        let last =
-            detail.lines().filter(|line| !line.trim().is_empty()).next_back().unwrap_or("invalid");
+        let last = detail.lines().rfind(|line| !line.trim().is_empty()).unwrap_or("invalid");
         let last = last.trim().trim_start_matches("error:").trim();
         cx.error_spanned_by(lit, format_args!("invalid `pattern` regular expression: {last}"));
     }

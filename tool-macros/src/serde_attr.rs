@@ -39,10 +39,10 @@ fn serde_args(attrs: &[Attribute]) -> Vec<Arg> {
     let mut out = Vec::new();
     for attr in attrs.iter().filter(|attr| attr.path().is_ident("serde")) {
         // A malformed serde attribute is serde's to report.
-        if let Meta::List(list) = &attr.meta {
-            if let Ok(args) = parse_args(list.tokens.clone()) {
-                out.extend(args);
-            }
+        if let Meta::List(list) = &attr.meta
+            && let Ok(args) = parse_args(list.tokens.clone())
+        {
+            out.extend(args);
         }
     }
     out

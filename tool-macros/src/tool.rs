@@ -139,7 +139,9 @@ fn emit_struct(input: &DeriveInput, krate: &Path) -> TokenStream {
     let is_union = matches!(item.data, Data::Union(_));
     let strip = |attrs: &mut Vec<Attribute>| {
         attrs.retain(|attr| {
-            !attr.path().is_ident("schema") && !(is_union && attr.path().is_ident("serde"))
+            let ours = attr.path().is_ident("schema");
+            let serde_on_union = is_union && attr.path().is_ident("serde");
+            !ours && !serde_on_union
         });
     };
     strip(&mut item.attrs);

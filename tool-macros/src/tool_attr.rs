@@ -102,17 +102,14 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream, item_span: Span) -> ToolArgs
                 )
             }
             "effect" => {
-                if let ArgValue::Eq(tokens) = &arg.value {
-                    if let Ok(lit) = syn::parse2::<LitStr>(tokens.clone()) {
-                        cx.error_spanned_by(
-                            &lit,
-                            format_args!(
-                                "write the effect as a bare word: `effect = {}`",
-                                lit.value()
-                            ),
-                        );
-                        continue;
-                    }
+                if let ArgValue::Eq(tokens) = &arg.value
+                    && let Ok(lit) = syn::parse2::<LitStr>(tokens.clone())
+                {
+                    cx.error_spanned_by(
+                        &lit,
+                        format_args!("write the effect as a bare word: `effect = {}`", lit.value()),
+                    );
+                    continue;
                 }
                 out.effect = parse_value(cx, arg, syn::parse2::<Ident>, "effect = read_only");
             }
