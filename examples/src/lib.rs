@@ -13,6 +13,7 @@ pub mod app;
 pub mod search;
 pub mod tickets;
 pub mod time;
+pub mod wire;
 
 use tool_runtime::prelude::*;
 
