@@ -1,0 +1,20 @@
+use tool_runtime::prelude::*;
+
+/// Get the current time.
+#[tool(name = "core__get_time", effect = read_only, redact = ["iso8601", "timezon"])]
+struct GetTime {}
+
+#[derive(Serialize, ToolSchema)]
+struct Time {
+    iso8601: String,
+    timezone: String,
+}
+
+impl Tool for GetTime {
+    type Output = Time;
+    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Time, ToolError> {
+        Ok(Time { iso8601: String::new(), timezone: String::new() })
+    }
+}
+
+fn main() {}

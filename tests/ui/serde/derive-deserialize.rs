@@ -1,0 +1,22 @@
+use tool_runtime::prelude::*;
+
+/// Get the current time.
+#[tool(name = "core__get_time", effect = read_only, redact = ["iso8601"])]
+#[derive(Debug, Deserialize)]
+struct GetTime {
+    timezone: Option<String>,
+}
+
+#[derive(Serialize, ToolSchema)]
+struct Time {
+    iso8601: String,
+}
+
+impl Tool for GetTime {
+    type Output = Time;
+    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Time, ToolError> {
+        Ok(Time { iso8601: self.timezone.unwrap_or_default() })
+    }
+}
+
+fn main() {}

@@ -1,0 +1,23 @@
+use tool_runtime::prelude::*;
+
+/// Send an email.
+#[tool(name = "mail__send", effect = external_side_effect, redact = ["id"])]
+struct SendMail {
+    to: String,
+    #[serde(skip_serializing)]
+    body: String,
+}
+
+#[derive(Serialize, ToolSchema)]
+struct Sent {
+    id: String,
+}
+
+impl Tool for SendMail {
+    type Output = Sent;
+    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Sent, ToolError> {
+        Ok(Sent { id: self.to + &self.body })
+    }
+}
+
+fn main() {}

@@ -1,0 +1,30 @@
+use tool_runtime::prelude::*;
+
+/// When the event takes place.
+#[derive(Debug, Deserialize, ToolSchema)]
+struct Slot {
+    start: String,
+    end: String,
+}
+
+/// Create an event in the user's calendar.
+#[tool(name = "calendar__create_event", effect = state_change, redact = ["id"])]
+struct CreateEvent {
+    title: String,
+    #[serde(flatten)]
+    slot: Slot,
+}
+
+#[derive(Serialize, ToolSchema)]
+struct Created {
+    id: String,
+}
+
+impl Tool for CreateEvent {
+    type Output = Created;
+    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Created, ToolError> {
+        Ok(Created { id: format!("{}{:?}", self.title, self.slot) })
+    }
+}
+
+fn main() {}
