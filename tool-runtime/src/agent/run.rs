@@ -12,9 +12,22 @@ use crate::runner::ToolRunner;
 use crate::runtime::{ToolExecResult, ToolInvocationContext, ToolInvocationRecord};
 use crate::spec::{ToolEffect, ToolSpec};
 
-/// How an [`Agent`] runs.
+/// How an [`Agent`] runs. Start from `AgentConfig::default()` and change what you need:
+///
+/// ```
+/// use std::time::Duration;
+/// use tool_runtime::agent::AgentConfig;
+/// use tool_runtime::prelude::*;
+///
+/// let config = AgentConfig {
+///     max_iterations: 4,
+///     run_alone: vec![ToolEffect::StateChange, ToolEffect::ExternalSideEffect],
+///     budget: Some(Duration::from_secs(60)),
+///     ..AgentConfig::default()
+/// };
+/// assert_eq!(config.max_concurrent, 4);
+/// ```
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
 pub struct AgentConfig {
     /// Model turns that may call tools (default 6). When they are used up, the model is told
     /// so and asked once more with `tool_choice = none` for its answer.
