@@ -25,15 +25,16 @@ const ANTHROPIC_FORMATS: &[&str] =
 
 /// The hint that stands in for a dropped keyword.
 fn hint(key: &str, value: &Value) -> Option<String> {
+    let plural = if value.as_u64() == Some(1) { "" } else { "s" };
     let text = match key {
-        "minLength" => format!("at least {value} characters"),
-        "maxLength" => format!("at most {value} characters"),
+        "minLength" => format!("at least {value} character{plural}"),
+        "maxLength" => format!("at most {value} character{plural}"),
         "minimum" => format!("at least {value}"),
         "maximum" => format!("at most {value}"),
         "exclusiveMinimum" => format!("greater than {value}"),
         "exclusiveMaximum" => format!("less than {value}"),
-        "minItems" => format!("at least {value} items"),
-        "maxItems" => format!("at most {value} items"),
+        "minItems" => format!("at least {value} item{plural}"),
+        "maxItems" => format!("at most {value} item{plural}"),
         "uniqueItems" if value.as_bool() == Some(true) => "items must be unique".to_owned(),
         "format" => format!("format: {}", value.as_str().unwrap_or_default()),
         _ => return None,
