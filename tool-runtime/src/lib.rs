@@ -4,6 +4,8 @@
 pub mod adapters;
 pub mod agent;
 pub mod catalog;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod policy;
 pub mod runner;
 pub mod runtime;

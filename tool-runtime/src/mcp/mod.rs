@@ -1,0 +1,105 @@
+//! Model Context Protocol interop, over [`rmcp`] (the official Rust MCP SDK; feature `mcp`).
+//!
+//! Two directions:
+//!
+//! - **Serve**: [`McpServer`] turns a [`ToolRunner`](crate::runner::ToolRunner) into an MCP
+//!   server, over stdio ([`McpServer::serve_stdio`]), Streamable HTTP
+//!   ([`McpServer::serve_http`], [`McpServer::http_service`]) or any rmcp transport. Clients
+//!   see exactly what the runner's policy shows, and every call goes through
+//!   [`ToolRunner::exec`](crate::runner::ToolRunner::exec): policy, approval, validation,
+//!   budgets and redaction all apply.
+//! - **Import**: [`McpToolSource`] connects to an MCP server (a child process over stdio, or
+//!   Streamable HTTP) and offers its tools as untrusted dynamic tools with ids
+//!   `mcp__<server>__<tool>` ([`imported_tool_id`]). Policy shows them only when
+//!   `allowed_tools` names the exact id; their arguments and outputs are validated against the
+//!   server's schemas; redaction lets nothing through unless the application allowlists fields
+//!   ([`McpImportOptions::redact`]); tools with forbidden schema constructs are
+//!   [refused with the reason](McpToolSource::refused); effects are read from annotations,
+//!   most cautious reading first ([`effect_from_annotations`]).
+//!
+//! The round trip below serves a catalog and imports it again over an in-memory pipe:
+//!
+//! ```
+//! use tool_runtime::catalog::{ToolCatalog, ToolSource, create_tool_catalog};
+//! use tool_runtime::mcp::{McpImportOptions, McpServer, McpToolSource, ServerName};
+//! use tool_runtime::policy::ToolPolicy;
+//! use tool_runtime::prelude::*;
+//! use tool_runtime::runner::ToolRunner;
+//!
+//! /// Add two numbers.
+//! #[tool(name = "math__add", effect = read_only, redact = ["sum"])]
+//! struct Add { a: i32, b: i32 }
+//! #[derive(Serialize, ToolSchema)]
+//! struct Sum { sum: i64, debug: String }
+//! impl Tool for Add {
+//!     type Output = Sum;
+//!     async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Sum, ToolError> {
+//!         Ok(Sum { sum: i64::from(self.a) + i64::from(self.b), debug: "internal".into() })
+//!     }
+//! }
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! // Serve: the policy decides what clients see.
+//! let catalog = ToolCatalog::builder().register::<Add>().build().unwrap();
+//! let policy = ToolPolicy::from_json(r#"{"allowed_tools": ["math__*"]}"#).unwrap();
+//! let server = McpServer::builder(ToolRunner::builder(catalog).policy(policy).build()).build();
+//! let listed = server.tools();
+//! assert_eq!(listed[0].name, "math__add");
+//! assert_eq!(listed[0].annotations.as_ref().unwrap().read_only_hint, Some(true));
+//!
+//! let (ours, theirs) = tokio::io::duplex(64 * 1024);
+//! tokio::spawn(async move {
+//!     use tool_runtime::mcp::rmcp::ServiceExt;
+//!     if let Ok(running) = server.serve(theirs).await {
+//!         let _ = running.waiting().await;
+//!     }
+//! });
+//!
+//! // Import: untrusted until the policy names the exact id.
+//! let options = McpImportOptions::new().redact("mcp__calc__math__add", ["sum"]);
+//! let source = McpToolSource::connect(ServerName::new("calc").unwrap(), ours, options).await.unwrap();
+//! assert!(source.get("mcp__calc__math__add").is_some());
+//!
+//! let ctx = ToolInvocationContext::new("run-1", "user-1", "tenant-1");
+//! let catalog = ToolCatalog::builder().source(std::sync::Arc::new(source)).build().unwrap();
+//! let hidden = ToolPolicy::from_json(r#"{"allowed_tools": ["mcp__*"]}"#).unwrap();
+//! assert!(create_tool_catalog(&catalog, &hidden, &ctx).is_empty());
+//!
+//! let policy = ToolPolicy::from_json(r#"{"allowed_tools": ["mcp__calc__math__add"]}"#).unwrap();
+//! let runner = ToolRunner::builder(catalog).policy(policy).build();
+//! let result = runner.exec("mcp__calc__math__add", br#"{"a": 2, "b": 3}"#, &ctx).await;
+//! assert_eq!(result.value(), Some(&serde_json::json!({"sum": 5})));
+//! # });
+//! ```
+//!
+//! A binary serving over stdio, and an import from a child process:
+//!
+//! ```no_run
+//! # use tool_runtime::mcp::{McpImportOptions, McpServer, McpToolSource, ServerName};
+//! # use tool_runtime::runner::ToolRunner;
+//! # async fn serve(runner: ToolRunner) -> Result<(), Box<dyn std::error::Error>> {
+//! McpServer::builder(runner).server_info("my-tools", "1.0.0").build().serve_stdio().await?;
+//! # Ok(()) }
+//! # async fn import() -> Result<(), Box<dyn std::error::Error>> {
+//! let mut command = tokio::process::Command::new("github-mcp-server");
+//! command.arg("stdio");
+//! let github = McpToolSource::connect_stdio(ServerName::new("github")?, command, McpImportOptions::new()).await?;
+//! for refused in github.refused() {
+//!     eprintln!("not imported: {refused}");
+//! }
+//! # Ok(()) }
+//! ```
+
+mod import;
+mod names;
+mod serve;
+
+pub use import::{
+    McpImportError, McpImportOptions, McpToolSource, RefusalReason, RefusedTool,
+    effect_from_annotations,
+};
+pub use names::{ServerName, ServerNameError, imported_tool_id};
+pub use serve::{McpServeError, McpServer, McpServerBuilder, ToolHints, annotations};
+
+/// The rmcp crate this module is built on, for transports, the model types and clients.
+pub use rmcp;
