@@ -11,7 +11,7 @@ use tool_runtime::runner::ToolRunner;
 use tool_runtime::runtime::{BrokerError, Clock, ConnectionBroker, Credential, EventSink};
 
 use crate::search::{DocumentIndex, SearchDocs};
-use crate::tickets::{CreateTicket, TicketStore};
+use crate::tickets::{CloseTicket, CreateTicket, TicketStore};
 use crate::time::GetCurrentTime;
 
 /// The policy file of the example application, `examples/policy.toml`.
@@ -53,7 +53,8 @@ impl Approver for TicketRules {
     }
 }
 
-/// The example tools with their capabilities: a clock, the sample document index, a ticket
+/// The example tools (`tickets__close_ticket` is registered, but the example policy does not
+/// allow it) with their capabilities: a clock, the sample document index, a ticket
 /// tracker with an `acme-tracker` project, and the fake vault.
 ///
 /// # Panics
@@ -65,6 +66,7 @@ pub fn catalog(clock: Clock, tickets: TicketStore) -> ToolCatalog {
         .register::<GetCurrentTime>()
         .register::<SearchDocs>()
         .register::<CreateTicket>()
+        .register::<CloseTicket>()
         .capability(clock)
         .capability(DocumentIndex::sample())
         .capability(tickets.with_project("acme-tracker", TRACKER_TOKEN))
@@ -92,9 +94,23 @@ pub fn runner(
     tickets: TicketStore,
     sink: Arc<dyn EventSink>,
 ) -> Result<ToolRunner, toml::de::Error> {
+    runner_with_approver(clock, tickets, sink, Arc::new(TicketRules))
+}
+
+/// [`runner`] with another approver.
+///
+/// # Errors
+///
+/// The parse error if the policy file is malformed.
+pub fn runner_with_approver(
+    clock: Clock,
+    tickets: TicketStore,
+    sink: Arc<dyn EventSink>,
+    approver: Arc<dyn Approver>,
+) -> Result<ToolRunner, toml::de::Error> {
     Ok(ToolRunner::builder(catalog(clock.clone(), tickets))
         .policy(policy()?)
-        .approver(Arc::new(TicketRules))
+        .approver(approver)
         .event_sink(sink)
         .clock(clock)
         .build())

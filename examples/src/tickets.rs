@@ -30,6 +30,42 @@ pub struct CreateTicket {
     pub labels: Vec<Label>,
 }
 
+/// Close a ticket as done or as a duplicate.
+#[tool(
+    name = "tickets__close_ticket",
+    effect = state_change,
+    redact = ["number", "status"],
+    requires_connection,
+    capabilities = [TicketStore, Auth],
+)]
+#[derive(Debug)]
+pub struct CloseTicket {
+    /// The ticket's number.
+    #[schema(range(min = 1))]
+    pub number: u64,
+    /// Why it is closed.
+    pub reason: CloseReason,
+}
+
+/// Why a ticket is closed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToolSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CloseReason {
+    /// The work is done.
+    Done,
+    /// Another ticket covers it.
+    Duplicate,
+}
+
+/// A ticket after closing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToolSchema)]
+pub struct Closed {
+    /// The ticket's number.
+    pub number: u64,
+    /// Its state now.
+    pub status: Status,
+}
+
 /// How urgent a ticket is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToolSchema)]
 #[serde(rename_all = "lowercase")]
@@ -90,6 +126,8 @@ pub struct StoredTicket {
     pub priority: Priority,
     /// Labels.
     pub labels: Vec<String>,
+    /// Whether it was closed.
+    pub closed: bool,
 }
 
 /// An in-memory issue tracker with one project per connection, each guarded by an access
@@ -142,6 +180,23 @@ impl TicketStore {
             .unwrap_or_default()
     }
 
+    /// Marks ticket `number` of `auth`'s project closed, if `auth`'s token opens it.
+    fn close(&self, auth: &Auth, number: u64) -> Result<(), ToolError> {
+        let mut projects =
+            self.inner.lock().map_err(|_| ToolError::new("the ticket store is unavailable"))?;
+        let project = projects
+            .get_mut(auth.connection_id())
+            .filter(|project| project.token == auth.credential().expose())
+            .ok_or_else(|| ToolError::new("the tracker refused the connection's credential"))?;
+        let ticket = project
+            .tickets
+            .iter_mut()
+            .find(|ticket| ticket.number == number)
+            .ok_or_else(|| ToolError::new(format!("there is no ticket {number}")))?;
+        ticket.closed = true;
+        Ok(())
+    }
+
     /// Stores a ticket in the project of `auth`'s connection, if `auth`'s token opens it.
     fn insert(&self, auth: &Auth, ticket: StoredTicket) -> Result<u64, ToolError> {
         let mut projects =
@@ -175,6 +230,7 @@ impl Tool for CreateTicket {
                 body: self.body,
                 priority: self.priority,
                 labels: self.labels.into_iter().map(|label| label.0).collect(),
+                closed: false,
             },
         )?;
         Ok(Ticket {
@@ -183,5 +239,18 @@ impl Tool for CreateTicket {
             status: Status::Open,
             created_by: ctx.actor_id().to_owned(),
         })
+    }
+}
+
+impl Tool for CloseTicket {
+    type Output = Closed;
+
+    async fn run(
+        self,
+        _ctx: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Closed, ToolError> {
+        caps.get::<TicketStore>()?.close(caps.get::<Auth>()?, self.number)?;
+        Ok(Closed { number: self.number, status: Status::Closed })
     }
 }

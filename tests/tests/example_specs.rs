@@ -5,7 +5,7 @@
 use std::time::{Duration, UNIX_EPOCH};
 
 use examples::search::{DocumentIndex, SearchDocs};
-use examples::tickets::{CreateTicket, TicketStore};
+use examples::tickets::{CloseTicket, CreateTicket, TicketStore};
 use examples::time::GetCurrentTime;
 use serde_json::{Value, json};
 use tool_runtime::prelude::*;
@@ -162,12 +162,41 @@ async fn create_ticket() {
     assert_eq!(refused.message(), "the tracker refused the connection's credential");
 }
 
+#[tokio::test]
+async fn close_ticket() {
+    let spec = CloseTicket::spec();
+    insta::assert_json_snapshot!("close_ticket", spec);
+    assert_spec_invariants(spec);
+    let store = TicketStore::new().with_project("acme-tracker", "token-1");
+    let caps = caps().with(store.clone());
+    let create =
+        parse_arguments::<CreateTicket>(br#"{"title": "Dup", "body": "", "priority": "low"}"#)
+            .unwrap();
+    create.run(&ctx(), &caps).await.unwrap();
+    let (output, seen) = {
+        let args =
+            parse_arguments::<CloseTicket>(br#"{"number": 1, "reason": "duplicate"}"#).unwrap();
+        let output = serde_json::to_value(args.run(&ctx(), &caps).await.unwrap()).unwrap();
+        let seen = spec.redaction().apply(&output).unwrap();
+        (output, seen)
+    };
+    assert_eq!(output, json!({"number": 1, "status": "closed"}));
+    assert_eq!(seen, output);
+    assert!(store.tickets("acme-tracker")[0].closed);
+    let missing = parse_arguments::<CloseTicket>(br#"{"number": 9, "reason": "done"}"#).unwrap();
+    assert_eq!(missing.run(&ctx(), &caps).await.unwrap_err().message(), "there is no ticket 9");
+    assert!(parse_arguments::<CloseTicket>(br#"{"number": 0, "reason": "done"}"#).is_err());
+}
+
 #[test]
 fn specs_are_static_and_distinct() {
-    let [a, b, c] = examples::specs();
+    let [a, b, c, d] = examples::specs();
     assert!(std::ptr::eq(a, GetCurrentTime::spec()));
     assert!(std::ptr::eq(b, SearchDocs::spec()));
     assert!(std::ptr::eq(c, CreateTicket::spec()));
-    let hashes = [a.schema_hash(), b.schema_hash(), c.schema_hash()];
-    assert!(hashes[0] != hashes[1] && hashes[1] != hashes[2] && hashes[0] != hashes[2]);
+    assert!(std::ptr::eq(d, CloseTicket::spec()));
+    let mut hashes = vec![a.schema_hash(), b.schema_hash(), c.schema_hash(), d.schema_hash()];
+    hashes.sort_unstable();
+    hashes.dedup();
+    assert_eq!(hashes.len(), 4, "every schema hash differs");
 }
