@@ -1,0 +1,117 @@
+//! Our MCP server driven by a client no one here wrote: the official Python SDK (`mcp` on PyPI)
+//! runs `tests/mcp_client.py`, which spawns the `mcp_server` example binary over stdio, once
+//! with the SDK's default negotiation and once with the legacy `initialize` handshake.
+
+mod mcp_support;
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// Runs the Python client and returns what it printed.
+fn run_python_client() -> Value {
+    let python = mcp_support::python_with_mcp();
+    let server = mcp_support::mcp_server();
+    let script = mcp_support::workspace().join("tests").join("mcp_client.py");
+    let mut child = Command::new(python)
+        .arg(script)
+        .arg(server)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the Python client starts");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("the Python client can be waited on") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the Python MCP client did not finish within 120 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stdout = String::new();
+    let mut stderr = String::new();
+    child.stdout.take().expect("piped").read_to_string(&mut stdout).expect("utf-8 stdout");
+    child.stderr.take().expect("piped").read_to_string(&mut stderr).expect("utf-8 stderr");
+    assert!(status.success(), "the Python MCP client failed:\n{stderr}");
+    serde_json::from_str(&stdout).unwrap_or_else(|error| panic!("not JSON ({error}):\n{stdout}\n{stderr}"))
+}
+
+fn input_schema(name: &str) -> Value {
+    let spec = examples::specs().into_iter().find(|spec| spec.name() == name).expect("an example tool");
+    spec.input_schema().to_json()
+}
+
+fn check_session(mode: &str, report: &Value) {
+    let tools = report["tools"].as_array().expect("tools");
+    let names: Vec<&str> = tools.iter().map(|tool| tool["name"].as_str().expect("name")).collect();
+    assert_eq!(names, ["core__get_current_time", "docs__search", "tickets__create_ticket"], "{mode}");
+
+    let read_only =
+        json!({"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false});
+    let state_change =
+        json!({"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": false});
+    for (tool, annotations) in tools.iter().zip([&read_only, &read_only, &state_change]) {
+        let name = tool["name"].as_str().expect("name");
+        assert_eq!(&tool["annotations"], annotations, "{mode} {name}");
+        assert_eq!(tool["inputSchema"], input_schema(name), "{mode} {name}");
+        assert!(tool["description"].as_str().is_some_and(|text| !text.is_empty()), "{mode} {name}");
+    }
+    // The output schema describes what `structuredContent` carries: redacted fields are gone.
+    let ticket_output = &tools[2]["outputSchema"];
+    assert_eq!(ticket_output["required"], json!(["number", "url", "status"]), "{mode}");
+    assert!(ticket_output["properties"].get("created_by").is_none(), "{mode}");
+
+    let calls = &report["calls"];
+    let ok = |label: &str| -> &Value {
+        let result = &calls[label]["result"];
+        assert_eq!(result["isError"], json!(false), "{mode} {label}: {result}");
+        let text = result["content"][0]["text"].as_str().expect("a text block");
+        let parsed: Value = serde_json::from_str(text).expect("the text block is JSON");
+        assert_eq!(parsed, result["structuredContent"], "{mode} {label}: text and structured content agree");
+        &result["structuredContent"]
+    };
+    let time = ok("time");
+    assert_eq!(time["timezone"], "Europe/Berlin");
+    assert!(time["iso8601"].as_str().is_some_and(|iso| iso.ends_with("+01:00") || iso.ends_with("+02:00")));
+
+    let search = ok("search");
+    for hit in search["hits"].as_array().expect("hits") {
+        let mut keys: Vec<&str> = hit.as_object().expect("a hit").keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["kind", "score", "title", "url"], "{mode}: redaction applies");
+    }
+
+    let ticket = ok("ticket");
+    assert_eq!(ticket["status"], "open");
+    assert!(ticket.get("created_by").is_none(), "{mode}: redaction applies");
+
+    for (label, message) in [("urgent", "urgent tickets need a person's approval"), ("invalid", "/query")] {
+        let result = &calls[label]["result"];
+        assert_eq!(result["isError"], json!(true), "{mode} {label}: {result}");
+        assert!(result.get("structuredContent").is_none(), "{mode} {label}");
+        let text = result["content"][0]["text"].as_str().expect("a text block");
+        assert!(text.contains(message), "{mode} {label}: {text}");
+    }
+
+    for label in ["unknown", "hidden"] {
+        let error = &calls[label]["error"];
+        assert_eq!(error["code"], json!(-32602), "{mode} {label}: {}", calls[label]);
+        assert!(error["message"].as_str().is_some_and(|text| text.starts_with("unknown tool")));
+    }
+}
+
+#[test]
+fn python_sdk_lists_and_calls_tools_over_stdio() {
+    let report = run_python_client();
+    assert_eq!(report["auto"]["protocol_version"], "2026-07-28");
+    let legacy = report["legacy"]["protocol_version"].as_str().expect("a version");
+    assert_ne!(legacy, "2026-07-28", "the legacy handshake negotiates an older version");
+    for mode in ["auto", "legacy"] {
+        check_session(mode, &report[mode]);
+    }
+}
