@@ -107,13 +107,11 @@ impl fmt::Display for WireError {
             Self::Empty => f.write_str("stdin is empty; pipe a response body into `wire decode`"),
             Self::Encode(error) => write!(f, "cannot encode the example tools: {error}"),
             Self::Decode(provider, error) => {
-                write!(f, "stdin is not a {} response: {error}", provider.label())
+                write!(f, "stdin is not a response from {}: {error}", provider.label())
             }
-            Self::NotAStream(provider) => write!(
-                f,
-                "stdin is neither a {label} response body nor a {label} stream",
-                label = provider.label()
-            ),
+            Self::NotAStream(provider) => {
+                write!(f, "stdin is neither a response body nor a stream from {}", provider.label())
+            }
             Self::Write(error) => write!(f, "cannot write the output: {error}"),
         }
     }
