@@ -1,4 +1,4 @@
-//! The example application as an MCP server: [`app`](crate::app)'s catalog, policy and
+//! The example application as an MCP server: [`app`]'s catalog, policy and
 //! approval rules behind [`McpServer`], as the `mcp_server` binary serves them over stdio.
 //!
 //! ```

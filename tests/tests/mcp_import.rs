@@ -11,12 +11,15 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tool_runtime::catalog::{ToolCatalog, ToolSource, create_tool_catalog};
 use tool_runtime::mcp::rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, JsonObject, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, JsonObject,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities,
+    ServerConfig, Tool, ToolAnnotations,
 };
 use tool_runtime::mcp::rmcp::service::{RequestContext, RoleServer, RunningService};
 use tool_runtime::mcp::rmcp::{ErrorData, ServerHandler, ServiceExt};
-use tool_runtime::mcp::{McpImportOptions, McpToolSource, RefusalReason, ServerName, imported_tool_id};
+use tool_runtime::mcp::{
+    McpImportOptions, McpToolSource, RefusalReason, ServerName, imported_tool_id,
+};
 use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
@@ -61,21 +64,29 @@ fn upstream_tools() -> Vec<Tool> {
         Tool::new(
             "union_arg",
             "Takes an id of either type.",
-            obj(json!({"type": "object", "properties": {"id": {"anyOf": [{"type": "string"}, {"type": "integer"}]}}})),
+            obj(
+                json!({"type": "object", "properties": {"id": {"anyOf": [{"type": "string"}, {"type": "integer"}]}}}),
+            ),
         ),
         Tool::new(
             "ref_arg",
             "Uses a definition.",
-            obj(json!({"type": "object", "properties": {"x": {"$ref": "#/$defs/x"}}, "$defs": {"x": {"type": "string"}}})),
+            obj(
+                json!({"type": "object", "properties": {"x": {"$ref": "#/$defs/x"}}, "$defs": {"x": {"type": "string"}}}),
+            ),
         ),
         Tool::new("bad_output_schema", "Output is a union.", Arc::clone(&empty))
-            .with_raw_output_schema(obj(json!({"type": "object", "properties": {"v": {"oneOf": []}}}))),
-        Tool::new(LONG, "A tool with a long name.", Arc::clone(&empty)).with_annotations(closed_world()),
+            .with_raw_output_schema(obj(
+                json!({"type": "object", "properties": {"v": {"oneOf": []}}}),
+            )),
+        Tool::new(LONG, "A tool with a long name.", Arc::clone(&empty))
+            .with_annotations(closed_world()),
         Tool::new(DOTTED, "A tool with a dotted name.", Arc::clone(&empty)),
         Tool::new("writer", "Writes.", text_input()).with_annotations(closed_world()),
-        Tool::new("wrong_output", "Breaks its promise.", Arc::clone(&empty)).with_raw_output_schema(obj(json!({
-            "type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]
-        }))),
+        Tool::new("wrong_output", "Breaks its promise.", Arc::clone(&empty))
+            .with_raw_output_schema(obj(json!({
+                "type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]
+            }))),
         Tool::new("fails", "Always fails.", Arc::clone(&empty)),
         Tool::new("slow", "Waits until cancelled.", Arc::clone(&empty)),
         Tool::new("progress", "Reports progress.", empty).with_raw_output_schema(obj(json!({
@@ -94,7 +105,9 @@ struct Upstream {
 
 impl ServerHandler for Upstream {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build())
+        ServerConfig::new(
+            ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build(),
+        )
     }
 
     async fn list_tools(
@@ -113,16 +126,21 @@ impl ServerHandler for Upstream {
         let args = Value::Object(request.arguments.clone().unwrap_or_default());
         self.calls.lock().unwrap().push((request.name.to_string(), args.clone()));
         let result = match request.name.as_ref() {
-            "echo" => CallToolResult::structured(json!({"text": args["text"], "secret": "s3cr3t-token"})),
+            "echo" => {
+                CallToolResult::structured(json!({"text": args["text"], "secret": "s3cr3t-token"}))
+            }
             "wrong_output" => CallToolResult::structured(json!({"n": "not a number"})),
-            "fails" => CallToolResult::error(vec![ContentBlock::text("stack trace: /etc/upstream/secret")]),
+            "fails" => {
+                CallToolResult::error(vec![ContentBlock::text("stack trace: /etc/upstream/secret")])
+            }
             "slow" => {
                 context.ct.cancelled().await;
                 self.cancelled.store(true, Ordering::SeqCst);
                 CallToolResult::error(vec![ContentBlock::text("cancelled")])
             }
             "progress" => {
-                let token = context.meta.get_progress_token().expect("the importer asks for progress");
+                let token =
+                    context.meta.get_progress_token().expect("the importer asks for progress");
                 for step in 1..=2 {
                     let mut report = ProgressNotificationParam::new(token.clone(), f64::from(step));
                     report.total = Some(2.0);
@@ -189,12 +207,18 @@ async fn forbidden_schemas_are_refused_with_reasons_and_names_are_shortened() {
     assert!(reasons[1].starts_with("input schema: /"), "{}", reasons[1]);
     assert!(reasons[2].starts_with("output schema: /properties/v/oneOf:"), "{}", reasons[2]);
     assert!(matches!(refused[0].reason, RefusalReason::Definition(_)));
-    assert_eq!(refused[0].to_string(), format!("`union_arg` (`mcp__up__union_arg`): {}", reasons[0]));
+    assert_eq!(
+        refused[0].to_string(),
+        format!("`union_arg` (`mcp__up__union_arg`): {}", reasons[0])
+    );
 
-    let mut ids: Vec<String> = harness.source.tools().iter().map(|tool| tool.id().to_owned()).collect();
+    let mut ids: Vec<String> =
+        harness.source.tools().iter().map(|tool| tool.id().to_owned()).collect();
     ids.sort();
     let mut expected: Vec<String> =
-        ["echo", "lookup", LONG, DOTTED, "writer", "wrong_output", "fails", "slow", "progress"].map(id).to_vec();
+        ["echo", "lookup", LONG, DOTTED, "writer", "wrong_output", "fails", "slow", "progress"]
+            .map(id)
+            .to_vec();
     expected.sort();
     assert_eq!(ids, expected);
     for tool_id in &ids {
@@ -225,10 +249,13 @@ async fn only_exact_ids_make_imported_tools_visible_or_runnable() {
         assert!(create_tool_catalog(&catalog, &policy, &ctx()).is_empty(), "{wildcard}");
     }
     let policy = ToolPolicy::from_json(&allow(&["echo"])).unwrap();
-    let visible: Vec<String> = create_tool_catalog(&catalog, &policy, &ctx()).names().map(str::to_owned).collect();
+    let visible: Vec<String> =
+        create_tool_catalog(&catalog, &policy, &ctx()).names().map(str::to_owned).collect();
     assert_eq!(visible, [id("echo")]);
 
-    let denied = runner(&harness.source, &allow(&["echo"])).exec(&id("lookup"), br#"{"text": "x"}"#, &ctx()).await;
+    let denied = runner(&harness.source, &allow(&["echo"]))
+        .exec(&id("lookup"), br#"{"text": "x"}"#, &ctx())
+        .await;
     assert_eq!(denied.error_code(), Some(ToolErrorCode::PolicyDenied));
     assert!(harness.upstream.calls.lock().unwrap().is_empty());
 }
@@ -237,32 +264,46 @@ async fn only_exact_ids_make_imported_tools_visible_or_runnable() {
 async fn arguments_are_validated_before_anything_is_sent() {
     let harness = import(McpImportOptions::new().redact(id("echo"), ["text"])).await;
     let runner = runner(&harness.source, &allow(&["echo"]));
-    for bad in [r#"{"text": 5}"#, r#"{"text": "x", "extra": 1}"#, r#"{"text": "longer than twenty characters"}"#, "{}"] {
+    for bad in [
+        r#"{"text": 5}"#,
+        r#"{"text": "x", "extra": 1}"#,
+        r#"{"text": "longer than twenty characters"}"#,
+        "{}",
+    ] {
         let result = runner.exec(&id("echo"), bad.as_bytes(), &ctx()).await;
         assert_eq!(result.error_code(), Some(ToolErrorCode::Validation), "{bad}");
     }
     assert!(harness.upstream.calls.lock().unwrap().is_empty());
     let result = runner.exec(&id("echo"), br#"{"text": "hi"}"#, &ctx()).await;
     assert_eq!(result.value(), Some(&json!({"text": "hi"})));
-    assert_eq!(*harness.upstream.calls.lock().unwrap(), [("echo".to_owned(), json!({"text": "hi"}))]);
+    assert_eq!(
+        *harness.upstream.calls.lock().unwrap(),
+        [("echo".to_owned(), json!({"text": "hi"}))]
+    );
 }
 
 #[tokio::test]
 async fn redaction_lets_nothing_through_unless_allowlisted() {
     let plain = import(McpImportOptions::new()).await;
     let policy = allow(&["echo", "lookup"]);
-    let result = runner(&plain.source, &policy).exec(&id("echo"), br#"{"text": "hi"}"#, &ctx()).await;
+    let result =
+        runner(&plain.source, &policy).exec(&id("echo"), br#"{"text": "hi"}"#, &ctx()).await;
     assert_eq!(result.value(), Some(&json!({})));
-    let result = runner(&plain.source, &policy).exec(&id("lookup"), br#"{"text": "hi"}"#, &ctx()).await;
+    let result =
+        runner(&plain.source, &policy).exec(&id("lookup"), br#"{"text": "hi"}"#, &ctx()).await;
     assert_eq!(result.value(), Some(&json!({})));
 
-    let options = McpImportOptions::new().redact(id("echo"), ["text"]).redact(id("lookup"), ["content"]);
+    let options =
+        McpImportOptions::new().redact(id("echo"), ["text"]).redact(id("lookup"), ["content"]);
     let allowed = import(options).await;
     let runner = runner(&allowed.source, &policy);
     let echoed = runner.exec(&id("echo"), br#"{"text": "hi"}"#, &ctx()).await;
     assert_eq!(echoed.value(), Some(&json!({"text": "hi"})), "the secret stays behind");
     let looked_up = runner.exec(&id("lookup"), br#"{"text": "hi"}"#, &ctx()).await;
-    assert_eq!(looked_up.value(), Some(&json!({"content": [{"type": "text", "text": "ran lookup"}]})));
+    assert_eq!(
+        looked_up.value(),
+        Some(&json!({"content": [{"type": "text", "text": "ran lookup"}]}))
+    );
 
     // A redaction path the output schema does not have refuses the tool, with the reason.
     let typo = import(McpImportOptions::new().redact(id("echo"), ["txt"])).await;
@@ -310,10 +351,14 @@ async fn list_changed_refreshes_without_enabling_anything() {
     {
         let mut tools = harness.upstream.tools.lock().unwrap();
         tools.retain(|tool| tool.name != "lookup");
-        tools.push(Tool::new("added_later", "New.", text_input()).with_annotations(closed_world().read_only(true)));
+        tools.push(
+            Tool::new("added_later", "New.", text_input())
+                .with_annotations(closed_world().read_only(true)),
+        );
         let writer = tools.iter_mut().find(|tool| tool.name == "writer").unwrap();
         // Now it claims to be harmless: the effect must not become less cautious.
-        *writer = Tool::new("writer", "Writes.", text_input()).with_annotations(closed_world().read_only(true));
+        *writer = Tool::new("writer", "Writes.", text_input())
+            .with_annotations(closed_world().read_only(true));
     }
     harness.server.peer().notify_tool_list_changed().await.unwrap();
     tokio::time::timeout(Duration::from_secs(5), changes.changed()).await.unwrap().unwrap();
@@ -384,7 +429,10 @@ async fn round_trip_over_stdio_with_the_example_binary() {
     let server = ServerName::new("examples").unwrap();
     let time = imported_tool_id(&server, "core__get_current_time");
     let options = McpImportOptions::new().redact(time.clone(), ["timezone"]);
-    let source = McpToolSource::connect_stdio(server, tokio::process::Command::new(binary), options).await.unwrap();
+    let source =
+        McpToolSource::connect_stdio(server, tokio::process::Command::new(binary), options)
+            .await
+            .unwrap();
     let runner = runner(&source, &json!({"allowed_tools": [time]}).to_string());
     let result = runner.exec(&time, br#"{"timezone": "Europe/Paris"}"#, &ctx()).await;
     assert_eq!(result.value(), Some(&json!({"timezone": "Europe/Paris"})));
@@ -413,8 +461,13 @@ async fn round_trip_over_streamable_http() {
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let shutdown = tokio_util::sync::CancellationToken::new();
     let serving = tokio::spawn(server.serve_http(listener, shutdown.clone()));
-    let source =
-        McpToolSource::connect_http(ServerName::new("examples").unwrap(), &url, McpImportOptions::new()).await.unwrap();
+    let source = McpToolSource::connect_http(
+        ServerName::new("examples").unwrap(),
+        &url,
+        McpImportOptions::new(),
+    )
+    .await
+    .unwrap();
     check_round_trip(&source).await;
     source.close().await;
     shutdown.cancel();

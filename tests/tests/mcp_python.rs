@@ -38,23 +38,27 @@ fn run_python_client() -> Value {
     child.stdout.take().expect("piped").read_to_string(&mut stdout).expect("utf-8 stdout");
     child.stderr.take().expect("piped").read_to_string(&mut stderr).expect("utf-8 stderr");
     assert!(status.success(), "the Python MCP client failed:\n{stderr}");
-    serde_json::from_str(&stdout).unwrap_or_else(|error| panic!("not JSON ({error}):\n{stdout}\n{stderr}"))
+    serde_json::from_str(&stdout)
+        .unwrap_or_else(|error| panic!("not JSON ({error}):\n{stdout}\n{stderr}"))
 }
 
 fn input_schema(name: &str) -> Value {
-    let spec = examples::specs().into_iter().find(|spec| spec.name() == name).expect("an example tool");
+    let spec =
+        examples::specs().into_iter().find(|spec| spec.name() == name).expect("an example tool");
     spec.input_schema().to_json()
 }
 
 fn check_session(mode: &str, report: &Value) {
     let tools = report["tools"].as_array().expect("tools");
     let names: Vec<&str> = tools.iter().map(|tool| tool["name"].as_str().expect("name")).collect();
-    assert_eq!(names, ["core__get_current_time", "docs__search", "tickets__create_ticket"], "{mode}");
+    assert_eq!(
+        names,
+        ["core__get_current_time", "docs__search", "tickets__create_ticket"],
+        "{mode}"
+    );
 
-    let read_only =
-        json!({"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false});
-    let state_change =
-        json!({"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": false});
+    let read_only = json!({"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false});
+    let state_change = json!({"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": false});
     for (tool, annotations) in tools.iter().zip([&read_only, &read_only, &state_change]) {
         let name = tool["name"].as_str().expect("name");
         assert_eq!(&tool["annotations"], annotations, "{mode} {name}");
@@ -72,16 +76,24 @@ fn check_session(mode: &str, report: &Value) {
         assert_eq!(result["isError"], json!(false), "{mode} {label}: {result}");
         let text = result["content"][0]["text"].as_str().expect("a text block");
         let parsed: Value = serde_json::from_str(text).expect("the text block is JSON");
-        assert_eq!(parsed, result["structuredContent"], "{mode} {label}: text and structured content agree");
+        assert_eq!(
+            parsed, result["structuredContent"],
+            "{mode} {label}: text and structured content agree"
+        );
         &result["structuredContent"]
     };
     let time = ok("time");
     assert_eq!(time["timezone"], "Europe/Berlin");
-    assert!(time["iso8601"].as_str().is_some_and(|iso| iso.ends_with("+01:00") || iso.ends_with("+02:00")));
+    assert!(
+        time["iso8601"]
+            .as_str()
+            .is_some_and(|iso| iso.ends_with("+01:00") || iso.ends_with("+02:00"))
+    );
 
     let search = ok("search");
     for hit in search["hits"].as_array().expect("hits") {
-        let mut keys: Vec<&str> = hit.as_object().expect("a hit").keys().map(String::as_str).collect();
+        let mut keys: Vec<&str> =
+            hit.as_object().expect("a hit").keys().map(String::as_str).collect();
         keys.sort_unstable();
         assert_eq!(keys, ["kind", "score", "title", "url"], "{mode}: redaction applies");
     }
@@ -90,7 +102,9 @@ fn check_session(mode: &str, report: &Value) {
     assert_eq!(ticket["status"], "open");
     assert!(ticket.get("created_by").is_none(), "{mode}: redaction applies");
 
-    for (label, message) in [("urgent", "urgent tickets need a person's approval"), ("invalid", "/query")] {
+    for (label, message) in
+        [("urgent", "urgent tickets need a person's approval"), ("invalid", "/query")]
+    {
         let result = &calls[label]["result"];
         assert_eq!(result["isError"], json!(true), "{mode} {label}: {result}");
         assert!(result.get("structuredContent").is_none(), "{mode} {label}");

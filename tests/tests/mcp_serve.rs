@@ -34,9 +34,17 @@ struct Counted {
 
 impl Tool for Count {
     type Output = Counted;
-    async fn run(self, ctx: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Counted, ToolError> {
+    async fn run(
+        self,
+        ctx: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Counted, ToolError> {
         for step in 1..=self.to {
-            ctx.report_progress(f64::from(step), Some(f64::from(self.to)), format!("counted {step}"));
+            ctx.report_progress(
+                f64::from(step),
+                Some(f64::from(self.to)),
+                format!("counted {step}"),
+            );
         }
         Ok(Counted { count: self.to, internal: "not for clients".into() })
     }
@@ -62,7 +70,11 @@ struct Wait {
 
 impl Tool for Wait {
     type Output = Counted;
-    async fn run(self, ctx: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Counted, ToolError> {
+    async fn run(
+        self,
+        ctx: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Counted, ToolError> {
         let _probe = DropProbe(ctx.clone());
         WAIT_STARTED.store(true, Ordering::SeqCst);
         tokio::time::sleep(Duration::from_secs(u64::from(self.seconds))).await;
@@ -78,7 +90,11 @@ struct Append {
 
 impl Tool for Append {
     type Output = Counted;
-    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Counted, ToolError> {
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Counted, ToolError> {
         if self.line == "boom" {
             return Err(ToolError::new("the log is full"));
         }
@@ -94,7 +110,11 @@ struct Send {
 
 impl Tool for Send {
     type Output = Counted;
-    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Counted, ToolError> {
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Counted, ToolError> {
         Ok(Counted { count: 1, internal: self.to })
     }
 }
@@ -105,7 +125,11 @@ struct Secret {}
 
 impl Tool for Secret {
     type Output = Counted;
-    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Counted, ToolError> {
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Counted, ToolError> {
         Ok(Counted { count: 0, internal: String::new() })
     }
 }
@@ -129,7 +153,11 @@ fn test_server() -> McpServer {
 struct ProgressClient(tokio::sync::mpsc::UnboundedSender<ProgressNotificationParam>);
 
 impl ClientHandler for ProgressClient {
-    async fn on_progress(&self, params: ProgressNotificationParam, _: NotificationContext<RoleClient>) {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _: NotificationContext<RoleClient>,
+    ) {
         let _ = self.0.send(params);
     }
 }
@@ -161,7 +189,8 @@ async fn list_is_ordered_with_explicit_hints_and_redacted_output_schemas() {
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
     assert_eq!(names, ["test__append", "test__count", "test__send", "test__wait"]);
-    let hints: Vec<Value> = tools.iter().map(|tool| serde_json::to_value(&tool.annotations).unwrap()).collect();
+    let hints: Vec<Value> =
+        tools.iter().map(|tool| serde_json::to_value(&tool.annotations).unwrap()).collect();
     assert_eq!(
         hints,
         [
@@ -172,7 +201,10 @@ async fn list_is_ordered_with_explicit_hints_and_redacted_output_schemas() {
         ]
     );
     let count = &tools[1];
-    assert_eq!(Value::Object((*count.input_schema).clone()), Count::spec().input_schema().to_json());
+    assert_eq!(
+        Value::Object((*count.input_schema).clone()),
+        Count::spec().input_schema().to_json()
+    );
     let output = Value::Object((**count.output_schema.as_ref().unwrap()).clone());
     assert_eq!(output["properties"].as_object().unwrap().keys().collect::<Vec<_>>(), ["count"]);
     assert_eq!(output["required"], json!(["count"]));
@@ -197,7 +229,8 @@ async fn calls_return_structured_content_tool_errors_and_protocol_errors() {
     assert_eq!(failed.structured_content, None);
     assert_eq!(failed.content[0].as_text().unwrap().text, "the log is full");
 
-    let invalid = client.call_tool(call("test__count", json!({"to": 11, "extra": true}))).await.unwrap();
+    let invalid =
+        client.call_tool(call("test__count", json!({"to": 11, "extra": true}))).await.unwrap();
     assert_eq!(invalid.is_error, Some(true));
     let message = &invalid.content[0].as_text().unwrap().text;
     assert!(message.contains("/to") && message.contains("extra"), "{message}");
@@ -221,7 +254,8 @@ async fn progress_reports_become_progress_notifications() {
     assert_eq!(result.structured_content, Some(json!({"count": 3})));
     let mut seen = Vec::new();
     while seen.len() < 3 {
-        let report = tokio::time::timeout(Duration::from_secs(5), progress.recv()).await.unwrap().unwrap();
+        let report =
+            tokio::time::timeout(Duration::from_secs(5), progress.recv()).await.unwrap().unwrap();
         seen.push((report.progress, report.total, report.message));
     }
     assert_eq!(
@@ -280,10 +314,18 @@ async fn streamable_http_serves_the_example_app() {
 
     let transport = StreamableHttpClientTransport::from_uri(format!("http://{address}/mcp"));
     let client = ().serve(transport).await.unwrap();
-    let names: Vec<String> =
-        client.list_all_tools().await.unwrap().into_iter().map(|tool| tool.name.into_owned()).collect();
+    let names: Vec<String> = client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|tool| tool.name.into_owned())
+        .collect();
     assert_eq!(names, ["core__get_current_time", "docs__search", "tickets__create_ticket"]);
-    let result = client.call_tool(call("core__get_current_time", json!({"timezone": "Asia/Tokyo"}))).await.unwrap();
+    let result = client
+        .call_tool(call("core__get_current_time", json!({"timezone": "Asia/Tokyo"})))
+        .await
+        .unwrap();
     let structured = result.structured_content.unwrap();
     assert_eq!(structured["timezone"], "Asia/Tokyo");
     assert!(structured["iso8601"].as_str().unwrap().ends_with("+09:00"));
@@ -305,8 +347,9 @@ async fn runner_chains_the_callers_progress_reporter() {
         .build();
     let heard = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&heard);
-    let ctx = ToolInvocationContext::new("run", "actor", "tenant")
-        .with_progress(ProgressReporter::new(move |progress: Progress| sink.lock().unwrap().push(progress)));
+    let ctx = ToolInvocationContext::new("run", "actor", "tenant").with_progress(
+        ProgressReporter::new(move |progress: Progress| sink.lock().unwrap().push(progress)),
+    );
     let result = runner.exec("test__count", br#"{"to": 2}"#, &ctx).await;
     assert_eq!(result.value(), Some(&json!({"count": 2})));
     let heard: Vec<(f64, Option<String>)> =

@@ -8,13 +8,19 @@ use std::sync::OnceLock;
 
 /// The workspace root.
 pub fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the tests crate is in the workspace").to_owned()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the tests crate is in the workspace")
+        .to_owned()
 }
 
 /// `target/<profile>`, the directory holding this test binary's `deps/`.
 fn profile_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary has a path");
-    exe.parent().and_then(Path::parent).expect("test binaries live in target/<profile>/deps").to_owned()
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("test binaries live in target/<profile>/deps")
+        .to_owned()
 }
 
 /// The `mcp_server` example binary, built once per test process with the profile of the
@@ -26,7 +32,14 @@ pub fn mcp_server() -> PathBuf {
             let profile = profile_dir();
             let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
             let mut command = Command::new(cargo);
-            command.current_dir(workspace()).args(["build", "--quiet", "-p", "examples", "--bin", "mcp_server"]);
+            command.current_dir(workspace()).args([
+                "build",
+                "--quiet",
+                "-p",
+                "examples",
+                "--bin",
+                "mcp_server",
+            ]);
             if profile.file_name().is_some_and(|name| name == "release") {
                 command.arg("--release");
             }
@@ -60,7 +73,9 @@ pub fn python_with_mcp() -> PathBuf {
             venv.display(),
             String::from_utf8_lossy(&output.stderr)
         ),
-        Err(error) => panic!("python3 is needed for the MCP interop test and could not be run: {error}"),
+        Err(error) => {
+            panic!("python3 is needed for the MCP interop test and could not be run: {error}")
+        }
     }
     let installed = Command::new(&python)
         .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])

@@ -163,7 +163,8 @@ pub fn effect_from_annotations(annotations: Option<&ToolAnnotations>) -> ToolEff
 #[derive(Clone, Default)]
 struct ProgressRoutes(Arc<Mutex<ProgressMap>>);
 
-type ProgressMap = HashMap<ProgressToken, tokio::sync::mpsc::UnboundedSender<ProgressNotificationParam>>;
+type ProgressMap =
+    HashMap<ProgressToken, tokio::sync::mpsc::UnboundedSender<ProgressNotificationParam>>;
 
 /// One call's progress; unsubscribes when dropped.
 struct ProgressRoute {
@@ -209,7 +210,9 @@ impl Drop for CancelOnDrop {
         let peer = self.peer.clone();
         runtime.spawn(async move {
             let reason = "the tool call was cancelled".to_owned();
-            let _ = peer.notify_cancelled(CancelledNotificationParam::new(Some(id), Some(reason))).await;
+            let _ = peer
+                .notify_cancelled(CancelledNotificationParam::new(Some(id), Some(reason)))
+                .await;
         });
     }
 }
@@ -341,8 +344,10 @@ impl McpToolSource {
         T: IntoTransport<RoleClient, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
-        let client =
-            ImportClient { progress: ProgressRoutes::default(), list_changed: Arc::new(Notify::new()) };
+        let client = ImportClient {
+            progress: ProgressRoutes::default(),
+            list_changed: Arc::new(Notify::new()),
+        };
         let list_changed = Arc::clone(&client.list_changed);
         let progress = client.progress.clone();
         let service = client
@@ -457,7 +462,12 @@ impl SourceInner {
         Ok(())
     }
 
-    fn bind(&self, id: &str, tool: &Tool, effect: ToolEffect) -> Result<DynamicTool, DynamicToolError> {
+    fn bind(
+        &self,
+        id: &str,
+        tool: &Tool,
+        effect: ToolEffect,
+    ) -> Result<DynamicTool, DynamicToolError> {
         let redact = self.options.redact.get(id).cloned().unwrap_or_default();
         let description = tool.description.as_deref().unwrap_or_default();
         let mut builder =

@@ -116,8 +116,7 @@ pub fn imported_tool_id(server: &ServerName, tool: &str) -> String {
     let digest: String =
         hasher.finalize().iter().take(HASH_DIGITS / 2).map(|byte| format!("{byte:02x}")).collect();
     let room = MAX_ID - "mcp__".len() - server.as_str().len() - "__".len() - 1 - HASH_DIGITS;
-    let stem: String =
-        tool.chars().map(|c| if id_char(c) { c } else { '_' }).take(room).collect();
+    let stem: String = tool.chars().map(|c| if id_char(c) { c } else { '_' }).take(room).collect();
     if stem.is_empty() {
         format!("mcp__{server}__{digest}")
     } else {
