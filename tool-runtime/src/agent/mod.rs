@@ -53,11 +53,19 @@
 //! # });
 //! ```
 
+#[cfg(feature = "http")]
+pub mod http;
 mod message;
 mod model;
 mod run;
 mod scripted;
 
+#[cfg(feature = "http")]
+#[doc(no_inline)]
+pub use http::{
+    AnthropicMessages, AnthropicMessagesBuilder, HttpConfigError, OpenAiCompatible,
+    OpenAiCompatibleBuilder, RetryPolicy, Timeouts,
+};
 pub use message::Message;
 pub use model::{ChatModel, ModelError, ModelErrorKind, ModelRequest, ModelTurn, Usage};
 pub use run::{Agent, AgentConfig, AgentDone, AgentEvent, AgentOutput, ResultSummary, StopReason};

@@ -1,0 +1,325 @@
+//! One streamed POST with retries and timeouts, shared by the provider clients.
+
+use std::error::Error as _;
+use std::time::{Duration, SystemTime};
+
+use futures_util::StreamExt;
+use reqwest::header::{CONTENT_TYPE, HeaderMap};
+use reqwest::{Client, Url};
+use serde_json::Value;
+
+use super::ApiKey;
+use super::retry::{RetryPolicy, retry_after, retryable_status};
+use super::sse_body::BodyReader;
+use crate::adapters::StreamEvent;
+use crate::agent::{ModelError, ModelErrorKind};
+
+/// How long a client waits.
+///
+/// ```
+/// use std::time::Duration;
+/// use tool_runtime::agent::Timeouts;
+///
+/// let mut timeouts = Timeouts::default();
+/// timeouts.idle = Duration::from_secs(30);
+/// assert_eq!(timeouts.connect, Duration::from_secs(10));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Timeouts {
+    /// To open the connection (TCP and TLS; default 10 s).
+    pub connect: Duration,
+    /// From sending the request to the response's status and headers (default 300 s; a model
+    /// that is still loading can be slow to answer).
+    pub response: Duration,
+    /// The longest silence between two pieces of the body (default 300 s). A long answer
+    /// is not cut as long as it keeps streaming.
+    pub idle: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self {
+            connect: Duration::from_secs(10),
+            response: Duration::from_secs(300),
+            idle: Duration::from_secs(300),
+        }
+    }
+}
+
+/// Bytes of an error body read to find the provider's message.
+const ERROR_BODY_LIMIT: usize = 64 * 1024;
+/// Characters of the provider's message kept in an error.
+const MESSAGE_LIMIT: usize = 500;
+
+/// An endpoint and how to reach it.
+#[derive(Clone)]
+pub(super) struct Transport {
+    pub(super) client: Client,
+    pub(super) url: Url,
+    pub(super) headers: HeaderMap,
+    pub(super) retry: RetryPolicy,
+    pub(super) timeouts: Timeouts,
+    /// Kept only to scrub it out of any message that might echo it.
+    pub(super) key: Option<ApiKey>,
+    pub(super) label: &'static str,
+}
+
+impl std::fmt::Debug for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transport")
+            .field("url", &self.url.as_str())
+            .field("key", &self.key)
+            .field("retry", &self.retry)
+            .field("timeouts", &self.timeouts)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a successful exchange delivered.
+pub(super) enum Delivered {
+    /// The body was streamed into the reader.
+    Streamed(BodyReader),
+    /// The server answered with a whole JSON body although a stream was asked for.
+    Whole(Vec<u8>),
+}
+
+/// A failed attempt and whether another may follow.
+struct Failure {
+    error: ModelError,
+    /// `Some(what the server asked for)` when the attempt may be repeated.
+    retry: Option<Option<Duration>>,
+}
+
+impl Failure {
+    fn fatal(error: ModelError) -> Self {
+        Self { error, retry: None }
+    }
+
+    fn retryable(error: ModelError, asked: Option<Duration>) -> Self {
+        Self { error, retry: Some(asked) }
+    }
+}
+
+impl Transport {
+    /// POSTs `body` and streams the answer into a reader made by `reader`, retrying what may be
+    /// retried. Events are forwarded as the body arrives; once a byte of it has arrived, a
+    /// failure is final.
+    pub(super) async fn exchange(
+        &self,
+        body: Vec<u8>,
+        reader: &(dyn Fn() -> BodyReader + Sync),
+        on_event: &(dyn Fn(StreamEvent) + Send + Sync),
+    ) -> Result<Delivered, ModelError> {
+        let mut attempt = 1;
+        loop {
+            let outcome = self.attempt(body.clone(), reader(), on_event).await;
+            match outcome
+                .map_err(|Failure { error, retry }| Failure { error: self.scrub(error), retry })
+            {
+                Ok(delivered) => return Ok(delivered),
+                Err(Failure { error, retry: Some(asked) })
+                    if self.retry.allows_another(attempt) =>
+                {
+                    let wait = self.retry.delay(attempt, asked);
+                    tracing::warn!(
+                        provider = self.label,
+                        attempt,
+                        wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+                        error = %error,
+                        "model request failed; retrying"
+                    );
+                    tokio::time::sleep(wait).await;
+                    attempt += 1;
+                }
+                Err(Failure { error, retry }) => {
+                    return Err(if retry.is_some() && attempt > 1 {
+                        ModelError::new(
+                            error.kind(),
+                            format!("{} (after {attempt} attempts)", error.message()),
+                        )
+                    } else {
+                        error
+                    });
+                }
+            }
+        }
+    }
+
+    async fn attempt(
+        &self,
+        body: Vec<u8>,
+        mut reader: BodyReader,
+        on_event: &(dyn Fn(StreamEvent) + Send + Sync),
+    ) -> Result<Delivered, Failure> {
+        let request = self.client.post(self.url.clone()).headers(self.headers.clone()).body(body);
+        let response = match tokio::time::timeout(self.timeouts.response, request.send()).await {
+            Err(_) => {
+                let message =
+                    format!("{} did not answer within {:?}", self.label, self.timeouts.response);
+                return Err(Failure::retryable(
+                    ModelError::new(ModelErrorKind::Timeout, message),
+                    None,
+                ));
+            }
+            Ok(Err(error)) => {
+                let message = format!("could not reach {}: {}", self.label, describe(&error));
+                return Err(Failure::retryable(
+                    ModelError::new(ModelErrorKind::Transport, message),
+                    None,
+                ));
+            }
+            Ok(Ok(response)) => response,
+        };
+        let status = response.status();
+        if !status.is_success() {
+            let asked = retry_after(response.headers(), SystemTime::now());
+            let text = self.error_body(response).await;
+            let error = ModelError::new(ModelErrorKind::Status(status.as_u16()), text);
+            return Err(if retryable_status(status) {
+                Failure::retryable(error, asked)
+            } else {
+                Failure::fatal(error)
+            });
+        }
+        let whole = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|kind| kind.trim_start().starts_with("application/json"));
+        let mut stream = response.bytes_stream();
+        let mut whole_body = Vec::new();
+        loop {
+            let next = tokio::time::timeout(self.timeouts.idle, stream.next()).await;
+            let received = if whole { whole_body.len() as u64 } else { reader.bytes() };
+            let chunk = match next {
+                Ok(Some(Ok(chunk))) => chunk,
+                Ok(None) => break,
+                Err(_) => {
+                    let error = ModelError::new(
+                        ModelErrorKind::Timeout,
+                        format!(
+                            "{} sent nothing for {:?}; the stream was cut after {received} bytes",
+                            self.label, self.timeouts.idle
+                        ),
+                    );
+                    return Err(if received == 0 || whole {
+                        Failure::retryable(error, None)
+                    } else {
+                        Failure::fatal(error)
+                    });
+                }
+                Ok(Some(Err(error))) => {
+                    let message = format!(
+                        "the connection to {} dropped; the stream was cut after {received} bytes: {}",
+                        self.label,
+                        describe(&error)
+                    );
+                    let error = ModelError::new(ModelErrorKind::Transport, message);
+                    return Err(if received == 0 || whole {
+                        Failure::retryable(error, None)
+                    } else {
+                        Failure::fatal(error)
+                    });
+                }
+            };
+            if whole {
+                whole_body.extend_from_slice(&chunk);
+            } else {
+                reader.feed(&chunk, on_event);
+            }
+        }
+        Ok(if whole { Delivered::Whole(whole_body) } else { Delivered::Streamed(reader) })
+    }
+
+    /// The provider's message from an error response: `error.message` (OpenAI, Anthropic), a
+    /// string `error` (Ollama), `message`, or the start of the body as text.
+    async fn error_body(&self, response: reqwest::Response) -> String {
+        let mut bytes = Vec::new();
+        let mut stream = response.bytes_stream();
+        while bytes.len() < ERROR_BODY_LIMIT {
+            match tokio::time::timeout(self.timeouts.idle, stream.next()).await {
+                Ok(Some(Ok(chunk))) => bytes.extend_from_slice(&chunk),
+                _ => break,
+            }
+        }
+        provider_message(&bytes)
+    }
+
+    /// The error with every occurrence of the key replaced.
+    pub(super) fn scrub(&self, error: ModelError) -> ModelError {
+        match &self.key {
+            Some(key) if !key.0.is_empty() && error.message().contains(&key.0) => {
+                ModelError::new(error.kind(), error.message().replace(&key.0, "[redacted]"))
+            }
+            _ => error,
+        }
+    }
+}
+
+/// What the provider said in an error body, truncated.
+pub(super) fn provider_message(bytes: &[u8]) -> String {
+    let json: Option<Value> = serde_json::from_slice(bytes).ok();
+    let text = |value: &Value| value.as_str().map(str::to_owned);
+    let from_json = json.as_ref().and_then(|body| {
+        let error = body.get("error");
+        let message = error
+            .and_then(|error| error.get("message"))
+            .and_then(text)
+            .or_else(|| error.and_then(text))
+            .or_else(|| body.get("message").and_then(text))
+            .or_else(|| body.get("detail").and_then(text))?;
+        let kind = error
+            .and_then(|error| error.get("type").or_else(|| error.get("code")))
+            .and_then(|kind| kind.as_str().map(str::to_owned).or_else(|| Some(kind.to_string())))
+            .filter(|kind| kind != "null" && kind != "error");
+        Some(match kind {
+            Some(kind) => format!("{kind}: {message}"),
+            None => message,
+        })
+    });
+    let message = from_json.unwrap_or_else(|| String::from_utf8_lossy(bytes).trim().to_owned());
+    let message = if message.is_empty() { "no error message given".to_owned() } else { message };
+    truncate(message)
+}
+
+fn truncate(mut text: String) -> String {
+    if let Some((cut, _)) = text.char_indices().nth(MESSAGE_LIMIT) {
+        text.truncate(cut);
+        text.push_str("...");
+    }
+    text
+}
+
+/// A reqwest error with its causes (`error sending request: connection refused`).
+fn describe(error: &reqwest::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn provider_messages() {
+        let openai = br#"{"error": {"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}}"#;
+        assert_eq!(provider_message(openai), "invalid_request_error: Incorrect API key provided");
+        let anthropic = br#"{"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}"#;
+        assert_eq!(provider_message(anthropic), "authentication_error: invalid x-api-key");
+        assert_eq!(provider_message(br#"{"error": "model 'x' not found"}"#), "model 'x' not found");
+        assert_eq!(provider_message(b"  Bad Gateway \n"), "Bad Gateway");
+        assert_eq!(provider_message(b""), "no error message given");
+        let long = "\u{e9}".repeat(MESSAGE_LIMIT + 10);
+        assert_eq!(provider_message(long.as_bytes()).chars().count(), MESSAGE_LIMIT + 3);
+    }
+}
