@@ -269,3 +269,38 @@ fn mutated_fixtures_never_panic() {
         })
         .unwrap();
 }
+
+/// A chunk of an OpenAI Chat Completions stream carrying one tool-call fragment.
+fn chat_fragment(fragment: &Value) -> String {
+    let chunk = serde_json::json!({"choices": [{"index": 0, "delta": {"tool_calls": [fragment]}}]});
+    format!("data: {chunk}\n\n")
+}
+
+#[test]
+fn large_streams_assemble_whole() {
+    // 100 000 argument deltas for one call, then 5 000 calls that share one id and carry no
+    // index: appending and id lookups stay cheap, so this finishes in a blink.
+    let mut stream = chat_fragment(&serde_json::json!({
+        "index": 0, "id": "call_big", "function": {"name": "docs__search", "arguments": "{\"query\": \""}
+    }));
+    for _ in 0..100_000 {
+        stream.push_str(&chat_fragment(
+            &serde_json::json!({"index": 0, "function": {"arguments": "a"}}),
+        ));
+    }
+    stream.push_str(&chat_fragment(
+        &serde_json::json!({"index": 0, "function": {"arguments": "\"}"}}),
+    ));
+    for n in 0..5_000 {
+        let fragment = serde_json::json!({"index": n + 1, "id": "dup", "function": {"name": "x", "arguments": "{}"}});
+        stream.push_str(&chat_fragment(&fragment));
+    }
+    stream.push_str("data: {\"choices\": [{\"index\": 0, \"delta\": {}, \"finish_reason\": \"tool_calls\"}]}\n\n");
+    let decoded = stream_in_pieces(adapter("openai-chat").as_ref(), stream.as_bytes(), 4096);
+    assert_eq!(decoded.calls.len(), 5_001);
+    let query = decoded.calls[0].arguments.value().unwrap()["query"].as_str().unwrap();
+    assert_eq!(query.len(), 100_000);
+    assert_eq!(decoded.calls[1].id, "dup");
+    assert_eq!(decoded.calls[5_000].id, "dup_5000");
+    assert!(decoded.problems.is_empty());
+}

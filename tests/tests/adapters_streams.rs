@@ -468,3 +468,19 @@ fn whole_bodies_that_are_errors_or_not_responses_are_refused() {
         );
     }
 }
+
+#[test]
+fn a_responses_stream_with_only_its_final_event_still_yields_the_calls() {
+    let stream = concat!(
+        "event: response.completed\n",
+        "data: {\"type\":\"response.completed\",\"sequence_number\":0,\"response\":{\"status\":\"completed\",",
+        "\"output\":[{\"id\":\"fc_1\",\"type\":\"function_call\",\"status\":\"completed\",",
+        "\"arguments\":\"{\\\"query\\\":\\\"x\\\"}\",\"call_id\":\"call_1\",\"name\":\"docs__search\"}]}}\n\n",
+    );
+    let decoded = stream_in_pieces(adapter("openai-responses").as_ref(), stream.as_bytes(), 9);
+    assert_eq!(
+        summary(&decoded),
+        vec![("call_1".into(), "docs__search".into(), json!({"query": "x"}))]
+    );
+    assert!(decoded.calls[0].is_executable());
+}

@@ -5,7 +5,7 @@
 //! Finishing finalises the slots opened since the last finish, so a stream holding two turns
 //! (a second Anthropic `message_start`) keeps both.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -101,6 +101,10 @@ pub(crate) struct Core {
     options: DecodeOptions,
     slots: Vec<Slot>,
     ids: HashSet<String>,
+    /// The latest slot each provider id was given to.
+    by_provider_id: HashMap<String, usize>,
+    /// The next suffix to try when re-minting each id.
+    suffixes: HashMap<String, usize>,
     minted: usize,
     finalised: usize,
     calls: Vec<ToolCall>,
@@ -119,6 +123,8 @@ impl Core {
             options,
             slots: Vec::new(),
             ids: HashSet::new(),
+            by_provider_id: HashMap::new(),
+            suffixes: HashMap::new(),
             minted: 0,
             finalised: 0,
             calls: Vec::new(),
@@ -171,7 +177,7 @@ impl Core {
 
     /// The latest slot the provider gave `id`.
     pub(crate) fn slot_with_id(&self, id: &str) -> Option<usize> {
-        self.slots.iter().rposition(|slot| slot.provider_id.as_deref() == Some(id))
+        self.by_provider_id.get(id).copied()
     }
 
     /// Gives `slot` the provider's id, re-minting it when an earlier call already has it.
@@ -180,6 +186,7 @@ impl Core {
             return;
         }
         self.slots[slot].provider_id = Some(id.to_owned());
+        self.by_provider_id.insert(id.to_owned(), slot);
         if self.slots[slot].started {
             return;
         }
@@ -267,8 +274,19 @@ impl Core {
         self.slots.get_mut(slot).map(|slot| &mut slot.extras)
     }
 
+    /// `<base>_2`, `<base>_3`, ...: the first that is free. Each base remembers where it got
+    /// to, so many duplicates of one id cost linear time.
     fn unique(&mut self, base: &str) -> String {
-        (2..).map(|n| format!("{base}_{n}")).find(|id| !self.ids.contains(id)).unwrap_or_default()
+        let mut next = self.suffixes.get(base).copied().unwrap_or(2);
+        let id = loop {
+            let id = format!("{base}_{next}");
+            next += 1;
+            if !self.ids.contains(&id) {
+                break id;
+            }
+        };
+        self.suffixes.insert(base.to_owned(), next);
+        id
     }
 
     /// `candidate`, or a variant of it when taken; reserved either way.

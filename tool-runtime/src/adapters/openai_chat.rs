@@ -6,7 +6,8 @@
 //! - Responses: `choices[0].message.tool_calls[] = {id, type, function: {name, arguments}}`
 //!   with `arguments` a JSON string, and `finish_reason`.
 //! - Streams: SSE `data:` chunks with `choices[0].delta.tool_calls[]` fragments keyed by
-//!   `index`, ending in `data: [DONE]`; a usage chunk may come with empty `choices`.
+//!   `index`, ending in `data: [DONE]`; a usage chunk may come with empty `choices`. Only the
+//!   first choice (`index` 0) is read; ask for one (`n: 1`, the default).
 //! - Results: one `{"role": "tool", "tool_call_id", "content"}` message per result.
 
 use std::collections::HashMap;

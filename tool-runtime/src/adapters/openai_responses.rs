@@ -285,6 +285,23 @@ impl ResponsesProtocol {
     }
 }
 
+impl ResponsesProtocol {
+    /// A stream that announced no call item but ends in a response whose `output` holds calls
+    /// (some proxies send only the final event): the calls are taken from there.
+    fn reconcile(&mut self, core: &mut Core, response: &Value, out: &mut Vec<StreamEvent>) {
+        if !self.by_output.is_empty() || !self.by_item.is_empty() {
+            return;
+        }
+        let items = response.get("output").and_then(Value::as_array).map(Vec::as_slice);
+        for item in items.unwrap_or_default() {
+            if str_at(item, "type") == Some("function_call") {
+                let slot = core.open();
+                apply_item(core, slot, item, out);
+            }
+        }
+    }
+}
+
 impl Protocol for ResponsesProtocol {
     fn on_frame(&mut self, core: &mut Core, frame: Frame, out: &mut Vec<StreamEvent>) {
         let Some(event) = payload(core, &frame.data, out) else { return };
@@ -326,6 +343,7 @@ impl Protocol for ResponsesProtocol {
             }
             "response.completed" | "response.incomplete" | "response.failed" => {
                 if let Some(response) = event.get("response") {
+                    self.reconcile(core, response, out);
                     finish_response(core, response, out);
                 }
             }
