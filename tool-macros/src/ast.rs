@@ -190,9 +190,9 @@ impl<'a> Field<'a> {
         Some(Self { ty: &field.ty, name, name_span, description, serde, schema })
     }
 
-    /// Whether the property may be absent (decided at compile time for `default` and
-    /// `skip_serializing_if`, else by the type's `ToolSchema::OPTIONAL`).
+    /// Whether the property may be absent whatever its type (`default` on the field or the
+    /// container); otherwise the type's `ToolSchema::OPTIONAL` decides.
     pub(crate) fn always_optional(&self, container: &SerdeContainer) -> bool {
-        container.default || self.serde.default || self.serde.skip_serializing_if
+        container.default || self.serde.default
     }
 }

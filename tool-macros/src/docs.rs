@@ -11,7 +11,12 @@ pub(crate) fn doc_text(attrs: &[Attribute]) -> Option<String> {
             && meta.path.is_ident("doc")
             && let Expr::Lit(ExprLit { lit: Lit::Str(text), .. }) = &meta.value
         {
-            for line in text.value().lines() {
+            let text = text.value();
+            // A blank `///` line is an empty string: keep it, it separates paragraphs.
+            if text.is_empty() {
+                lines.push(String::new());
+            }
+            for line in text.lines() {
                 lines.push(line.strip_prefix(' ').unwrap_or(line).trim_end().to_owned());
             }
         }

@@ -32,6 +32,21 @@ fn range_bound(p: &TokenStream, value: Option<Bound>) -> TokenStream {
     }))
 }
 
+/// The assertion that a field serde may leave out of the output can also be read back without
+/// it: `skip_serializing_if` needs `default` unless the type itself may be absent (`Option`).
+fn skip_check(p: &TokenStream, field: &Field<'_>, container: &Container<'_>) -> Option<TokenStream> {
+    let span = field.serde.skip_serializing_if?;
+    if field.always_optional(&container.serde) {
+        return None;
+    }
+    let ty = field.ty;
+    let message = format!(
+        "`skip_serializing_if` may leave field `{}` out of the output, but reading it back requires it; add `#[serde(default)]` to the field",
+        field.name
+    );
+    Some(quote_spanned!(span=> ::core::assert!(<#ty as #p::ToolSchema>::OPTIONAL, #message);))
+}
+
 /// The schema expression of one field (a `Schema` value) and the assertions its constraints
 /// need, each spanned at the constraint's key.
 fn field_schema(p: &TokenStream, field: &Field<'_>) -> (TokenStream, Vec<TokenStream>) {
@@ -153,6 +168,7 @@ pub(crate) fn schema_impl(
             for field in fields {
                 let (expr, field_checks) = field_schema(&p, field);
                 checks.extend(field_checks);
+                checks.extend(skip_check(&p, field, container));
                 let ty = field.ty;
                 let required = if field.always_optional(&container.serde) {
                     quote!(false)

@@ -25,7 +25,8 @@ pub(crate) struct SerdeField {
     pub(crate) rename: Option<(String, Span)>,
     pub(crate) default: bool,
     pub(crate) skip: bool,
-    pub(crate) skip_serializing_if: bool,
+    /// Where `skip_serializing_if` was written.
+    pub(crate) skip_serializing_if: Option<Span>,
 }
 
 #[derive(Default)]
@@ -154,7 +155,7 @@ pub(crate) fn field(cx: &Ctxt, attrs: &[Attribute]) -> SerdeField {
             "rename" => out.rename = one_name(cx, &arg),
             "default" => out.default = true,
             "skip" => out.skip = true,
-            "skip_serializing_if" => out.skip_serializing_if = true,
+            "skip_serializing_if" => out.skip_serializing_if = Some(arg.key.span()),
             "skip_serializing" | "skip_deserializing" => reject(
                 cx,
                 &arg,
