@@ -1,27 +1,24 @@
 //! Importing an MCP server's tools as untrusted dynamic tools.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
+use std::sync::{Arc, PoisonError, RwLock, Weak};
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-    ClientCapabilities, ClientConfig, ClientRequest, Implementation, ProgressNotificationParam,
-    ProgressToken, RequestId, ServerResult, Tool, ToolAnnotations,
+    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, Tool,
+    ToolAnnotations,
 };
-use rmcp::service::{
-    NotificationContext, Peer, PeerRequestOptions, RoleClient, RunningService, ServiceError,
-};
+use rmcp::service::{NotificationContext, Peer, RoleClient, RunningService};
 use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ServiceExt};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::names::{ServerName, imported_tool_id};
+use super::remote::{ProgressRoutes, Remote};
 use crate::catalog::ToolSource;
-use crate::runtime::{BoundToolRuntime, DynamicTool, DynamicToolError, ToolError};
-use crate::runtime::{ToolCapabilities, ToolInvocationContext};
+use crate::runtime::{BoundToolRuntime, DynamicTool, DynamicToolError};
 use crate::spec::ToolEffect;
 
 /// What the application decides about a server's tools before they are imported.
@@ -159,64 +156,6 @@ pub fn effect_from_annotations(annotations: Option<&ToolAnnotations>) -> ToolEff
     }
 }
 
-/// Routes `notifications/progress` to the call that owns the progress token.
-#[derive(Clone, Default)]
-struct ProgressRoutes(Arc<Mutex<ProgressMap>>);
-
-type ProgressMap =
-    HashMap<ProgressToken, tokio::sync::mpsc::UnboundedSender<ProgressNotificationParam>>;
-
-/// One call's progress; unsubscribes when dropped.
-struct ProgressRoute {
-    routes: ProgressRoutes,
-    token: ProgressToken,
-    receiver: tokio::sync::mpsc::UnboundedReceiver<ProgressNotificationParam>,
-}
-
-impl ProgressRoutes {
-    fn route(&self, progress: ProgressNotificationParam) {
-        let map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(sender) = map.get(&progress.progress_token) {
-            let _ = sender.send(progress);
-        }
-    }
-
-    fn subscribe(&self, token: ProgressToken) -> ProgressRoute {
-        let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).insert(token.clone(), sender);
-        ProgressRoute { routes: self.clone(), token, receiver }
-    }
-}
-
-impl Drop for ProgressRoute {
-    fn drop(&mut self) {
-        self.routes.0.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.token);
-    }
-}
-
-/// Tells the server a request was abandoned, unless disarmed: the runner drops a call's future
-/// when it is cancelled or runs out of time.
-struct CancelOnDrop {
-    peer: Peer<RoleClient>,
-    id: Option<RequestId>,
-}
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        let (Some(id), Ok(runtime)) = (self.id.take(), tokio::runtime::Handle::try_current())
-        else {
-            return;
-        };
-        let peer = self.peer.clone();
-        runtime.spawn(async move {
-            let reason = "the tool call was cancelled".to_owned();
-            let _ = peer
-                .notify_cancelled(CancelledNotificationParam::new(Some(id), Some(reason)))
-                .await;
-        });
-    }
-}
-
 /// The importer's side of the MCP connection.
 #[derive(Clone)]
 struct ImportClient {
@@ -260,6 +199,25 @@ impl ClientHandler for ImportClient {
 ///   replaced, new tools are added (still hidden), vanished tools removed; an id's effect
 ///   never becomes less cautious than it was.
 /// - A failed call reports a fixed message, never the server's text.
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use tool_runtime::catalog::ToolCatalog;
+/// use tool_runtime::mcp::{McpImportOptions, McpToolSource, ServerName, imported_tool_id};
+///
+/// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+/// let server = ServerName::new("tracker")?;
+/// let create = imported_tool_id(&server, "create_issue");          // "mcp__tracker__create_issue"
+/// let options = McpImportOptions::new().redact(create.as_str(), ["number", "url"]);
+/// let tracker = McpToolSource::connect_http(server, "http://127.0.0.1:8931/mcp", options).await?;
+/// for refused in tracker.refused() {
+///     eprintln!("not imported: {refused}");
+/// }
+/// let catalog = ToolCatalog::builder().source(Arc::new(tracker)).build()?;
+/// // Policy must now name `mcp__tracker__create_issue` exactly for the model to see it.
+/// # let _ = catalog;
+/// # Ok(()) }
+/// ```
 #[derive(Clone)]
 pub struct McpToolSource {
     inner: Arc<SourceInner>,
@@ -455,6 +413,9 @@ impl SourceInner {
                     }),
                 }
             }
+            for tool in &refused {
+                tracing::warn!(server = %self.server, refused = %tool, "MCP tool not imported");
+            }
             state.tools = tools;
             state.refused = refused;
         }
@@ -487,75 +448,6 @@ impl SourceInner {
             let remote = remote.clone();
             async move { remote.call(args, &ctx, &caps).await }
         })
-    }
-}
-
-/// How one imported tool reaches its server.
-#[derive(Clone)]
-struct Remote {
-    peer: Peer<RoleClient>,
-    progress: ProgressRoutes,
-    name: String,
-    structured: bool,
-}
-
-impl Remote {
-    async fn call(
-        &self,
-        args: Value,
-        ctx: &ToolInvocationContext,
-        _caps: &ToolCapabilities,
-    ) -> Result<Value, ToolError> {
-        let Value::Object(arguments) = args else {
-            return Err(ToolError::new("the arguments of an MCP tool must be an object"));
-        };
-        let params = CallToolRequestParams::new(self.name.clone()).with_arguments(arguments);
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let handle = self
-            .peer
-            .send_request_with_option(request, PeerRequestOptions::no_options())
-            .await
-            .map_err(|_| ToolError::retryable("the MCP server cannot be reached"))?;
-        let mut route = self.progress.subscribe(handle.progress_token.clone());
-        let mut guard = CancelOnDrop { peer: self.peer.clone(), id: Some(handle.id.clone()) };
-        let response = handle.await_response();
-        tokio::pin!(response);
-        let response = loop {
-            tokio::select! {
-                biased;
-                Some(progress) = route.receiver.recv() => ctx.report_progress(
-                    progress.progress,
-                    progress.total,
-                    progress.message.unwrap_or_default(),
-                ),
-                response = &mut response => break response,
-            }
-        };
-        guard.id = None;
-        match response {
-            Ok(ServerResult::CallToolResult(result)) => self.output(result),
-            Ok(_) => Err(ToolError::new(
-                "the MCP server answered with something other than a tool result",
-            )),
-            Err(ServiceError::McpError(error)) => Err(ToolError::new(format!(
-                "the MCP server refused the call (JSON-RPC error {})",
-                error.code.0
-            ))),
-            Err(_) => Err(ToolError::retryable("the MCP server cannot be reached")),
-        }
-    }
-
-    fn output(&self, result: CallToolResult) -> Result<Value, ToolError> {
-        if result.is_error == Some(true) {
-            return Err(ToolError::new("the MCP tool reported an error"));
-        }
-        match result.structured_content {
-            Some(value) => Ok(value),
-            None if self.structured => Err(ToolError::new(
-                "the MCP tool declares an output schema but returned no structured content",
-            )),
-            None => Ok(json!({ "content": result.content })),
-        }
     }
 }
 

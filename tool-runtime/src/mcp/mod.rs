@@ -92,6 +92,7 @@
 
 mod import;
 mod names;
+mod remote;
 mod serve;
 
 pub use import::{

@@ -40,6 +40,40 @@ type ContextFn = Arc<dyn Fn() -> ToolInvocationContext + Send + Sync>;
 /// Serve it with [`serve_stdio`](Self::serve_stdio), [`serve_http`](Self::serve_http),
 /// [`http_service`](Self::http_service) (mount it in your own HTTP server), or any rmcp
 /// transport through [`rmcp::ServiceExt::serve`].
+///
+/// ```
+/// use tool_runtime::catalog::ToolCatalog;
+/// use tool_runtime::mcp::{McpServer, ToolHints};
+/// use tool_runtime::policy::ToolPolicy;
+/// use tool_runtime::prelude::*;
+/// use tool_runtime::runner::ToolRunner;
+///
+/// /// Add a note.
+/// #[tool(name = "notes__add", effect = state_change, redact = ["id"])]
+/// struct AddNote { text: String }
+/// #[derive(Serialize, ToolSchema)]
+/// struct Added { id: u64, owner: String }
+/// impl Tool for AddNote {
+///     type Output = Added;
+///     async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Added, ToolError> {
+///         Ok(Added { id: 1, owner: "internal".into() })
+///     }
+/// }
+///
+/// let catalog = ToolCatalog::builder().register::<AddNote>().build().unwrap();
+/// let policy = ToolPolicy::from_json(r#"{"allowed_tools": ["notes__*"]}"#).unwrap();
+/// let server = McpServer::builder(ToolRunner::builder(catalog).policy(policy).build())
+///     .server_info("notes", "1.0.0")
+///     .context(|| ToolInvocationContext::new("mcp", "alice", "acme"))
+///     .hints("notes__add", ToolHints::new().destructive(false))   // it only adds
+///     .build();
+/// let tools = server.tools();
+/// let hints = tools[0].annotations.as_ref().unwrap();
+/// assert_eq!((hints.read_only_hint, hints.destructive_hint), (Some(false), Some(false)));
+/// // `owner` is redacted, so the advertised output schema does not promise it.
+/// let output = tools[0].output_schema.as_ref().unwrap();
+/// assert_eq!(output["required"], serde_json::json!(["id"]));
+/// ```
 #[derive(Clone)]
 pub struct McpServer {
     inner: Arc<Inner>,
