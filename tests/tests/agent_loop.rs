@@ -466,3 +466,22 @@ async fn a_model_failure_ends_the_run_with_one_done() {
     let output = exhausted.run(vec![Message::user("go")], &ctx(), &|_| {}).await;
     assert!(matches!(output.done.stop, StopReason::ModelFailed(_)));
 }
+
+#[tokio::test]
+async fn a_response_broken_off_by_the_provider_is_no_answer() {
+    let broken = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Partial ans\"},\"finish_reason\":null}]}\n\n",
+    );
+    let model = ScriptedModel::new([ScriptedTurn::stream(
+        tool_runtime::adapters::Provider::OpenAiChat,
+        broken,
+    )]);
+    let agent = Agent::new(Arc::new(model), runner(&Arc::new(Gauge::default()), ALLOW, None));
+    let output = agent.run(vec![Message::user("go")], &ctx(), &|_| {}).await;
+    assert!(
+        matches!(&output.done.stop, StopReason::ModelFailed(message) if message.contains("unfinished")),
+        "{:?}",
+        output.done.stop
+    );
+    assert_eq!(output.done.answer, "");
+}

@@ -168,9 +168,12 @@ impl Tool for TryToLeak {
     }
 }
 
+/// A span's or event's name and its fields as text.
+type Line = (String, HashMap<String, String>);
+
 /// Records every span's and event's fields as text.
 #[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<(String, HashMap<String, String>)>>>);
+struct Capture(Arc<Mutex<Vec<Line>>>);
 
 struct Fields<'a>(&'a mut HashMap<String, String>);
 

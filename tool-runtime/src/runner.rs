@@ -368,11 +368,11 @@ impl ToolRunner {
         })?;
         let mut args = decode(tool.as_ref(), value, "")?;
         call.args = Some(args.value().clone());
-        if decision == Decision::RequireApproval {
-            if let Some(edited) = self.approve(call, tool.as_ref(), args.value(), ctx).await? {
-                args = edited;
-                call.args = Some(args.value().clone());
-            }
+        if decision == Decision::RequireApproval
+            && let Some(edited) = self.approve(call, tool.as_ref(), args.value(), ctx).await?
+        {
+            args = edited;
+            call.args = Some(args.value().clone());
         }
         // 6. Capabilities for this call only.
         let caps = self.capabilities_for(tool.as_ref(), ctx).await?;

@@ -7,7 +7,9 @@
 //! ```
 //!
 //! The model is scripted (no network, no key) and replays OpenAI Chat Completions streams
-//! through the real decoder.
+//! through the real decoder. With `OPENAI_BASE_URL` set (and `OPENAI_API_KEY`, `OPENAI_MODEL`
+//! where the endpoint needs them) the same session talks to that endpoint instead: OpenAI, or a
+//! local server speaking its protocol (Ollama, vLLM, llama.cpp).
 
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
@@ -19,7 +21,9 @@ use tool_runtime::policy::{ApprovalDecision, ApprovalRequest, Approver};
 use examples::quickstart;
 use examples::tickets::TicketStore;
 use tool_runtime::adapters::ToolOutcome;
-use tool_runtime::agent::{Agent, AgentConfig, AgentEvent, Message, ResultSummary};
+use tool_runtime::agent::{
+    Agent, AgentConfig, AgentEvent, ChatModel, Message, OpenAiCompatible, ResultSummary,
+};
 use tool_runtime::prelude::*;
 use tool_runtime::runtime::{Clock, CollectingSink, EventOutcome, ToolEvent, ToolInvocationRecord};
 
@@ -166,13 +170,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Arc::new(tool_events.clone()),
         Arc::new(Announced(TicketRules)),
     )?;
-    let agent =
-        Agent::new(Arc::new(quickstart::model()), runner).with_config(AgentConfig::default());
+    let (model, label): (Arc<dyn ChatModel>, String) =
+        if std::env::var_os("OPENAI_BASE_URL").is_some() {
+            let client = OpenAiCompatible::from_env()?;
+            let label = format!("{} at {}", client.model(), client.endpoint());
+            (Arc::new(client), label)
+        } else {
+            (Arc::new(quickstart::model()), "scripted model".to_owned())
+        };
+    let agent = Agent::new(model, runner).with_config(AgentConfig::default());
     let ctx = ToolInvocationContext::new("quickstart-run", "user-42", "acme")
         .with_connection_id("acme-tracker")
         .with_requested_connections(["acme-tracker"]);
 
-    println!("# Agent session (scripted model; policy: examples/policy.toml)");
+    println!("# Agent session ({label}; policy: examples/policy.toml)");
     println!("\nuser: {}", quickstart::QUESTION);
     let output = agent.run(quickstart::conversation(), &ctx, &show_event).await;
 

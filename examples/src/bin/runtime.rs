@@ -99,11 +99,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     println!("\n# Invocation records\n");
     println!(
-        "{} | {} | {} | {}",
+        "{} | {} | {} | arguments -> result",
         cell("call", 7),
         cell("tool", 23),
-        cell("outcome", 16),
-        "arguments -> result"
+        cell("outcome", 16)
     );
     println!("{}", "-".repeat(110));
     for record in &records {

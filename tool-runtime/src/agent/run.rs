@@ -6,7 +6,9 @@ use serde::Serialize;
 use tokio::time::Instant;
 
 use super::{ChatModel, Message, ModelError, ModelRequest, ModelTurn, Usage};
-use crate::adapters::{Decoded, StreamEvent, ToolCall, ToolChoice, ToolOutcome, ToolResult};
+use crate::adapters::{
+    Decoded, FinishReason, StreamEvent, ToolCall, ToolChoice, ToolOutcome, ToolResult,
+};
 use crate::catalog::ToolSource;
 use crate::runner::ToolRunner;
 use crate::runtime::{ToolExecResult, ToolInvocationContext, ToolInvocationRecord};
@@ -304,8 +306,15 @@ impl Agent {
                 calls: decoded.calls.len(),
             });
             let has_calls = !decoded.calls.is_empty();
+            let reason = decoded.finish.reason;
             state.messages.push(Message::Assistant(decoded.clone()));
             if !has_calls {
+                // A turn the provider broke off is no answer, even if it carries some text.
+                if matches!(reason, FinishReason::Error | FinishReason::Unfinished) {
+                    return StopReason::ModelFailed(format!(
+                        "the model's response ended early ({reason}) without an answer"
+                    ));
+                }
                 return if last { StopReason::IterationLimit } else { StopReason::Answered };
             }
             if last {
