@@ -469,9 +469,7 @@ async fn a_model_failure_ends_the_run_with_one_done() {
 
 #[tokio::test]
 async fn a_response_broken_off_by_the_provider_is_no_answer() {
-    let broken = concat!(
-        "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Partial ans\"},\"finish_reason\":null}]}\n\n",
-    );
+    let broken = "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Partial ans\"},\"finish_reason\":null}]}\n\n";
     let model = ScriptedModel::new([ScriptedTurn::stream(
         tool_runtime::adapters::Provider::OpenAiChat,
         broken,

@@ -34,7 +34,11 @@ fn range_bound(p: &TokenStream, value: Option<Bound>) -> TokenStream {
 
 /// The assertion that a field serde may leave out of the output can also be read back without
 /// it: `skip_serializing_if` needs `default` unless the type itself may be absent (`Option`).
-fn skip_check(p: &TokenStream, field: &Field<'_>, container: &Container<'_>) -> Option<TokenStream> {
+fn skip_check(
+    p: &TokenStream,
+    field: &Field<'_>,
+    container: &Container<'_>,
+) -> Option<TokenStream> {
     let span = field.serde.skip_serializing_if?;
     if field.always_optional(&container.serde) {
         return None;

@@ -162,7 +162,11 @@ impl Schema {
                 };
                 match (low, high) {
                     (Some((low, low_open)), Some((high, high_open))) => {
-                        if low_open || high_open { low < high } else { low <= high }
+                        if low_open || high_open {
+                            low < high
+                        } else {
+                            low <= high
+                        }
                     }
                     _ => true,
                 }
@@ -250,7 +254,10 @@ impl Schema {
                 if let Some(exclusive) = RangeBound::int(exclusive_maximum) {
                     max = tighter_max_int(max, Some(exclusive.saturating_sub(1)));
                 }
-                Self { kind: SchemaKind::Integer(IntegerSchema { minimum: min, maximum: max }), ..self }
+                Self {
+                    kind: SchemaKind::Integer(IntegerSchema { minimum: min, maximum: max }),
+                    ..self
+                }
             }
             SchemaKind::Number(number) => Self {
                 kind: SchemaKind::Number(NumberSchema {

@@ -33,10 +33,10 @@ mod std_impls;
 mod subset;
 mod validate;
 
-pub use subset::{SubsetError, check_subset};
 pub use consts::{RangeBound, contains_connection_id, has_path, is_connection_id};
 #[cfg(feature = "schemars")]
 pub use schemars_interop::{schemars_schema, to_schemars};
+pub use subset::{SubsetError, check_subset};
 pub use validate::{
     ArgumentsError, Constraint, DecodeError, JsonError, ValidationError, ValidationErrors,
     parse_arguments, parse_json,

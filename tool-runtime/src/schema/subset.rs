@@ -170,7 +170,10 @@ fn check_node(
                 match property {
                     Value::Object(property) => check_node(property, pointer, depth + 1)?,
                     _ => {
-                        return Err(error(pointer.clone(), "a property's schema must be an object"));
+                        return Err(error(
+                            pointer.clone(),
+                            "a property's schema must be an object",
+                        ));
                     }
                 }
                 pointer.truncate(base);
