@@ -64,7 +64,7 @@ impl<'a> Container<'a> {
     pub(crate) fn from_ast(cx: &Ctxt, input: &'a DeriveInput, mode: Mode) -> Option<Self> {
         let is_enum = matches!(input.data, Data::Enum(_));
         let serde = serde_attr::container(cx, &input.attrs, is_enum);
-        let description = schema_attr::container(cx, &input.attrs)
+        let description = schema_attr::container(cx, &input.attrs, mode)
             .map(|lit| lit.value())
             .or_else(|| doc_text(&input.attrs));
         let body = match &input.data {

@@ -14,7 +14,8 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
         Ok(input) => input,
         Err(error) => return error.to_compile_error(),
     };
-    let krate: syn::Path = syn::parse_quote!(::tool_runtime);
+    let krate = crate::schema_attr::crate_override(&input.attrs)
+        .unwrap_or_else(|| syn::parse_quote!(::tool_runtime));
     let cx = Ctxt::new();
     let container = Container::from_ast(&cx, &input, Mode::Derive);
     if let Some(container) = &container {

@@ -1,13 +1,15 @@
 //! `#[schema(...)]` on fields (constraints, description) and containers (description).
 
 use proc_macro2::Span;
-use syn::{Attribute, Expr, ExprLit, ExprUnary, Ident, Lit, LitStr, UnOp};
+use syn::{Attribute, Expr, ExprLit, ExprUnary, Ident, Lit, LitStr, Path, UnOp};
+
+use crate::ast::Mode;
 
 use crate::args::{Arg, ArgValue, list_keys, near_miss, parse_args};
 use crate::ctxt::Ctxt;
 
 const FIELD_KEYS: &[&str] = &["description", "length", "range", "pattern", "items", "format"];
-const CONTAINER_KEYS: &[&str] = &["description"];
+const CONTAINER_KEYS: &[&str] = &["description", "crate"];
 const COUNT_KEYS: &[&str] = &["min", "max"];
 const RANGE_KEYS: &[&str] = &["min", "max", "exclusive_min", "exclusive_max"];
 
@@ -327,10 +329,23 @@ pub(crate) fn field(cx: &Ctxt, attrs: &[Attribute]) -> FieldSchema {
 }
 
 /// `#[schema(description = "...")]` on a container.
-pub(crate) fn container(cx: &Ctxt, attrs: &[Attribute]) -> Option<LitStr> {
+pub(crate) fn container(cx: &Ctxt, attrs: &[Attribute], mode: Mode) -> Option<LitStr> {
     let mut description = None;
+    let mut krate = false;
     for arg in schema_args(cx, attrs) {
-        if arg.key != "description" {
+        if arg.key == "crate" {
+            if mode == Mode::Tool {
+                cx.error_spanned_by(
+                    &arg.key,
+                    "on a tool, write the crate path in the tool attribute: `#[tool(crate = path, ...)]`",
+                );
+            } else if krate {
+                duplicate(cx, &arg.key);
+            } else if crate_path(&arg).is_none() {
+                cx.error_at(arg.span(), "expected `crate = path::to::tool_runtime`");
+            }
+            krate = true;
+        } else if arg.key != "description" {
             unknown_key(cx, "container schema attribute", &arg.key, CONTAINER_KEYS);
         } else if description.is_some() {
             duplicate(cx, &arg.key);
@@ -339,4 +354,24 @@ pub(crate) fn container(cx: &Ctxt, attrs: &[Attribute]) -> Option<LitStr> {
         }
     }
     description
+}
+
+fn crate_path(arg: &Arg) -> Option<Path> {
+    match &arg.value {
+        ArgValue::Eq(tokens) => syn::parse2::<Path>(tokens.clone()).ok(),
+        _ => None,
+    }
+}
+
+/// The `#[schema(crate = path)]` of a derived type: where `tool_runtime` is, when it is
+/// re-exported under another name. Mistakes in it are reported by [`container`].
+pub(crate) fn crate_override(attrs: &[Attribute]) -> Option<Path> {
+    attrs
+        .iter()
+        .filter(|attr| attr.path().is_ident("schema"))
+        .filter_map(|attr| attr.meta.require_list().ok())
+        .filter_map(|list| parse_args(list.tokens.clone()).ok())
+        .flatten()
+        .find(|arg| arg.key == "crate")
+        .and_then(|arg| crate_path(&arg))
 }

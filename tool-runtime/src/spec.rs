@@ -190,17 +190,23 @@ impl Redaction {
     }
 }
 
+/// The rest of every path (split on dots) that starts with `key`: what the paths allow below
+/// it. An empty rest means the whole value under `key` is allowed.
+pub(crate) fn paths_below<'a>(paths: &[&'a [&'a str]], key: &str) -> Vec<&'a [&'a str]> {
+    paths
+        .iter()
+        .filter_map(|path| match path.split_first() {
+            Some((first, rest)) if *first == key => Some(rest),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Keeps the keys of `map` that `paths` (already relative to `map`) allow.
 fn keep_object(map: &Map<String, Value>, paths: &[&[&str]]) -> Map<String, Value> {
     let mut out = Map::new();
     for (key, value) in map {
-        let below: Vec<&[&str]> = paths
-            .iter()
-            .filter_map(|path| match path.split_first() {
-                Some((first, rest)) if *first == key.as_str() => Some(rest),
-                _ => None,
-            })
-            .collect();
+        let below = paths_below(paths, key);
         if below.is_empty() {
             continue;
         }

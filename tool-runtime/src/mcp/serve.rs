@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use crate::catalog::ToolSource;
 use crate::runner::ToolRunner;
 use crate::runtime::{Progress, ProgressReporter, ToolInvocationContext};
-use crate::spec::{Redaction, ToolEffect, ToolSpec};
+use crate::spec::{Redaction, ToolEffect, ToolSpec, paths_below};
 
 type ContextFn = Arc<dyn Fn() -> ToolInvocationContext + Send + Sync>;
 
@@ -209,13 +209,7 @@ fn narrow(schema: &Value, paths: &[&[&str]]) -> Option<Value> {
     let properties = node.get("properties").and_then(Value::as_object)?;
     let mut kept = JsonObject::new();
     for (key, child) in properties {
-        let below: Vec<&[&str]> = paths
-            .iter()
-            .filter_map(|path| match path.split_first() {
-                Some((first, rest)) if *first == key.as_str() => Some(rest),
-                _ => None,
-            })
-            .collect();
+        let below = paths_below(paths, key);
         if below.is_empty() {
             continue;
         }

@@ -1,5 +1,5 @@
-// `#[tool(crate = ...)]` points the expansion at a re-export of `tool_runtime`, for crates that
-// wrap it in a facade.
+// `#[tool(crate = ...)]` and `#[schema(crate = ...)]` point the expansions at a re-export of
+// `tool_runtime`, for crates that wrap it in a facade.
 mod facade {
     pub use ::tool_runtime;
     pub use ::tool_runtime::prelude;
@@ -14,6 +14,7 @@ struct Echo {
 }
 
 #[derive(Serialize, ToolSchema)]
+#[schema(crate = facade::tool_runtime)]
 struct Echoed {
     text: String,
 }
