@@ -23,8 +23,8 @@ fn profile_dir() -> PathBuf {
         .to_owned()
 }
 
-/// The `mcp_server` example binary, built once per test process with the profile of the
-/// tests (a no-op when it is up to date).
+/// The `mcp_server` example binary, built once per test process with the profile and the
+/// feature selection of `cargo test --workspace` (a no-op right after that command built it).
 pub fn mcp_server() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT
@@ -32,19 +32,15 @@ pub fn mcp_server() -> PathBuf {
             let profile = profile_dir();
             let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
             let mut command = Command::new(cargo);
-            command.current_dir(workspace()).args([
-                "build",
-                "--quiet",
-                "-p",
-                "examples",
-                "--bin",
-                "mcp_server",
-            ]);
+            // The same selection as `cargo test --workspace`, so features unify the same way
+            // (dev-dependencies included) and the binary that run built is reused as it is;
+            // `cargo build -p examples` alone would rebuild half the dependency graph.
+            command.current_dir(workspace()).args(["test", "--workspace", "--no-run", "--quiet"]);
             if profile.file_name().is_some_and(|name| name == "release") {
                 command.arg("--release");
             }
             let status = command.status().expect("cargo runs");
-            assert!(status.success(), "`cargo build -p examples --bin mcp_server` failed");
+            assert!(status.success(), "`cargo test --workspace --no-run` (to build mcp_server) failed");
             let binary = profile.join(format!("mcp_server{}", std::env::consts::EXE_SUFFIX));
             assert!(binary.exists(), "no mcp_server binary at {}", binary.display());
             binary
