@@ -367,24 +367,27 @@ impl ToolRunner {
             ExecError::new(Code::InvalidJson, format!("the arguments are not valid JSON: {error}"))
         })?;
         let mut args = decode(tool.as_ref(), value, "")?;
-        call.args = Some(args.value().clone());
-        if decision == Decision::RequireApproval
-            && let Some(edited) = self.approve(call, tool.as_ref(), args.value(), ctx).await?
-        {
-            args = edited;
+        if decision == Decision::RequireApproval {
+            // Recorded even if the approval fails.
             call.args = Some(args.value().clone());
+            if let Some(edited) = self.approve(call, tool.as_ref(), args.value(), ctx).await? {
+                args = edited;
+            }
         }
+        call.args = Some(args.value_for_record());
         // 6. Capabilities for this call only.
         let caps = self.capabilities_for(tool.as_ref(), ctx).await?;
         // 7. Start. Progress becomes an event, and also reaches the reporter the caller put on
         // `ctx`, if any (an MCP server forwards it to its client as notifications).
         let sink = Arc::clone(&self.sink);
         let (progress_id, progress_name) = (call.id.clone(), tool_id.to_owned());
-        let caller = ctx.clone();
+        let caller = ctx.progress_reporter();
         let call_ctx = ctx.clone().with_tool_call_id(call.id.clone()).with_progress(
             ProgressReporter::new(move |progress| {
-                let message = progress.message.clone().unwrap_or_default();
-                caller.report_progress(progress.progress, progress.total, message);
+                if let Some(caller) = &caller {
+                    let message = progress.message.clone().unwrap_or_default();
+                    caller.report(progress.progress, progress.total, message);
+                }
                 sink.emit(ToolEvent::ToolCallProgress {
                     tool_call_id: progress_id.clone(),
                     tool_name: progress_name.clone(),
@@ -437,7 +440,7 @@ impl ToolRunner {
         })?;
         // 10. Redaction and size.
         let redacted = tool
-            .redact(&output)
+            .redact_owned(output)
             .map_err(|error| ExecError::new(Code::RedactionFailed, error.to_string()))?;
         let size = json_len(&redacted);
         if size > budgets.max_result_bytes {

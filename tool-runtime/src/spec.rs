@@ -184,9 +184,24 @@ impl Redaction {
         let Value::Object(map) = output else {
             return Err(RedactionError);
         };
-        let paths: Vec<Vec<&str>> = self.paths().map(|path| path.split('.').collect()).collect();
+        let paths = self.split_paths();
         let refs: Vec<&[&str]> = paths.iter().map(Vec::as_slice).collect();
         Ok(Value::Object(keep_object(map, &refs)))
+    }
+
+    /// [`Redaction::apply`] to an output nobody needs afterwards: what is kept is moved, not
+    /// copied.
+    pub(crate) fn apply_owned(&self, output: Value) -> Result<Value, RedactionError> {
+        let Value::Object(map) = output else {
+            return Err(RedactionError);
+        };
+        let paths = self.split_paths();
+        let refs: Vec<&[&str]> = paths.iter().map(Vec::as_slice).collect();
+        Ok(Value::Object(take_object(map, &refs)))
+    }
+
+    fn split_paths(&self) -> Vec<Vec<&str>> {
+        self.paths().map(|path| path.split('.').collect()).collect()
     }
 }
 
@@ -226,6 +241,35 @@ fn keep_nested(value: &Value, paths: &[&[&str]]) -> Option<Value> {
         Value::Array(items) => {
             Some(Value::Array(items.iter().filter_map(|item| keep_nested(item, paths)).collect()))
         }
+        Value::Null => Some(Value::Null),
+        _ => None,
+    }
+}
+
+/// [`keep_object`] on a map that is consumed.
+fn take_object(map: Map<String, Value>, paths: &[&[&str]]) -> Map<String, Value> {
+    let mut out = Map::new();
+    for (key, value) in map {
+        let below = paths_below(paths, &key);
+        if below.is_empty() {
+            continue;
+        }
+        if below.iter().any(|rest| rest.is_empty()) {
+            out.insert(key, value);
+        } else if let Some(kept) = take_nested(value, &below) {
+            out.insert(key, kept);
+        }
+    }
+    out
+}
+
+/// [`keep_nested`] on a value that is consumed.
+fn take_nested(value: Value, paths: &[&[&str]]) -> Option<Value> {
+    match value {
+        Value::Object(map) => Some(Value::Object(take_object(map, paths))),
+        Value::Array(items) => Some(Value::Array(
+            items.into_iter().filter_map(|item| take_nested(item, paths)).collect(),
+        )),
         Value::Null => Some(Value::Null),
         _ => None,
     }

@@ -25,6 +25,12 @@ impl ValidatedArgs {
     pub fn value(&self) -> &Value {
         &self.value
     }
+
+    /// The value, for the call's record. A compile-time tool runs from its typed arguments and
+    /// never reads the value again, so it is moved out rather than copied.
+    pub(crate) fn value_for_record(&mut self) -> Value {
+        if self.typed.is_some() { std::mem::take(&mut self.value) } else { self.value.clone() }
+    }
 }
 
 impl fmt::Debug for ValidatedArgs {
@@ -101,6 +107,17 @@ pub trait BoundToolRuntime: Send + Sync + fmt::Debug {
     fn redact(&self, output: &Value) -> Result<Value, RedactionError> {
         self.spec().redaction().apply(output)
     }
+
+    /// [`redact`](Self::redact) for an output nobody needs afterwards (the runner's), so that
+    /// kept values can be moved rather than copied. Must give what `redact` gives; the default
+    /// calls it.
+    ///
+    /// # Errors
+    ///
+    /// [`RedactionError`] when the output is not an object.
+    fn redact_owned(&self, output: Value) -> Result<Value, RedactionError> {
+        self.redact(&output)
+    }
 }
 
 /// A `#[tool]` type, bound for the runner. Register it with
@@ -142,8 +159,10 @@ impl<T: Tool + Sync> BoundToolRuntime for StaticTool<T> {
     }
 
     fn validate_input(&self, mut args: Value) -> Result<ValidatedArgs, ArgumentsError> {
-        <T as ToolSchema>::SCHEMA.validate(&args).map_err(ArgumentsError::Validation)?;
-        <T as ToolSchema>::SCHEMA.normalize(&mut args);
+        let schema = <T as ToolSchema>::SCHEMA;
+        if schema.validate_for_decode(&args).map_err(ArgumentsError::Validation)? {
+            schema.normalize(&mut args);
+        }
         let typed = T::deserialize(&args).map_err(ArgumentsError::decode)?;
         Ok(ValidatedArgs { value: args, typed: Some(Box::new(typed)) })
     }
@@ -169,6 +188,10 @@ impl<T: Tool + Sync> BoundToolRuntime for StaticTool<T> {
 
     fn validate_output(&self, output: &Value) -> Result<(), ValidationErrors> {
         <T::Output as ToolSchema>::SCHEMA.validate(output)
+    }
+
+    fn redact_owned(&self, output: Value) -> Result<Value, RedactionError> {
+        self.spec().redaction().apply_owned(output)
     }
 }
 
@@ -244,5 +267,9 @@ impl BoundToolRuntime for DynamicTool {
             Some(validator) => external_errors(validator, output),
             None => Ok(()),
         }
+    }
+
+    fn redact_owned(&self, output: Value) -> Result<Value, RedactionError> {
+        self.spec.redaction().apply_owned(output)
     }
 }

@@ -56,6 +56,12 @@ impl ProgressReporter {
     pub fn new(report: impl Fn(Progress) + Send + Sync + 'static) -> Self {
         Self(Arc::new(report))
     }
+
+    /// Reports progress; an empty message is no message.
+    pub(crate) fn report(&self, progress: f64, total: Option<f64>, message: String) {
+        let message = (!message.is_empty()).then_some(message);
+        (self.0)(Progress { progress, total, message });
+    }
 }
 
 impl fmt::Debug for ProgressReporter {
@@ -157,10 +163,13 @@ impl ToolInvocationContext {
     /// ```
     pub fn report_progress(&self, progress: f64, total: Option<f64>, message: impl Into<String>) {
         if let Some(reporter) = &self.progress {
-            let message = message.into();
-            let message = (!message.is_empty()).then_some(message);
-            (reporter.0)(Progress { progress, total, message });
+            reporter.report(progress, total, message.into());
         }
+    }
+
+    /// Where this context's progress goes, if anywhere.
+    pub(crate) fn progress_reporter(&self) -> Option<ProgressReporter> {
+        self.progress.clone()
     }
 
     /// Sets the id of this tool call (as given by the model, or minted by the runtime).

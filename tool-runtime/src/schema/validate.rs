@@ -4,10 +4,11 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::{self, Write as _};
-use std::sync::{OnceLock, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use regex::Regex;
 use serde::de::{self, DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde_json::map::Entry;
 use serde_json::{Map, Number, Value};
 
 use super::{Schema, SchemaKind, ToolSchema};
@@ -108,11 +109,18 @@ impl<'de> Visitor<'de> for StrictValue {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut out = Map::new();
         while let Some(key) = map.next_key::<String>()? {
-            if out.contains_key(&key) {
-                return Err(de::Error::custom(format_args!("duplicate key `{}`", Shown(&key))));
+            // One hash per key: the entry both detects a repeat and takes the value.
+            match out.entry(key) {
+                Entry::Occupied(entry) => {
+                    return Err(de::Error::custom(format_args!(
+                        "duplicate key `{}`",
+                        Shown(entry.key())
+                    )));
+                }
+                Entry::Vacant(entry) => {
+                    entry.insert(map.next_value_seed(StrictValue)?);
+                }
             }
-            let value = map.next_value_seed(StrictValue)?;
-            out.insert(key, value);
         }
         Ok(Value::Object(out))
     }
@@ -161,8 +169,9 @@ impl fmt::Display for Shown<'_> {
 /// match its `Deserialize`) a decoding error.
 pub fn parse_arguments<T: ToolSchema + DeserializeOwned>(raw: &[u8]) -> Result<T, ArgumentsError> {
     let mut value = parse_json(raw).map_err(ArgumentsError::InvalidJson)?;
-    T::SCHEMA.validate(&value).map_err(ArgumentsError::Validation)?;
-    T::SCHEMA.normalize(&mut value);
+    if T::SCHEMA.validate_for_decode(&value).map_err(ArgumentsError::Validation)? {
+        T::SCHEMA.normalize(&mut value);
+    }
     serde_json::from_value(value).map_err(|error| ArgumentsError::Decode(DecodeError(error)))
 }
 
@@ -442,15 +451,20 @@ fn cmp_f64_int(value: f64, bound: i128) -> std::cmp::Ordering {
     }
 }
 
-fn pattern_regex(pattern: &'static str) -> Option<Regex> {
-    static CACHE: OnceLock<RwLock<HashMap<&'static str, Option<Regex>>>> = OnceLock::new();
+/// The compiled regex of a schema's `pattern`, compiled once per process. Handed out behind an
+/// `Arc`: cloning a `Regex` itself would give the clone an empty search cache, which costs more
+/// to build on its first search than the search does.
+fn pattern_regex(pattern: &'static str) -> Option<Arc<Regex>> {
+    /// Each pattern's regex, or `None` for a pattern that does not compile.
+    type Cache = RwLock<HashMap<&'static str, Option<Arc<Regex>>>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
     let cache = CACHE.get_or_init(RwLock::default);
     if let Ok(read) = cache.read()
         && let Some(found) = read.get(pattern)
     {
         return found.clone();
     }
-    let compiled = Regex::new(&ecma_pattern(pattern)).ok();
+    let compiled = Regex::new(&ecma_pattern(pattern)).ok().map(Arc::new);
     if let Ok(mut write) = cache.write() {
         write.insert(pattern, compiled.clone());
     }
@@ -527,6 +541,51 @@ fn json_eq(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// Where a value sits in the document being validated: a chain of segments on the stack,
+/// rendered as a JSON pointer only when an error is recorded there (most values have none).
+#[derive(Debug, Clone, Copy)]
+enum Path<'a> {
+    Root,
+    Key(&'a Path<'a>, &'a str),
+    Index(&'a Path<'a>, usize),
+}
+
+impl Path<'_> {
+    fn render(&self, pointer: &mut String) {
+        match self {
+            Self::Root => {}
+            Self::Key(parent, key) => {
+                parent.render(pointer);
+                push_pointer_segment(pointer, key);
+            }
+            Self::Index(parent, index) => {
+                parent.render(pointer);
+                let _ = write!(pointer, "/{index}");
+            }
+        }
+    }
+}
+
+/// What one validation found: its errors, and whether an integer position held an integral
+/// float.
+#[derive(Debug, Default)]
+struct Checked {
+    errors: ValidationErrors,
+    integral_floats: bool,
+}
+
+impl Checked {
+    fn push(&mut self, path: &Path<'_>, constraint: Constraint, message: String) {
+        if self.errors.errors.len() < MAX_ERRORS {
+            let mut pointer = String::new();
+            path.render(&mut pointer);
+            self.errors.errors.push(ValidationError { pointer, constraint, message });
+        } else {
+            self.errors.omitted += 1;
+        }
+    }
+}
+
 fn push_pointer_segment(pointer: &mut String, segment: &str) {
     pointer.push('/');
     for c in segment.chars() {
@@ -564,10 +623,15 @@ impl Schema {
     ///
     /// [`ValidationErrors`] listing every violation found.
     pub fn validate(&self, value: &Value) -> Result<(), ValidationErrors> {
-        let mut errors = ValidationErrors::default();
-        let mut pointer = String::new();
-        self.check(value, &mut pointer, &mut errors);
-        if errors.is_empty() { Ok(()) } else { Err(errors) }
+        self.validate_for_decode(value).map(|_| ())
+    }
+
+    /// [`Schema::validate`], also telling whether some integer position holds an integral
+    /// float (`3.0`), so that [`Schema::normalize`] has work to do.
+    pub(crate) fn validate_for_decode(&self, value: &Value) -> Result<bool, ValidationErrors> {
+        let mut out = Checked::default();
+        self.check(value, &Path::Root, &mut out);
+        if out.errors.is_empty() { Ok(out.integral_floats) } else { Err(out.errors) }
     }
 
     /// Whether `value` satisfies this schema (no error details are built).
@@ -576,23 +640,24 @@ impl Schema {
         self.validate(value).is_ok()
     }
 
-    fn check(&self, value: &Value, pointer: &mut String, errors: &mut ValidationErrors) {
+    fn check(&self, value: &Value, path: &Path<'_>, out: &mut Checked) {
         if value.is_null() {
             if !self.nullable {
-                self.type_error(value, pointer, errors);
+                self.type_error(value, path, out);
             }
             return;
         }
         match (&self.kind, value) {
             (SchemaKind::Boolean, Value::Bool(_)) => {}
             (SchemaKind::Integer(int), Value::Number(number)) if integral(number).is_some() => {
+                out.integral_floats |= number.is_f64();
                 if let Some(min) = int.minimum
                     && cmp_int(number, min).is_lt()
                 {
                     #[allow(clippy::cast_precision_loss)]
                     let bound = min as f64;
-                    errors.push(
-                        pointer,
+                    out.push(
+                        path,
                         Constraint::Minimum(bound),
                         format!("expected an integer of at least {min}"),
                     );
@@ -602,8 +667,8 @@ impl Schema {
                 {
                     #[allow(clippy::cast_precision_loss)]
                     let bound = max as f64;
-                    errors.push(
-                        pointer,
+                    out.push(
+                        path,
                         Constraint::Maximum(bound),
                         format!("expected an integer of at most {max}"),
                     );
@@ -612,29 +677,29 @@ impl Schema {
             (SchemaKind::Number(num), Value::Number(number)) => {
                 let value = number.as_f64().unwrap_or(0.0);
                 if let Some(min) = num.minimum.filter(|min| value < *min) {
-                    errors.push(
-                        pointer,
+                    out.push(
+                        path,
                         Constraint::Minimum(min),
                         format!("expected a number of at least {min}"),
                     );
                 }
                 if let Some(max) = num.maximum.filter(|max| value > *max) {
-                    errors.push(
-                        pointer,
+                    out.push(
+                        path,
                         Constraint::Maximum(max),
                         format!("expected a number of at most {max}"),
                     );
                 }
                 if let Some(min) = num.exclusive_minimum.filter(|min| value <= *min) {
-                    errors.push(
-                        pointer,
+                    out.push(
+                        path,
                         Constraint::ExclusiveMinimum(min),
                         format!("expected a number greater than {min}"),
                     );
                 }
                 if let Some(max) = num.exclusive_maximum.filter(|max| value >= *max) {
-                    errors.push(
-                        pointer,
+                    out.push(
+                        path,
                         Constraint::ExclusiveMaximum(max),
                         format!("expected a number less than {max}"),
                     );
@@ -644,15 +709,15 @@ impl Schema {
                 if string.min_length.is_some() || string.max_length.is_some() {
                     let length = text.chars().count() as u64;
                     if let Some(min) = string.min_length.filter(|min| length < *min) {
-                        errors.push(
-                            pointer,
+                        out.push(
+                            path,
                             Constraint::MinLength(min),
                             format!("expected at least {min} characters, got {length}"),
                         );
                     }
                     if let Some(max) = string.max_length.filter(|max| length > *max) {
-                        errors.push(
-                            pointer,
+                        out.push(
+                            path,
                             Constraint::MaxLength(max),
                             format!("expected at most {max} characters, got {length}"),
                         );
@@ -661,8 +726,8 @@ impl Schema {
                 if let Some(pattern) = string.pattern {
                     match pattern_regex(pattern) {
                         Some(regex) if regex.is_match(text) => {}
-                        Some(_) => errors.push(pointer, Constraint::Pattern(pattern), format!("expected a string matching the pattern `{pattern}`")),
-                        None => errors.push(pointer, Constraint::Pattern(pattern), format!("the pattern `{pattern}` cannot be compiled, so no string matches it")),
+                        Some(_) => out.push(path, Constraint::Pattern(pattern), format!("expected a string matching the pattern `{pattern}`")),
+                        None => out.push(path, Constraint::Pattern(pattern), format!("the pattern `{pattern}` cannot be compiled, so no string matches it")),
                     }
                 }
             }
@@ -675,21 +740,21 @@ impl Schema {
                         }
                         let _ = write!(message, "`{value}`");
                     }
-                    errors.push(pointer, Constraint::Enum(values), message);
+                    out.push(path, Constraint::Enum(values), message);
                 }
             }
             (SchemaKind::Array(array), Value::Array(items)) => {
                 let count = items.len() as u64;
                 if let Some(min) = array.min_items.filter(|min| count < *min) {
-                    errors.push(
-                        pointer,
+                    out.push(
+                        path,
                         Constraint::MinItems(min),
                         format!("expected at least {min} items, got {count}"),
                     );
                 }
                 if let Some(max) = array.max_items.filter(|max| count > *max) {
-                    errors.push(
-                        pointer,
+                    out.push(
+                        path,
                         Constraint::MaxItems(max),
                         format!("expected at most {max} items, got {count}"),
                     );
@@ -699,61 +764,63 @@ impl Schema {
                         (0..j).find(|&i| json_eq(&items[i], &items[j])).map(|i| (i, j))
                     });
                     if let Some((i, j)) = duplicate {
-                        errors.push(
-                            pointer,
+                        out.push(
+                            path,
                             Constraint::UniqueItems,
                             format!("expected unique items, but items {i} and {j} are equal"),
                         );
                     }
                 }
-                let base = pointer.len();
                 for (index, item) in items.iter().enumerate() {
-                    let _ = write!(pointer, "/{index}");
-                    array.items.check(item, pointer, errors);
-                    pointer.truncate(base);
+                    array.items.check(item, &Path::Index(path, index), out);
                 }
             }
             (SchemaKind::Object(object), Value::Object(map)) => {
-                let base = pointer.len();
+                // Models mostly send properties in schema order: each property is first looked
+                // for at the next entry of the map, without hashing, then looked up.
+                let mut entries = map.iter().peekable();
                 for property in object.properties {
-                    match map.get(property.name) {
+                    let child = match entries.peek() {
+                        Some((key, child)) if key.as_str() == property.name => {
+                            let child = *child;
+                            entries.next();
+                            Some(child)
+                        }
+                        _ => map.get(property.name),
+                    };
+                    match child {
                         Some(child) => {
-                            push_pointer_segment(pointer, property.name);
-                            property.schema.check(child, pointer, errors);
-                            pointer.truncate(base);
+                            property.schema.check(child, &Path::Key(path, property.name), out);
                         }
-                        None if property.required => {
-                            push_pointer_segment(pointer, property.name);
-                            errors.push(
-                                pointer,
-                                Constraint::Required,
-                                "missing required property".to_owned(),
-                            );
-                            pointer.truncate(base);
-                        }
+                        None if property.required => out.push(
+                            &Path::Key(path, property.name),
+                            Constraint::Required,
+                            "missing required property".to_owned(),
+                        ),
                         None => {}
                     }
                 }
-                for key in map.keys() {
-                    if !object.properties.iter().any(|property| property.name == key) {
-                        push_pointer_segment(pointer, key);
-                        errors.push(
-                            pointer,
-                            Constraint::AdditionalProperty,
-                            format!("unknown property `{}`", Shown(key)),
-                        );
-                        pointer.truncate(base);
+                // When the in-order walk took every entry, every key is a property.
+                if entries.peek().is_some() {
+                    for key in map.keys() {
+                        if !object.properties.iter().any(|property| property.name == key) {
+                            out.push(
+                                &Path::Key(path, key),
+                                Constraint::AdditionalProperty,
+                                format!("unknown property `{}`", Shown(key)),
+                            );
+                        }
                     }
                 }
             }
-            _ => self.type_error(value, pointer, errors),
+            _ => self.type_error(value, path, out),
         }
     }
 
-    fn type_error(&self, value: &Value, pointer: &str, errors: &mut ValidationErrors) {
+    fn type_error(&self, value: &Value, path: &Path<'_>, out: &mut Checked) {
         let expected = expected_type(self);
-        errors.push(
-            pointer,
+        out.push(
+            path,
             Constraint::Type { expected },
             format!("expected {expected}, got {}", json_type(value)),
         );
