@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# Compile-time cost of `#[tool]`: generates two crates under target/compile-time/ (never
+# committed) and builds each from clean.
+#
+#   tool:     N `#[tool]` structs, each with a `#[derive(Serialize, ToolSchema)]` output type and
+#             its `impl Tool`.
+#   schemars: the same N structs with `#[derive(Deserialize, Serialize, schemars::JsonSchema)]`,
+#             the same output types with `#[derive(Serialize, schemars::JsonSchema)]` and the
+#             same `run` as an inherent `async fn`.
+#
+# Two measurements per crate, each the median of RUNS builds (dev profile, CARGO_INCREMENTAL=0):
+#   crate:  the generated crate alone, its dependencies already built (`cargo clean -p`, build);
+#           what the macros and their expansions cost.
+#   full:   everything from an empty target directory, dependencies included (one build).
+#
+# Usage: benches/compile_time.sh [N=100] [RUNS=3]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+N=${1:-100}
+RUNS=${2:-3}
+WORK="$ROOT/target/compile-time"
+export CARGO_INCREMENTAL=0
+
+rm -rf "$WORK"
+mkdir -p "$WORK/tool/src" "$WORK/schemars/src"
+
+fields() {
+    cat <<EOF
+    /// Words to look for.
+    pub query: String,
+    /// How many results at most.
+    pub limit: Option<u32>,
+    /// Whether to match exactly.
+    pub exact: bool,
+    /// Labels to filter on.
+    pub tags: Vec<String>,
+    /// Where to look.
+    pub scope: Scope,
+EOF
+}
+
+scope() {
+    cat <<EOF
+/// Where to look.
+#[derive(Debug, Clone, Copy, $1)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    /// Titles only.
+    Titles,
+    /// Everything.
+    Everything,
+}
+
+EOF
+}
+
+# The `#[tool]` crate.
+cat > "$WORK/tool/Cargo.toml" <<EOF
+[package]
+name = "gen-tool"
+version = "0.1.0"
+edition = "2024"
+publish = false
+
+[dependencies]
+tool-runtime = { path = "$ROOT/tool-runtime" }
+
+[workspace]
+EOF
+{
+    echo "//! $N generated \`#[tool]\` structs."
+    echo "#![allow(missing_docs)]"
+    echo "use tool_runtime::prelude::*;"
+    echo
+    scope "Deserialize, ToolSchema"
+    for i in $(seq 1 "$N"); do
+        cat <<EOF
+/// Search collection $i.
+#[tool(name = "gen__search_$i", effect = read_only, redact = ["id", "title", "score"])]
+pub struct Search$i {
+$(fields)
+}
+
+/// What collection $i returns.
+#[derive(Serialize, ToolSchema)]
+pub struct Found$i {
+    /// The best match.
+    pub id: u64,
+    /// Its title.
+    pub title: String,
+    /// Match quality.
+    pub score: f64,
+}
+
+impl Tool for Search$i {
+    type Output = Found$i;
+
+    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Found$i, ToolError> {
+        Ok(Found$i { id: $i, title: self.query, score: f64::from(self.limit.unwrap_or(1)) })
+    }
+}
+
+EOF
+    done
+} > "$WORK/tool/src/lib.rs"
+
+# The schemars crate.
+cat > "$WORK/schemars/Cargo.toml" <<EOF
+[package]
+name = "gen-schemars"
+version = "0.1.0"
+edition = "2024"
+publish = false
+
+[dependencies]
+serde = { version = "1", features = ["derive"] }
+schemars = "1"
+
+[workspace]
+EOF
+{
+    echo "//! $N generated structs with serde and schemars derives."
+    echo "#![allow(missing_docs)]"
+    echo "use schemars::JsonSchema;"
+    echo "use serde::{Deserialize, Serialize};"
+    echo
+    scope "Deserialize, Serialize, JsonSchema"
+    for i in $(seq 1 "$N"); do
+        cat <<EOF
+/// Search collection $i.
+#[derive(Deserialize, Serialize, JsonSchema)]
+pub struct Search$i {
+$(fields)
+}
+
+/// What collection $i returns.
+#[derive(Serialize, JsonSchema)]
+pub struct Found$i {
+    /// The best match.
+    pub id: u64,
+    /// Its title.
+    pub title: String,
+    /// Match quality.
+    pub score: f64,
+}
+
+impl Search$i {
+    pub async fn run(self) -> Result<Found$i, String> {
+        Ok(Found$i { id: $i, title: self.query, score: f64::from(self.limit.unwrap_or(1)) })
+    }
+}
+
+EOF
+    done
+} > "$WORK/schemars/src/lib.rs"
+
+# Same dependency versions as the workspace, and no registry look-ups.
+cp "$ROOT/Cargo.lock" "$WORK/tool/Cargo.lock"
+cp "$ROOT/Cargo.lock" "$WORK/schemars/Cargo.lock"
+
+seconds() { # seconds for "$@"
+    local start end
+    start=$(date +%s.%N)
+    "$@" >/dev/null 2>"$WORK/last.log" || { cat "$WORK/last.log"; exit 1; }
+    end=$(date +%s.%N)
+    echo "$end - $start" | bc
+}
+
+median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+
+declare -A FULL CRATE RUNS_OF
+for kind in tool schemars; do
+    dir="$WORK/$kind"
+    FULL[$kind]=$(seconds cargo build --offline --quiet --manifest-path "$dir/Cargo.toml")
+    times=()
+    for _ in $(seq 1 "$RUNS"); do
+        cargo clean --offline --quiet --manifest-path "$dir/Cargo.toml" -p "gen-$kind"
+        times+=("$(seconds cargo build --offline --quiet --manifest-path "$dir/Cargo.toml")")
+    done
+    CRATE[$kind]=$(median "${times[@]}")
+    RUNS_OF[$kind]="${times[*]}"
+done
+
+ratio() { echo "scale=2; $1 / $2" | bc; }
+{
+    echo "compile time, $N structs, dev profile, CARGO_INCREMENTAL=0, $(nproc) cores"
+    printf '%-10s %12s %28s %10s\n' "" "crate (s)" "runs (s)" "full (s)"
+    for kind in tool schemars; do
+        printf '%-10s %12.2f %28s %10.2f\n' "$kind" "${CRATE[$kind]}" "${RUNS_OF[$kind]}" "${FULL[$kind]}"
+    done
+    echo "ratio tool/schemars: crate $(ratio "${CRATE[tool]}" "${CRATE[schemars]}")x, full $(ratio "${FULL[tool]}" "${FULL[schemars]}")x"
+} | tee "$WORK/results.txt"

@@ -1,0 +1,90 @@
+//! A fixed workload for `valgrind --tool=callgrind`, whose instruction counts are stable on a
+//! noisy machine where wall-clock timings are not:
+//!
+//! ```text
+//! cargo build --release -p tool-benches --example profile
+//! valgrind --tool=callgrind target/release/examples/profile exec-medium 2000
+//! ```
+//!
+//! Workloads: `exec-small`, `exec-medium` (`ToolRunner::exec`), `baseline-small`,
+//! `baseline-medium` (serde alone), `validate-medium` (`Schema::validate`), `agent` (a 6x4
+//! scripted session).
+
+use std::hint::black_box;
+use std::sync::Arc;
+
+use tool_benches::bench_runner;
+use tool_benches::tools::{MEDIUM_ARGS, Medium, SMALL_ARGS, Small};
+use tool_runtime::agent::{Agent, Message, ScriptedModel, ScriptedTurn};
+use tool_runtime::prelude::*;
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let workload = args.next().unwrap_or_else(|| "exec-small".to_owned());
+    let count: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(1000);
+    let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().expect("runtime");
+    let runner = bench_runner();
+    let ctx = ToolInvocationContext::new("run-1", "user-1", "tenant-1").with_tool_call_id("call_1");
+    match workload.as_str() {
+        "exec-small" | "exec-medium" => {
+            let (tool, raw) = if workload == "exec-small" {
+                ("bench__small", SMALL_ARGS)
+            } else {
+                ("bench__medium", MEDIUM_ARGS)
+            };
+            rt.block_on(async {
+                for _ in 0..count {
+                    let result = runner.exec(tool, raw.as_bytes(), &ctx).await;
+                    assert!(result.value().is_some());
+                    black_box(result);
+                }
+            });
+        }
+        "baseline-small" => {
+            for _ in 0..count {
+                let args: Small = serde_json::from_str(black_box(SMALL_ARGS)).expect("valid");
+                black_box(serde_json::to_value(args.answer()).expect("serialisable"));
+            }
+        }
+        "baseline-medium" => {
+            for _ in 0..count {
+                let args: Medium = serde_json::from_str(black_box(MEDIUM_ARGS)).expect("valid");
+                black_box(serde_json::to_value(args.answer()).expect("serialisable"));
+            }
+        }
+        "validate-medium" => {
+            let value: serde_json::Value = serde_json::from_str(MEDIUM_ARGS).expect("JSON");
+            for _ in 0..count {
+                assert!(Medium::SCHEMA.validate(black_box(&value)).is_ok());
+            }
+        }
+        "agent" => {
+            let medium = serde_json::from_str::<serde_json::Value>(MEDIUM_ARGS).expect("JSON");
+            let medium = medium.to_string();
+            for _ in 0..count {
+                let mut turns: Vec<ScriptedTurn> = (0..6)
+                    .map(|turn| {
+                        let ids: Vec<String> = (0..4).map(|n| format!("call_{turn}_{n}")).collect();
+                        let calls: Vec<(&str, &str, &str)> = (0..4)
+                            .map(|n| {
+                                if n % 2 == 0 {
+                                    (ids[n].as_str(), "bench__small", SMALL_ARGS)
+                                } else {
+                                    (ids[n].as_str(), "bench__medium", medium.as_str())
+                                }
+                            })
+                            .collect();
+                        ScriptedTurn::openai_calls(&calls)
+                    })
+                    .collect();
+                turns.push(ScriptedTurn::openai_text("Done."));
+                let model = ScriptedModel::new(turns).chunk_size(4096);
+                let agent = Agent::new(Arc::new(model), runner.clone());
+                let ctx = ToolInvocationContext::new("run-1", "user-1", "tenant-1");
+                let output = rt.block_on(agent.run(vec![Message::user("Go.")], &ctx, &|_| {}));
+                assert_eq!(output.done.records.len(), 24);
+            }
+        }
+        other => panic!("unknown workload `{other}`"),
+    }
+}

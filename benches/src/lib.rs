@@ -1,0 +1,82 @@
+//! Fixtures shared by the benchmarks under `benches/` and their tests: the tools the runner
+//! benchmarks call, provider streams with large arguments, and dynamic tools by the thousand.
+//!
+//! The benchmarks themselves, their method and their results are described in `BENCHMARKS.md`
+//! at the repository root.
+
+pub mod streams;
+pub mod tools;
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tool_runtime::catalog::ToolCatalog;
+use tool_runtime::policy::ToolPolicy;
+use tool_runtime::prelude::*;
+use tool_runtime::runner::ToolRunner;
+use tool_runtime::runtime::{BoundToolRuntime, DynamicTool};
+
+/// A runner over [`tools::Small`] and [`tools::Medium`] whose policy allows both, with the
+/// default (null) event sink.
+///
+/// # Panics
+///
+/// Never: the catalog has no duplicate ids and no capabilities.
+#[must_use]
+pub fn bench_runner() -> ToolRunner {
+    let catalog = ToolCatalog::builder()
+        .register::<tools::Small>()
+        .register::<tools::Medium>()
+        .build()
+        .expect("two distinct tools");
+    let policy = ToolPolicy { allowed_tools: vec!["bench__*".to_owned()], ..ToolPolicy::default() };
+    ToolRunner::builder(catalog).policy(policy).build()
+}
+
+/// The id of the `i`th dynamic tool: ten namespaces, `ns0__tool_00000` to `ns9__tool_...`.
+#[must_use]
+pub fn dynamic_name(i: usize) -> String {
+    format!("ns{}__tool_{i:05}", i % 10)
+}
+
+/// The input schema of every dynamic tool made by [`dynamic_tools`].
+#[must_use]
+pub fn dynamic_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "maxLength": 200},
+            "limit": {"type": ["integer", "null"], "minimum": 1, "maximum": 100}
+        },
+        "required": ["query"],
+        "additionalProperties": false
+    })
+}
+
+/// `count` dynamic tools named by [`dynamic_name`] with `schema` as input schema, each
+/// answering its arguments, ready to register.
+///
+/// # Panics
+///
+/// When `schema` is outside the allowed subset.
+#[must_use]
+pub fn dynamic_tools(count: usize, schema: &Value) -> Vec<Arc<dyn BoundToolRuntime>> {
+    (0..count)
+        .map(|i| {
+            let tool = DynamicTool::builder(dynamic_name(i), "A dynamic tool.", schema.clone())
+                .effect(ToolEffect::ReadOnly)
+                .build(|args, _, _| async move { Ok(args) })
+                .expect("a valid dynamic tool");
+            Arc::new(tool) as Arc<dyn BoundToolRuntime>
+        })
+        .collect()
+}
+
+/// A policy that allows the tools of five of the ten namespaces of [`dynamic_name`].
+#[must_use]
+pub fn half_policy() -> ToolPolicy {
+    ToolPolicy {
+        allowed_tools: (0..5).map(|n| format!("ns{n}__*")).collect(),
+        ..ToolPolicy::default()
+    }
+}
