@@ -65,6 +65,7 @@ publish = false
 
 [dependencies]
 tool-runtime = { path = "$ROOT/tool-runtime" }
+serde = { version = "1", features = ["derive"] }
 
 [workspace]
 EOF

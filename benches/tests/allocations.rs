@@ -3,7 +3,7 @@
 
 use std::hint::black_box;
 
-use tool_benches::tools::{Medium, Small};
+use tool_benches::tools::{MEDIUM_ARGS, Medium, SMALL_ARGS, Small};
 use tool_runtime::prelude::*;
 
 #[test]
@@ -37,29 +37,22 @@ fn the_counter_counts() {
     assert!(info.count_total > 0, "rendering a schema allocates, so the counter is live");
 }
 
+/// Allocations of one `ToolRunner::exec` through the whole pipeline, a guard against
+/// regressions (the counts are deterministic; the bounds leave some room). For scale, the bare
+/// baseline (`from_str` + `to_value`) makes 7 (small) and 100 (medium) allocations; the
+/// pipeline makes more because it keeps the validated arguments and the result as JSON for the
+/// record and the events. Before the fixes recorded in BENCHMARKS.md: 71 and 587.
 #[test]
-fn exec_allocations() {
+fn exec_allocations_stay_within_budget() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
     let runner = tool_benches::bench_runner();
     let ctx = ToolInvocationContext::new("run-1", "user-1", "tenant-1").with_tool_call_id("call_1");
-    for (tool, args) in [
-        ("bench__small", tool_benches::tools::SMALL_ARGS),
-        ("bench__medium", tool_benches::tools::MEDIUM_ARGS),
-    ] {
-        rt.block_on(runner.exec(tool, args.as_bytes(), &ctx));
+    let cases = [("bench__small", SMALL_ARGS, 60), ("bench__medium", MEDIUM_ARGS, 450)];
+    for (tool, args, budget) in cases {
+        assert!(rt.block_on(runner.exec(tool, args.as_bytes(), &ctx)).is_ok());
         let info = allocation_counter::measure(|| {
             black_box(rt.block_on(runner.exec(tool, args.as_bytes(), &ctx)));
         });
-        println!("{tool}: {} allocations, {} bytes", info.count_total, info.bytes_total);
+        assert!(info.count_total <= budget, "{tool}: {} allocations", info.count_total);
     }
-    let info = allocation_counter::measure(|| {
-        let args: Small = serde_json::from_str(tool_benches::tools::SMALL_ARGS).unwrap();
-        black_box(serde_json::to_value(args.answer()).unwrap());
-    });
-    println!("baseline small: {} allocations", info.count_total);
-    let info = allocation_counter::measure(|| {
-        let args: Medium = serde_json::from_str(tool_benches::tools::MEDIUM_ARGS).unwrap();
-        black_box(serde_json::to_value(args.answer()).unwrap());
-    });
-    println!("baseline medium: {} allocations", info.count_total);
 }
