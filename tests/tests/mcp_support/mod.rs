@@ -40,7 +40,10 @@ pub fn mcp_server() -> PathBuf {
                 command.arg("--release");
             }
             let status = command.status().expect("cargo runs");
-            assert!(status.success(), "`cargo test --workspace --no-run` (to build mcp_server) failed");
+            assert!(
+                status.success(),
+                "`cargo test --workspace --no-run` (to build mcp_server) failed"
+            );
             let binary = profile.join(format!("mcp_server{}", std::env::consts::EXE_SUFFIX));
             assert!(binary.exists(), "no mcp_server binary at {}", binary.display());
             binary
