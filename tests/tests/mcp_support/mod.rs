@@ -23,8 +23,9 @@ fn profile_dir() -> PathBuf {
         .to_owned()
 }
 
-/// The `mcp_server` example binary, built once per test process with the profile and the
-/// feature selection of `cargo test --workspace` (a no-op right after that command built it).
+/// The `mcp_server` example binary, built once per test process with the profile of the
+/// tests. (`cargo test` builds no plain binary of `examples`, which has no integration test, so
+/// this build is needed; it resolves features on its own and so recompiles part of the graph.)
 pub fn mcp_server() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT
@@ -32,10 +33,14 @@ pub fn mcp_server() -> PathBuf {
             let profile = profile_dir();
             let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
             let mut command = Command::new(cargo);
-            // The same selection as `cargo test --workspace`, so features unify the same way
-            // (dev-dependencies included) and the binary that run built is reused as it is;
-            // `cargo build -p examples` alone would rebuild half the dependency graph.
-            command.current_dir(workspace()).args(["test", "--workspace", "--no-run", "--quiet"]);
+            command.current_dir(workspace()).args([
+                "build",
+                "--quiet",
+                "-p",
+                "examples",
+                "--bin",
+                "mcp_server",
+            ]);
             if profile.file_name().is_some_and(|name| name == "release") {
                 command.arg("--release");
             }
