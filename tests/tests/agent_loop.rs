@@ -483,3 +483,103 @@ async fn a_response_broken_off_by_the_provider_is_no_answer() {
     );
     assert_eq!(output.done.answer, "");
 }
+
+fn started_and_finished(events: &[AgentEvent]) -> (Vec<String>, Vec<String>) {
+    let started = events
+        .iter()
+        .filter_map(|e| {
+            if let AgentEvent::ToolCallStarted { id, .. } = e { Some(id.clone()) } else { None }
+        })
+        .collect();
+    let finished = events
+        .iter()
+        .filter_map(|e| {
+            if let AgentEvent::ToolCallResult { id, .. } = e { Some(id.clone()) } else { None }
+        })
+        .collect();
+    (started, finished)
+}
+
+#[tokio::test]
+async fn every_announced_call_gets_one_result_event_in_model_order() {
+    // Calls made in the last, tool-free turn: refused, and reported.
+    let gauge = Arc::new(Gauge::default());
+    let call = ScriptedTurn::openai_calls(&[("c", "test__wait", r#"{"label": "x", "millis": 1}"#)]);
+    let model = ScriptedModel::new([
+        call.clone(),
+        ScriptedTurn::openai_calls(&[("late", "test__wait", "{}")]),
+    ]);
+    let config = AgentConfig { max_iterations: 1, ..AgentConfig::default() };
+    let agent = Agent::new(Arc::new(model), runner(&gauge, ALLOW, None)).with_config(config);
+    let (events, sink) = collect();
+    agent.run(vec![Message::user("go")], &ctx(), &sink).await;
+    let (started, finished) = started_and_finished(&events.lock().unwrap());
+    assert_eq!(started, ["c", "late"]);
+    assert_eq!(finished, ["c", "late"]);
+
+    // A call the runner refuses before a slow call ahead of it has finished: events keep the
+    // model's order anyway.
+    let stream = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"tool_calls\":[",
+        "{\"index\":0,\"id\":\"a\",\"type\":\"function\",\"function\":{\"name\":\"test__wait\",\"arguments\":\"{\\\"label\\\": \\\"a\\\", \\\"millis\\\": 20}\"}},",
+        "{\"index\":1,\"id\":\"b\",\"type\":\"function\",\"function\":{\"arguments\":\"{}\"}}",
+        "]},\"finish_reason\":null}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+        "data: [DONE]\n\n",
+    );
+    let model = ScriptedModel::new([
+        ScriptedTurn::stream(tool_runtime::adapters::Provider::OpenAiChat, stream),
+        ScriptedTurn::openai_text("ok"),
+    ]);
+    let agent = Agent::new(Arc::new(model), runner(&gauge, ALLOW, None));
+    let (events, sink) = collect();
+    agent.run(vec![Message::user("go")], &ctx(), &sink).await;
+    let events = events.lock().unwrap();
+    let (_, finished) = started_and_finished(&events);
+    assert_eq!(finished, ["a", "b"]);
+    let refused = events.iter().any(|e| {
+        matches!(e, AgentEvent::ToolCallResult { id, outcome: tool_runtime::agent::ResultSummary::Error { code: Some(code), .. }, .. } if id == "b" && code == "truncated")
+    });
+    assert!(refused, "the nameless call is refused without running: {events:?}");
+}
+
+/// Announces a call, then never finishes its turn.
+#[derive(Debug)]
+struct Stalls;
+
+#[async_trait]
+impl ChatModel for Stalls {
+    async fn respond(
+        &self,
+        _: ModelRequest<'_>,
+        on_event: &(dyn Fn(tool_runtime::adapters::StreamEvent) + Send + Sync),
+    ) -> Result<ModelTurn, ModelError> {
+        on_event(tool_runtime::adapters::StreamEvent::CallStarted {
+            index: 0,
+            id: "pending".into(),
+            name: "test__wait".into(),
+        });
+        std::future::pending().await
+    }
+}
+
+#[tokio::test]
+async fn a_call_announced_in_a_dropped_turn_gets_a_not_run_result_event() {
+    let agent = Agent::new(Arc::new(Stalls), runner(&Arc::new(Gauge::default()), ALLOW, None));
+    let token = CancellationToken::new();
+    let cancel = token.clone();
+    let (events, sink) = collect();
+    let output = agent
+        .run(vec![Message::user("go")], &ctx().with_cancellation(token), &move |event| {
+            if matches!(event, AgentEvent::ToolCallStarted { .. }) {
+                cancel.cancel();
+            }
+            sink(event);
+        })
+        .await;
+    assert_eq!(output.done.stop, StopReason::Cancelled);
+    let events = events.lock().unwrap();
+    let (started, finished) = started_and_finished(&events);
+    assert_eq!((started, finished), (vec!["pending".to_owned()], vec!["pending".to_owned()]));
+    assert!(events.iter().any(|e| matches!(e, AgentEvent::ToolCallResult { outcome: tool_runtime::agent::ResultSummary::Error { code: Some(code), .. }, .. } if code == "not_run")));
+}

@@ -684,6 +684,32 @@ async fn dynamic_tools_are_validated_with_their_json_schema() {
     );
 }
 
+#[tokio::test]
+async fn output_validation_errors_carry_no_output_text() {
+    let tool = DynamicTool::builder("remote__chatty", "Returns extra keys.", json!({"type": "object"}))
+        .effect(ToolEffect::ReadOnly)
+        .output_schema(json!({"type": "object", "properties": {"ok": {"type": "string"}}, "additionalProperties": false}))
+        .redact(["ok"])
+        .build(|_, _, _| async {
+            let mut output = serde_json::Map::new();
+            output.insert("ok".into(), json!("fine"));
+            for i in 0..2000 {
+                output.insert(format!("LEAK_{i}_ignore_previous_instructions"), json!(1));
+            }
+            Ok(Value::Object(output))
+        })
+        .unwrap();
+    let runner =
+        ToolRunner::builder(ToolCatalog::builder().register_dynamic(tool).build().unwrap())
+            .policy(ToolPolicy::from_json(r#"{"allowed_tools": ["remote__chatty"]}"#).unwrap())
+            .build();
+    let result = runner.exec("remote__chatty", b"{}", &ctx()).await;
+    let error = result.error().unwrap();
+    assert_eq!(error.code, Code::OutputValidation);
+    assert!(!error.message.contains("LEAK"), "{}", error.message);
+    assert!(error.message.len() < 200, "{}", error.message);
+}
+
 #[test]
 fn policy_reads_from_toml_and_json_alike() {
     let from_toml: ToolPolicy = toml::from_str(

@@ -431,11 +431,16 @@ impl ToolRunner {
             }
             Ok(Ok(Ok(output))) => output,
         };
-        // 9. Output validation.
+        // 9. Output validation. The details name the unredacted output's fields (an unexpected
+        // property's name is text the tool chose), so only their number leaves the runner.
         tool.validate_output(&output).map_err(|errors| {
             ExecError::new(
                 Code::OutputValidation,
-                format!("the tool's output does not match its output schema: {errors}"),
+                format!(
+                    "the tool's output does not match its output schema ({} problem{})",
+                    errors.len(),
+                    if errors.len() == 1 { "" } else { "s" }
+                ),
             )
         })?;
         // 10. Redaction and size.

@@ -1,4 +1,4 @@
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures_util::StreamExt;
@@ -275,10 +275,17 @@ impl Agent {
             on_event(AgentEvent::IterationStarted { iteration, tools_allowed: !last });
             let choice = if last { &none } else { &self.config.choice };
             let request = ModelRequest { messages: &state.messages, tools: specs, choice };
+            // Calls announced while the turn streams; if the turn is dropped, each still gets
+            // its one (not run) result event.
+            let announced: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
             let forward = |event: StreamEvent| match event {
                 StreamEvent::TextDelta(text) => on_event(AgentEvent::TextDelta { text }),
                 StreamEvent::CallStarted { id, name, .. } => {
-                    on_event(AgentEvent::ToolCallStarted { id, name })
+                    announced
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .push((id.clone(), name.clone()));
+                    on_event(AgentEvent::ToolCallStarted { id, name });
                 }
                 StreamEvent::ArgumentsDelta { index, delta } => {
                     on_event(AgentEvent::ToolCallArgumentsDelta { index, delta });
@@ -287,13 +294,28 @@ impl Agent {
             };
             let turn = tokio::select! {
                 biased;
-                () = ctx.cancellation().cancelled() => return StopReason::Cancelled,
-                () = sleep_until(deadline) => return StopReason::Budget,
-                turn = self.model.respond(request, &forward) => turn,
+                () = ctx.cancellation().cancelled() => Err(StopReason::Cancelled),
+                () = sleep_until(deadline) => Err(StopReason::Budget),
+                turn = self.model.respond(request, &forward) => {
+                    turn.map_err(|error| StopReason::ModelFailed(model_failure(&error)))
+                }
             };
             let ModelTurn { decoded, usage } = match turn {
                 Ok(turn) => turn,
-                Err(error) => return StopReason::ModelFailed(model_failure(&error)),
+                Err(stop) => {
+                    let announced = announced.into_inner().unwrap_or_else(PoisonError::into_inner);
+                    for (id, name) in announced {
+                        on_event(AgentEvent::ToolCallResult {
+                            id,
+                            name,
+                            outcome: ResultSummary::Error {
+                                code: Some("not_run".to_owned()),
+                                message: "the model's turn ended before this call was complete; it was not run".to_owned(),
+                            },
+                        });
+                    }
+                    return stop;
+                }
             };
             if let Some(usage) = usage {
                 state.usage.input_tokens += usage.input_tokens;
@@ -319,7 +341,7 @@ impl Agent {
             }
             if last {
                 // Calls made although tools were not allowed: answered, never run.
-                let results = decoded
+                let results: Vec<ToolResult> = decoded
                     .calls
                     .iter()
                     .map(|call| {
@@ -330,6 +352,7 @@ impl Agent {
                         )
                     })
                     .collect();
+                results.iter().for_each(|result| on_event(result_event(result)));
                 state.messages.push(Message::ToolResults(results));
                 return StopReason::IterationLimit;
             }
@@ -379,32 +402,29 @@ impl Agent {
         let runnable = decoded.finish.allows_execution();
         let mut results: Vec<Option<ToolResult>> = vec![None; decoded.calls.len()];
         let mut records: Vec<Option<ToolInvocationRecord>> = vec![None; decoded.calls.len()];
+        // Result events go out in the model's order, each as soon as it and every result
+        // before it are known.
+        let mut emitted = 0;
         let mut batch = Vec::new();
         for (index, call) in decoded.calls.iter().enumerate() {
             if !runnable || !call.complete {
-                let result = refuse(
+                results[index] = Some(refuse(
                     call,
                     "truncated",
                     "the response was cut off before this call was complete, so it was not run",
-                );
-                on_event(result_event(&result));
-                results[index] = Some(result);
+                ));
             } else if self.runs_alone(&call.name) {
-                self.run_batch(
-                    &std::mem::take(&mut batch),
-                    decoded,
-                    ctx,
-                    &mut results,
-                    &mut records,
-                    on_event,
-                )
-                .await;
-                self.run_batch(&[index], decoded, ctx, &mut results, &mut records, on_event).await;
+                let before = std::mem::take(&mut batch);
+                self.run_batch(&before, decoded, ctx, &mut results, &mut records).await;
+                emit_ready(&results, &mut emitted, on_event);
+                self.run_batch(&[index], decoded, ctx, &mut results, &mut records).await;
             } else {
                 batch.push(index);
             }
+            emit_ready(&results, &mut emitted, on_event);
         }
-        self.run_batch(&batch, decoded, ctx, &mut results, &mut records, on_event).await;
+        self.run_batch(&batch, decoded, ctx, &mut results, &mut records).await;
+        emit_ready(&results, &mut emitted, on_event);
         (results.into_iter().flatten().collect(), records.into_iter().flatten().collect())
     }
 
@@ -424,7 +444,6 @@ impl Agent {
         ctx: &ToolInvocationContext,
         results: &mut [Option<ToolResult>],
         records: &mut [Option<ToolInvocationRecord>],
-        on_event: &(dyn Fn(AgentEvent) + Send + Sync),
     ) {
         let outcomes: Vec<(usize, ToolExecResult)> = futures_util::stream::iter(
             indices.iter().copied(),
@@ -446,7 +465,6 @@ impl Agent {
                     ToolResult::error(call, Some(error.code.as_str()), error.message.clone())
                 }
             };
-            on_event(result_event(&result));
             results[index] = Some(result);
             records[index] = Some(executed.record);
         }
@@ -462,6 +480,18 @@ struct RunState {
 
 fn refuse(call: &ToolCall, code: &str, message: &str) -> ToolResult {
     ToolResult::error(call, Some(code), message)
+}
+
+/// Emits the result events from `*emitted` on, as far as every result is known.
+fn emit_ready(
+    results: &[Option<ToolResult>],
+    emitted: &mut usize,
+    on_event: &(dyn Fn(AgentEvent) + Send + Sync),
+) {
+    while let Some(Some(result)) = results.get(*emitted) {
+        on_event(result_event(result));
+        *emitted += 1;
+    }
 }
 
 fn result_event(result: &ToolResult) -> AgentEvent {

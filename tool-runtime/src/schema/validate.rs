@@ -336,7 +336,13 @@ impl ValidationErrors {
     }
 
     /// Records an error found by another validator (`jsonschema`, for run-time schemas).
-    pub(crate) fn push_external(&mut self, pointer: &str, message: String) {
+    /// Its message is cut to 200 characters: it may quote the (masked) input's property names.
+    pub(crate) fn push_external(&mut self, pointer: &str, mut message: String) {
+        const MAX: usize = 200;
+        if let Some((end, _)) = message.char_indices().nth(MAX) {
+            message.truncate(end);
+            message.push_str("...");
+        }
         self.push(pointer, Constraint::External, message);
     }
 
