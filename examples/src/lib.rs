@@ -13,6 +13,7 @@ pub mod app;
 pub mod mcp;
 pub mod quickstart;
 pub mod search;
+pub mod table;
 pub mod tickets;
 pub mod time;
 pub mod wire;

@@ -77,7 +77,7 @@ use crate::runtime::{
     ToolCapabilities, ToolErrorCode, ToolEvent, ToolExecResult, ToolInvocationContext,
     ToolInvocationRecord, ValidatedArgs,
 };
-use crate::schema::{ArgumentsError, parse_json};
+use crate::schema::{ArgumentsError, Shown, parse_json};
 
 /// Runs tool calls: the only way a tool runs. Cheap to clone.
 #[derive(Debug, Clone)]
@@ -152,15 +152,6 @@ struct Call {
     id: String,
     args: Option<Value>,
     started: bool,
-}
-
-/// A string from the caller, cut and escaped for an error message.
-fn shown(text: &str) -> String {
-    const MAX: usize = 64;
-    match text.char_indices().nth(MAX) {
-        Some((end, _)) => format!("{}...", text[..end].escape_debug()),
-        None => text.escape_debug().to_string(),
-    }
 }
 
 /// A call id that is unique within the process and unlikely to repeat across processes.
@@ -280,7 +271,7 @@ impl ToolRunner {
         let span = tracing::info_span!(
             "execute_tool",
             gen_ai.operation.name = "execute_tool",
-            gen_ai.tool.name = %shown(tool_id),
+            gen_ai.tool.name = %Shown(tool_id),
             gen_ai.tool.call.id = %call.id,
             error.r#type = tracing::field::Empty,
         );
@@ -329,7 +320,7 @@ impl ToolRunner {
         let tool = self.catalog.get(tool_id).ok_or_else(|| {
             ExecError::new(
                 Code::Unavailable,
-                format!("no tool named `{}` is available", shown(tool_id)),
+                format!("no tool named `{}` is available", Shown(tool_id)),
             )
         })?;
         // 2. Policy.

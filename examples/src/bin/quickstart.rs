@@ -19,6 +19,7 @@ use examples::app::TicketRules;
 use tool_runtime::policy::{ApprovalDecision, ApprovalRequest, Approver};
 
 use examples::quickstart;
+use examples::table::cell;
 use examples::tickets::TicketStore;
 use tool_runtime::adapters::ToolOutcome;
 use tool_runtime::agent::{
@@ -26,16 +27,6 @@ use tool_runtime::agent::{
 };
 use tool_runtime::prelude::*;
 use tool_runtime::runtime::{Clock, CollectingSink, EventOutcome, ToolEvent, ToolInvocationRecord};
-
-/// `text` cut to `width` characters and padded to it.
-fn cell(text: &str, width: usize) -> String {
-    let mut out: String = text.chars().take(width).collect();
-    if text.chars().count() > width {
-        out.pop();
-        out.push('…');
-    }
-    format!("{out:<width$}")
-}
 
 /// The example's approval rules, printing each decision as it is made.
 #[derive(Debug)]

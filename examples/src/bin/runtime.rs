@@ -8,19 +8,10 @@
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
+use examples::table::cell;
 use examples::tickets::TicketStore;
 use tool_runtime::prelude::*;
 use tool_runtime::runtime::{Clock, CollectingSink, EventOutcome, ToolEvent};
-
-/// One line of a table column, cut to `width` characters.
-fn cell(text: &str, width: usize) -> String {
-    let mut out: String = text.chars().take(width).collect();
-    if text.chars().count() > width {
-        out.pop();
-        out.push('…');
-    }
-    format!("{out:<width$}")
-}
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

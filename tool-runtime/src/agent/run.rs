@@ -5,10 +5,8 @@ use futures_util::StreamExt;
 use serde::Serialize;
 use tokio::time::Instant;
 
-use super::{ChatModel, Message, ModelError, ModelRequest, ModelTurn, Usage};
-use crate::adapters::{
-    Decoded, FinishReason, StreamEvent, ToolCall, ToolChoice, ToolOutcome, ToolResult,
-};
+use super::{ChatModel, Message, ModelRequest, ModelTurn, Usage};
+use crate::adapters::{Decoded, FinishReason, StreamEvent, ToolChoice, ToolOutcome, ToolResult};
 use crate::catalog::ToolSource;
 use crate::runner::ToolRunner;
 use crate::runtime::{ToolExecResult, ToolInvocationContext, ToolInvocationRecord};
@@ -297,7 +295,7 @@ impl Agent {
                 () = ctx.cancellation().cancelled() => Err(StopReason::Cancelled),
                 () = sleep_until(deadline) => Err(StopReason::Budget),
                 turn = self.model.respond(request, &forward) => {
-                    turn.map_err(|error| StopReason::ModelFailed(model_failure(&error)))
+                    turn.map_err(|error| StopReason::ModelFailed(error.to_string()))
                 }
             };
             let ModelTurn { decoded, usage } = match turn {
@@ -345,9 +343,9 @@ impl Agent {
                     .calls
                     .iter()
                     .map(|call| {
-                        refuse(
+                        ToolResult::error(
                             call,
-                            "not_run",
+                            Some("not_run"),
                             "no more tools can be called in this run; the call was not run",
                         )
                     })
@@ -408,9 +406,9 @@ impl Agent {
         let mut batch = Vec::new();
         for (index, call) in decoded.calls.iter().enumerate() {
             if !runnable || !call.complete {
-                results[index] = Some(refuse(
+                results[index] = Some(ToolResult::error(
                     call,
-                    "truncated",
+                    Some("truncated"),
                     "the response was cut off before this call was complete, so it was not run",
                 ));
             } else if self.runs_alone(&call.name) {
@@ -478,10 +476,6 @@ struct RunState {
     iterations: usize,
 }
 
-fn refuse(call: &ToolCall, code: &str, message: &str) -> ToolResult {
-    ToolResult::error(call, Some(code), message)
-}
-
 /// Emits the result events from `*emitted` on, as far as every result is known.
 fn emit_ready(
     results: &[Option<ToolResult>],
@@ -500,10 +494,6 @@ fn result_event(result: &ToolResult) -> AgentEvent {
         name: result.name.clone(),
         outcome: ResultSummary::from(&result.outcome),
     }
-}
-
-fn model_failure(error: &ModelError) -> String {
-    error.to_string()
 }
 
 async fn sleep_until(deadline: Option<Instant>) {

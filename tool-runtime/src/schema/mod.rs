@@ -33,6 +33,8 @@ mod std_impls;
 mod subset;
 mod validate;
 
+pub(crate) use validate::Shown;
+
 pub use consts::{RangeBound, contains_connection_id, has_path, is_connection_id};
 #[cfg(feature = "schemars")]
 pub use schemars_interop::{schemars_schema, to_schemars};

@@ -126,8 +126,8 @@ impl<'de> Visitor<'de> for StrictValue {
     }
 }
 
-/// Shows a key from the input, cut to a readable length.
-struct Shown<'a>(&'a str);
+/// Shows a string from the caller (a key, a tool id), cut to 64 characters and escaped.
+pub(crate) struct Shown<'a>(pub(crate) &'a str);
 
 impl fmt::Display for Shown<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
