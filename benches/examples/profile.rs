@@ -9,12 +9,19 @@
 //! Workloads: `exec-small`, `exec-medium` (`ToolRunner::exec`), `baseline-small`,
 //! `baseline-medium` (serde alone), `validate-medium` (`Schema::validate`), `agent` (a 6x4
 //! scripted session).
+//!
+//! `stream <provider> <delta> <bytes> [count]` decodes one call's stream of `bytes` bytes of
+//! arguments in `delta`-byte deltas (`tool_benches::streams`) through the provider's
+//! `StreamSession`, `count` times. To count the decoding alone, leave building the stream out
+//! with `--toggle-collect='*decode_stream*'`.
 
 use std::hint::black_box;
 use std::sync::Arc;
 
 use tool_benches::bench_runner;
+use tool_benches::streams::{self, Stream};
 use tool_benches::tools::{MEDIUM_ARGS, Medium, SMALL_ARGS, Small};
+use tool_runtime::adapters::Provider;
 use tool_runtime::agent::{Agent, Message, ScriptedModel, ScriptedTurn};
 use tool_runtime::prelude::*;
 
@@ -85,6 +92,35 @@ fn main() {
                 assert_eq!(output.done.records.len(), 24);
             }
         }
+        "stream" => stream_workload(std::env::args().skip(2)),
         other => panic!("unknown workload `{other}`"),
     }
+}
+
+/// `stream <provider> <delta> <bytes> [count]`: decodes one stream `count` times (default 1).
+fn stream_workload(mut args: impl Iterator<Item = String>) {
+    let usage = "usage: stream <provider> <delta> <bytes> [count]";
+    let provider: Provider = args.next().and_then(|p| p.parse().ok()).expect(usage);
+    let delta: usize = args.next().and_then(|n| n.parse().ok()).expect(usage);
+    let bytes: usize = args.next().and_then(|n| n.parse().ok()).expect(usage);
+    let count: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(1);
+    let stream = streams::stream(provider, &streams::arguments(bytes), delta);
+    for _ in 0..count {
+        black_box(decode_stream(black_box(&stream)));
+    }
+    eprintln!("{} argument bytes, {} wire bytes", stream.argument_bytes, stream.wire.len());
+}
+
+/// Feeds `stream` through a fresh session and finishes it; the unit callgrind counts.
+#[inline(never)]
+fn decode_stream(stream: &Stream) -> usize {
+    let mut session = stream.provider.adapter(false).stream();
+    let mut events = 0;
+    for read in stream.reads() {
+        events += session.feed(read).len();
+    }
+    let decoded = session.finish();
+    assert_eq!(decoded.calls.len(), 1);
+    assert!(decoded.calls[0].arguments.value().is_some());
+    events
 }
