@@ -7,8 +7,9 @@
 //! ```
 //!
 //! Workloads: `exec-small`, `exec-medium` (`ToolRunner::exec`), `baseline-small`,
-//! `baseline-medium` (serde alone), `validate-medium` (`Schema::validate`), `agent` (a 6x4
-//! scripted session).
+//! `baseline-medium` (serde alone), `validate-medium`, `validate-medium-invalid`,
+//! `validate-small`, `validate-small-invalid` (`Schema::validate`), `agent` (a 6x4 scripted
+//! session).
 //!
 //! `stream <provider> <delta> <bytes> [count]` decodes one call's stream of `bytes` bytes of
 //! arguments in `delta`-byte deltas (`tool_benches::streams`) through the provider's
@@ -20,7 +21,9 @@ use std::sync::Arc;
 
 use tool_benches::bench_runner;
 use tool_benches::streams::{self, Stream};
-use tool_benches::tools::{MEDIUM_ARGS, Medium, SMALL_ARGS, Small};
+use tool_benches::tools::{
+    MEDIUM_ARGS, MEDIUM_INVALID_ARGS, Medium, SMALL_ARGS, Small, small_invalid_args,
+};
 use tool_runtime::adapters::Provider;
 use tool_runtime::agent::{Agent, Message, ScriptedModel, ScriptedTurn};
 use tool_runtime::prelude::*;
@@ -63,6 +66,24 @@ fn main() {
             let value: serde_json::Value = serde_json::from_str(MEDIUM_ARGS).expect("JSON");
             for _ in 0..count {
                 assert!(Medium::SCHEMA.validate(black_box(&value)).is_ok());
+            }
+        }
+        "validate-medium-invalid" => {
+            let value: serde_json::Value = serde_json::from_str(MEDIUM_INVALID_ARGS).expect("JSON");
+            for _ in 0..count {
+                assert_eq!(Medium::SCHEMA.validate(black_box(&value)).map_err(|e| e.len()), Err(6));
+            }
+        }
+        "validate-small" | "validate-small-invalid" => {
+            let raw = if workload == "validate-small" {
+                SMALL_ARGS.to_owned()
+            } else {
+                small_invalid_args()
+            };
+            let value: serde_json::Value = serde_json::from_str(&raw).expect("JSON");
+            for _ in 0..count {
+                let valid = Small::SCHEMA.validate(black_box(&value)).map_err(|e| e.len());
+                assert_eq!(valid.is_ok(), workload == "validate-small");
             }
         }
         "agent" => {
