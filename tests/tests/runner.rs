@@ -497,7 +497,7 @@ async fn an_approver_may_edit_the_arguments_which_are_validated_again() {
     let runner = ToolRunner::builder(catalog()).policy(policy).approver(Arc::new(Corrects)).build();
     let edited = runner.exec("test__delete", br#"{"id": 1}"#, &connected("conn-a")).await;
     assert_eq!(edited.value(), Some(&json!({"deleted": 101})));
-    assert_eq!(edited.record.args, Some(json!({"id": 101})), "the record shows what ran");
+    assert_eq!(edited.record().args, Some(json!({"id": 101})), "the record shows what ran");
     let invalid = runner.exec("test__delete", br#"{"id": 13}"#, &connected("conn-a")).await;
     assert_eq!(invalid.error_code(), Some(Code::Validation));
     assert!(invalid.error().unwrap().message.starts_with("the approver's edited arguments: /id"));
@@ -581,9 +581,9 @@ async fn events_share_one_call_id_and_a_missing_id_is_minted() {
         .collect();
     assert_eq!(kinds, ["start", "progress", "result"]);
     assert!(events.iter().all(|event| event.tool_call_id() == "call_1"));
-    assert_eq!(result.record.args, Some(json!({"text": "hi"})));
-    assert_eq!(result.record.result, Some(json!({"text": "hi", "length": 2})));
-    assert!(result.record.started_ms <= result.record.ended_ms);
+    assert_eq!(result.record().args, Some(json!({"text": "hi"})));
+    assert_eq!(result.record().result, Some(json!({"text": "hi", "length": 2})));
+    assert!(result.record().started_ms <= result.record().ended_ms);
 
     let anonymous = ToolInvocationContext::new("run-1", "user-1", "tenant-1");
     let first = runner.exec("test__echo", br#"{"text": "a"}"#, &anonymous).await;
@@ -599,10 +599,84 @@ async fn events_share_one_call_id_and_a_missing_id_is_minted() {
     assert!(
         matches!(&events[0], ToolEvent::ToolCallResult { outcome: EventOutcome::Err { error }, .. } if error.code == Code::InvalidJson)
     );
-    assert_eq!(refused.record.args, None);
+    assert_eq!(refused.record().args, None);
     let json = serde_json::to_value(&refused).unwrap();
     assert_eq!(json["ok"], false);
     assert_eq!(json["error_code"], "invalid_json");
+}
+
+/// Says which call it is.
+#[tool(name = "test__whoami", effect = read_only, redact = ["call_id"])]
+struct WhoAmI {}
+
+#[derive(Serialize, ToolSchema)]
+struct Me {
+    call_id: String,
+}
+
+impl Tool for WhoAmI {
+    type Output = Me;
+    async fn run(self, ctx: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Me, ToolError> {
+        ctx.report_progress(0.5, None, "looking");
+        Ok(Me { call_id: ctx.tool_call_id().unwrap_or("none").to_owned() })
+    }
+}
+
+/// Counts what it is given, and says it takes nothing.
+#[derive(Debug, Default)]
+struct Uninterested(std::sync::atomic::AtomicUsize);
+
+impl tool_runtime::runtime::EventSink for Uninterested {
+    fn emit(&self, _: ToolEvent) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn enabled(&self) -> bool {
+        false
+    }
+}
+
+#[tokio::test]
+async fn a_sink_that_takes_no_events_gets_none_and_the_call_is_unchanged() {
+    let sink = Arc::new(Uninterested::default());
+    let catalog = ToolCatalog::builder().register::<WhoAmI>().register::<Echo>().build().unwrap();
+    let runner =
+        ToolRunner::builder(catalog).policy(policy()).event_sink(Arc::clone(&sink) as _).build();
+    let reports = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = Arc::clone(&reports);
+    let reporter = tool_runtime::runtime::ProgressReporter::new(move |p| {
+        seen.lock().unwrap().push((p.progress, p.message));
+    });
+
+    let named = ctx().with_progress(reporter.clone());
+    let result = runner.exec("test__whoami", b"{}", &named).await;
+    assert_eq!(result.value(), Some(&json!({"call_id": "call_1"})));
+    let anonymous =
+        ToolInvocationContext::new("run-1", "user-1", "tenant-1").with_progress(reporter);
+    let minted = runner.exec("test__whoami", b"{}", &anonymous).await;
+    assert!(minted.tool_call_id.starts_with("call_"));
+    assert_eq!(
+        minted.value(),
+        Some(&json!({"call_id": minted.tool_call_id})),
+        "the tool sees the minted id"
+    );
+    let refused = runner.exec("test__echo", br#"{"text": 1}"#, &named).await;
+    assert_eq!(refused.error_code(), Some(Code::Validation));
+
+    assert_eq!(sink.0.load(std::sync::atomic::Ordering::SeqCst), 0, "no event was emitted");
+    let looking = (0.5, Some("looking".to_owned()));
+    assert_eq!(
+        *reports.lock().unwrap(),
+        [looking.clone(), looking],
+        "progress still reaches the caller"
+    );
+
+    let record = result.record();
+    assert_eq!(record, result.clone().into_record());
+    assert_eq!((record.args, record.result), (Some(json!({})), Some(json!({"call_id": "call_1"}))));
+    let refused = refused.into_record();
+    assert_eq!((refused.args, refused.result), (None, None));
+    assert_eq!(refused.error.map(|error| error.code), Some(Code::Validation));
 }
 
 #[tokio::test]
@@ -760,7 +834,7 @@ async fn errors_of_a_started_call_carry_the_id_in_events_and_record() {
     let sink = CollectingSink::new();
     let runner = runner(&sink);
     let result = runner.exec("test__panic", b"{}", &ctx()).await;
-    assert_eq!(result.record.error.as_ref().map(|e| e.code), Some(Code::Execution));
+    assert_eq!(result.record().error.as_ref().map(|e| e.code), Some(Code::Execution));
     let events: Vec<Value> =
         sink.events().iter().map(|e| serde_json::to_value(e).unwrap()).collect();
     assert_eq!(events[0]["type"], "tool_call_start");

@@ -107,7 +107,7 @@ proptest! {
         if let Some(value) = result.value() {
             paths(value, "", &mut seen);
         }
-        if let Some(value) = &result.record.result {
+        if let Some(value) = &result.record().result {
             paths(value, "", &mut seen);
         }
         for event in sink.events() {
@@ -120,6 +120,53 @@ proptest! {
         if let Some(a) = returned.get("a") {
             prop_assert_eq!(result.value().and_then(|v| v.get("a")), Some(a));
         }
+    }
+}
+
+fn arb_awkward_output() -> impl Strategy<Value = Value> {
+    let key = prop::sample::select(vec!["a", "b", "a.b", "", "ab"]);
+    let leaf = prop_oneof![Just(Value::Null), any::<bool>().prop_map(Value::Bool)];
+    let value = leaf.prop_recursive(3, 24, 4, move |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+            prop::collection::btree_map(key.clone(), inner, 0..4).prop_map(|map| {
+                Value::Object(map.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+            }),
+        ]
+    });
+    prop::collection::btree_map(prop::sample::select(vec!["a", "b", "a.b", ""]), value, 0..4)
+        .prop_map(|map| Value::Object(map.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// The runner redacts in place (it owns the output); that must keep exactly what
+    /// `Redaction::apply` keeps, for any paths, dotted keys and empty segments included.
+    #[test]
+    fn the_runner_redacts_exactly_as_redaction_apply(
+        output in arb_awkward_output(),
+        allow in prop::collection::vec(
+            prop::sample::select(vec!["a", "b", "a.b", "a..b", "a.", "", ".a", "b.a.b", "ab"]),
+            0..4,
+        ),
+    ) {
+        let expected = tool_runtime::spec::Redaction::new(allow.iter().copied()).apply(&output).unwrap();
+        let handed = output.clone();
+        let tool = DynamicTool::builder("prop__any", "Returns anything.", json!({"type": "object"}))
+            .effect(ToolEffect::ReadOnly)
+            .redact(allow.iter().copied())
+            .build(move |_, _, _| {
+                let value = handed.clone();
+                async move { Ok(value) }
+            })
+            .unwrap();
+        let runner = ToolRunner::builder(ToolCatalog::builder().register_dynamic(tool).build().unwrap())
+            .policy(ToolPolicy::from_json(r#"{"allowed_tools": ["prop__any"]}"#).unwrap())
+            .build();
+        let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+        let result = rt.block_on(runner.exec("prop__any", b"{}", &ToolInvocationContext::new("r", "a", "t")));
+        prop_assert_eq!(result.value(), Some(&expected), "{} with {:?}", output, allow);
     }
 }
 
@@ -243,7 +290,7 @@ fn a_canary_secret_never_leaves_the_tool_and_spans_carry_genai_attributes() {
     let mut everything = String::new();
     for result in &results {
         everything.push_str(&serde_json::to_string(result).unwrap());
-        everything.push_str(&serde_json::to_string(&result.record).unwrap());
+        everything.push_str(&serde_json::to_string(&result.record()).unwrap());
         everything.push_str(&format!("{result:?}"));
     }
     for event in sink.events() {

@@ -75,7 +75,7 @@ use crate::policy::{
 use crate::runtime::{
     Auth, BoundToolRuntime, Clock, EventOutcome, EventSink, ExecError, NullSink, ProgressReporter,
     ToolCapabilities, ToolErrorCode, ToolEvent, ToolExecResult, ToolInvocationContext,
-    ToolInvocationRecord, ValidatedArgs,
+    ValidatedArgs,
 };
 use crate::schema::{ArgumentsError, Shown, parse_json};
 
@@ -151,7 +151,8 @@ impl ToolRunnerBuilder {
 struct Call {
     id: String,
     args: Option<Value>,
-    started: bool,
+    /// Whether the sink takes events (asked once per call).
+    events: bool,
 }
 
 /// A call id that is unique within the process and unlikely to repeat across processes.
@@ -266,7 +267,7 @@ impl ToolRunner {
         let mut call = Call {
             id: ctx.tool_call_id().map_or_else(mint_call_id, str::to_owned),
             args: None,
-            started: false,
+            events: self.sink.enabled(),
         };
         let span = tracing::info_span!(
             "execute_tool",
@@ -286,26 +287,18 @@ impl ToolRunner {
             span.record("error.type", error.code.as_str());
         }
         let ended_ms = self.clock.epoch_ms();
-        self.sink.emit(ToolEvent::ToolCallResult {
-            tool_call_id: call.id.clone(),
-            tool_name: tool_id.to_owned(),
-            outcome: match &outcome {
-                Ok(value) => EventOutcome::Ok { value: value.clone() },
-                Err(error) => EventOutcome::Err { error: error.clone() },
-            },
-            at_ms: ended_ms,
-        });
-        let record = ToolInvocationRecord {
-            tool_call_id: call.id.clone(),
-            name: tool_id.to_owned(),
-            args: call.args,
-            result: outcome.as_ref().ok().cloned(),
-            error: outcome.as_ref().err().cloned(),
-            started_ms,
-            ended_ms,
-            raw: None,
-        };
-        ToolExecResult { tool_call_id: call.id, tool_name: tool_id.to_owned(), outcome, record }
+        if call.events {
+            self.sink.emit(ToolEvent::ToolCallResult {
+                tool_call_id: call.id.clone(),
+                tool_name: tool_id.to_owned(),
+                outcome: match &outcome {
+                    Ok(value) => EventOutcome::Ok { value: value.clone() },
+                    Err(error) => EventOutcome::Err { error: error.clone() },
+                },
+                at_ms: ended_ms,
+            });
+        }
+        ToolExecResult::new(call.id, tool_id.to_owned(), outcome, call.args, (started_ms, ended_ms))
     }
 
     async fn pipeline(
@@ -369,59 +362,53 @@ impl ToolRunner {
         // 6. Capabilities for this call only.
         let caps = self.capabilities_for(tool.as_ref(), ctx).await?;
         // 7. Start. Progress becomes an event, and also reaches the reporter the caller put on
-        // `ctx`, if any (an MCP server forwards it to its client as notifications).
-        let sink = Arc::clone(&self.sink);
-        let (progress_id, progress_name) = (call.id.clone(), tool_id.to_owned());
-        let caller = ctx.progress_reporter();
-        let call_ctx = ctx.clone().with_tool_call_id(call.id.clone()).with_progress(
-            ProgressReporter::new(move |progress| {
-                if let Some(caller) = &caller {
-                    let message = progress.message.clone().unwrap_or_default();
-                    caller.report(progress.progress, progress.total, message);
-                }
-                sink.emit(ToolEvent::ToolCallProgress {
-                    tool_call_id: progress_id.clone(),
-                    tool_name: progress_name.clone(),
-                    progress,
-                });
-            }),
-        );
-        self.sink.emit(ToolEvent::ToolCallStart {
-            tool_call_id: call.id.clone(),
-            tool_name: tool_id.to_owned(),
-            run_id: ctx.run_id().to_owned(),
-            at_ms: self.clock.epoch_ms(),
-        });
-        call.started = true;
+        // `ctx`, if any (an MCP server forwards it to its client as notifications). Without
+        // events, the caller's context serves as it is when it already names the call.
+        let call_ctx;
+        let call_ctx = if call.events {
+            call_ctx = ctx
+                .clone()
+                .with_tool_call_id(call.id.clone())
+                .with_progress(self.progress_events(&call.id, tool_id, ctx.progress_reporter()));
+            self.sink.emit(ToolEvent::ToolCallStart {
+                tool_call_id: call.id.clone(),
+                tool_name: tool_id.to_owned(),
+                run_id: ctx.run_id().to_owned(),
+                at_ms: self.clock.epoch_ms(),
+            });
+            &call_ctx
+        } else if ctx.tool_call_id() == Some(call.id.as_str()) {
+            ctx
+        } else {
+            call_ctx = ctx.clone().with_tool_call_id(call.id.clone());
+            &call_ctx
+        };
         // 8. Run within the budget; a panic is an execution error.
         let budget = Duration::from_millis(budgets.max_runtime_ms);
-        let output = match tokio::time::timeout(
-            budget,
-            CatchUnwind(tool.exec(args, &call_ctx, &caps)),
-        )
-        .await
-        {
-            Err(_) => {
-                return Err(ExecError::new(
-                    Code::Timeout,
-                    format!("the tool did not finish within {} ms", budgets.max_runtime_ms),
-                ));
-            }
-            Ok(Err(())) => {
-                return Err(ExecError::new(
-                    Code::Execution,
-                    "the tool failed unexpectedly (it panicked)",
-                ));
-            }
-            Ok(Ok(Err(error))) => {
-                return Err(ExecError {
-                    code: Code::Execution,
-                    message: error.message().to_owned(),
-                    retryable: error.is_retryable(),
-                });
-            }
-            Ok(Ok(Ok(output))) => output,
-        };
+        let output =
+            match tokio::time::timeout(budget, CatchUnwind(tool.exec(args, call_ctx, &caps))).await
+            {
+                Err(_) => {
+                    return Err(ExecError::new(
+                        Code::Timeout,
+                        format!("the tool did not finish within {} ms", budgets.max_runtime_ms),
+                    ));
+                }
+                Ok(Err(())) => {
+                    return Err(ExecError::new(
+                        Code::Execution,
+                        "the tool failed unexpectedly (it panicked)",
+                    ));
+                }
+                Ok(Ok(Err(error))) => {
+                    return Err(ExecError {
+                        code: Code::Execution,
+                        message: error.message().to_owned(),
+                        retryable: error.is_retryable(),
+                    });
+                }
+                Ok(Ok(Ok(output))) => output,
+            };
         // 9. Output validation. The details name the unredacted output's fields (an unexpected
         // property's name is text the tool chose), so only their number leaves the runner.
         tool.validate_output(&output).map_err(|errors| {
@@ -446,6 +433,29 @@ impl ToolRunner {
             ));
         }
         Ok(redacted)
+    }
+
+    /// The progress hook of a call whose sink takes events: each report becomes a
+    /// `tool_call_progress` event and also goes to `caller`'s reporter, if any.
+    fn progress_events(
+        &self,
+        call_id: &str,
+        tool_id: &str,
+        caller: Option<ProgressReporter>,
+    ) -> ProgressReporter {
+        let sink = Arc::clone(&self.sink);
+        let (call_id, tool_id) = (call_id.to_owned(), tool_id.to_owned());
+        ProgressReporter::new(move |progress| {
+            if let Some(caller) = &caller {
+                let message = progress.message.clone().unwrap_or_default();
+                caller.report(progress.progress, progress.total, message);
+            }
+            sink.emit(ToolEvent::ToolCallProgress {
+                tool_call_id: call_id.clone(),
+                tool_name: tool_id.clone(),
+                progress,
+            });
+        })
     }
 
     /// Asks the approver; `Some` holds the arguments an approver edited, validated.

@@ -192,12 +192,16 @@ impl Redaction {
     /// [`Redaction::apply`] to an output nobody needs afterwards: what is kept is moved, not
     /// copied.
     pub(crate) fn apply_owned(&self, output: Value) -> Result<Value, RedactionError> {
-        let Value::Object(map) = output else {
+        let Value::Object(mut map) = output else {
             return Err(RedactionError);
         };
-        let paths = self.split_paths();
-        let refs: Vec<&[&str]> = paths.iter().map(Vec::as_slice).collect();
-        Ok(Value::Object(take_object(map, &refs)))
+        match &self.0 {
+            Strings::Static(paths) => retain_object(&mut map, paths),
+            Strings::Owned(paths) => {
+                retain_object(&mut map, &paths.iter().map(String::as_str).collect::<Vec<_>>());
+            }
+        }
+        Ok(Value::Object(map))
     }
 
     fn split_paths(&self) -> Vec<Vec<&str>> {
@@ -246,32 +250,50 @@ fn keep_nested(value: &Value, paths: &[&[&str]]) -> Option<Value> {
     }
 }
 
-/// [`keep_object`] on a map that is consumed.
-fn take_object(map: Map<String, Value>, paths: &[&[&str]]) -> Map<String, Value> {
-    let mut out = Map::new();
-    for (key, value) in map {
-        let below = paths_below(paths, &key);
-        if below.is_empty() {
-            continue;
-        }
-        if below.iter().any(|rest| rest.is_empty()) {
-            out.insert(key, value);
-        } else if let Some(kept) = take_nested(value, &below) {
-            out.insert(key, kept);
-        }
-    }
-    out
+/// Where `path` (dotted) leads below `key`: `None` when its first segment is not `key`,
+/// `Some(None)` when the path is `key` itself (all of it is kept), `Some(Some(rest))` otherwise.
+/// `key` holds no dot (the caller checks): a dotted key never equals a segment.
+fn below_key<'p>(path: &'p str, key: &str) -> Option<Option<&'p str>> {
+    let rest = path.strip_prefix(key)?;
+    if rest.is_empty() { Some(None) } else { rest.strip_prefix('.').map(Some) }
 }
 
-/// [`keep_nested`] on a value that is consumed.
-fn take_nested(value: Value, paths: &[&[&str]]) -> Option<Value> {
+/// [`keep_object`] in place, for a map nobody needs afterwards: removes what `paths` (dotted,
+/// relative to `map`) do not allow and moves nothing.
+fn retain_object(map: &mut Map<String, Value>, paths: &[&str]) {
+    map.retain(|key, value| {
+        if key.contains('.') {
+            return false;
+        }
+        let mut deeper = false;
+        for path in paths {
+            match below_key(path, key) {
+                Some(None) => return true,
+                Some(Some(_)) => deeper = true,
+                None => {}
+            }
+        }
+        deeper && {
+            let below: Vec<&str> =
+                paths.iter().filter_map(|path| below_key(path, key).flatten()).collect();
+            retain_nested(value, &below)
+        }
+    });
+}
+
+/// [`keep_nested`] in place; `false` when the value goes.
+fn retain_nested(value: &mut Value, paths: &[&str]) -> bool {
     match value {
-        Value::Object(map) => Some(Value::Object(take_object(map, paths))),
-        Value::Array(items) => Some(Value::Array(
-            items.into_iter().filter_map(|item| take_nested(item, paths)).collect(),
-        )),
-        Value::Null => Some(Value::Null),
-        _ => None,
+        Value::Object(map) => {
+            retain_object(map, paths);
+            true
+        }
+        Value::Array(items) => {
+            items.retain_mut(|item| retain_nested(item, paths));
+            true
+        }
+        Value::Null => true,
+        _ => false,
     }
 }
 

@@ -64,7 +64,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(value) => println!("[{why}] {tool} {raw}\n  ok: {value}\n"),
             Err(error) => println!("[{why}] {tool} {raw}\n  {}: {}\n", error.code, error.message),
         }
-        records.push(result.record);
+        records.push(result.into_record());
     }
 
     println!("# Events\n");

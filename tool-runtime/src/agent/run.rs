@@ -464,7 +464,7 @@ impl Agent {
                 }
             };
             results[index] = Some(result);
-            records[index] = Some(executed.record);
+            records[index] = Some(executed.into_record());
         }
     }
 }

@@ -19,16 +19,18 @@ use tokio_util::sync::CancellationToken;
 /// assert_eq!(ctx.connection_id(), Some("conn-github"));
 /// assert_eq!(ctx.subject_id(), None);
 /// ```
+///
+/// Cloning is cheap (reference counts only): the runner gives every call its own copy.
 #[derive(Clone)]
 pub struct ToolInvocationContext {
-    run_id: String,
-    tool_call_id: Option<String>,
-    actor_id: String,
-    tenant_id: String,
-    subject_id: Option<String>,
-    graph_id: Option<String>,
-    connection_id: Option<String>,
-    requested_connection_ids: Vec<String>,
+    run_id: Arc<str>,
+    tool_call_id: Option<Arc<str>>,
+    actor_id: Arc<str>,
+    tenant_id: Arc<str>,
+    subject_id: Option<Arc<str>>,
+    graph_id: Option<Arc<str>>,
+    connection_id: Option<Arc<str>>,
+    requested_connection_ids: Arc<[String]>,
     cancellation: CancellationToken,
     progress: Option<ProgressReporter>,
 }
@@ -94,14 +96,14 @@ impl ToolInvocationContext {
         tenant_id: impl Into<String>,
     ) -> Self {
         Self {
-            run_id: run_id.into(),
+            run_id: shared(run_id),
             tool_call_id: None,
-            actor_id: actor_id.into(),
-            tenant_id: tenant_id.into(),
+            actor_id: shared(actor_id),
+            tenant_id: shared(tenant_id),
             subject_id: None,
             graph_id: None,
             connection_id: None,
-            requested_connection_ids: Vec::new(),
+            requested_connection_ids: Arc::new([]),
             cancellation: CancellationToken::new(),
             progress: None,
         }
@@ -175,28 +177,28 @@ impl ToolInvocationContext {
     /// Sets the id of this tool call (as given by the model, or minted by the runtime).
     #[must_use]
     pub fn with_tool_call_id(mut self, id: impl Into<String>) -> Self {
-        self.tool_call_id = Some(id.into());
+        self.tool_call_id = Some(shared(id));
         self
     }
 
     /// Sets the subject the call acts upon on behalf of the actor.
     #[must_use]
     pub fn with_subject_id(mut self, id: impl Into<String>) -> Self {
-        self.subject_id = Some(id.into());
+        self.subject_id = Some(shared(id));
         self
     }
 
     /// Sets the graph (agent, workflow) the run belongs to.
     #[must_use]
     pub fn with_graph_id(mut self, id: impl Into<String>) -> Self {
-        self.graph_id = Some(id.into());
+        self.graph_id = Some(shared(id));
         self
     }
 
     /// Sets the connection the call may use; the runtime checks it against the grant.
     #[must_use]
     pub fn with_connection_id(mut self, id: impl Into<String>) -> Self {
-        self.connection_id = Some(id.into());
+        self.connection_id = Some(shared(id));
         self
     }
 
@@ -241,4 +243,9 @@ impl ToolInvocationContext {
     pub fn connection_id(&self) -> Option<&str> {
         self.connection_id.as_deref()
     }
+}
+
+/// An id as the context keeps it: shared by every clone.
+fn shared(id: impl Into<String>) -> Arc<str> {
+    Arc::from(id.into())
 }

@@ -82,14 +82,26 @@ pub enum EventOutcome {
 pub trait EventSink: Send + Sync + fmt::Debug {
     /// Receives one event.
     fn emit(&self, event: ToolEvent);
+
+    /// Whether this sink takes events at all. The runner asks once per call and, when the
+    /// answer is `false`, builds no events for it (no copies of ids or results) and calls
+    /// [`emit`](Self::emit) not at all. The default is `true`; a sink that drops everything
+    /// should say `false`.
+    fn enabled(&self) -> bool {
+        true
+    }
 }
 
-/// Drops every event.
+/// Drops every event; the runner builds none for it.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NullSink;
 
 impl EventSink for NullSink {
     fn emit(&self, _event: ToolEvent) {}
+
+    fn enabled(&self) -> bool {
+        false
+    }
 }
 
 /// Keeps every event in memory, in order (tests, short runs).

@@ -89,6 +89,9 @@ impl fmt::Display for ExecError {
 impl std::error::Error for ExecError {}
 
 /// What one call through the runner produced: exactly one per call.
+///
+/// It holds each part of the call once; [`record`](Self::record) (a copy) and
+/// [`into_record`](Self::into_record) (no copy) give the call's [`ToolInvocationRecord`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolExecResult {
     /// The call's id, the same in every event of the call.
@@ -97,11 +100,22 @@ pub struct ToolExecResult {
     pub tool_name: String,
     /// The redacted output, or the error.
     pub outcome: Result<Value, ExecError>,
-    /// The full record of the call.
-    pub record: ToolInvocationRecord,
+    args: Option<Value>,
+    started_ms: i64,
+    ended_ms: i64,
 }
 
 impl ToolExecResult {
+    pub(crate) fn new(
+        tool_call_id: String,
+        tool_name: String,
+        outcome: Result<Value, ExecError>,
+        args: Option<Value>,
+        (started_ms, ended_ms): (i64, i64),
+    ) -> Self {
+        Self { tool_call_id, tool_name, outcome, args, started_ms, ended_ms }
+    }
+
     /// Whether the call produced a value.
     #[must_use]
     pub fn is_ok(&self) -> bool {
@@ -124,6 +138,37 @@ impl ToolExecResult {
     #[must_use]
     pub fn error_code(&self) -> Option<ToolErrorCode> {
         self.error().map(|error| error.code)
+    }
+
+    /// The validated arguments the tool ran with (absent when they never validated).
+    #[must_use]
+    pub fn args(&self) -> Option<&Value> {
+        self.args.as_ref()
+    }
+
+    /// The call's record, copied.
+    #[must_use]
+    pub fn record(&self) -> ToolInvocationRecord {
+        self.clone().into_record()
+    }
+
+    /// The call's record, made from this result without copying.
+    #[must_use]
+    pub fn into_record(self) -> ToolInvocationRecord {
+        let (result, error) = match self.outcome {
+            Ok(value) => (Some(value), None),
+            Err(error) => (None, Some(error)),
+        };
+        ToolInvocationRecord {
+            tool_call_id: self.tool_call_id,
+            name: self.tool_name,
+            args: self.args,
+            result,
+            error,
+            started_ms: self.started_ms,
+            ended_ms: self.ended_ms,
+            raw: None,
+        }
     }
 }
 
