@@ -424,7 +424,7 @@ fn integral(number: &Number) -> Option<f64> {
 }
 
 /// Compares a JSON number with an `i128` bound exactly, as JSON Schema compares numbers.
-fn cmp_int(number: &Number, bound: i128) -> std::cmp::Ordering {
+pub(super) fn cmp_int(number: &Number, bound: i128) -> std::cmp::Ordering {
     if let Some(value) = number.as_i64() {
         return i128::from(value).cmp(&bound);
     }
@@ -460,7 +460,7 @@ fn cmp_f64_int(value: f64, bound: i128) -> std::cmp::Ordering {
 /// The compiled regex of a schema's `pattern`, compiled once per process. Handed out behind an
 /// `Arc`: cloning a `Regex` itself would give the clone an empty search cache, which costs more
 /// to build on its first search than the search does.
-fn pattern_regex(pattern: &'static str) -> Option<Arc<Regex>> {
+pub(super) fn pattern_regex(pattern: &'static str) -> Option<Arc<Regex>> {
     /// Each pattern's regex, or `None` for a pattern that does not compile.
     type Cache = RwLock<HashMap<&'static str, Option<Arc<Regex>>>>;
     static CACHE: OnceLock<Cache> = OnceLock::new();
