@@ -1,13 +1,14 @@
 //! Runner overhead: `ToolRunner::exec` of a trivial tool through the whole pipeline (policy,
 //! validation, run, output validation, redaction, events to a null sink) against the bare
-//! baseline `serde_json::from_str::<Args>` + the tool's work + `serde_json::to_value(output)`.
+//! baseline `serde_json::from_str::<Args>` + the tool's work + `serde_json::to_value(output)`;
+//! `exec_with_events` is the same call with a sink that takes (and drops) every event.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use tool_benches::bench_runner;
 use tool_benches::tools::{MEDIUM_ARGS, Medium, SMALL_ARGS, Small};
+use tool_benches::{bench_runner, bench_runner_with_events};
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
 
@@ -38,6 +39,7 @@ fn exec_loop(
 fn runner(c: &mut Criterion) {
     let rt = runtime();
     let runner = bench_runner();
+    let with_events = bench_runner_with_events();
     let ctx = ToolInvocationContext::new("run-1", "user-1", "tenant-1").with_tool_call_id("call_1");
     // Both paths must do the same work: check once that they succeed.
     let check = rt.block_on(runner.exec("bench__medium", MEDIUM_ARGS.as_bytes(), &ctx));
@@ -53,6 +55,11 @@ fn runner(c: &mut Criterion) {
     group.bench_function("exec", |b| {
         b.iter_custom(|iters| exec_loop(&rt, &runner, "bench__small", SMALL_ARGS, &ctx, iters));
     });
+    group.bench_function("exec_with_events", |b| {
+        b.iter_custom(|iters| {
+            exec_loop(&rt, &with_events, "bench__small", SMALL_ARGS, &ctx, iters)
+        });
+    });
     group.finish();
 
     let mut group = c.benchmark_group("runner/medium");
@@ -64,6 +71,11 @@ fn runner(c: &mut Criterion) {
     });
     group.bench_function("exec", |b| {
         b.iter_custom(|iters| exec_loop(&rt, &runner, "bench__medium", MEDIUM_ARGS, &ctx, iters));
+    });
+    group.bench_function("exec_with_events", |b| {
+        b.iter_custom(|iters| {
+            exec_loop(&rt, &with_events, "bench__medium", MEDIUM_ARGS, &ctx, iters)
+        });
     });
     group.finish();
 }

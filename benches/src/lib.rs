@@ -24,13 +24,35 @@ use tool_runtime::runtime::{BoundToolRuntime, DynamicTool};
 /// Never: the catalog has no duplicate ids and no capabilities.
 #[must_use]
 pub fn bench_runner() -> ToolRunner {
+    runner_builder().build()
+}
+
+/// [`bench_runner`] with a sink that takes every event and drops it, so the events are built
+/// (ids copied, the redacted result cloned) as for a real sink.
+#[must_use]
+pub fn bench_runner_with_events() -> ToolRunner {
+    runner_builder().event_sink(Arc::new(DroppingSink)).build()
+}
+
+fn runner_builder() -> tool_runtime::runner::ToolRunnerBuilder {
     let catalog = ToolCatalog::builder()
         .register::<tools::Small>()
         .register::<tools::Medium>()
         .build()
         .expect("two distinct tools");
     let policy = ToolPolicy { allowed_tools: vec!["bench__*".to_owned()], ..ToolPolicy::default() };
-    ToolRunner::builder(catalog).policy(policy).build()
+    ToolRunner::builder(catalog).policy(policy)
+}
+
+/// Takes every event (unlike [`NullSink`](tool_runtime::runtime::NullSink), it says it is
+/// enabled) and drops it.
+#[derive(Debug, Clone, Copy)]
+pub struct DroppingSink;
+
+impl tool_runtime::runtime::EventSink for DroppingSink {
+    fn emit(&self, event: tool_runtime::runtime::ToolEvent) {
+        std::hint::black_box(event);
+    }
 }
 
 /// The id of the `i`th dynamic tool: ten namespaces, `ns0__tool_00000` to `ns9__tool_...`.

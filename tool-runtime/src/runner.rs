@@ -72,6 +72,7 @@ use crate::policy::{
     AllowAll, Approval, ApprovalDecision, ApprovalRequest, Approver, Authorizer, Decision, DenyAll,
     ToolPolicy,
 };
+use crate::runtime::bound::ArgsJson;
 use crate::runtime::{
     Auth, BoundToolRuntime, Clock, EventOutcome, EventSink, ExecError, NullSink, ProgressReporter,
     ToolCapabilities, ToolErrorCode, ToolEvent, ToolExecResult, ToolInvocationContext,
@@ -150,7 +151,7 @@ impl ToolRunnerBuilder {
 /// What is known about a call while it goes through the pipeline.
 struct Call {
     id: String,
-    args: Option<Value>,
+    args: Option<ArgsJson>,
     /// Whether the sink takes events (asked once per call).
     events: bool,
 }
@@ -220,6 +221,19 @@ fn decode(
             ExecError::new(ToolErrorCode::Validation, format!("{context}{errors}"))
         }
         other => ExecError::new(ToolErrorCode::Validation, format!("{context}{other}")),
+    })
+}
+
+/// [`BoundToolRuntime::validate_raw`]; its decoding is user code too.
+fn fast_decode(
+    tool: &dyn BoundToolRuntime,
+    raw: &[u8],
+) -> Result<Option<ValidatedArgs>, ExecError> {
+    std::panic::catch_unwind(AssertUnwindSafe(|| tool.validate_raw(raw))).map_err(|_| {
+        ExecError::new(
+            ToolErrorCode::Execution,
+            "the tool failed unexpectedly while decoding its arguments (it panicked)",
+        )
     })
 }
 
@@ -347,13 +361,28 @@ impl ToolRunner {
                 ),
             ));
         }
-        let value = parse_json(raw_args).map_err(|error| {
-            ExecError::new(Code::InvalidJson, format!("the arguments are not valid JSON: {error}"))
-        })?;
-        let mut args = decode(tool.as_ref(), value, "")?;
+        // A call that needs no approval first tries the tool's one-pass fast path; anything
+        // it cannot vouch for (every invalid input among it) takes the ordinary path, which
+        // reports every error.
+        let fast = match decision {
+            Decision::Allow => fast_decode(tool.as_ref(), raw_args)?,
+            _ => None,
+        };
+        let mut args = match fast {
+            Some(args) => args,
+            None => {
+                let value = parse_json(raw_args).map_err(|error| {
+                    ExecError::new(
+                        Code::InvalidJson,
+                        format!("the arguments are not valid JSON: {error}"),
+                    )
+                })?;
+                decode(tool.as_ref(), value, "")?
+            }
+        };
         if decision == Decision::RequireApproval {
             // Recorded even if the approval fails.
-            call.args = Some(args.value().clone());
+            call.args = Some(ArgsJson::from_value(args.value().clone()));
             if let Some(edited) = self.approve(call, tool.as_ref(), args.value(), ctx).await? {
                 args = edited;
             }

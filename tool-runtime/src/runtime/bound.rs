@@ -3,19 +3,19 @@ use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
 use serde_json::Value;
 
 use super::{CapabilityRef, Tool, ToolCapabilities, ToolError, ToolInvocationContext};
-use crate::schema::{ArgumentsError, ToolSchema, ValidationErrors};
+use crate::schema::{ArgumentsError, ToolSchema, ValidationErrors, decode_checked, parse_json};
 use crate::spec::{RedactionError, ToolEffect, ToolSpec};
 
 /// Arguments that passed a tool's validation: the canonical JSON value (recorded, hashed for
 /// approvals) and, for compile-time tools, the typed arguments decoded from that same value.
 pub struct ValidatedArgs {
-    value: Value,
+    value: ArgsJson,
     typed: Option<Box<dyn Any + Send + Sync>>,
 }
 
@@ -23,13 +23,65 @@ impl ValidatedArgs {
     /// The validated arguments as JSON.
     #[must_use]
     pub fn value(&self) -> &Value {
-        &self.value
+        self.value.get()
     }
 
     /// The value, for the call's record. A compile-time tool runs from its typed arguments and
     /// never reads the value again, so it is moved out rather than copied.
-    pub(crate) fn value_for_record(&mut self) -> Value {
-        if self.typed.is_some() { std::mem::take(&mut self.value) } else { self.value.clone() }
+    pub(crate) fn value_for_record(&mut self) -> ArgsJson {
+        if self.typed.is_some() {
+            std::mem::replace(&mut self.value, ArgsJson::from_value(Value::Null))
+        } else {
+            self.value.clone()
+        }
+    }
+}
+
+/// Validated arguments as JSON: a value, or the raw bytes that were validated while they were
+/// decoded ([`BoundToolRuntime::validate_raw`]), parsed the first time the value is read.
+/// Raw bytes are only kept when they parse to exactly the validated value (no duplicate keys,
+/// nothing to normalise).
+#[derive(Clone)]
+pub(crate) struct ArgsJson {
+    raw: Option<Box<[u8]>>,
+    value: OnceLock<Value>,
+}
+
+impl ArgsJson {
+    pub(crate) fn from_value(value: Value) -> Self {
+        Self { raw: None, value: OnceLock::from(value) }
+    }
+
+    fn from_raw(raw: &[u8]) -> Self {
+        Self { raw: Some(raw.into()), value: OnceLock::new() }
+    }
+
+    fn parse(raw: Option<&[u8]>) -> Value {
+        // The bytes were validated: they parse. `Null` only guards against the impossible.
+        raw.and_then(|raw| parse_json(raw).ok()).unwrap_or(Value::Null)
+    }
+
+    pub(crate) fn get(&self) -> &Value {
+        self.value.get_or_init(|| Self::parse(self.raw.as_deref()))
+    }
+
+    pub(crate) fn into_value(self) -> Value {
+        match self.value.into_inner() {
+            Some(value) => value,
+            None => Self::parse(self.raw.as_deref()),
+        }
+    }
+}
+
+impl PartialEq for ArgsJson {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl fmt::Debug for ArgsJson {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.get(), f)
     }
 }
 
@@ -79,6 +131,16 @@ pub trait BoundToolRuntime: Send + Sync + fmt::Debug {
     ///
     /// [`ArgumentsError::Validation`] (or `Decode`) when the arguments are refused.
     fn validate_input(&self, args: Value) -> Result<ValidatedArgs, ArgumentsError>;
+
+    /// A fast path for the runner: validates raw arguments while decoding them, in one pass
+    /// and without building a JSON value. `None` means "take the ordinary path" (parse, then
+    /// [`validate_input`](Self::validate_input)); it must be returned for every input that path
+    /// would refuse, and may be returned for any other. The default always returns `None`.
+    /// [`StaticTool`] implements it for `#[tool]` types.
+    fn validate_raw(&self, raw: &[u8]) -> Option<ValidatedArgs> {
+        let _ = raw;
+        None
+    }
 
     /// Runs the tool once and returns its output as JSON.
     ///
@@ -164,7 +226,12 @@ impl<T: Tool + Sync> BoundToolRuntime for StaticTool<T> {
             schema.normalize(&mut args);
         }
         let typed = T::deserialize(&args).map_err(ArgumentsError::decode)?;
-        Ok(ValidatedArgs { value: args, typed: Some(Box::new(typed)) })
+        Ok(ValidatedArgs { value: ArgsJson::from_value(args), typed: Some(Box::new(typed)) })
+    }
+
+    fn validate_raw(&self, raw: &[u8]) -> Option<ValidatedArgs> {
+        let typed: T = decode_checked(raw)?;
+        Some(ValidatedArgs { value: ArgsJson::from_raw(raw), typed: Some(Box::new(typed)) })
     }
 
     async fn exec(
@@ -175,7 +242,7 @@ impl<T: Tool + Sync> BoundToolRuntime for StaticTool<T> {
     ) -> Result<Value, ToolError> {
         let typed = match args.typed.and_then(|typed| typed.downcast::<T>().ok()) {
             Some(typed) => *typed,
-            None => T::deserialize(&args.value).map_err(|error| {
+            None => T::deserialize(args.value.get()).map_err(|error| {
                 ToolError::new(format!(
                     "arguments could not be decoded ({:?} error)",
                     error.classify()
@@ -250,7 +317,7 @@ impl BoundToolRuntime for DynamicTool {
 
     fn validate_input(&self, args: Value) -> Result<ValidatedArgs, ArgumentsError> {
         external_errors(&self.input, &args).map_err(ArgumentsError::Validation)?;
-        Ok(ValidatedArgs { value: args, typed: None })
+        Ok(ValidatedArgs { value: ArgsJson::from_value(args), typed: None })
     }
 
     async fn exec(
@@ -259,7 +326,7 @@ impl BoundToolRuntime for DynamicTool {
         ctx: &ToolInvocationContext,
         caps: &ToolCapabilities,
     ) -> Result<Value, ToolError> {
-        (self.handler)(args.value, ctx.clone(), caps.clone()).await
+        (self.handler)(args.value.into_value(), ctx.clone(), caps.clone()).await
     }
 
     fn validate_output(&self, output: &Value) -> Result<(), ValidationErrors> {

@@ -4,7 +4,7 @@
 //! [`ToolInvocationRecord`]) and the [`ToolEvent`]s it emits.
 
 mod auth;
-mod bound;
+pub(crate) mod bound;
 mod capabilities;
 mod clock;
 mod context;

@@ -3,6 +3,8 @@ use std::fmt;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
+use super::bound::ArgsJson;
+
 /// Why a call produced no value: one code per step of the pipeline that can refuse or fail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -100,7 +102,7 @@ pub struct ToolExecResult {
     pub tool_name: String,
     /// The redacted output, or the error.
     pub outcome: Result<Value, ExecError>,
-    args: Option<Value>,
+    args: Option<ArgsJson>,
     started_ms: i64,
     ended_ms: i64,
 }
@@ -110,7 +112,7 @@ impl ToolExecResult {
         tool_call_id: String,
         tool_name: String,
         outcome: Result<Value, ExecError>,
-        args: Option<Value>,
+        args: Option<ArgsJson>,
         (started_ms, ended_ms): (i64, i64),
     ) -> Self {
         Self { tool_call_id, tool_name, outcome, args, started_ms, ended_ms }
@@ -143,7 +145,7 @@ impl ToolExecResult {
     /// The validated arguments the tool ran with (absent when they never validated).
     #[must_use]
     pub fn args(&self) -> Option<&Value> {
-        self.args.as_ref()
+        self.args.as_ref().map(ArgsJson::get)
     }
 
     /// The call's record, copied.
@@ -162,7 +164,7 @@ impl ToolExecResult {
         ToolInvocationRecord {
             tool_call_id: self.tool_call_id,
             name: self.tool_name,
-            args: self.args,
+            args: self.args.map(ArgsJson::into_value),
             result,
             error,
             started_ms: self.started_ms,

@@ -26,6 +26,7 @@
 //! ```
 
 mod consts;
+mod fast;
 mod render;
 #[cfg(feature = "schemars")]
 mod schemars_interop;
@@ -36,6 +37,7 @@ mod validate;
 pub(crate) use validate::Shown;
 
 pub use consts::{RangeBound, contains_connection_id, has_path, is_connection_id};
+pub use fast::decode_checked;
 #[cfg(feature = "schemars")]
 pub use schemars_interop::{schemars_schema, to_schemars};
 pub use subset::{SubsetError, check_subset};
