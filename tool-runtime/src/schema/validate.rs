@@ -168,6 +168,9 @@ impl fmt::Display for Shown<'_> {
 /// [`ArgumentsError`]: invalid JSON, schema violations, or (for a type whose schema does not
 /// match its `Deserialize`) a decoding error.
 pub fn parse_arguments<T: ToolSchema + DeserializeOwned>(raw: &[u8]) -> Result<T, ArgumentsError> {
+    if let Some(args) = super::decode_checked(raw) {
+        return Ok(args);
+    }
     let mut value = parse_json(raw).map_err(ArgumentsError::InvalidJson)?;
     if T::SCHEMA.validate_for_decode(&value).map_err(ArgumentsError::Validation)? {
         T::SCHEMA.normalize(&mut value);
