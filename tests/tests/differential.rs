@@ -619,9 +619,14 @@ fn check_one<T: ToolSchema + DeserializeOwned + Serialize>(
     let fast = decode_checked::<T>(&raw);
     match (parse_arguments::<T>(&raw), &ours) {
         (Ok(args), Ok(())) => {
-            // The one-pass decoder, when it vouches, decodes exactly as the ordinary path.
+            // The one-pass decoder (which `parse_arguments` tries first), when it vouches,
+            // decodes exactly as the ordinary path: validate the parsed value, normalise it,
+            // deserialise it.
             if let Some(fast) = &fast {
-                let (fast, slow) = (serde_json::to_value(fast), serde_json::to_value(&args));
+                let mut normalised = value.clone();
+                T::SCHEMA.normalize(&mut normalised);
+                let slow: T = serde_json::from_value(normalised).expect("valid values decode");
+                let (fast, slow) = (serde_json::to_value(fast), serde_json::to_value(&slow));
                 prop_assert_eq!(fast.ok(), slow.ok(), "decode_checked decoded {} otherwise", value);
             }
             // What deserialisation produced serialises back inside the schema (no `inf`, no
