@@ -290,12 +290,17 @@ impl ToolRunner {
             gen_ai.tool.call.id = %call.id,
             error.r#type = tracing::field::Empty,
         );
-        let outcome = tokio::select! {
-            biased;
-            () = ctx.cancellation().cancelled() => {
-                Err(ExecError::new(ToolErrorCode::Cancelled, "the call was cancelled"))
+        // A call cancelled before it starts does nothing. Otherwise the pipeline is polled
+        // first: a call that finishes without waiting never registers with the token.
+        let cancelled = || Err(ExecError::new(ToolErrorCode::Cancelled, "the call was cancelled"));
+        let outcome = if ctx.cancellation().is_cancelled() {
+            cancelled()
+        } else {
+            tokio::select! {
+                biased;
+                outcome = self.pipeline(&mut call, tool_id, raw_args, ctx).instrument(span.clone()) => outcome,
+                () = ctx.cancellation().cancelled() => cancelled(),
             }
-            outcome = self.pipeline(&mut call, tool_id, raw_args, ctx).instrument(span.clone()) => outcome,
         };
         if let Err(error) = &outcome {
             span.record("error.type", error.code.as_str());
@@ -413,31 +418,36 @@ impl ToolRunner {
             &call_ctx
         };
         // 8. Run within the budget; a panic is an execution error.
-        let budget = Duration::from_millis(budgets.max_runtime_ms);
-        let output =
-            match tokio::time::timeout(budget, CatchUnwind(tool.exec(args, call_ctx, &caps))).await
-            {
-                Err(_) => {
-                    return Err(ExecError::new(
-                        Code::Timeout,
-                        format!("the tool did not finish within {} ms", budgets.max_runtime_ms),
-                    ));
-                }
-                Ok(Err(())) => {
-                    return Err(ExecError::new(
-                        Code::Execution,
-                        "the tool failed unexpectedly (it panicked)",
-                    ));
-                }
-                Ok(Ok(Err(error))) => {
-                    return Err(ExecError {
-                        code: Code::Execution,
-                        message: error.message().to_owned(),
-                        retryable: error.is_retryable(),
-                    });
-                }
-                Ok(Ok(Ok(output))) => output,
-            };
+        // The deadline counts from here; the timer is only set up if the tool has to wait.
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(budgets.max_runtime_ms);
+        let mut run = CatchUnwind(tool.exec(args, call_ctx, &caps));
+        let first = std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut run).poll(cx))).await;
+        let finished = match first {
+            Poll::Ready(finished) => Ok(finished),
+            Poll::Pending => tokio::time::timeout_at(deadline, run).await,
+        };
+        let output = match finished {
+            Err(_) => {
+                return Err(ExecError::new(
+                    Code::Timeout,
+                    format!("the tool did not finish within {} ms", budgets.max_runtime_ms),
+                ));
+            }
+            Ok(Err(())) => {
+                return Err(ExecError::new(
+                    Code::Execution,
+                    "the tool failed unexpectedly (it panicked)",
+                ));
+            }
+            Ok(Ok(Err(error))) => {
+                return Err(ExecError {
+                    code: Code::Execution,
+                    message: error.message().to_owned(),
+                    retryable: error.is_retryable(),
+                });
+            }
+            Ok(Ok(Ok(output))) => output,
+        };
         // 9. Output validation. The details name the unredacted output's fields (an unexpected
         // property's name is text the tool chose), so only their number leaves the runner.
         tool.validate_output(&output).map_err(|errors| {
