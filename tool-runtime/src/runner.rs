@@ -14,8 +14,13 @@
 //! ```
 //!
 //! Every call yields exactly one [`ToolExecResult`] and one `tool_call_result` event; a call
-//! that reaches step 7 also yields one `tool_call_start` event, with the same call id. Error
-//! messages are safe: they never repeat raw arguments, outputs or secrets.
+//! that reaches step 7 also yields one `tool_call_start` event, with the same call id. (A sink
+//! whose [`EventSink::enabled`] says `false`, such as [`NullSink`], gets no events, and none
+//! are built.) Error messages are safe: they never repeat raw arguments, outputs or secrets.
+//!
+//! Step 5 first tries the tool's one-pass decoder ([`BoundToolRuntime::validate_raw`]:
+//! validation while deserialising, no intermediate JSON value) and falls back to parsing,
+//! validating and deserialising in turn, which reports every error.
 //!
 //! ```
 //! use std::sync::Arc;
