@@ -207,6 +207,26 @@ fn json_len(value: &Value) -> usize {
     }
 }
 
+/// An upper bound of [`json_len`], without writing anything: every string byte counted as
+/// the six of a `\u00XX` escape, every number as the longest a JSON number `serde_json` writes
+/// can be.
+fn json_len_bound(value: &Value) -> usize {
+    /// `-1.7976931348623157e308` has 23 characters; integers have at most 20.
+    const NUMBER: usize = 24;
+    let string = |text: &str| text.len().saturating_mul(6).saturating_add(2);
+    match value {
+        Value::Null | Value::Bool(_) => 5,
+        Value::Number(_) => NUMBER,
+        Value::String(text) => string(text),
+        Value::Array(items) => {
+            items.iter().fold(2 + items.len(), |sum, item| sum.saturating_add(json_len_bound(item)))
+        }
+        Value::Object(map) => map.iter().fold(2 + 2 * map.len(), |sum, (key, value)| {
+            sum.saturating_add(string(key)).saturating_add(json_len_bound(value))
+        }),
+    }
+}
+
 /// Validates and decodes arguments. Decoding runs the tool type's `Deserialize`, which is user
 /// code: a panic there is the tool's failure, not the runner's.
 fn decode(
@@ -469,8 +489,11 @@ impl ToolRunner {
         let redacted = tool
             .redact_owned(output)
             .map_err(|error| ExecError::new(Code::RedactionFailed, error.to_string()))?;
-        let size = json_len(&redacted);
-        if size > budgets.max_result_bytes {
+        // The exact size is only counted when a cheap upper bound exceeds the budget.
+        if json_len_bound(&redacted) > budgets.max_result_bytes
+            && let size = json_len(&redacted)
+            && size > budgets.max_result_bytes
+        {
             return Err(ExecError::new(
                 Code::ResultTooLarge,
                 format!("the result is {size} bytes; the limit is {}", budgets.max_result_bytes),
@@ -555,5 +578,34 @@ impl ToolRunner {
         let credential =
             broker.credential(ctx, connection).await.map_err(|error| denied(error.to_string()))?;
         Ok(caps.with(Auth::new(connection.to_owned(), credential)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{json_len, json_len_bound};
+
+    #[test]
+    fn the_size_bound_is_never_below_the_size() {
+        let values = [
+            json!(null),
+            json!(true),
+            json!(false),
+            json!(-9_223_372_036_854_775_808_i64),
+            json!(u64::MAX),
+            json!(-1.797_693_134_862_315_7e308),
+            json!(5e-324),
+            json!(""),
+            json!("\u{0}\u{1f}\"\\\n caf\u{e9} \u{1F600}"),
+            json!([]),
+            json!([null, [[]], {}]),
+            json!({"": "", "\u{7}": [1, 2.5, {"k\"": null}], "long": "x".repeat(1000)}),
+        ];
+        for value in &values {
+            assert!(json_len_bound(value) >= json_len(value), "{value}");
+        }
+        assert_eq!(json_len(&json!({"a": [1, "b"]})), r#"{"a":[1,"b"]}"#.len());
     }
 }
