@@ -416,6 +416,9 @@ impl Core {
     }
 
     /// The input ended: calls still open are cut off, and a missing finish is reported.
+    ///
+    /// The assembled response is moved out (a large call's argument tree is not copied), so
+    /// this is called once; the session keeps what it returns.
     pub(crate) fn end(&mut self, out: &mut Vec<StreamEvent>) -> Decoded {
         if self.finish.is_none() || self.finalised < self.slots.len() {
             self.problem(Problem::Unfinished, out);
@@ -425,11 +428,11 @@ impl Core {
             self.problem(Problem::NothingRecognised, out);
         }
         Decoded {
-            calls: self.calls.clone(),
-            text: self.text.clone(),
+            calls: std::mem::take(&mut self.calls),
+            text: std::mem::take(&mut self.text),
             finish: self.finish.clone().unwrap_or(Finish::new(FinishReason::Unfinished, None)),
-            problems: self.problems.clone(),
-            extras: self.extras.clone(),
+            problems: std::mem::take(&mut self.problems),
+            extras: std::mem::take(&mut self.extras),
         }
     }
 }

@@ -125,10 +125,10 @@ impl Adapter for Gemini {
     }
 
     fn decode(&self, bytes: &[u8]) -> Result<Decoded, DecodeError> {
-        let value = body(bytes)?;
-        let chunks = match &value {
-            Value::Array(chunks) => chunks.as_slice(),
-            single => std::slice::from_ref(single),
+        let mut value = body(bytes)?;
+        let chunks = match &mut value {
+            Value::Array(chunks) => chunks.as_mut_slice(),
+            single => std::slice::from_mut(single),
         };
         if let [single] = chunks
             && let Some(error) = single.get("error")
@@ -217,34 +217,44 @@ fn finish(reason: &str) -> Finish {
     Finish::new(canonical, Some(reason))
 }
 
-/// One `GenerateContentResponse`, whole or one chunk of a stream.
-fn on_chunk(core: &mut Core, chunk: &Value, out: &mut Vec<StreamEvent>) {
+/// One `GenerateContentResponse`, whole or one chunk of a stream. Each call's `args` are
+/// taken out of `chunk`, not copied: they can be the bulk of it.
+fn on_chunk(core: &mut Core, chunk: &mut Value, out: &mut Vec<StreamEvent>) {
     if let Some(error) = chunk.get("error") {
         core.recognised += 1;
         core.problem(Problem::Provider(ProviderError::from_value(error)), out);
         core.finish(Finish::new(FinishReason::Error, Some("error")), out);
         return;
     }
-    let candidates = chunk.get("candidates").and_then(Value::as_array);
+    let Value::Object(chunk) = chunk else {
+        core.problem(Problem::UnexpectedPayload { expected: "a GenerateContentResponse" }, out);
+        return;
+    };
     let feedback = chunk.get("promptFeedback");
-    if candidates.is_none() && feedback.is_none() && chunk.get("usageMetadata").is_none() {
+    let block_reason = feedback.and_then(|feedback| str_at(feedback, "blockReason"));
+    let block_reason = block_reason.map(str::to_owned);
+    if !chunk.get("candidates").is_some_and(Value::is_array)
+        && feedback.is_none()
+        && !chunk.contains_key("usageMetadata")
+    {
         core.problem(Problem::UnexpectedPayload { expected: "a GenerateContentResponse" }, out);
         return;
     }
     core.recognised += 1;
-    let candidate = candidates.and_then(|candidates| {
-        candidates
-            .iter()
-            .find(|candidate| candidate.get("index").and_then(Value::as_u64).unwrap_or(0) == 0)
-    });
+    let candidate =
+        chunk.get_mut("candidates").and_then(Value::as_array_mut).and_then(|candidates| {
+            candidates
+                .iter_mut()
+                .find(|candidate| candidate.get("index").and_then(Value::as_u64).unwrap_or(0) == 0)
+        });
     let Some(candidate) = candidate else {
-        if let Some(reason) = feedback.and_then(|feedback| str_at(feedback, "blockReason")) {
-            core.finish(Finish::new(FinishReason::ContentFilter, Some(reason)), out);
+        if let Some(reason) = block_reason {
+            core.finish(Finish::new(FinishReason::ContentFilter, Some(&reason)), out);
         }
         return;
     };
-    let parts = candidate.pointer("/content/parts").and_then(Value::as_array);
-    for part in parts.map(Vec::as_slice).unwrap_or_default() {
+    let parts = candidate.pointer_mut("/content/parts").and_then(Value::as_array_mut);
+    for part in parts.map(Vec::as_mut_slice).unwrap_or_default() {
         if let Some(call) = part.get("functionCall") {
             let slot = core.open();
             if let Some(id) = str_at(call, "id").filter(|id| !id.is_empty()) {
@@ -259,8 +269,8 @@ fn on_chunk(core: &mut Core, chunk: &Value, out: &mut Vec<StreamEvent>) {
             {
                 extras.insert("thoughtSignature", signature.clone());
             }
-            let args = call.get("args").cloned().unwrap_or_else(|| json!({}));
-            core.set_object(slot, args, true, out);
+            let args = part.get_mut("functionCall").and_then(|call| call.get_mut("args"));
+            core.set_object(slot, args.map_or_else(|| json!({}), Value::take), true, out);
         } else if part.get("thought").and_then(Value::as_bool) != Some(true) {
             core.text(str_at(part, "text").unwrap_or_default(), out);
         }
@@ -276,8 +286,8 @@ struct GeminiProtocol;
 
 impl Protocol for GeminiProtocol {
     fn on_frame(&mut self, core: &mut Core, frame: Frame, out: &mut Vec<StreamEvent>) {
-        if let Some(chunk) = payload(core, &frame.data, out) {
-            on_chunk(core, &chunk, out);
+        if let Some(mut chunk) = payload(core, &frame.data, out) {
+            on_chunk(core, &mut chunk, out);
         }
     }
 }
