@@ -68,11 +68,16 @@ impl<P: Protocol> Session<P> {
     }
 
     fn drain(&mut self, out: &mut Vec<StreamEvent>) {
-        for problem in self.problems.drain(..) {
-            self.core.problem(problem, out);
+        // Most reads complete nothing; an empty `drain(..)` is not free when reads are tiny.
+        if !self.problems.is_empty() {
+            for problem in self.problems.drain(..) {
+                self.core.problem(problem, out);
+            }
         }
-        for frame in self.frames.drain(..) {
-            self.protocol.on_frame(&mut self.core, frame, out);
+        if !self.frames.is_empty() {
+            for frame in self.frames.drain(..) {
+                self.protocol.on_frame(&mut self.core, frame, out);
+            }
         }
     }
 }

@@ -33,21 +33,24 @@ impl SseParser {
         frames: &mut Vec<Frame>,
         problems: &mut Vec<Problem>,
     ) {
-        for &byte in bytes {
-            if self.after_cr {
-                self.after_cr = false;
-                if byte == b'\n' {
-                    continue;
-                }
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            if std::mem::take(&mut self.after_cr)
+                && let [b'\n', tail @ ..] = rest
+            {
+                rest = tail;
+                continue;
             }
-            match byte {
-                b'\n' => self.end_line(frames, problems),
-                b'\r' => {
-                    self.end_line(frames, problems);
-                    self.after_cr = true;
-                }
-                _ => self.line.push(byte),
-            }
+            // Copy up to the line's end at once rather than byte by byte.
+            let Some(end) = rest.iter().position(|&byte| byte == b'\n' || byte == b'\r') else {
+                self.line.extend_from_slice(rest);
+                return;
+            };
+            let (line, terminator) = rest.split_at(end);
+            self.line.extend_from_slice(line);
+            self.end_line(frames, problems);
+            self.after_cr = terminator.first() == Some(&b'\r');
+            rest = terminator.get(1..).unwrap_or_default();
         }
     }
 
@@ -60,9 +63,17 @@ impl SseParser {
         self.dispatch(frames);
     }
 
+    /// Handles the buffered line; its buffer is kept for the next line on every path (a blank
+    /// line ends every event, so dropping it there would regrow the buffer for each event).
     fn end_line(&mut self, frames: &mut Vec<Frame>, problems: &mut Vec<Problem>) {
-        let line = std::mem::take(&mut self.line);
-        let Ok(text) = std::str::from_utf8(&line) else {
+        let mut line = std::mem::take(&mut self.line);
+        self.field(&line, frames, problems);
+        line.clear();
+        self.line = line;
+    }
+
+    fn field(&mut self, line: &[u8], frames: &mut Vec<Frame>, problems: &mut Vec<Problem>) {
+        let Ok(text) = std::str::from_utf8(line) else {
             problems.push(Problem::InvalidUtf8);
             return;
         };
@@ -88,8 +99,6 @@ impl SseParser {
             "event" => self.event = Some(value.to_owned()),
             _ => {}
         }
-        self.line = line;
-        self.line.clear();
     }
 
     fn dispatch(&mut self, frames: &mut Vec<Frame>) {
@@ -157,6 +166,19 @@ mod tests {
         let got = frames(&[b"data: x\r\rdata: y"]);
         assert_eq!(got.len(), 2);
         assert_eq!(got[1].data, "y");
+    }
+
+    #[test]
+    fn every_split_point_gives_the_same_frames() {
+        let text: &[u8] = b"event: a\r\ndata: one\r\rdata: two\n\n: c\ndata: caf\xc3\xa9\r\n\r\n";
+        let whole = frames(&[text]);
+        assert_eq!(whole.len(), 3);
+        for split in 0..=text.len() {
+            let (head, tail) = text.split_at(split);
+            assert_eq!(frames(&[head, tail]), whole, "split at {split}");
+        }
+        let bytes: Vec<&[u8]> = text.chunks(1).collect();
+        assert_eq!(frames(&bytes), whole);
     }
 
     #[test]
