@@ -29,6 +29,22 @@ fn static_spec_access_allocates_nothing() {
     assert!(std::ptr::eq(Medium::spec(), Medium::spec()), "one static spec");
 }
 
+/// Validating arguments that match the schema allocates nothing: pointers and messages are
+/// only built for errors, and a pattern's compiled regex is shared, not cloned.
+#[test]
+fn validating_valid_arguments_allocates_nothing() {
+    let medium: serde_json::Value = serde_json::from_str(MEDIUM_ARGS).expect("JSON");
+    let small: serde_json::Value = serde_json::from_str(SMALL_ARGS).expect("JSON");
+    let validate = || {
+        assert!(Medium::SCHEMA.validate(black_box(&medium)).is_ok());
+        assert!(Small::SCHEMA.validate(black_box(&small)).is_ok());
+    };
+    // The first validations compile the pattern and fill this thread's regex search cache.
+    allocation_counter::measure(|| (0..10).for_each(|_| validate()));
+    let info = allocation_counter::measure(|| (0..100).for_each(|_| validate()));
+    assert_eq!(info.count_total, 0, "{info:?}");
+}
+
 #[test]
 fn the_counter_counts() {
     let info = allocation_counter::measure(|| {

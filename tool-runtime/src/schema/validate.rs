@@ -4,14 +4,18 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::{self, Write as _};
-use std::sync::{Arc, OnceLock, RwLock};
+use std::hash::{BuildHasherDefault, Hash as _, Hasher};
+use std::sync::{OnceLock, RwLock};
 
 use regex::Regex;
 use serde::de::{self, DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::map::Entry;
 use serde_json::{Map, Number, Value};
 
-use super::{Schema, SchemaKind, ToolSchema};
+use super::{
+    ArraySchema, IntegerSchema, NumberSchema, Property, Schema, SchemaKind, StringSchema,
+    ToolSchema,
+};
 
 /// At most this many errors are kept; the rest are counted.
 const MAX_ERRORS: usize = 64;
@@ -276,18 +280,20 @@ pub enum Constraint {
 }
 
 /// One schema violation.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct ValidationError {
-    pointer: String,
+    /// The pointer followed by the message: one allocation per error, not two.
+    text: String,
+    /// Where the pointer ends and the message starts in `text`.
+    split: usize,
     constraint: Constraint,
-    message: String,
 }
 
 impl ValidationError {
     /// JSON pointer (RFC 6901) to the offending value; `""` is the whole document.
     #[must_use]
     pub fn pointer(&self) -> &str {
-        &self.pointer
+        self.text.get(..self.split).unwrap_or_default()
     }
 
     /// The constraint that was broken.
@@ -300,14 +306,25 @@ impl ValidationError {
     /// received JSON type or size, never the received value.
     #[must_use]
     pub fn message(&self) -> &str {
-        &self.message
+        self.text.get(self.split..).unwrap_or_default()
+    }
+}
+
+impl fmt::Debug for ValidationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ValidationError")
+            .field("pointer", &self.pointer())
+            .field("constraint", &self.constraint)
+            .field("message", &self.message())
+            .finish()
     }
 }
 
 impl fmt::Display for ValidationError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let pointer = if self.pointer.is_empty() { "/" } else { &self.pointer };
-        write!(f, "{pointer}: {}", self.message)
+        let pointer = self.pointer();
+        let pointer = if pointer.is_empty() { "/" } else { pointer };
+        write!(f, "{pointer}: {}", self.message())
     }
 }
 
@@ -346,12 +363,12 @@ impl ValidationErrors {
             message.truncate(end);
             message.push_str("...");
         }
-        self.push(pointer, Constraint::External, message);
-    }
-
-    fn push(&mut self, pointer: &str, constraint: Constraint, message: String) {
         if self.errors.len() < MAX_ERRORS {
-            self.errors.push(ValidationError { pointer: pointer.to_owned(), constraint, message });
+            let mut text = String::with_capacity(pointer.len() + message.len());
+            text.push_str(pointer);
+            text.push_str(&message);
+            let split = pointer.len();
+            self.errors.push(ValidationError { text, split, constraint: Constraint::External });
         } else {
             self.omitted += 1;
         }
@@ -460,24 +477,73 @@ fn cmp_f64_int(value: f64, bound: i128) -> std::cmp::Ordering {
     }
 }
 
-/// The compiled regex of a schema's `pattern`, compiled once per process. Handed out behind an
-/// `Arc`: cloning a `Regex` itself would give the clone an empty search cache, which costs more
-/// to build on its first search than the search does.
-pub(super) fn pattern_regex(pattern: &'static str) -> Option<Arc<Regex>> {
-    /// Each pattern's regex, or `None` for a pattern that does not compile.
-    type Cache = RwLock<HashMap<&'static str, Option<Arc<Regex>>>>;
-    static CACHE: OnceLock<Cache> = OnceLock::new();
-    let cache = CACHE.get_or_init(RwLock::default);
-    if let Ok(read) = cache.read()
-        && let Some(found) = read.get(pattern)
+/// The compiled regex of a schema's `pattern`, compiled once per process and kept for its
+/// lifetime: patterns are `'static`, so there are finitely many, and a `&'static Regex` costs
+/// no reference count per search. (Cloning a `Regex` would give the clone an empty search
+/// cache, which costs more to build on its first search than the search does.)
+///
+/// Patterns are found by their address and length rather than their text (hashing the text with
+/// SipHash cost as much as the search), in a fixed table whose slots are filled once and never
+/// change, so a lookup takes no lock. A pattern whose text sits at two addresses is compiled
+/// twice, which is harmless; patterns beyond the table's size go to a locked map.
+pub(super) fn pattern_regex(pattern: &'static str) -> Option<&'static Regex> {
+    /// A pattern's address and length, and its regex (`None` if it does not compile).
+    type Compiled = ((usize, usize), Option<Regex>);
+    const SLOTS: usize = 256;
+    static TABLE: [OnceLock<Compiled>; SLOTS] = [const { OnceLock::new() }; SLOTS];
+    /// Each further pattern's regex, leaked like the table's.
+    type Overflow =
+        RwLock<HashMap<(usize, usize), Option<&'static Regex>, BuildHasherDefault<AddressHasher>>>;
+    static OVERFLOW: OnceLock<Overflow> = OnceLock::new();
+
+    let key = (pattern.as_ptr().addr(), pattern.len());
+    let compile = || Regex::new(&ecma_pattern(pattern)).ok();
+    let mut hasher = AddressHasher::default();
+    key.hash(&mut hasher);
+    // The top bits of the product are the well-mixed ones.
+    #[allow(clippy::cast_possible_truncation)]
+    let start = (hasher.finish() >> 56) as usize;
+    for probe in 0..SLOTS {
+        // Racing threads agree: one fills an empty slot, the others read what it put there.
+        let (slot_key, regex) = TABLE[(start + probe) % SLOTS].get_or_init(|| (key, compile()));
+        if *slot_key == key {
+            return regex.as_ref();
+        }
+    }
+    let overflow = OVERFLOW.get_or_init(RwLock::default);
+    if let Ok(read) = overflow.read()
+        && let Some(found) = read.get(&key)
     {
-        return found.clone();
+        return *found;
     }
-    let compiled = Regex::new(&ecma_pattern(pattern)).ok().map(Arc::new);
-    if let Ok(mut write) = cache.write() {
-        write.insert(pattern, compiled.clone());
+    // Compiled under the write lock, so that racing threads do not each leak a copy.
+    let mut write = overflow.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+    *write.entry(key).or_insert_with(|| compile().map(|regex| &*Box::leak(Box::new(regex))))
+}
+
+/// Hashes the address and length of a `'static` pattern (FxHash's multiply-rotate): keys are
+/// few and not chosen by a caller, so no defence against collisions is needed.
+#[derive(Default)]
+struct AddressHasher(u64);
+
+impl Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        self.0
     }
-    compiled
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.write_u64(u64::from(byte));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
 }
 
 /// ECMA-262 `\s`: white space and line terminators.
@@ -569,9 +635,30 @@ impl Path<'_> {
             }
             Self::Index(parent, index) => {
                 parent.render(pointer);
-                let _ = write!(pointer, "/{index}");
+                pointer.push('/');
+                push_decimal(pointer, *index as u64);
             }
         }
+    }
+}
+
+/// Appends `n` in decimal, without the formatting machinery.
+fn push_decimal(out: &mut String, mut n: u64) {
+    let mut digits = [0_u8; 20];
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        // `n % 10` is below 10.
+        #[allow(clippy::cast_possible_truncation)]
+        let digit = (n % 10) as u8;
+        digits[start] = b'0' + digit;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &digit in &digits[start..] {
+        out.push(char::from(digit));
     }
 }
 
@@ -584,11 +671,30 @@ struct Checked {
 }
 
 impl Checked {
-    fn push(&mut self, path: &Path<'_>, constraint: Constraint, message: String) {
+    /// Records an error at `path`: the pointer and the message are written into one string
+    /// with room for both, so an error costs one allocation.
+    #[cold]
+    #[inline(never)]
+    fn push(&mut self, path: &Path<'_>, constraint: Constraint, message: fmt::Arguments<'_>) {
+        self.push_with(path, constraint, |text| {
+            let _ = text.write_fmt(message);
+        });
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn push_with(
+        &mut self,
+        path: &Path<'_>,
+        constraint: Constraint,
+        message: impl FnOnce(&mut String),
+    ) {
         if self.errors.errors.len() < MAX_ERRORS {
-            let mut pointer = String::new();
-            path.render(&mut pointer);
-            self.errors.errors.push(ValidationError { pointer, constraint, message });
+            let mut text = String::with_capacity(96);
+            path.render(&mut text);
+            let split = text.len();
+            message(&mut text);
+            self.errors.errors.push(ValidationError { text, split, constraint });
         } else {
             self.errors.omitted += 1;
         }
@@ -597,6 +703,10 @@ impl Checked {
 
 fn push_pointer_segment(pointer: &mut String, segment: &str) {
     pointer.push('/');
+    if !segment.bytes().any(|byte| matches!(byte, b'~' | b'/')) {
+        pointer.push_str(segment);
+        return;
+    }
     for c in segment.chars() {
         match c {
             '~' => pointer.push_str("~0"),
@@ -604,6 +714,263 @@ fn push_pointer_segment(pointer: &mut String, segment: &str) {
             c => pointer.push(c),
         }
     }
+}
+
+/// Checks an integer's bounds; `false` when the number is not an integer (`3.5`).
+#[inline]
+fn check_integer(int: &IntegerSchema, number: &Number, path: &Path<'_>, out: &mut Checked) -> bool {
+    let exact = number.as_u64().map(i128::from).or_else(|| number.as_i64().map(i128::from));
+    if exact.is_none() {
+        if integral(number).is_none() {
+            return false;
+        }
+        out.integral_floats = true;
+    }
+    let cmp = |bound: i128| match exact {
+        Some(value) => value.cmp(&bound),
+        None => cmp_int(number, bound),
+    };
+    if let Some(min) = int.minimum
+        && cmp(min).is_lt()
+    {
+        #[allow(clippy::cast_precision_loss)]
+        let bound = min as f64;
+        out.push(
+            path,
+            Constraint::Minimum(bound),
+            format_args!("expected an integer of at least {min}"),
+        );
+    }
+    if let Some(max) = int.maximum
+        && cmp(max).is_gt()
+    {
+        #[allow(clippy::cast_precision_loss)]
+        let bound = max as f64;
+        out.push(
+            path,
+            Constraint::Maximum(bound),
+            format_args!("expected an integer of at most {max}"),
+        );
+    }
+    true
+}
+
+#[inline]
+fn check_number(num: &NumberSchema, number: &Number, path: &Path<'_>, out: &mut Checked) {
+    let value = number.as_f64().unwrap_or(0.0);
+    if let Some(min) = num.minimum.filter(|min| value < *min) {
+        out.push(
+            path,
+            Constraint::Minimum(min),
+            format_args!("expected a number of at least {min}"),
+        );
+    }
+    if let Some(max) = num.maximum.filter(|max| value > *max) {
+        out.push(
+            path,
+            Constraint::Maximum(max),
+            format_args!("expected a number of at most {max}"),
+        );
+    }
+    if let Some(min) = num.exclusive_minimum.filter(|min| value <= *min) {
+        out.push(
+            path,
+            Constraint::ExclusiveMinimum(min),
+            format_args!("expected a number greater than {min}"),
+        );
+    }
+    if let Some(max) = num.exclusive_maximum.filter(|max| value >= *max) {
+        out.push(
+            path,
+            Constraint::ExclusiveMaximum(max),
+            format_args!("expected a number less than {max}"),
+        );
+    }
+}
+
+#[inline(never)]
+fn check_string(string: &StringSchema, text: &str, path: &Path<'_>, out: &mut Checked) {
+    // A string of n bytes holds between ceil(n / 4) and n characters: most lengths are decided
+    // without counting.
+    let bytes = text.len() as u64;
+    if string.min_length.is_some_and(|min| bytes.div_ceil(4) < min)
+        || string.max_length.is_some_and(|max| bytes > max)
+    {
+        let length = char_count(text);
+        if let Some(min) = string.min_length.filter(|min| length < *min) {
+            out.push(
+                path,
+                Constraint::MinLength(min),
+                format_args!("expected at least {min} characters, got {length}"),
+            );
+        }
+        if let Some(max) = string.max_length.filter(|max| length > *max) {
+            out.push(
+                path,
+                Constraint::MaxLength(max),
+                format_args!("expected at most {max} characters, got {length}"),
+            );
+        }
+    }
+    if let Some(pattern) = string.pattern {
+        match pattern_regex(pattern) {
+            Some(regex) if regex.is_match(text) => {}
+            Some(_) => out.push_with(path, Constraint::Pattern(pattern), |message| {
+                message.push_str("expected a string matching the pattern `");
+                message.push_str(pattern);
+                message.push('`');
+            }),
+            None => out.push(
+                path,
+                Constraint::Pattern(pattern),
+                format_args!("the pattern `{pattern}` cannot be compiled, so no string matches it"),
+            ),
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn enum_error(values: &'static [&'static str], path: &Path<'_>, out: &mut Checked) {
+    out.push_with(path, Constraint::Enum(values), |message| {
+        message.push_str("expected one of ");
+        for (i, value) in values.iter().enumerate() {
+            if i > 0 {
+                message.push_str(", ");
+            }
+            message.push('`');
+            message.push_str(value);
+            message.push('`');
+        }
+    });
+}
+
+#[inline(never)]
+fn check_array(array: &ArraySchema, items: &[Value], path: &Path<'_>, out: &mut Checked) {
+    let count = items.len() as u64;
+    if let Some(min) = array.min_items.filter(|min| count < *min) {
+        out.push(
+            path,
+            Constraint::MinItems(min),
+            format_args!("expected at least {min} items, got {count}"),
+        );
+    }
+    if let Some(max) = array.max_items.filter(|max| count > *max) {
+        out.push(
+            path,
+            Constraint::MaxItems(max),
+            format_args!("expected at most {max} items, got {count}"),
+        );
+    }
+    if array.unique_items {
+        let duplicate = (1..items.len())
+            .find_map(|j| (0..j).find(|&i| json_eq(&items[i], &items[j])).map(|i| (i, j)));
+        if let Some((i, j)) = duplicate {
+            out.push(
+                path,
+                Constraint::UniqueItems,
+                format_args!("expected unique items, but items {i} and {j} are equal"),
+            );
+        }
+    }
+    for (index, item) in items.iter().enumerate() {
+        array.items.check(item, &Path::Index(path, index), out);
+    }
+}
+
+/// `a == b` without a call to `memcmp` for strings of up to 16 bytes (property names, enum
+/// values), which are compared in at most two overlapping words.
+#[inline]
+fn same_str(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    if let (Some(a_head), Some(b_head), Some(a_tail), Some(b_tail)) =
+        (a.first_chunk::<8>(), b.first_chunk::<8>(), a.last_chunk::<8>(), b.last_chunk::<8>())
+        && a.len() <= 16
+    {
+        return a_head == b_head && a_tail == b_tail;
+    }
+    if let (Some(a_head), Some(b_head), Some(a_tail), Some(b_tail)) =
+        (a.first_chunk::<4>(), b.first_chunk::<4>(), a.last_chunk::<4>(), b.last_chunk::<4>())
+        && a.len() < 8
+    {
+        return a_head == b_head && a_tail == b_tail;
+    }
+    a == b
+}
+
+/// Up to this many entries, an object's entries are scanned for a property sent out of order or
+/// absent rather than hashed: comparing lengths first, the scan costs less than hashing the name.
+const SCAN_LIMIT: usize = 16;
+
+/// Checks the properties of a closed object, then reports the keys it does not list.
+#[inline(never)]
+fn check_object(
+    properties: &[Property],
+    map: &Map<String, Value>,
+    path: &Path<'_>,
+    out: &mut Checked,
+) {
+    // Models mostly send properties in schema order: each property is first looked for at the
+    // next entry of the map, without hashing. The entries taken that way are a prefix of the map.
+    let mut entries = map.iter();
+    let mut next = entries.next();
+    for property in properties {
+        let child = match next {
+            Some((key, child)) if same_str(key, property.name) => {
+                next = entries.next();
+                Some(child)
+            }
+            _ if map.len() <= SCAN_LIMIT => {
+                map.iter().find_map(|(key, child)| same_str(key, property.name).then_some(child))
+            }
+            _ => map.get(property.name),
+        };
+        match child {
+            Some(child) => property.schema.check(child, &Path::Key(path, property.name), out),
+            None if property.required => out.push(
+                &Path::Key(path, property.name),
+                Constraint::Required,
+                format_args!("missing required property"),
+            ),
+            None => {}
+        }
+    }
+    // When the in-order walk took every entry, every key is a property. Otherwise the keys it
+    // took are, and of the others, those that no property names are unknown.
+    if next.is_some() {
+        let in_order = map.len() - entries.len() - 1;
+        for key in map.keys().skip(in_order) {
+            if !properties.iter().any(|property| same_str(property.name, key)) {
+                out.push_with(&Path::Key(path, key), Constraint::AdditionalProperty, |message| {
+                    message.push_str("unknown property `");
+                    push_shown(message, key);
+                    message.push('`');
+                });
+            }
+        }
+    }
+}
+
+/// Writes `Shown(text)` (cut to 64 characters, escaped) without the formatting machinery when
+/// there is nothing to cut or escape.
+fn push_shown(out: &mut String, text: &str) {
+    let plain = text.len() <= 64
+        && text
+            .bytes()
+            .all(|byte| matches!(byte, b' '..=b'~') && !matches!(byte, b'\\' | b'\'' | b'"'));
+    if plain {
+        out.push_str(text);
+    } else {
+        let _ = write!(out, "{}", Shown(text));
+    }
+}
+
+/// The number of Unicode scalar values in `text`: the bytes that do not continue a character.
+fn char_count(text: &str) -> u64 {
+    text.bytes().filter(|byte| (byte & 0xC0) != 0x80).count() as u64
 }
 
 impl Schema {
@@ -649,190 +1016,53 @@ impl Schema {
         self.validate(value).is_ok()
     }
 
+    /// Dispatches on the value's type first: scalars are checked inline, in the loop over an
+    /// object's properties or an array's items, and containers out of line. (Left to itself,
+    /// the compiler keeps this a call per value, which costs more than most checks.)
+    #[inline(always)]
     fn check(&self, value: &Value, path: &Path<'_>, out: &mut Checked) {
-        if value.is_null() {
-            if !self.nullable {
-                self.type_error(value, path, out);
+        match (value, &self.kind) {
+            (Value::Null, _) if self.nullable => {}
+            (Value::Bool(_), SchemaKind::Boolean) => {}
+            (Value::Number(number), SchemaKind::Integer(int)) => {
+                if !check_integer(int, number, path, out) {
+                    self.type_error(value, path, out);
+                }
             }
-            return;
-        }
-        match (&self.kind, value) {
-            (SchemaKind::Boolean, Value::Bool(_)) => {}
-            (SchemaKind::Integer(int), Value::Number(number)) if integral(number).is_some() => {
-                out.integral_floats |= number.is_f64();
-                if let Some(min) = int.minimum
-                    && cmp_int(number, min).is_lt()
+            (Value::Number(number), SchemaKind::Number(num)) => {
+                check_number(num, number, path, out)
+            }
+            (Value::String(text), SchemaKind::String(string)) => {
+                if string.min_length.is_some()
+                    || string.max_length.is_some()
+                    || string.pattern.is_some()
                 {
-                    #[allow(clippy::cast_precision_loss)]
-                    let bound = min as f64;
-                    out.push(
-                        path,
-                        Constraint::Minimum(bound),
-                        format!("expected an integer of at least {min}"),
-                    );
-                }
-                if let Some(max) = int.maximum
-                    && cmp_int(number, max).is_gt()
-                {
-                    #[allow(clippy::cast_precision_loss)]
-                    let bound = max as f64;
-                    out.push(
-                        path,
-                        Constraint::Maximum(bound),
-                        format!("expected an integer of at most {max}"),
-                    );
+                    check_string(string, text, path, out);
                 }
             }
-            (SchemaKind::Number(num), Value::Number(number)) => {
-                let value = number.as_f64().unwrap_or(0.0);
-                if let Some(min) = num.minimum.filter(|min| value < *min) {
-                    out.push(
-                        path,
-                        Constraint::Minimum(min),
-                        format!("expected a number of at least {min}"),
-                    );
-                }
-                if let Some(max) = num.maximum.filter(|max| value > *max) {
-                    out.push(
-                        path,
-                        Constraint::Maximum(max),
-                        format!("expected a number of at most {max}"),
-                    );
-                }
-                if let Some(min) = num.exclusive_minimum.filter(|min| value <= *min) {
-                    out.push(
-                        path,
-                        Constraint::ExclusiveMinimum(min),
-                        format!("expected a number greater than {min}"),
-                    );
-                }
-                if let Some(max) = num.exclusive_maximum.filter(|max| value >= *max) {
-                    out.push(
-                        path,
-                        Constraint::ExclusiveMaximum(max),
-                        format!("expected a number less than {max}"),
-                    );
+            (Value::String(text), SchemaKind::Enum(values)) => {
+                if !values.iter().any(|value| same_str(value, text)) {
+                    enum_error(values, path, out);
                 }
             }
-            (SchemaKind::String(string), Value::String(text)) => {
-                if string.min_length.is_some() || string.max_length.is_some() {
-                    let length = text.chars().count() as u64;
-                    if let Some(min) = string.min_length.filter(|min| length < *min) {
-                        out.push(
-                            path,
-                            Constraint::MinLength(min),
-                            format!("expected at least {min} characters, got {length}"),
-                        );
-                    }
-                    if let Some(max) = string.max_length.filter(|max| length > *max) {
-                        out.push(
-                            path,
-                            Constraint::MaxLength(max),
-                            format!("expected at most {max} characters, got {length}"),
-                        );
-                    }
-                }
-                if let Some(pattern) = string.pattern {
-                    match pattern_regex(pattern) {
-                        Some(regex) if regex.is_match(text) => {}
-                        Some(_) => out.push(path, Constraint::Pattern(pattern), format!("expected a string matching the pattern `{pattern}`")),
-                        None => out.push(path, Constraint::Pattern(pattern), format!("the pattern `{pattern}` cannot be compiled, so no string matches it")),
-                    }
-                }
-            }
-            (SchemaKind::Enum(values), Value::String(text)) => {
-                if !values.contains(&text.as_str()) {
-                    let mut message = String::from("expected one of ");
-                    for (i, value) in values.iter().enumerate() {
-                        if i > 0 {
-                            message.push_str(", ");
-                        }
-                        let _ = write!(message, "`{value}`");
-                    }
-                    out.push(path, Constraint::Enum(values), message);
-                }
-            }
-            (SchemaKind::Array(array), Value::Array(items)) => {
-                let count = items.len() as u64;
-                if let Some(min) = array.min_items.filter(|min| count < *min) {
-                    out.push(
-                        path,
-                        Constraint::MinItems(min),
-                        format!("expected at least {min} items, got {count}"),
-                    );
-                }
-                if let Some(max) = array.max_items.filter(|max| count > *max) {
-                    out.push(
-                        path,
-                        Constraint::MaxItems(max),
-                        format!("expected at most {max} items, got {count}"),
-                    );
-                }
-                if array.unique_items {
-                    let duplicate = (1..items.len()).find_map(|j| {
-                        (0..j).find(|&i| json_eq(&items[i], &items[j])).map(|i| (i, j))
-                    });
-                    if let Some((i, j)) = duplicate {
-                        out.push(
-                            path,
-                            Constraint::UniqueItems,
-                            format!("expected unique items, but items {i} and {j} are equal"),
-                        );
-                    }
-                }
-                for (index, item) in items.iter().enumerate() {
-                    array.items.check(item, &Path::Index(path, index), out);
-                }
-            }
-            (SchemaKind::Object(object), Value::Object(map)) => {
-                // Models mostly send properties in schema order: each property is first looked
-                // for at the next entry of the map, without hashing, then looked up.
-                let mut entries = map.iter().peekable();
-                for property in object.properties {
-                    let child = match entries.peek() {
-                        Some((key, child)) if key.as_str() == property.name => {
-                            let child = *child;
-                            entries.next();
-                            Some(child)
-                        }
-                        _ => map.get(property.name),
-                    };
-                    match child {
-                        Some(child) => {
-                            property.schema.check(child, &Path::Key(path, property.name), out);
-                        }
-                        None if property.required => out.push(
-                            &Path::Key(path, property.name),
-                            Constraint::Required,
-                            "missing required property".to_owned(),
-                        ),
-                        None => {}
-                    }
-                }
-                // When the in-order walk took every entry, every key is a property.
-                if entries.peek().is_some() {
-                    for key in map.keys() {
-                        if !object.properties.iter().any(|property| property.name == key) {
-                            out.push(
-                                &Path::Key(path, key),
-                                Constraint::AdditionalProperty,
-                                format!("unknown property `{}`", Shown(key)),
-                            );
-                        }
-                    }
-                }
+            (Value::Array(items), SchemaKind::Array(array)) => check_array(array, items, path, out),
+            (Value::Object(map), SchemaKind::Object(object)) => {
+                check_object(object.properties, map, path, out);
             }
             _ => self.type_error(value, path, out),
         }
     }
 
+    #[cold]
+    #[inline(never)]
     fn type_error(&self, value: &Value, path: &Path<'_>, out: &mut Checked) {
         let expected = expected_type(self);
-        out.push(
-            path,
-            Constraint::Type { expected },
-            format!("expected {expected}, got {}", json_type(value)),
-        );
+        out.push_with(path, Constraint::Type { expected }, |message| {
+            message.push_str("expected ");
+            message.push_str(expected);
+            message.push_str(", got ");
+            message.push_str(json_type(value));
+        });
     }
 
     /// Rewrites integral floats (`3.0`) in integer positions as integers, so that a value that
