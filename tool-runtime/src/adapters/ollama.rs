@@ -102,7 +102,7 @@ impl Adapter for Ollama {
     }
 
     fn decode(&self, bytes: &[u8]) -> Result<Decoded, DecodeError> {
-        let value = body(bytes)?;
+        let mut value = body(bytes)?;
         if let Some(error) = value.get("error") {
             return Err(DecodeError::Provider(ProviderError::from_value(error)));
         }
@@ -111,7 +111,7 @@ impl Adapter for Ollama {
         }
         let mut core = Core::new(self.decode.clone());
         let out = &mut Vec::new();
-        on_chunk(&mut core, &value, out);
+        on_chunk(&mut core, &mut value, out);
         Ok(core.end(out))
     }
 
@@ -160,8 +160,9 @@ fn finish(reason: Option<&str>) -> Finish {
     Finish::new(canonical, reason)
 }
 
-/// One response object, whole or one line of a stream.
-fn on_chunk(core: &mut Core, chunk: &Value, out: &mut Vec<StreamEvent>) {
+/// One response object, whole or one line of a stream. Each call's `arguments` are taken out of
+/// `chunk`, not copied: they can be the bulk of it.
+fn on_chunk(core: &mut Core, chunk: &mut Value, out: &mut Vec<StreamEvent>) {
     if let Some(error) = chunk.get("error") {
         core.recognised += 1;
         core.problem(Problem::Provider(ProviderError::from_value(error)), out);
@@ -174,25 +175,28 @@ fn on_chunk(core: &mut Core, chunk: &Value, out: &mut Vec<StreamEvent>) {
         return;
     }
     core.recognised += 1;
-    if let Some(message) = message {
+    let done = chunk.get("done").and_then(Value::as_bool) == Some(true);
+    let done = done.then(|| finish(str_at(chunk, "done_reason")));
+    if let Some(message) = chunk.get_mut("message") {
         core.text(str_at(message, "content").unwrap_or_default(), out);
-        let calls = message.get("tool_calls").and_then(Value::as_array);
-        for call in calls.map(Vec::as_slice).unwrap_or_default() {
+        let calls = message.get_mut("tool_calls").and_then(Value::as_array_mut);
+        for call in calls.map(Vec::as_mut_slice).unwrap_or_default() {
             let slot = core.open();
             if let Some(id) = str_at(call, "id").filter(|id| !id.is_empty()) {
                 core.set_id(slot, id, out);
             }
-            let function = call.get("function").unwrap_or(&Value::Null);
-            core.push_name(slot, str_at(function, "name").unwrap_or_default(), out);
-            match function.get("arguments") {
+            let function = call.get_mut("function");
+            let name = function.as_deref().and_then(|function| str_at(function, "name"));
+            core.push_name(slot, name.unwrap_or_default(), out);
+            match function.and_then(|function| function.get_mut("arguments")) {
                 Some(Value::String(text)) => core.push_args(slot, text, out),
                 Some(Value::Null) | None => core.set_object(slot, json!({}), true, out),
-                Some(arguments) => core.set_object(slot, arguments.clone(), true, out),
+                Some(arguments) => core.set_object(slot, arguments.take(), true, out),
             }
         }
     }
-    if chunk.get("done").and_then(Value::as_bool) == Some(true) {
-        core.finish(finish(str_at(chunk, "done_reason")), out);
+    if let Some(done) = done {
+        core.finish(done, out);
     }
 }
 
@@ -202,8 +206,8 @@ struct OllamaProtocol;
 
 impl Protocol for OllamaProtocol {
     fn on_frame(&mut self, core: &mut Core, frame: Frame, out: &mut Vec<StreamEvent>) {
-        if let Some(chunk) = payload(core, &frame.data, out) {
-            on_chunk(core, &chunk, out);
+        if let Some(mut chunk) = payload(core, &frame.data, out) {
+            on_chunk(core, &mut chunk, out);
         }
     }
 }
