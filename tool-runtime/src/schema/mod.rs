@@ -27,6 +27,7 @@
 
 mod consts;
 mod fast;
+mod pattern;
 mod render;
 #[cfg(feature = "schemars")]
 mod schemars_interop;

@@ -7,11 +7,11 @@ use std::fmt::{self, Write as _};
 use std::hash::{BuildHasherDefault, Hash as _, Hasher};
 use std::sync::{OnceLock, RwLock};
 
-use regex::Regex;
 use serde::de::{self, DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::map::Entry;
 use serde_json::{Map, Number, Value};
 
+use super::pattern::Pattern;
 use super::{
     ArraySchema, IntegerSchema, NumberSchema, Property, Schema, SchemaKind, StringSchema,
     ToolSchema,
@@ -477,8 +477,8 @@ fn cmp_f64_int(value: f64, bound: i128) -> std::cmp::Ordering {
     }
 }
 
-/// The compiled regex of a schema's `pattern`, compiled once per process and kept for its
-/// lifetime: patterns are `'static`, so there are finitely many, and a `&'static Regex` costs
+/// The compiled [`Pattern`] of a schema's `pattern`, compiled once per process and kept for its
+/// lifetime: patterns are `'static`, so there are finitely many, and a `&'static Pattern` costs
 /// no reference count per search. (Cloning a `Regex` would give the clone an empty search
 /// cache, which costs more to build on its first search than the search does.)
 ///
@@ -486,18 +486,18 @@ fn cmp_f64_int(value: f64, bound: i128) -> std::cmp::Ordering {
 /// SipHash cost as much as the search), in a fixed table whose slots are filled once and never
 /// change, so a lookup takes no lock. A pattern whose text sits at two addresses is compiled
 /// twice, which is harmless; patterns beyond the table's size go to a locked map.
-pub(super) fn pattern_regex(pattern: &'static str) -> Option<&'static Regex> {
-    /// A pattern's address and length, and its regex (`None` if it does not compile).
-    type Compiled = ((usize, usize), Option<Regex>);
+pub(super) fn pattern_regex(pattern: &'static str) -> Option<&'static Pattern> {
+    /// A pattern's address and length, and its matcher (`None` if it does not compile).
+    type Compiled = ((usize, usize), Option<Pattern>);
     const SLOTS: usize = 256;
     static TABLE: [OnceLock<Compiled>; SLOTS] = [const { OnceLock::new() }; SLOTS];
     /// Each further pattern's regex, leaked like the table's.
     type Overflow =
-        RwLock<HashMap<(usize, usize), Option<&'static Regex>, BuildHasherDefault<AddressHasher>>>;
+        RwLock<HashMap<(usize, usize), Option<&'static Pattern>, BuildHasherDefault<AddressHasher>>>;
     static OVERFLOW: OnceLock<Overflow> = OnceLock::new();
 
     let key = (pattern.as_ptr().addr(), pattern.len());
-    let compile = || Regex::new(&ecma_pattern(pattern)).ok();
+    let compile = || Pattern::new(&ecma_pattern(pattern));
     let mut hasher = AddressHasher::default();
     key.hash(&mut hasher);
     // The top bits of the product are the well-mixed ones.
