@@ -4,7 +4,9 @@
 For every benchmark: the median time per iteration over its samples, the spread as the
 interquartile range of the samples (p25-p75), the ratio of its median to the median of the
 group's `baseline` (when the group has one) and, for benchmarks with a byte throughput, MB/s
-(10^6 bytes per second) at the median.
+(10^6 bytes per second) at the median. When both `streaming/1KB` and `streaming/1MB` are
+present, a last table gives each stream's per-byte cost at 1 MB relative to 1 KB (the ratio of
+the MB/s figures; 1.00x is perfectly linear).
 
 Usage: python3 benches/report.py [target/criterion]
 """
@@ -71,6 +73,22 @@ def main():
             print(
                 f"| {name} | {fmt_time(b['median'])} | {fmt_time(b['p25'])} – "
                 f"{fmt_time(b['p75'])} | {b['samples']} | {ratio} | {rate} |"
+            )
+
+    small, large = results.get("streaming/1KB"), results.get("streaming/1MB")
+    if small and large:
+        print("\n#### per-byte cost, 1 MB / 1 KB\n")
+        print("| stream | 1 KB: MB/s | 1 MB: MB/s | per-byte cost 1 MB / 1 KB |")
+        print("| --- | ---: | ---: | ---: |")
+        for name in sorted(small, key=lambda n: (n != "baseline", n)):
+            a, b = small[name], large.get(name)
+            if not (b and a["bytes"] and b["bytes"]):
+                continue
+            rate_small = a["bytes"] / a["median"] * 1e3
+            rate_large = b["bytes"] / b["median"] * 1e3
+            print(
+                f"| {name} | {rate_small:.1f} | {rate_large:.1f} | "
+                f"{rate_small / rate_large:.2f}x |"
             )
 
 
