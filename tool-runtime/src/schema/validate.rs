@@ -492,8 +492,9 @@ pub(super) fn pattern_regex(pattern: &'static str) -> Option<&'static Pattern> {
     const SLOTS: usize = 256;
     static TABLE: [OnceLock<Compiled>; SLOTS] = [const { OnceLock::new() }; SLOTS];
     /// Each further pattern's regex, leaked like the table's.
-    type Overflow =
-        RwLock<HashMap<(usize, usize), Option<&'static Pattern>, BuildHasherDefault<AddressHasher>>>;
+    type Overflow = RwLock<
+        HashMap<(usize, usize), Option<&'static Pattern>, BuildHasherDefault<AddressHasher>>,
+    >;
     static OVERFLOW: OnceLock<Overflow> = OnceLock::new();
 
     let key = (pattern.as_ptr().addr(), pattern.len());
