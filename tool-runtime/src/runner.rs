@@ -234,13 +234,7 @@ fn decode(
     value: Value,
     context: &str,
 ) -> Result<ValidatedArgs, ExecError> {
-    let decoded = std::panic::catch_unwind(AssertUnwindSafe(|| tool.validate_input(value)))
-        .map_err(|_| {
-            ExecError::new(
-                ToolErrorCode::Execution,
-                "the tool failed unexpectedly while decoding its arguments (it panicked)",
-            )
-        })?;
+    let decoded = catch_decode_panic(|| tool.validate_input(value))?;
     decoded.map_err(|error| match error {
         ArgumentsError::Validation(errors) => {
             ExecError::new(ToolErrorCode::Validation, format!("{context}{errors}"))
@@ -249,12 +243,10 @@ fn decode(
     })
 }
 
-/// [`BoundToolRuntime::validate_raw`]; its decoding is user code too.
-fn fast_decode(
-    tool: &dyn BoundToolRuntime,
-    raw: &[u8],
-) -> Result<Option<ValidatedArgs>, ExecError> {
-    std::panic::catch_unwind(AssertUnwindSafe(|| tool.validate_raw(raw))).map_err(|_| {
+/// Runs a tool's argument decoding, which calls the tool type's `Deserialize` (user code): a
+/// panic there is the tool's failure, not the runner's.
+fn catch_decode_panic<R>(decoding: impl FnOnce() -> R) -> Result<R, ExecError> {
+    std::panic::catch_unwind(AssertUnwindSafe(decoding)).map_err(|_| {
         ExecError::new(
             ToolErrorCode::Execution,
             "the tool failed unexpectedly while decoding its arguments (it panicked)",
@@ -395,7 +387,7 @@ impl ToolRunner {
         // it cannot vouch for (every invalid input among it) takes the ordinary path, which
         // reports every error.
         let fast = match decision {
-            Decision::Allow => fast_decode(tool.as_ref(), raw_args)?,
+            Decision::Allow => catch_decode_panic(|| tool.validate_raw(raw_args))?,
             _ => None,
         };
         let mut args = match fast {

@@ -184,54 +184,74 @@ impl Redaction {
         let Value::Object(map) = output else {
             return Err(RedactionError);
         };
-        let paths = self.split_paths();
-        let refs: Vec<&[&str]> = paths.iter().map(Vec::as_slice).collect();
-        Ok(Value::Object(keep_object(map, &refs)))
+        Ok(Value::Object(self.with_paths(|paths| keep_object(map, paths))))
     }
 
-    /// [`Redaction::apply`] to an output nobody needs afterwards: what is kept is moved, not
-    /// copied.
+    /// [`Redaction::apply`] to an output nobody needs afterwards: what is not allowed is
+    /// removed in place, and nothing is copied.
     pub(crate) fn apply_owned(&self, output: Value) -> Result<Value, RedactionError> {
         let Value::Object(mut map) = output else {
             return Err(RedactionError);
         };
-        match &self.0 {
-            Strings::Static(paths) => retain_object(&mut map, paths),
-            Strings::Owned(paths) => {
-                retain_object(&mut map, &paths.iter().map(String::as_str).collect::<Vec<_>>());
-            }
-        }
+        self.with_paths(|paths| retain_object(&mut map, paths));
         Ok(Value::Object(map))
     }
 
-    fn split_paths(&self) -> Vec<Vec<&str>> {
-        self.paths().map(|path| path.split('.').collect()).collect()
+    /// Calls `f` with the paths as a slice (a compile-time allowlist is one already).
+    pub(crate) fn with_paths<R>(&self, f: impl FnOnce(&[&str]) -> R) -> R {
+        match &self.0 {
+            Strings::Static(paths) => f(paths),
+            Strings::Owned(paths) => f(&paths.iter().map(String::as_str).collect::<Vec<_>>()),
+        }
     }
 }
 
-/// The rest of every path (split on dots) that starts with `key`: what the paths allow below
-/// it. An empty rest means the whole value under `key` is allowed.
-pub(crate) fn paths_below<'a>(paths: &[&'a [&'a str]], key: &str) -> Vec<&'a [&'a str]> {
-    paths
-        .iter()
-        .filter_map(|path| match path.split_first() {
-            Some((first, rest)) if *first == key => Some(rest),
-            _ => None,
-        })
-        .collect()
+/// What dotted `paths` (relative to an object) allow under one of its keys.
+pub(crate) enum Allowed<'p> {
+    /// No path starts with the key.
+    Nothing,
+    /// A path is the key itself: all of its value.
+    All,
+    /// Only these paths, relative to the key's value.
+    Below(Vec<&'p str>),
 }
 
-/// Keeps the keys of `map` that `paths` (already relative to `map`) allow.
-fn keep_object(map: &Map<String, Value>, paths: &[&[&str]]) -> Map<String, Value> {
+/// What `paths` allow under `key`: a path's first segment (up to its first dot) must equal
+/// `key`, so a key that holds a dot is never allowed.
+pub(crate) fn allowed_below<'p>(paths: &[&'p str], key: &str) -> Allowed<'p> {
+    if key.contains('.') {
+        return Allowed::Nothing;
+    }
+    // The rest of `path` below `key`: `Some(None)` when the path is `key` itself.
+    let below = |path: &'p str| -> Option<Option<&'p str>> {
+        let rest = path.strip_prefix(key)?;
+        if rest.is_empty() { Some(None) } else { rest.strip_prefix('.').map(Some) }
+    };
+    let mut deeper = false;
+    for path in paths {
+        match below(path) {
+            Some(None) => return Allowed::All,
+            Some(Some(_)) => deeper = true,
+            None => {}
+        }
+    }
+    if deeper {
+        Allowed::Below(paths.iter().filter_map(|path| below(path).flatten()).collect())
+    } else {
+        Allowed::Nothing
+    }
+}
+
+/// Keeps the keys of `map` that `paths` (relative to `map`) allow.
+fn keep_object(map: &Map<String, Value>, paths: &[&str]) -> Map<String, Value> {
     let mut out = Map::new();
     for (key, value) in map {
-        let below = paths_below(paths, key);
-        if below.is_empty() {
-            continue;
-        }
-        if below.iter().any(|rest| rest.is_empty()) {
-            out.insert(key.clone(), value.clone());
-        } else if let Some(kept) = keep_nested(value, &below) {
+        let kept = match allowed_below(paths, key) {
+            Allowed::Nothing => None,
+            Allowed::All => Some(value.clone()),
+            Allowed::Below(below) => keep_nested(value, &below),
+        };
+        if let Some(kept) = kept {
             out.insert(key.clone(), kept);
         }
     }
@@ -239,7 +259,7 @@ fn keep_object(map: &Map<String, Value>, paths: &[&[&str]]) -> Map<String, Value
 }
 
 /// Applies `paths` below a value: objects are filtered, arrays walked through, `null` kept.
-fn keep_nested(value: &Value, paths: &[&[&str]]) -> Option<Value> {
+fn keep_nested(value: &Value, paths: &[&str]) -> Option<Value> {
     match value {
         Value::Object(map) => Some(Value::Object(keep_object(map, paths))),
         Value::Array(items) => {
@@ -250,34 +270,12 @@ fn keep_nested(value: &Value, paths: &[&[&str]]) -> Option<Value> {
     }
 }
 
-/// Where `path` (dotted) leads below `key`: `None` when its first segment is not `key`,
-/// `Some(None)` when the path is `key` itself (all of it is kept), `Some(Some(rest))` otherwise.
-/// `key` holds no dot (the caller checks): a dotted key never equals a segment.
-fn below_key<'p>(path: &'p str, key: &str) -> Option<Option<&'p str>> {
-    let rest = path.strip_prefix(key)?;
-    if rest.is_empty() { Some(None) } else { rest.strip_prefix('.').map(Some) }
-}
-
-/// [`keep_object`] in place, for a map nobody needs afterwards: removes what `paths` (dotted,
-/// relative to `map`) do not allow and moves nothing.
+/// [`keep_object`] in place, for a map nobody needs afterwards.
 fn retain_object(map: &mut Map<String, Value>, paths: &[&str]) {
-    map.retain(|key, value| {
-        if key.contains('.') {
-            return false;
-        }
-        let mut deeper = false;
-        for path in paths {
-            match below_key(path, key) {
-                Some(None) => return true,
-                Some(Some(_)) => deeper = true,
-                None => {}
-            }
-        }
-        deeper && {
-            let below: Vec<&str> =
-                paths.iter().filter_map(|path| below_key(path, key).flatten()).collect();
-            retain_nested(value, &below)
-        }
+    map.retain(|key, value| match allowed_below(paths, key) {
+        Allowed::Nothing => false,
+        Allowed::All => true,
+        Allowed::Below(below) => retain_nested(value, &below),
     });
 }
 

@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use crate::catalog::ToolSource;
 use crate::runner::ToolRunner;
 use crate::runtime::{Progress, ProgressReporter, ToolInvocationContext};
-use crate::spec::{Redaction, ToolEffect, ToolSpec, paths_below};
+use crate::spec::{Allowed, Redaction, ToolEffect, ToolSpec, allowed_below};
 
 type ContextFn = Arc<dyn Fn() -> ToolInvocationContext + Send + Sync>;
 
@@ -194,12 +194,10 @@ pub fn annotations(effect: ToolEffect, hints: ToolHints) -> ToolAnnotations {
 /// [`Redaction::apply`]: properties not allowlisted are removed (and dropped from `required`),
 /// arrays are walked through, an allowlisted property keeps its whole schema.
 fn redacted_schema(schema: &Value, redaction: &Redaction) -> Value {
-    let paths: Vec<Vec<&str>> = redaction.paths().map(|path| path.split('.').collect()).collect();
-    let refs: Vec<&[&str]> = paths.iter().map(Vec::as_slice).collect();
-    narrow(schema, &refs).unwrap_or_else(|| schema.clone())
+    redaction.with_paths(|paths| narrow(schema, paths)).unwrap_or_else(|| schema.clone())
 }
 
-fn narrow(schema: &Value, paths: &[&[&str]]) -> Option<Value> {
+fn narrow(schema: &Value, paths: &[&str]) -> Option<Value> {
     let Value::Object(node) = schema else { return None };
     let mut out = node.clone();
     if let Some(items) = node.get("items") {
@@ -209,13 +207,12 @@ fn narrow(schema: &Value, paths: &[&[&str]]) -> Option<Value> {
     let properties = node.get("properties").and_then(Value::as_object)?;
     let mut kept = JsonObject::new();
     for (key, child) in properties {
-        let below = paths_below(paths, key);
-        if below.is_empty() {
-            continue;
-        }
-        if below.iter().any(|rest| rest.is_empty()) {
-            kept.insert(key.clone(), child.clone());
-        } else if let Some(child) = narrow(child, &below) {
+        let child = match allowed_below(paths, key) {
+            Allowed::Nothing => None,
+            Allowed::All => Some(child.clone()),
+            Allowed::Below(below) => narrow(child, &below),
+        };
+        if let Some(child) = child {
             kept.insert(key.clone(), child);
         }
     }
