@@ -226,20 +226,17 @@ fn on_chunk(core: &mut Core, chunk: &mut Value, out: &mut Vec<StreamEvent>) {
         core.finish(Finish::new(FinishReason::Error, Some("error")), out);
         return;
     }
-    let Value::Object(chunk) = chunk else {
+    let Some(chunk) = chunk.as_object_mut().filter(|chunk| {
+        chunk.get("candidates").is_some_and(Value::is_array)
+            || chunk.contains_key("promptFeedback")
+            || chunk.contains_key("usageMetadata")
+    }) else {
         core.problem(Problem::UnexpectedPayload { expected: "a GenerateContentResponse" }, out);
         return;
     };
     let feedback = chunk.get("promptFeedback");
     let block_reason = feedback.and_then(|feedback| str_at(feedback, "blockReason"));
     let block_reason = block_reason.map(str::to_owned);
-    if !chunk.get("candidates").is_some_and(Value::is_array)
-        && feedback.is_none()
-        && !chunk.contains_key("usageMetadata")
-    {
-        core.problem(Problem::UnexpectedPayload { expected: "a GenerateContentResponse" }, out);
-        return;
-    }
     core.recognised += 1;
     let candidate =
         chunk.get_mut("candidates").and_then(Value::as_array_mut).and_then(|candidates| {

@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 use crate::catalog::ToolSource;
 use crate::runner::ToolRunner;
 use crate::runtime::{Progress, ProgressReporter, ToolInvocationContext};
+use crate::schema::Shown;
 use crate::spec::{Allowed, Redaction, ToolEffect, ToolSpec, allowed_below};
 
 type ContextFn = Arc<dyn Fn() -> ToolInvocationContext + Send + Sync>;
@@ -235,15 +236,6 @@ fn object(value: Value) -> JsonObject {
     }
 }
 
-/// A tool id from the client, cut and escaped for an error message.
-fn shown(text: &str) -> String {
-    const MAX: usize = 64;
-    match text.char_indices().nth(MAX) {
-        Some((end, _)) => format!("{}...", text[..end].escape_debug()),
-        None => text.escape_debug().to_string(),
-    }
-}
-
 impl McpServer {
     /// Starts a server over `runner`. Defaults: calls run in the context
     /// `ToolInvocationContext::new("mcp", "mcp-client", "default")`, the server calls itself
@@ -358,7 +350,7 @@ impl McpServer {
             .is_some_and(|tool| inner.runner.policy().shows(&ctx, tool.spec()));
         if !visible {
             return Err(ErrorData::invalid_params(
-                format!("unknown tool `{}`", shown(&request.name)),
+                format!("unknown tool `{}`", Shown(&request.name)),
                 None,
             ));
         }

@@ -490,6 +490,7 @@ pub(super) fn pattern_regex(pattern: &'static str) -> Option<&'static Pattern> {
     /// A pattern's address and length, and its matcher (`None` if it does not compile).
     type Compiled = ((usize, usize), Option<Pattern>);
     const SLOTS: usize = 256;
+    const _: () = assert!(SLOTS.is_power_of_two());
     static TABLE: [OnceLock<Compiled>; SLOTS] = [const { OnceLock::new() }; SLOTS];
     /// Each further pattern's regex, leaked like the table's.
     type Overflow = RwLock<
@@ -503,7 +504,7 @@ pub(super) fn pattern_regex(pattern: &'static str) -> Option<&'static Pattern> {
     key.hash(&mut hasher);
     // The top bits of the product are the well-mixed ones.
     #[allow(clippy::cast_possible_truncation)]
-    let start = (hasher.finish() >> 56) as usize;
+    let start = (hasher.finish() >> (u64::BITS - SLOTS.ilog2())) as usize;
     for probe in 0..SLOTS {
         // Racing threads agree: one fills an empty slot, the others read what it put there.
         let (slot_key, regex) = TABLE[(start + probe) % SLOTS].get_or_init(|| (key, compile()));

@@ -130,10 +130,10 @@ impl AnthropicMessages {
 
 /// Appends an encoded `{"role", "content": [...]}` message, merged into the last one when the
 /// role is the same; a message with no content is left out (the API refuses it).
-fn append(out: &mut Vec<Value>, message: Value) {
+fn append(out: &mut Vec<Value>, mut message: Value) {
     let role = message.get("role").and_then(Value::as_str).unwrap_or("user").to_owned();
-    let blocks = match message.get("content") {
-        Some(Value::Array(blocks)) => blocks.clone(),
+    let blocks = match message.get_mut("content").map(Value::take) {
+        Some(Value::Array(blocks)) => blocks,
         Some(Value::String(text)) if !text.is_empty() => {
             vec![json!({"type": "text", "text": text})]
         }

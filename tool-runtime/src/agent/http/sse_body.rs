@@ -66,15 +66,15 @@ impl BodyReader {
         (self.session.finish(), usage)
     }
 
+    /// Reads usage from the line just ended; the line's buffer is kept for the next one.
     fn end_line(&mut self) {
-        let line = std::mem::take(&mut self.line);
-        let Some(data) = line.strip_prefix(b"data:") else { return };
-        if !mentions_usage(data) {
-            return;
-        }
-        if let Ok(value) = serde_json::from_slice::<Value>(data) {
+        if let Some(data) = self.line.strip_prefix(b"data:")
+            && mentions_usage(data)
+            && let Ok(value) = serde_json::from_slice::<Value>(data)
+        {
             self.saw_usage |= (self.read_usage)(&value, &mut self.usage);
         }
+        self.line.clear();
     }
 }
 
