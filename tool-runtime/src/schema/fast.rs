@@ -173,10 +173,13 @@ impl Visitor<'_> for EnumIndex {
 /// The checks of an integer in an integer or number position.
 fn integer_ok(schema: &Schema, number: &Number) -> bool {
     match schema.kind {
-        SchemaKind::Integer(int) => {
-            int.minimum.is_none_or(|min| cmp_int(number, min).is_ge())
-                && int.maximum.is_none_or(|max| cmp_int(number, max).is_le())
-        }
+        SchemaKind::Integer(int) => match number.as_i64() {
+            Some(value) => int.admits(i128::from(value)),
+            None => {
+                int.minimum.is_none_or(|min| cmp_int(number, min).is_ge())
+                    && int.maximum.is_none_or(|max| cmp_int(number, max).is_le())
+            }
+        },
         SchemaKind::Number(_) => number_ok(schema, number.as_f64().unwrap_or(0.0)),
         _ => false,
     }
@@ -184,30 +187,17 @@ fn integer_ok(schema: &Schema, number: &Number) -> bool {
 
 /// The checks of a number in a number position.
 fn number_ok(schema: &Schema, value: f64) -> bool {
-    let SchemaKind::Number(num) = schema.kind else {
-        return false;
-    };
-    num.minimum.is_none_or(|min| value >= min)
-        && num.maximum.is_none_or(|max| value <= max)
-        && num.exclusive_minimum.is_none_or(|min| value > min)
-        && num.exclusive_maximum.is_none_or(|max| value < max)
+    matches!(schema.kind, SchemaKind::Number(num) if num.admits(value))
 }
 
 /// The checks of a string in a string or enum position.
 fn string_ok(schema: &Schema, text: &str) -> bool {
     match schema.kind {
         SchemaKind::String(string) => {
-            if string.min_length.is_some() || string.max_length.is_some() {
-                let length = text.chars().count() as u64;
-                if string.min_length.is_some_and(|min| length < min)
-                    || string.max_length.is_some_and(|max| length > max)
-                {
-                    return false;
-                }
-            }
-            string.pattern.is_none_or(|pattern| {
-                pattern_regex(pattern).is_some_and(|regex| regex.is_match(text))
-            })
+            string.length_admits(text)
+                && string.pattern.is_none_or(|pattern| {
+                    pattern_regex(pattern).is_some_and(|regex| regex.is_match(text))
+                })
         }
         SchemaKind::Enum(values) => values.contains(&text),
         _ => false,

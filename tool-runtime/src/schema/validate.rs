@@ -718,9 +718,67 @@ fn push_pointer_segment(pointer: &mut String, segment: &str) {
     }
 }
 
-/// Checks an integer's bounds; `false` when the number is not an integer (`3.5`).
-#[inline]
+impl IntegerSchema {
+    /// Whether the exact integer `value` lies within the bounds.
+    #[inline]
+    pub(super) fn admits(&self, value: i128) -> bool {
+        self.minimum.is_none_or(|min| value >= min) && self.maximum.is_none_or(|max| value <= max)
+    }
+}
+
+impl NumberSchema {
+    /// Whether `value` lies within the bounds.
+    #[inline]
+    pub(super) fn admits(&self, value: f64) -> bool {
+        self.minimum.is_none_or(|min| value >= min)
+            && self.maximum.is_none_or(|max| value <= max)
+            && self.exclusive_minimum.is_none_or(|min| value > min)
+            && self.exclusive_maximum.is_none_or(|max| value < max)
+    }
+}
+
+impl StringSchema {
+    /// Whether a string of `bytes` bytes is within the length bounds whatever it holds: n bytes
+    /// are between ceil(n / 4) and n characters, so most lengths are decided without counting.
+    #[inline]
+    fn length_certain(&self, bytes: usize) -> bool {
+        let bytes = bytes as u64;
+        self.min_length.is_none_or(|min| bytes.div_ceil(4) >= min)
+            && self.max_length.is_none_or(|max| bytes <= max)
+    }
+
+    /// Whether `text`'s length in characters is within the bounds (counted only when its
+    /// byte length does not decide).
+    #[inline]
+    pub(super) fn length_admits(&self, text: &str) -> bool {
+        self.length_certain(text.len()) || {
+            let length = char_count(text);
+            self.min_length.is_none_or(|min| length >= min)
+                && self.max_length.is_none_or(|max| length <= max)
+        }
+    }
+}
+
+/// Checks an integer's bounds; `false` when the number is not an integer (`3.5`). An integer
+/// within bounds, the common case, is decided inline.
+#[inline(always)]
 fn check_integer(int: &IntegerSchema, number: &Number, path: &Path<'_>, out: &mut Checked) -> bool {
+    if let Some(value) = number.as_i64()
+        && int.admits(i128::from(value))
+    {
+        return true;
+    }
+    check_integer_bounds(int, number, path, out)
+}
+
+/// [`check_integer`] for the rest: out-of-range values, integers beyond `i64`, floats.
+#[inline(never)]
+fn check_integer_bounds(
+    int: &IntegerSchema,
+    number: &Number,
+    path: &Path<'_>,
+    out: &mut Checked,
+) -> bool {
     let exact = number.as_u64().map(i128::from).or_else(|| number.as_i64().map(i128::from));
     if exact.is_none() {
         if integral(number).is_none() {
@@ -792,12 +850,7 @@ fn check_number(num: &NumberSchema, number: &Number, path: &Path<'_>, out: &mut 
 
 #[inline(never)]
 fn check_string(string: &StringSchema, text: &str, path: &Path<'_>, out: &mut Checked) {
-    // A string of n bytes holds between ceil(n / 4) and n characters: most lengths are decided
-    // without counting.
-    let bytes = text.len() as u64;
-    if string.min_length.is_some_and(|min| bytes.div_ceil(4) < min)
-        || string.max_length.is_some_and(|max| bytes > max)
-    {
+    if !string.length_certain(text.len()) {
         let length = char_count(text);
         if let Some(min) = string.min_length.filter(|min| length < *min) {
             out.push(
@@ -1006,6 +1059,7 @@ impl Schema {
 
     /// [`Schema::validate`], also telling whether some integer position holds an integral
     /// float (`3.0`), so that [`Schema::normalize`] has work to do.
+    #[inline]
     pub(crate) fn validate_for_decode(&self, value: &Value) -> Result<bool, ValidationErrors> {
         let mut out = Checked::default();
         self.check(value, &Path::Root, &mut out);
@@ -1035,10 +1089,7 @@ impl Schema {
                 check_number(num, number, path, out)
             }
             (Value::String(text), SchemaKind::String(string)) => {
-                if string.min_length.is_some()
-                    || string.max_length.is_some()
-                    || string.pattern.is_some()
-                {
+                if string.pattern.is_some() || !string.length_certain(text.len()) {
                     check_string(string, text, path, out);
                 }
             }
