@@ -3,7 +3,9 @@
 # committed) and builds each from clean.
 #
 #   tool:     N `#[tool]` structs, each with a `#[derive(Serialize, ToolSchema)]` output type and
-#             its `impl Tool`.
+#             its `impl Tool`; `tool-runtime` with its default features (`schemars`, `dynamic`).
+#   lean:     the same crate with `tool-runtime`'s default features off (no `schemars` interop,
+#             no run-time `DynamicTool`s, so no `jsonschema`): all that `#[tool]` types need.
 #   schemars: the same N structs with `#[derive(Deserialize, Serialize, schemars::JsonSchema)]`,
 #             the same output types with `#[derive(Serialize, schemars::JsonSchema)]` and the
 #             same `run` as an inherent `async fn`.
@@ -23,7 +25,7 @@ WORK="$ROOT/target/compile-time"
 export CARGO_INCREMENTAL=0
 
 rm -rf "$WORK"
-mkdir -p "$WORK/tool/src" "$WORK/schemars/src"
+mkdir -p "$WORK/tool/src" "$WORK/lean/src" "$WORK/schemars/src"
 
 fields() {
     cat <<EOF
@@ -56,19 +58,23 @@ EOF
 }
 
 # The `#[tool]` crate.
-cat > "$WORK/tool/Cargo.toml" <<EOF
+manifest() { # manifest NAME TOOL_RUNTIME_OPTIONS
+    cat <<EOF
 [package]
-name = "gen-tool"
+name = "$1"
 version = "0.1.0"
 edition = "2024"
 publish = false
 
 [dependencies]
-tool-runtime = { path = "$ROOT/tool-runtime" }
+tool-runtime = { path = "$ROOT/tool-runtime"$2 }
 serde = { version = "1", features = ["derive"] }
 
 [workspace]
 EOF
+}
+manifest gen-tool "" > "$WORK/tool/Cargo.toml"
+manifest gen-lean ", default-features = false" > "$WORK/lean/Cargo.toml"
 {
     echo "//! $N generated \`#[tool]\` structs."
     echo "#![allow(missing_docs)]"
@@ -105,6 +111,7 @@ impl Tool for Search$i {
 EOF
     done
 } > "$WORK/tool/src/lib.rs"
+cp "$WORK/tool/src/lib.rs" "$WORK/lean/src/lib.rs"
 
 # The schemars crate.
 cat > "$WORK/schemars/Cargo.toml" <<EOF
@@ -157,8 +164,7 @@ EOF
 } > "$WORK/schemars/src/lib.rs"
 
 # Same dependency versions as the workspace, and no registry look-ups.
-cp "$ROOT/Cargo.lock" "$WORK/tool/Cargo.lock"
-cp "$ROOT/Cargo.lock" "$WORK/schemars/Cargo.lock"
+for kind in tool lean schemars; do cp "$ROOT/Cargo.lock" "$WORK/$kind/Cargo.lock"; done
 
 seconds() { # seconds for "$@"
     local start end
@@ -171,7 +177,7 @@ seconds() { # seconds for "$@"
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 
 declare -A FULL CRATE RUNS_OF
-for kind in tool schemars; do
+for kind in tool lean schemars; do
     dir="$WORK/$kind"
     FULL[$kind]=$(seconds cargo build --offline --quiet --manifest-path "$dir/Cargo.toml")
     times=()
@@ -187,8 +193,10 @@ ratio() { echo "scale=2; $1 / $2" | bc; }
 {
     echo "compile time, $N structs, dev profile, CARGO_INCREMENTAL=0, $(nproc) cores"
     printf '%-10s %12s %28s %10s\n' "" "crate (s)" "runs (s)" "full (s)"
-    for kind in tool schemars; do
+    for kind in tool lean schemars; do
         printf '%-10s %12.2f %28s %10.2f\n' "$kind" "${CRATE[$kind]}" "${RUNS_OF[$kind]}" "${FULL[$kind]}"
     done
-    echo "ratio tool/schemars: crate $(ratio "${CRATE[tool]}" "${CRATE[schemars]}")x, full $(ratio "${FULL[tool]}" "${FULL[schemars]}")x"
+    for kind in tool lean; do
+        echo "ratio $kind/schemars: crate $(ratio "${CRATE[$kind]}" "${CRATE[schemars]}")x, full $(ratio "${FULL[$kind]}" "${FULL[schemars]}")x"
+    done
 } | tee "$WORK/results.txt"

@@ -841,3 +841,72 @@ async fn errors_of_a_started_call_carry_the_id_in_events_and_record() {
     assert_eq!(events[1]["type"], "tool_call_result");
     assert_eq!(events[1]["error"]["code"], "execution");
 }
+
+#[derive(Serialize, ToolSchema)]
+struct Part {
+    a: u8,
+    b: String,
+}
+
+#[derive(Serialize, ToolSchema)]
+struct Layered {
+    id: u64,
+    inner: Part,
+    items: Vec<Part>,
+    maybe: Option<Part>,
+}
+
+fn layered() -> Layered {
+    let part = || Part { a: 1, b: "x".to_owned() };
+    Layered { id: 7, inner: part(), items: vec![part(), part()], maybe: Some(part()) }
+}
+
+/// Every field allowed, some through dotted paths.
+#[tool(name = "test__whole", effect = read_only, redact = ["id", "inner.a", "inner.b", "items", "maybe.a", "maybe.b"])]
+struct Whole {}
+
+impl Tool for Whole {
+    type Output = Layered;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Layered, ToolError> {
+        Ok(layered())
+    }
+}
+
+/// All but `maybe.b`.
+#[tool(name = "test__most", effect = read_only, redact = ["id", "inner", "items.a", "items.b", "maybe.a"])]
+struct Most {}
+
+impl Tool for Most {
+    type Output = Layered;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Layered, ToolError> {
+        Ok(layered())
+    }
+}
+
+#[tokio::test]
+async fn an_allowlist_that_keeps_every_field_skips_the_walk_and_changes_nothing() {
+    assert!(Whole::spec().redaction_keeps_valid_output());
+    assert!(!Most::spec().redaction_keeps_valid_output(), "`maybe.b` is not allowed");
+    assert!(!Echo::spec().redaction_keeps_valid_output(), "`internal` is not allowed");
+    // The liar's output breaks its schema: its allowlist keeps every field the schema has.
+    assert!(Liar::spec().redaction_keeps_valid_output());
+
+    let catalog = ToolCatalog::builder().register::<Whole>().register::<Most>().build().unwrap();
+    let policy = ToolPolicy::from_json(r#"{"allowed_tools": ["test__whole", "test__most"]}"#);
+    let runner = ToolRunner::builder(catalog).policy(policy.unwrap()).build();
+    let whole = runner.exec("test__whole", b"{}", &ctx()).await;
+    let expected = serde_json::to_value(layered()).unwrap();
+    assert_eq!(whole.value(), Some(&expected));
+    let most = runner.exec("test__most", b"{}", &ctx()).await;
+    let mut expected = expected;
+    expected["maybe"].as_object_mut().unwrap().remove("b");
+    assert_eq!(most.value(), Some(&expected));
+}

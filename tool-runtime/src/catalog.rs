@@ -51,9 +51,11 @@ use std::sync::Arc;
 use serde::{Serialize, Serializer};
 
 use crate::policy::ToolPolicy;
+#[cfg(feature = "dynamic")]
+use crate::runtime::DynamicTool;
 use crate::runtime::{
-    Auth, BoundToolRuntime, Capability, ConnectionBroker, DynamicTool, StaticTool, Tool,
-    ToolCapabilities, ToolInvocationContext,
+    Auth, BoundToolRuntime, Capability, ConnectionBroker, StaticTool, Tool, ToolCapabilities,
+    ToolInvocationContext,
 };
 use crate::spec::ToolSpec;
 
@@ -202,6 +204,7 @@ impl ToolCatalogBuilder {
     }
 
     /// Registers a tool whose schema is known at run time.
+    #[cfg(feature = "dynamic")]
     pub fn register_dynamic(self, tool: DynamicTool) -> Self {
         let origin = format!("a dynamic tool (`{}`)", tool.id());
         self.register_bound(Arc::new(tool), origin)

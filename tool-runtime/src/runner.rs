@@ -62,8 +62,9 @@
 
 use std::any::TypeId;
 use std::future::Future;
+use std::future::poll_fn;
 use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
+use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
@@ -74,7 +75,7 @@ use tracing::Instrument;
 
 use crate::catalog::{ToolCatalog, ToolSource, VisibleTools, create_tool_catalog};
 use crate::policy::{
-    AllowAll, Approval, ApprovalDecision, ApprovalRequest, Approver, Authorizer, Decision, DenyAll,
+    Approval, ApprovalDecision, ApprovalRequest, Approver, Authorizer, Decision, DenyAll,
     ToolPolicy,
 };
 use crate::runtime::bound::ArgsJson;
@@ -91,7 +92,9 @@ pub struct ToolRunner {
     catalog: Arc<ToolCatalog>,
     policy: Arc<ToolPolicy>,
     approver: Arc<dyn Approver>,
-    authorizer: Arc<dyn Authorizer>,
+    /// `None`: every call policy allows is authorized (as by [`AllowAll`](crate::policy::AllowAll)),
+    /// with no hook to await.
+    authorizer: Option<Arc<dyn Authorizer>>,
     sink: Arc<dyn EventSink>,
     clock: Clock,
 }
@@ -104,7 +107,7 @@ pub struct ToolRunnerBuilder {
     catalog: Arc<ToolCatalog>,
     policy: Arc<ToolPolicy>,
     approver: Arc<dyn Approver>,
-    authorizer: Arc<dyn Authorizer>,
+    authorizer: Option<Arc<dyn Authorizer>>,
     sink: Arc<dyn EventSink>,
     clock: Clock,
 }
@@ -122,9 +125,10 @@ impl ToolRunnerBuilder {
         self
     }
 
-    /// The per-call authorization hook.
+    /// The per-call authorization hook (by default every call policy allows is authorized,
+    /// as with [`AllowAll`](crate::policy::AllowAll)).
     pub fn authorizer(mut self, authorizer: Arc<dyn Authorizer>) -> Self {
-        self.authorizer = authorizer;
+        self.authorizer = Some(authorizer);
         self
     }
 
@@ -261,7 +265,7 @@ impl ToolRunner {
             catalog: catalog.into(),
             policy: Arc::new(ToolPolicy::default()),
             approver: Arc::new(DenyAll),
-            authorizer: Arc::new(AllowAll),
+            authorizer: None,
             sink: Arc::new(NullSink),
             clock: Clock::system(),
         }
@@ -308,16 +312,28 @@ impl ToolRunner {
             error.r#type = tracing::field::Empty,
         );
         // A call cancelled before it starts does nothing. Otherwise the pipeline is polled
-        // first: a call that finishes without waiting never registers with the token.
+        // first: a call that finishes without waiting never registers with the token. (Polled
+        // by hand and pinned where it is: the pipeline's future is large, and `select!` would
+        // move it once more.)
         let cancelled = || Err(ExecError::new(ToolErrorCode::Cancelled, "the call was cancelled"));
         let outcome = if ctx.cancellation().is_cancelled() {
             cancelled()
         } else {
-            tokio::select! {
-                biased;
-                outcome = self.pipeline(&mut call, tool_id, raw_args, ctx).instrument(span.clone()) => outcome,
-                () = ctx.cancellation().cancelled() => cancelled(),
-            }
+            let mut pipeline =
+                pin!(self.pipeline(&mut call, tool_id, raw_args, ctx).instrument(span.clone()));
+            let mut cancellation = None;
+            poll_fn(|cx| {
+                if let Poll::Ready(outcome) = pipeline.as_mut().poll(cx) {
+                    return Poll::Ready(outcome);
+                }
+                let cancellation =
+                    cancellation.get_or_insert_with(|| Box::pin(ctx.cancellation().cancelled()));
+                match cancellation.as_mut().poll(cx) {
+                    Poll::Ready(()) => Poll::Ready(cancelled()),
+                    Poll::Pending => Poll::Pending,
+                }
+            })
+            .await
         };
         if let Err(error) = &outcome {
             span.record("error.type", error.code.as_str());
@@ -358,10 +374,12 @@ impl ToolRunner {
             return Err(ExecError::new(Code::PolicyDenied, reason));
         }
         // 3. Authorization hook.
-        self.authorizer
-            .authorize(ctx, tool.spec())
-            .await
-            .map_err(|denied| ExecError::new(Code::AuthzDenied, denied.0))?;
+        if let Some(authorizer) = &self.authorizer {
+            authorizer
+                .authorize(ctx, tool.spec())
+                .await
+                .map_err(|denied| ExecError::new(Code::AuthzDenied, denied.0))?;
+        }
         // 4. Connection grant.
         let declares_auth = tool.capabilities().iter().any(|c| c.type_id() == TypeId::of::<Auth>());
         if (tool.requires_connection() || declares_auth) && !self.policy.connection_allowed(ctx) {
@@ -405,13 +423,17 @@ impl ToolRunner {
         if decision == Decision::RequireApproval {
             // Recorded even if the approval fails.
             call.args = Some(ArgsJson::from_value(args.value().clone()));
-            if let Some(edited) = self.approve(call, tool.as_ref(), args.value(), ctx).await? {
+            // Boxed: the approval's state would otherwise make every call's future larger.
+            let approval = Box::pin(self.approve(call, tool.as_ref(), args.value(), ctx));
+            if let Some(edited) = approval.await? {
                 args = edited;
             }
         }
         call.args = Some(args.value_for_record());
         // 6. Capabilities for this call only.
-        let caps = self.capabilities_for(tool.as_ref(), ctx).await?;
+        let caps = self.catalog.capabilities().restricted_to(tool.capabilities());
+        let caps =
+            if declares_auth { Box::pin(self.with_credential(caps, ctx)).await? } else { caps };
         // 7. Start. Progress becomes an event, and also reaches the reporter the caller put on
         // `ctx`, if any (an MCP server forwards it to its client as notifications). Without
         // events, the caller's context serves as it is when it already names the call.
@@ -438,10 +460,11 @@ impl ToolRunner {
         // The deadline counts from here; the timer is only set up if the tool has to wait.
         let deadline = tokio::time::Instant::now() + Duration::from_millis(budgets.max_runtime_ms);
         let mut run = CatchUnwind(tool.exec(args, call_ctx, &caps));
-        let first = std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut run).poll(cx))).await;
+        let first = poll_fn(|cx| Poll::Ready(Pin::new(&mut run).poll(cx))).await;
         let finished = match first {
             Poll::Ready(finished) => Ok(finished),
-            Poll::Pending => tokio::time::timeout_at(deadline, run).await,
+            // Boxed: a timer is large, and only a tool that waits needs one.
+            Poll::Pending => Box::pin(tokio::time::timeout_at(deadline, run)).await,
         };
         let output = match finished {
             Err(_) => {
@@ -478,9 +501,13 @@ impl ToolRunner {
             )
         })?;
         // 10. Redaction and size.
-        let redacted = tool
-            .redact_owned(output)
-            .map_err(|error| ExecError::new(Code::RedactionFailed, error.to_string()))?;
+        // A valid output that the allowlist keeps whole needs no walk.
+        let redacted = if tool.redaction_keeps_valid_output() {
+            output
+        } else {
+            tool.redact_owned(output)
+                .map_err(|error| ExecError::new(Code::RedactionFailed, error.to_string()))?
+        };
         // The exact size is only counted when a cheap upper bound exceeds the budget.
         if json_len_bound(&redacted) > budgets.max_result_bytes
             && let size = json_len(&redacted)
@@ -551,15 +578,12 @@ impl ToolRunner {
         }
     }
 
-    async fn capabilities_for(
+    /// Adds the call's credential to `caps`, for a tool that declares [`Auth`].
+    async fn with_credential(
         &self,
-        tool: &dyn BoundToolRuntime,
+        caps: ToolCapabilities,
         ctx: &ToolInvocationContext,
     ) -> Result<ToolCapabilities, ExecError> {
-        let caps = self.catalog.capabilities().restricted_to(tool.capabilities());
-        if !tool.capabilities().iter().any(|c| c.type_id() == TypeId::of::<Auth>()) {
-            return Ok(caps);
-        }
         let denied = |message: String| ExecError::new(ToolErrorCode::AuthzDenied, message);
         let connection =
             ctx.connection_id().ok_or_else(|| denied("the call has no connection".to_owned()))?;

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::runtime::CapabilityRef;
-use crate::schema::{Schema, ToolSchema};
+use crate::schema::{Schema, SchemaKind, ToolSchema};
 
 /// What running a tool does to the world. Policy decides per effect (for example: every
 /// `state_change` needs approval).
@@ -206,6 +206,34 @@ impl Redaction {
     }
 }
 
+impl Redaction {
+    /// Whether this allowlist keeps every value valid under `schema` whole: `schema` is an
+    /// object (never `null`, which redaction refuses) and every property it has, at any depth,
+    /// is allowed.
+    fn keeps_whole(&self, schema: &Schema) -> bool {
+        !schema.nullable
+            && matches!(schema.kind, SchemaKind::Object(_))
+            && self.with_paths(|paths| keeps_nested(schema, paths))
+    }
+}
+
+/// Whether [`retain_nested`] with `paths` removes nothing from a value valid under `schema`:
+/// objects need every property allowed, arrays items that are kept whole; any other value
+/// below a path would be removed (`null` is always kept).
+fn keeps_nested(schema: &Schema, paths: &[&str]) -> bool {
+    match schema.kind {
+        SchemaKind::Object(object) => {
+            object.properties.iter().all(|property| match allowed_below(paths, property.name) {
+                Allowed::All => true,
+                Allowed::Nothing => false,
+                Allowed::Below(below) => keeps_nested(property.schema, &below),
+            })
+        }
+        SchemaKind::Array(array) => keeps_nested(array.items, paths),
+        _ => false,
+    }
+}
+
 /// What dotted `paths` (relative to an object) allow under one of its keys.
 pub(crate) enum Allowed<'p> {
     /// No path starts with the key.
@@ -362,6 +390,8 @@ pub struct ToolSpec {
     requires_connection: bool,
     capabilities: Cow<'static, [CapabilityRef]>,
     schema_hash: OnceLock<String>,
+    /// Whether redaction leaves every valid output whole (worked out when first asked).
+    keeps_valid_output: OnceLock<bool>,
 }
 
 /// The parts of a `#[tool]`'s spec, all known at compile time.
@@ -392,11 +422,13 @@ impl ToolSpec {
             requires_connection: parts.requires_connection,
             capabilities: Cow::Borrowed(parts.capabilities),
             schema_hash: OnceLock::new(),
+            keeps_valid_output: OnceLock::new(),
         }
     }
 
     /// A spec known only at run time (see [`DynamicTool`](crate::runtime::DynamicTool)); the
     /// caller has checked the name and schemas.
+    #[cfg(feature = "dynamic")]
     pub(crate) fn dynamic(
         name: String,
         description: String,
@@ -416,6 +448,7 @@ impl ToolSpec {
             requires_connection,
             capabilities: Cow::Borrowed(&[]),
             schema_hash: OnceLock::new(),
+            keeps_valid_output: OnceLock::new(),
         }
     }
 
@@ -453,6 +486,20 @@ impl ToolSpec {
     #[must_use]
     pub fn redaction(&self) -> &Redaction {
         &self.redaction
+    }
+
+    /// Whether redaction leaves every output that is valid under the compile-time output
+    /// schema exactly as it is: the allowlist takes in every property the schema has, at every
+    /// depth. (Output objects are closed, so a valid output holds nothing else.) `false` for
+    /// run-time schemas.
+    #[must_use]
+    pub fn redaction_keeps_valid_output(&self) -> bool {
+        *self.keeps_valid_output.get_or_init(|| {
+            self.output_schema
+                .as_ref()
+                .and_then(SpecSchema::as_static)
+                .is_some_and(|schema| self.redaction.keeps_whole(schema))
+        })
     }
 
     /// Whether the tool runs only with a granted connection in its invocation context.

@@ -1,9 +1,7 @@
 use std::any::Any;
 use std::fmt;
-use std::future::Future;
 use std::marker::PhantomData;
-use std::pin::Pin;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use async_trait::async_trait;
 use serde_json::Value;
@@ -34,6 +32,18 @@ impl ValidatedArgs {
         } else {
             self.value.clone()
         }
+    }
+
+    /// Arguments validated as a value, with no typed form (run-time tools).
+    #[cfg(feature = "dynamic")]
+    pub(crate) fn untyped(value: Value) -> Self {
+        Self { value: ArgsJson::from_value(value), typed: None }
+    }
+
+    /// The arguments as a value, parsed now if they were kept as raw bytes.
+    #[cfg(feature = "dynamic")]
+    pub(crate) fn into_value(self) -> Value {
+        self.value.into_value()
     }
 }
 
@@ -180,6 +190,14 @@ pub trait BoundToolRuntime: Send + Sync + fmt::Debug {
     fn redact_owned(&self, output: Value) -> Result<Value, RedactionError> {
         self.redact(&output)
     }
+
+    /// Whether an output that passed [`validate_output`](Self::validate_output) always comes
+    /// through redaction unchanged, so that the runner may skip it. `true` only when
+    /// `validate_output` checks the output against the spec's compile-time output schema and
+    /// [`ToolSpec::redaction_keeps_valid_output`] holds; the default, `false`, is always safe.
+    fn redaction_keeps_valid_output(&self) -> bool {
+        false
+    }
 }
 
 /// A `#[tool]` type, bound for the runner. Register it with
@@ -260,83 +278,8 @@ impl<T: Tool + Sync> BoundToolRuntime for StaticTool<T> {
     fn redact_owned(&self, output: Value) -> Result<Value, RedactionError> {
         self.spec().redaction().apply_owned(output)
     }
-}
 
-/// The future a [`DynamicTool`]'s handler returns.
-pub type DynamicFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send>>;
-
-type Handler =
-    Arc<dyn Fn(Value, ToolInvocationContext, ToolCapabilities) -> DynamicFuture + Send + Sync>;
-
-/// A tool whose schema is known only at run time (imported over MCP, defined by
-/// configuration). Its schemas were checked against the allowed subset when it was built; its
-/// arguments and outputs are validated with the `jsonschema` crate.
-///
-/// Build one with [`DynamicTool::builder`].
-pub struct DynamicTool {
-    spec: ToolSpec,
-    input: jsonschema::Validator,
-    output: Option<jsonschema::Validator>,
-    handler: Handler,
-}
-
-impl fmt::Debug for DynamicTool {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("DynamicTool").field(&self.spec.name()).finish()
-    }
-}
-
-impl DynamicTool {
-    pub(crate) fn from_parts(
-        spec: ToolSpec,
-        input: jsonschema::Validator,
-        output: Option<jsonschema::Validator>,
-        handler: Handler,
-    ) -> Self {
-        Self { spec, input, output, handler }
-    }
-}
-
-/// Every `jsonschema` error on `value`, with pointers and masked messages (never the value).
-fn external_errors(
-    validator: &jsonschema::Validator,
-    value: &Value,
-) -> Result<(), ValidationErrors> {
-    let mut errors = ValidationErrors::default();
-    for error in validator.iter_errors(value) {
-        errors.push_external(error.instance_path().as_str(), error.masked().to_string());
-    }
-    if errors.is_empty() { Ok(()) } else { Err(errors) }
-}
-
-#[async_trait]
-impl BoundToolRuntime for DynamicTool {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-
-    fn validate_input(&self, args: Value) -> Result<ValidatedArgs, ArgumentsError> {
-        external_errors(&self.input, &args).map_err(ArgumentsError::Validation)?;
-        Ok(ValidatedArgs { value: ArgsJson::from_value(args), typed: None })
-    }
-
-    async fn exec(
-        &self,
-        args: ValidatedArgs,
-        ctx: &ToolInvocationContext,
-        caps: &ToolCapabilities,
-    ) -> Result<Value, ToolError> {
-        (self.handler)(args.value.into_value(), ctx.clone(), caps.clone()).await
-    }
-
-    fn validate_output(&self, output: &Value) -> Result<(), ValidationErrors> {
-        match &self.output {
-            Some(validator) => external_errors(validator, output),
-            None => Ok(()),
-        }
-    }
-
-    fn redact_owned(&self, output: Value) -> Result<Value, RedactionError> {
-        self.spec.redaction().apply_owned(output)
+    fn redaction_keeps_valid_output(&self) -> bool {
+        T::spec().redaction_keeps_valid_output()
     }
 }

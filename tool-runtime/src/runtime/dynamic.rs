@@ -1,12 +1,17 @@
+//! Tools whose schemas arrive at run time (feature `dynamic`): validated with the `jsonschema`
+//! crate.
+
 use std::fmt;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
+use async_trait::async_trait;
 use serde_json::{Map, Value};
 
-use super::{DynamicTool, ToolCapabilities, ToolError, ToolInvocationContext};
-use crate::schema::{SubsetError, check_subset};
-use crate::spec::{NameError, Redaction, ToolEffect, ToolSpec, check_tool_name};
+use super::{BoundToolRuntime, ToolCapabilities, ToolError, ToolInvocationContext, ValidatedArgs};
+use crate::schema::{ArgumentsError, SubsetError, ValidationErrors, check_subset};
+use crate::spec::{NameError, Redaction, RedactionError, ToolEffect, ToolSpec, check_tool_name};
 
 /// Builds a [`DynamicTool`]: a tool whose schemas arrive at run time.
 ///
@@ -184,9 +189,77 @@ impl DynamicToolBuilder {
             Redaction::new(self.redaction),
             self.requires_connection,
         );
-        let handler = Arc::new(move |args, ctx, caps| -> super::DynamicFuture {
+        let handler = Arc::new(move |args, ctx, caps| -> DynamicFuture {
             Box::pin(handler(args, ctx, caps))
         });
-        Ok(DynamicTool::from_parts(spec, input, output, handler))
+        Ok(DynamicTool { spec, input, output, handler })
+    }
+}
+
+/// The future a [`DynamicTool`]'s handler returns.
+pub type DynamicFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send>>;
+
+type Handler =
+    Arc<dyn Fn(Value, ToolInvocationContext, ToolCapabilities) -> DynamicFuture + Send + Sync>;
+
+/// A tool whose schema is known only at run time (imported over MCP, defined by
+/// configuration). Its schemas were checked against the allowed subset when it was built; its
+/// arguments and outputs are validated with the `jsonschema` crate.
+///
+/// Build one with [`DynamicTool::builder`].
+pub struct DynamicTool {
+    spec: ToolSpec,
+    input: jsonschema::Validator,
+    output: Option<jsonschema::Validator>,
+    handler: Handler,
+}
+
+impl fmt::Debug for DynamicTool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("DynamicTool").field(&self.spec.name()).finish()
+    }
+}
+
+/// Every `jsonschema` error on `value`, with pointers and masked messages (never the value).
+fn external_errors(
+    validator: &jsonschema::Validator,
+    value: &Value,
+) -> Result<(), ValidationErrors> {
+    let mut errors = ValidationErrors::default();
+    for error in validator.iter_errors(value) {
+        errors.push_external(error.instance_path().as_str(), error.masked().to_string());
+    }
+    if errors.is_empty() { Ok(()) } else { Err(errors) }
+}
+
+#[async_trait]
+impl BoundToolRuntime for DynamicTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn validate_input(&self, args: Value) -> Result<ValidatedArgs, ArgumentsError> {
+        external_errors(&self.input, &args).map_err(ArgumentsError::Validation)?;
+        Ok(ValidatedArgs::untyped(args))
+    }
+
+    async fn exec(
+        &self,
+        args: ValidatedArgs,
+        ctx: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Value, ToolError> {
+        (self.handler)(args.into_value(), ctx.clone(), caps.clone()).await
+    }
+
+    fn validate_output(&self, output: &Value) -> Result<(), ValidationErrors> {
+        match &self.output {
+            Some(validator) => external_errors(validator, output),
+            None => Ok(()),
+        }
+    }
+
+    fn redact_owned(&self, output: Value) -> Result<Value, RedactionError> {
+        self.spec.redaction().apply_owned(output)
     }
 }

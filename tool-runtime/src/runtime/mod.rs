@@ -8,6 +8,7 @@ pub(crate) mod bound;
 mod capabilities;
 mod clock;
 mod context;
+#[cfg(feature = "dynamic")]
 mod dynamic;
 mod error;
 mod events;
@@ -15,11 +16,12 @@ mod result;
 mod tool;
 
 pub use auth::{Auth, BrokerError, ConnectionBroker, Credential};
-pub use bound::{BoundToolRuntime, DynamicFuture, DynamicTool, StaticTool, ValidatedArgs};
+pub use bound::{BoundToolRuntime, StaticTool, ValidatedArgs};
 pub use capabilities::{Capability, CapabilityRef, MissingCapability, ToolCapabilities};
 pub use clock::Clock;
 pub use context::{Progress, ProgressReporter, ToolInvocationContext};
-pub use dynamic::{DynamicToolBuilder, DynamicToolError};
+#[cfg(feature = "dynamic")]
+pub use dynamic::{DynamicFuture, DynamicTool, DynamicToolBuilder, DynamicToolError};
 pub use error::ToolError;
 pub use events::{ChannelSink, CollectingSink, EventOutcome, EventSink, NullSink, ToolEvent};
 pub use result::{ExecError, ToolErrorCode, ToolExecResult, ToolInvocationRecord};

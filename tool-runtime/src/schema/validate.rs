@@ -357,6 +357,7 @@ impl ValidationErrors {
 
     /// Records an error found by another validator (`jsonschema`, for run-time schemas).
     /// Its message is cut to 200 characters: it may quote the (masked) input's property names.
+    #[cfg(feature = "dynamic")]
     pub(crate) fn push_external(&mut self, pointer: &str, mut message: String) {
         const MAX: usize = 200;
         if let Some((end, _)) = message.char_indices().nth(MAX) {
