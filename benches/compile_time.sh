@@ -13,7 +13,7 @@
 # Two measurements per crate, each the median of RUNS builds (dev profile, CARGO_INCREMENTAL=0):
 #   crate:  the generated crate alone, its dependencies already built (`cargo clean -p`, build);
 #           what the macros and their expansions cost.
-#   full:   everything from an empty target directory, dependencies included (one build).
+#   full:   everything from an empty target directory, dependencies included.
 #
 # Usage: benches/compile_time.sh [N=100] [RUNS=3]
 set -euo pipefail
@@ -171,15 +171,21 @@ seconds() { # seconds for "$@"
     start=$(date +%s.%N)
     "$@" >/dev/null 2>"$WORK/last.log" || { cat "$WORK/last.log"; exit 1; }
     end=$(date +%s.%N)
-    echo "$end - $start" | bc
+    printf '%.2f' "$(echo "$end - $start" | bc)"
 }
 
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 
-declare -A FULL CRATE RUNS_OF
+declare -A FULL CRATE RUNS_OF FULL_RUNS_OF
 for kind in tool lean schemars; do
     dir="$WORK/$kind"
-    FULL[$kind]=$(seconds cargo build --offline --quiet --manifest-path "$dir/Cargo.toml")
+    full=()
+    for _ in $(seq 1 "$RUNS"); do
+        cargo clean --offline --quiet --manifest-path "$dir/Cargo.toml"
+        full+=("$(seconds cargo build --offline --quiet --manifest-path "$dir/Cargo.toml")")
+    done
+    FULL[$kind]=$(median "${full[@]}")
+    FULL_RUNS_OF[$kind]="${full[*]}"
     times=()
     for _ in $(seq 1 "$RUNS"); do
         cargo clean --offline --quiet --manifest-path "$dir/Cargo.toml" -p "gen-$kind"
@@ -192,9 +198,10 @@ done
 ratio() { echo "scale=2; $1 / $2" | bc; }
 {
     echo "compile time, $N structs, dev profile, CARGO_INCREMENTAL=0, $(nproc) cores"
-    printf '%-10s %12s %28s %10s\n' "" "crate (s)" "runs (s)" "full (s)"
+    printf '%-8s %9s %26s %9s %26s\n' "" "crate (s)" "runs (s)" "full (s)" "runs (s)"
     for kind in tool lean schemars; do
-        printf '%-10s %12.2f %28s %10.2f\n' "$kind" "${CRATE[$kind]}" "${RUNS_OF[$kind]}" "${FULL[$kind]}"
+        printf '%-8s %9.2f %26s %9.2f %26s\n' "$kind" "${CRATE[$kind]}" "${RUNS_OF[$kind]}" \
+            "${FULL[$kind]}" "${FULL_RUNS_OF[$kind]}"
     done
     for kind in tool lean; do
         echo "ratio $kind/schemars: crate $(ratio "${CRATE[$kind]}" "${CRATE[schemars]}")x, full $(ratio "${FULL[$kind]}" "${FULL[schemars]}")x"

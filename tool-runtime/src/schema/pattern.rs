@@ -1,18 +1,23 @@
 //! A schema's `pattern`, compiled for matching many short strings.
 
 use regex::Regex;
-use regex_automata::Input;
-use regex_automata::dfa::{Automaton, dense};
+#[cfg(feature = "pattern-dfa")]
+use regex_automata::{
+    Input,
+    dfa::{Automaton, dense},
+};
 
 /// The most memory a pattern's fully built DFA may take; larger ones match with `regex` alone.
+#[cfg(feature = "pattern-dfa")]
 const DFA_LIMIT: usize = 1 << 20;
 
-/// A compiled `pattern`: the `regex` crate's matcher, and, where it can be built within
-/// [`DFA_LIMIT`], a fully built DFA that answers the same question with a single pass and
-/// no search cache.
+/// A compiled `pattern`: the `regex` crate's matcher and, with the `pattern-dfa` feature and
+/// where it can be built within `DFA_LIMIT`, a fully built DFA that answers the same question
+/// with a single pass and no search cache.
 #[derive(Debug)]
 pub(super) struct Pattern {
     regex: Regex,
+    #[cfg(feature = "pattern-dfa")]
     dfa: Option<dense::DFA<Vec<u32>>>,
 }
 
@@ -20,11 +25,16 @@ impl Pattern {
     /// `source` in the `regex` crate's syntax; `None` when it does not compile.
     pub(super) fn new(source: &str) -> Option<Self> {
         let regex = Regex::new(source).ok()?;
-        Some(Self { regex, dfa: full_dfa(source) })
+        Some(Self {
+            regex,
+            #[cfg(feature = "pattern-dfa")]
+            dfa: full_dfa(source),
+        })
     }
 
     /// Whether `text` holds a match, as [`Regex::is_match`] says.
     pub(super) fn is_match(&self, text: &str) -> bool {
+        #[cfg(feature = "pattern-dfa")]
         if let Some(dfa) = &self.dfa
             && let Ok(found) = dfa.try_search_fwd(&Input::new(text).earliest(true))
         {
@@ -38,6 +48,7 @@ impl Pattern {
 /// searches bytes: an empty match could fall inside a character, where `regex` (which only
 /// reports matches at character boundaries) finds none. A non-empty match of a pattern in
 /// Unicode mode spans whole characters, so there both always agree.
+#[cfg(feature = "pattern-dfa")]
 fn full_dfa(source: &str) -> Option<dense::DFA<Vec<u32>>> {
     let hir = regex_syntax::parse(source).ok()?;
     if hir.properties().minimum_len().is_none_or(|length| length == 0) {
@@ -49,7 +60,7 @@ fn full_dfa(source: &str) -> Option<dense::DFA<Vec<u32>>> {
     dense::Builder::new().configure(config).build(source).ok()
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "pattern-dfa"))]
 mod tests {
     use super::Pattern;
 
