@@ -28,7 +28,7 @@ impl ValidatedArgs {
     /// never reads the value again, so it is moved out rather than copied.
     pub(crate) fn value_for_record(&mut self) -> ArgsJson {
         if self.typed.is_some() {
-            std::mem::replace(&mut self.value, ArgsJson::from_value(Value::Null))
+            std::mem::replace(&mut self.value, ArgsJson::null())
         } else {
             self.value.clone()
         }
@@ -62,12 +62,19 @@ impl ArgsJson {
         Self { raw: None, value: OnceLock::from(value) }
     }
 
+    /// Reads as `null`; sets nothing up (a value built with `from_value` costs a `OnceLock`
+    /// initialisation).
+    fn null() -> Self {
+        Self { raw: None, value: OnceLock::new() }
+    }
+
     fn from_raw(raw: &[u8]) -> Self {
         Self { raw: Some(raw.into()), value: OnceLock::new() }
     }
 
     fn parse(raw: Option<&[u8]>) -> Value {
-        // The bytes were validated: they parse. `Null` only guards against the impossible.
+        // No bytes: `ArgsJson::null`. Bytes were validated, so they parse; `Null` only guards
+        // against the impossible.
         raw.and_then(|raw| parse_json(raw).ok()).unwrap_or(Value::Null)
     }
 
