@@ -61,8 +61,7 @@
 //! ```
 
 use std::any::TypeId;
-use std::future::Future;
-use std::future::poll_fn;
+use std::future::{Future, poll_fn};
 use std::panic::AssertUnwindSafe;
 use std::pin::{Pin, pin};
 use std::sync::Arc;
@@ -92,8 +91,8 @@ pub struct ToolRunner {
     catalog: Arc<ToolCatalog>,
     policy: Arc<ToolPolicy>,
     approver: Arc<dyn Approver>,
-    /// `None`: every call policy allows is authorized (as by [`AllowAll`](crate::policy::AllowAll)),
-    /// with no hook to await.
+    /// `None`: every call that policy allows is authorized, with no hook to await (as by
+    /// [`AllowAll`](crate::policy::AllowAll)).
     authorizer: Option<Arc<dyn Authorizer>>,
     sink: Arc<dyn EventSink>,
     clock: Clock,

@@ -197,16 +197,6 @@ impl Redaction {
         Ok(Value::Object(map))
     }
 
-    /// Calls `f` with the paths as a slice (a compile-time allowlist is one already).
-    pub(crate) fn with_paths<R>(&self, f: impl FnOnce(&[&str]) -> R) -> R {
-        match &self.0 {
-            Strings::Static(paths) => f(paths),
-            Strings::Owned(paths) => f(&paths.iter().map(String::as_str).collect::<Vec<_>>()),
-        }
-    }
-}
-
-impl Redaction {
     /// Whether this allowlist keeps every value valid under `schema` whole: `schema` is an
     /// object (never `null`, which redaction refuses) and every property it has, at any depth,
     /// is allowed.
@@ -214,6 +204,14 @@ impl Redaction {
         !schema.nullable
             && matches!(schema.kind, SchemaKind::Object(_))
             && self.with_paths(|paths| keeps_nested(schema, paths))
+    }
+
+    /// Calls `f` with the paths as a slice (a compile-time allowlist is one already).
+    pub(crate) fn with_paths<R>(&self, f: impl FnOnce(&[&str]) -> R) -> R {
+        match &self.0 {
+            Strings::Static(paths) => f(paths),
+            Strings::Owned(paths) => f(&paths.iter().map(String::as_str).collect::<Vec<_>>()),
+        }
     }
 }
 
