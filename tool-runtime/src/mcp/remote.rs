@@ -1,7 +1,7 @@
 //! How an imported tool's call reaches its server: the request, its progress notifications,
 //! and the cancellation sent when the runner gives up on it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
@@ -14,11 +14,23 @@ use serde_json::{Value, json};
 use crate::runtime::{ToolCapabilities, ToolError, ToolInvocationContext};
 
 /// Routes `notifications/progress` to the call that owns the progress token.
+///
+/// The token is only known once the request has been sent, so a server's first notifications
+/// can arrive before their call subscribes: those wait here (the most recent
+/// [`EARLY_LIMIT`] of them) and are handed over when the call subscribes.
 #[derive(Clone, Default)]
 pub(super) struct ProgressRoutes(Arc<Mutex<ProgressMap>>);
 
-type ProgressMap =
-    HashMap<ProgressToken, tokio::sync::mpsc::UnboundedSender<ProgressNotificationParam>>;
+/// How many notifications for tokens no call has subscribed to are kept.
+const EARLY_LIMIT: usize = 64;
+
+#[derive(Default)]
+struct ProgressMap {
+    routes: HashMap<ProgressToken, ProgressSender>,
+    early: VecDeque<ProgressNotificationParam>,
+}
+
+type ProgressSender = tokio::sync::mpsc::UnboundedSender<ProgressNotificationParam>;
 
 /// One call's progress; unsubscribes when dropped.
 struct ProgressRoute {
@@ -28,23 +40,43 @@ struct ProgressRoute {
 }
 
 impl ProgressRoutes {
+    fn lock(&self) -> std::sync::MutexGuard<'_, ProgressMap> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     pub(super) fn route(&self, progress: ProgressNotificationParam) {
-        let map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(sender) = map.get(&progress.progress_token) {
+        let mut map = self.lock();
+        if let Some(sender) = map.routes.get(&progress.progress_token) {
             let _ = sender.send(progress);
+        } else {
+            if map.early.len() == EARLY_LIMIT {
+                map.early.pop_front();
+            }
+            map.early.push_back(progress);
         }
     }
 
     fn subscribe(&self, token: ProgressToken) -> ProgressRoute {
         let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).insert(token.clone(), sender);
+        let mut map = self.lock();
+        // Whatever arrived for this token before the call subscribed, in order.
+        let early = std::mem::take(&mut map.early);
+        for progress in early {
+            if progress.progress_token == token {
+                let _ = sender.send(progress);
+            } else {
+                map.early.push_back(progress);
+            }
+        }
+        map.routes.insert(token.clone(), sender);
+        drop(map);
         ProgressRoute { routes: self.clone(), token, receiver }
     }
 }
 
 impl Drop for ProgressRoute {
     fn drop(&mut self) {
-        self.routes.0.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.token);
+        self.routes.lock().routes.remove(&self.token);
     }
 }
 
@@ -99,6 +131,7 @@ impl Remote {
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await
             .map_err(|_| ToolError::retryable("the MCP server cannot be reached"))?;
+        // Notifications that beat the subscription were kept for it (`ProgressRoutes`).
         let mut route = self.progress.subscribe(handle.progress_token.clone());
         let mut guard = CancelOnDrop { peer: self.peer.clone(), id: Some(handle.id.clone()) };
         let response = handle.await_response();
@@ -139,5 +172,49 @@ impl Remote {
             )),
             None => Ok(json!({ "content": result.content })),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::{NumberOrString, ProgressNotificationParam, ProgressToken};
+
+    use super::{EARLY_LIMIT, ProgressRoutes};
+
+    fn progress(token: i64, progress: f64) -> ProgressNotificationParam {
+        ProgressNotificationParam::new(ProgressToken(NumberOrString::Number(token)), progress)
+    }
+
+    fn received(route: &mut super::ProgressRoute) -> Vec<f64> {
+        std::iter::from_fn(|| route.receiver.try_recv().ok()).map(|p| p.progress).collect()
+    }
+
+    #[test]
+    fn notifications_that_beat_the_subscription_are_delivered_in_order() {
+        let routes = ProgressRoutes::default();
+        routes.route(progress(1, 0.1));
+        routes.route(progress(2, 0.5));
+        routes.route(progress(1, 0.2));
+        let mut first = routes.subscribe(progress(1, 0.0).progress_token);
+        routes.route(progress(1, 0.3));
+        assert_eq!(received(&mut first), [0.1, 0.2, 0.3]);
+        let mut second = routes.subscribe(progress(2, 0.0).progress_token);
+        assert_eq!(received(&mut second), [0.5]);
+        assert!(routes.lock().early.is_empty());
+        drop(first);
+        assert_eq!(routes.lock().routes.len(), 1, "a dropped route unsubscribes");
+    }
+
+    #[test]
+    fn unclaimed_notifications_are_bounded() {
+        let routes = ProgressRoutes::default();
+        for n in 0..1000 {
+            routes.route(progress(n, 1.0));
+        }
+        assert_eq!(routes.lock().early.len(), EARLY_LIMIT);
+        let mut last = routes.subscribe(progress(999, 0.0).progress_token);
+        assert_eq!(received(&mut last), [1.0]);
+        let mut evicted = routes.subscribe(progress(0, 0.0).progress_token);
+        assert!(received(&mut evicted).is_empty());
     }
 }
