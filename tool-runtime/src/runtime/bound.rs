@@ -246,10 +246,9 @@ impl<T: Tool + Sync> BoundToolRuntime for StaticTool<T> {
     }
 
     fn validate_input(&self, mut args: Value) -> Result<ValidatedArgs, ArgumentsError> {
-        let schema = <T as ToolSchema>::SCHEMA;
-        if schema.validate_for_decode(&args).map_err(ArgumentsError::Validation)? {
-            schema.normalize(&mut args);
-        }
+        <T as ToolSchema>::SCHEMA
+            .validate_and_normalize(&mut args)
+            .map_err(ArgumentsError::Validation)?;
         let typed = T::deserialize(&args).map_err(ArgumentsError::decode)?;
         Ok(ValidatedArgs { value: ArgsJson::from_value(args), typed: Some(Box::new(typed)) })
     }

@@ -176,10 +176,8 @@ pub fn parse_arguments<T: ToolSchema + DeserializeOwned>(raw: &[u8]) -> Result<T
         return Ok(args);
     }
     let mut value = parse_json(raw).map_err(ArgumentsError::InvalidJson)?;
-    if T::SCHEMA.validate_for_decode(&value).map_err(ArgumentsError::Validation)? {
-        T::SCHEMA.normalize(&mut value);
-    }
-    serde_json::from_value(value).map_err(|error| ArgumentsError::Decode(DecodeError(error)))
+    T::SCHEMA.validate_and_normalize(&mut value).map_err(ArgumentsError::Validation)?;
+    serde_json::from_value(value).map_err(ArgumentsError::decode)
 }
 
 /// Why raw arguments were refused.
@@ -364,12 +362,27 @@ impl ValidationErrors {
             message.truncate(end);
             message.push_str("...");
         }
-        if self.errors.len() < MAX_ERRORS {
-            let mut text = String::with_capacity(pointer.len() + message.len());
+        self.push_capped(Constraint::External, pointer.len() + message.len(), |text| {
             text.push_str(pointer);
+            let split = text.len();
             text.push_str(&message);
-            let split = pointer.len();
-            self.errors.push(ValidationError { text, split, constraint: Constraint::External });
+            split
+        });
+    }
+
+    /// Records one error, unless [`MAX_ERRORS`] are recorded already (then it is only
+    /// counted). `write` fills the error's text (pointer, then message) and returns where the
+    /// message starts.
+    fn push_capped(
+        &mut self,
+        constraint: Constraint,
+        capacity: usize,
+        write: impl FnOnce(&mut String) -> usize,
+    ) {
+        if self.errors.len() < MAX_ERRORS {
+            let mut text = String::with_capacity(capacity);
+            let split = write(&mut text);
+            self.errors.push(ValidationError { text, split, constraint });
         } else {
             self.omitted += 1;
         }
@@ -431,17 +444,10 @@ fn expected_type(schema: &Schema) -> &'static str {
     }
 }
 
-/// The value of a JSON number as an integer if it is one (`3` and `3.0`, not `3.5`).
-fn integral(number: &Number) -> Option<f64> {
-    if let Some(value) = number.as_i64() {
-        #[allow(clippy::cast_precision_loss)]
-        return Some(value as f64);
-    }
-    if let Some(value) = number.as_u64() {
-        #[allow(clippy::cast_precision_loss)]
-        return Some(value as f64);
-    }
-    number.as_f64().filter(|value| value.fract() == 0.0)
+/// Whether a number that is neither a `u64` nor an `i64` is integral all the same (`3.0`,
+/// `1e300`; not `3.5`).
+fn integral_float(number: &Number) -> bool {
+    number.as_f64().is_some_and(|value| value.fract() == 0.0)
 }
 
 /// Compares a JSON number with an `i128` bound exactly, as JSON Schema compares numbers.
@@ -668,12 +674,12 @@ fn push_decimal(out: &mut String, mut n: u64) {
 /// What one validation found: its errors, and whether an integer position held an integral
 /// float.
 #[derive(Debug, Default)]
-struct Checked {
+struct Findings {
     errors: ValidationErrors,
     integral_floats: bool,
 }
 
-impl Checked {
+impl Findings {
     /// Records an error at `path`: the pointer and the message are written into one string
     /// with room for both, so an error costs one allocation.
     #[cold]
@@ -692,15 +698,12 @@ impl Checked {
         constraint: Constraint,
         message: impl FnOnce(&mut String),
     ) {
-        if self.errors.errors.len() < MAX_ERRORS {
-            let mut text = String::with_capacity(96);
-            path.render(&mut text);
+        self.errors.push_capped(constraint, 96, |text| {
+            path.render(text);
             let split = text.len();
-            message(&mut text);
-            self.errors.errors.push(ValidationError { text, split, constraint });
-        } else {
-            self.errors.omitted += 1;
-        }
+            message(text);
+            split
+        });
     }
 }
 
@@ -763,7 +766,12 @@ impl StringSchema {
 /// Checks an integer's bounds; `false` when the number is not an integer (`3.5`). An integer
 /// within bounds, the common case, is decided inline.
 #[inline(always)]
-fn check_integer(int: &IntegerSchema, number: &Number, path: &Path<'_>, out: &mut Checked) -> bool {
+fn check_integer(
+    int: &IntegerSchema,
+    number: &Number,
+    path: &Path<'_>,
+    out: &mut Findings,
+) -> bool {
     if let Some(value) = number.as_i64()
         && int.admits(i128::from(value))
     {
@@ -778,11 +786,11 @@ fn check_integer_bounds(
     int: &IntegerSchema,
     number: &Number,
     path: &Path<'_>,
-    out: &mut Checked,
+    out: &mut Findings,
 ) -> bool {
     let exact = number.as_u64().map(i128::from).or_else(|| number.as_i64().map(i128::from));
     if exact.is_none() {
-        if integral(number).is_none() {
+        if !integral_float(number) {
             return false;
         }
         out.integral_floats = true;
@@ -817,7 +825,7 @@ fn check_integer_bounds(
 }
 
 #[inline]
-fn check_number(num: &NumberSchema, number: &Number, path: &Path<'_>, out: &mut Checked) {
+fn check_number(num: &NumberSchema, number: &Number, path: &Path<'_>, out: &mut Findings) {
     let value = number.as_f64().unwrap_or(0.0);
     if let Some(min) = num.minimum.filter(|min| value < *min) {
         out.push(
@@ -850,7 +858,7 @@ fn check_number(num: &NumberSchema, number: &Number, path: &Path<'_>, out: &mut 
 }
 
 #[inline(never)]
-fn check_string(string: &StringSchema, text: &str, path: &Path<'_>, out: &mut Checked) {
+fn check_string(string: &StringSchema, text: &str, path: &Path<'_>, out: &mut Findings) {
     if !string.length_certain(text.len()) {
         let length = char_count(text);
         if let Some(min) = string.min_length.filter(|min| length < *min) {
@@ -887,7 +895,7 @@ fn check_string(string: &StringSchema, text: &str, path: &Path<'_>, out: &mut Ch
 
 #[cold]
 #[inline(never)]
-fn enum_error(values: &'static [&'static str], path: &Path<'_>, out: &mut Checked) {
+fn enum_error(values: &'static [&'static str], path: &Path<'_>, out: &mut Findings) {
     out.push_with(path, Constraint::Enum(values), |message| {
         message.push_str("expected one of ");
         for (i, value) in values.iter().enumerate() {
@@ -902,7 +910,7 @@ fn enum_error(values: &'static [&'static str], path: &Path<'_>, out: &mut Checke
 }
 
 #[inline(never)]
-fn check_array(array: &ArraySchema, items: &[Value], path: &Path<'_>, out: &mut Checked) {
+fn check_array(array: &ArraySchema, items: &[Value], path: &Path<'_>, out: &mut Findings) {
     let count = items.len() as u64;
     if let Some(min) = array.min_items.filter(|min| count < *min) {
         out.push(
@@ -967,7 +975,7 @@ fn check_object(
     properties: &[Property],
     map: &Map<String, Value>,
     path: &Path<'_>,
-    out: &mut Checked,
+    out: &mut Findings,
 ) {
     // Models mostly send properties in schema order: each property is first looked for at the
     // next entry of the map, without hashing. The entries taken that way are a prefix of the map.
@@ -1061,10 +1069,19 @@ impl Schema {
     /// [`Schema::validate`], also telling whether some integer position holds an integral
     /// float (`3.0`), so that [`Schema::normalize`] has work to do.
     #[inline]
-    pub(crate) fn validate_for_decode(&self, value: &Value) -> Result<bool, ValidationErrors> {
-        let mut out = Checked::default();
+    fn validate_for_decode(&self, value: &Value) -> Result<bool, ValidationErrors> {
+        let mut out = Findings::default();
         self.check(value, &Path::Root, &mut out);
         if out.errors.is_empty() { Ok(out.integral_floats) } else { Err(out.errors) }
+    }
+
+    /// Validates `value` and, if it passes, rewrites its integral floats in integer positions
+    /// as integers: afterwards it deserialises as the schema promised.
+    pub(crate) fn validate_and_normalize(&self, value: &mut Value) -> Result<(), ValidationErrors> {
+        if self.validate_for_decode(value)? {
+            self.normalize(value);
+        }
+        Ok(())
     }
 
     /// Whether `value` satisfies this schema (no error details are built).
@@ -1077,7 +1094,7 @@ impl Schema {
     /// object's properties or an array's items, and containers out of line. (Left to itself,
     /// the compiler keeps this a call per value, which costs more than most checks.)
     #[inline(always)]
-    fn check(&self, value: &Value, path: &Path<'_>, out: &mut Checked) {
+    fn check(&self, value: &Value, path: &Path<'_>, out: &mut Findings) {
         match (value, &self.kind) {
             (Value::Null, _) if self.nullable => {}
             (Value::Bool(_), SchemaKind::Boolean) => {}
@@ -1109,7 +1126,7 @@ impl Schema {
 
     #[cold]
     #[inline(never)]
-    fn type_error(&self, value: &Value, path: &Path<'_>, out: &mut Checked) {
+    fn type_error(&self, value: &Value, path: &Path<'_>, out: &mut Findings) {
         let expected = expected_type(self);
         out.push_with(path, Constraint::Type { expected }, |message| {
             message.push_str("expected ");
@@ -1157,6 +1174,29 @@ impl Schema {
                 }
             }
             _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pattern_regex;
+
+    #[test]
+    fn patterns_beyond_the_table_are_compiled_once_and_kept() {
+        // More distinct patterns than the table has slots (other tests' patterns share it).
+        let patterns: Vec<&'static str> =
+            (0..300).map(|n| &*Box::leak(format!("^p{n}$").into_boxed_str())).collect();
+        let invalid: &'static str = Box::leak(String::from("(p").into_boxed_str());
+        for _ in 0..2 {
+            let compiled: Vec<_> = patterns.iter().map(|pattern| pattern_regex(pattern)).collect();
+            for (n, regex) in compiled.iter().enumerate() {
+                let regex = regex.expect("compiles");
+                assert!(regex.is_match(&format!("p{n}")), "{n}");
+                assert!(!regex.is_match(&format!("p{n}0")), "{n}");
+                assert!(std::ptr::eq(regex, pattern_regex(patterns[n]).unwrap()), "kept: {n}");
+            }
+            assert!(pattern_regex(invalid).is_none());
         }
     }
 }

@@ -111,6 +111,8 @@ impl Transport {
         reader: &(dyn Fn() -> BodyReader + Sync),
         on_event: &(dyn Fn(StreamEvent) + Send + Sync),
     ) -> Result<Delivered, ModelError> {
+        // Every attempt sends the same bytes: shared, not copied.
+        let body = bytes::Bytes::from(body);
         let mut attempt = 1;
         loop {
             let outcome = self.attempt(body.clone(), reader(), on_event).await;
@@ -148,7 +150,7 @@ impl Transport {
 
     async fn attempt(
         &self,
-        body: Vec<u8>,
+        body: bytes::Bytes,
         mut reader: BodyReader,
         on_event: &(dyn Fn(StreamEvent) + Send + Sync),
     ) -> Result<Delivered, Failure> {
@@ -192,6 +194,14 @@ impl Transport {
         loop {
             let next = tokio::time::timeout(self.timeouts.idle, stream.next()).await;
             let received = if whole { whole_body.len() as u64 } else { reader.bytes() };
+            // A cut before any event was passed on may be retried; after, it is final.
+            let cut = |error| {
+                if received == 0 || whole {
+                    Failure::retryable(error, None)
+                } else {
+                    Failure::fatal(error)
+                }
+            };
             let chunk = match next {
                 Ok(Some(Ok(chunk))) => chunk,
                 Ok(None) => break,
@@ -203,11 +213,7 @@ impl Transport {
                             self.label, self.timeouts.idle
                         ),
                     );
-                    return Err(if received == 0 || whole {
-                        Failure::retryable(error, None)
-                    } else {
-                        Failure::fatal(error)
-                    });
+                    return Err(cut(error));
                 }
                 Ok(Some(Err(error))) => {
                     let message = format!(
@@ -215,12 +221,7 @@ impl Transport {
                         self.label,
                         describe(&error)
                     );
-                    let error = ModelError::new(ModelErrorKind::Transport, message);
-                    return Err(if received == 0 || whole {
-                        Failure::retryable(error, None)
-                    } else {
-                        Failure::fatal(error)
-                    });
+                    return Err(cut(ModelError::new(ModelErrorKind::Transport, message)));
                 }
             };
             if whole {
