@@ -111,7 +111,8 @@ impl fmt::Debug for ValidatedArgs {
 }
 
 /// A tool as the runner drives it, whatever its origin: object-safe, so a catalog holds
-/// compile-time tools ([`StaticTool`]) and run-time ones ([`DynamicTool`]) side by side.
+/// compile-time tools ([`StaticTool`]) and run-time ones
+/// ([`DynamicTool`](crate::runtime::DynamicTool)) side by side.
 ///
 /// The runner calls, in order: [`validate_input`](Self::validate_input),
 /// [`exec`](Self::exec), [`validate_output`](Self::validate_output),

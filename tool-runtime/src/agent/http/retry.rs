@@ -3,7 +3,7 @@
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
@@ -114,54 +114,16 @@ fn seconds(text: &str, per_second: f64) -> Option<Duration> {
         .flatten()
 }
 
-/// An IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the HTTP date servers send. The obsolete
-/// RFC 850 and asctime forms are not read; the client then falls back to its own backoff.
+/// An HTTP date in any of its three forms (IMF-fixdate `Sun, 06 Nov 1994 08:49:37 GMT`, the
+/// obsolete RFC 850 and asctime forms).
 fn http_date(text: &str) -> Option<SystemTime> {
-    let mut parts = text.split_ascii_whitespace();
-    let _weekday = parts.next()?.strip_suffix(',')?;
-    let day: u32 = parts.next()?.parse().ok()?;
-    let month = match parts.next()? {
-        "Jan" => 1,
-        "Feb" => 2,
-        "Mar" => 3,
-        "Apr" => 4,
-        "May" => 5,
-        "Jun" => 6,
-        "Jul" => 7,
-        "Aug" => 8,
-        "Sep" => 9,
-        "Oct" => 10,
-        "Nov" => 11,
-        "Dec" => 12,
-        _ => return None,
-    };
-    let year: i64 = parts.next()?.parse().ok()?;
-    let mut clock = parts.next()?.split(':').map(|part| part.parse::<u64>().ok());
-    let (hour, minute, second) = (clock.next()??, clock.next()??, clock.next()??);
-    if parts.next()? != "GMT" || parts.next().is_some() || clock.next().is_some() {
-        return None;
-    }
-    if !(1..=31).contains(&day) || hour > 23 || minute > 59 || second > 60 {
-        return None;
-    }
-    let days = u64::try_from(days_from_civil(year, month, day)).ok()?;
-    let secs = days * 86_400 + hour * 3600 + minute * 60 + second;
-    UNIX_EPOCH.checked_add(Duration::from_secs(secs))
-}
-
-/// Days from 1970-01-01 to the given proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
-    let year = if month <= 2 { year - 1 } else { year };
-    let era = year.div_euclid(400);
-    let year_of_era = year - era * 400;
-    let month = i64::from(month);
-    let day_of_year = (153 * (month + if month > 2 { -3 } else { 9 }) + 2) / 5 + i64::from(day) - 1;
-    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    era * 146_097 + day_of_era - 719_468
+    httpdate::parse_http_date(text).ok()
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::UNIX_EPOCH;
+
     use reqwest::header::HeaderValue;
 
     use super::*;
@@ -189,7 +151,15 @@ mod tests {
             Some(Duration::from_secs(10))
         );
         assert_eq!(read(&[("retry-after", "Sun, 06 Nov 1994 08:00:00 GMT")]), Some(Duration::ZERO));
-        assert_eq!(read(&[("retry-after", "Sunday, 06-Nov-94 08:49:37 GMT")]), None);
+        assert_eq!(
+            read(&[("retry-after", "Sunday, 06-Nov-94 08:49:57 GMT")]),
+            Some(Duration::from_secs(20))
+        );
+        assert_eq!(
+            read(&[("retry-after", "Sun Nov  6 08:49:38 1994")]),
+            Some(Duration::from_secs(1))
+        );
+        assert_eq!(read(&[("retry-after", "soon")]), None);
         assert_eq!(read(&[("retry-after", "-3")]), None);
         assert_eq!(read(&[]), None);
     }
@@ -201,6 +171,7 @@ mod tests {
         assert_eq!(leap.duration_since(UNIX_EPOCH).unwrap().as_secs(), 1_835_438_400);
         assert_eq!(http_date("Tue, 29 Feb 2028 12:00 GMT"), None);
         assert_eq!(http_date("Tue, 29 Feb 2028 12:00:00 UTC"), None);
+        assert_eq!(http_date("Tue, 30 Feb 2028 12:00:00 GMT"), None);
     }
 
     #[test]
