@@ -473,3 +473,40 @@ async fn round_trip_over_streamable_http() {
     shutdown.cancel();
     tokio::time::timeout(Duration::from_secs(5), serving).await.unwrap().unwrap().unwrap();
 }
+
+/// Counts `MCP tool not imported` warnings.
+#[derive(Clone, Default)]
+struct RefusalWarnings(Arc<std::sync::atomic::AtomicUsize>);
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for RefusalWarnings {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        struct Message(bool);
+        impl tracing::field::Visit for Message {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                if field.name() == "message" {
+                    self.0 |= format!("{value:?}") == "MCP tool not imported";
+                }
+            }
+        }
+        let mut message = Message(false);
+        event.record(&mut message);
+        if message.0 {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_refused_tool_is_logged_once_not_on_every_refresh() {
+    use tracing_subscriber::prelude::*;
+    let warnings = RefusalWarnings::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(warnings.clone()));
+    let harness = import(McpImportOptions::new()).await;
+    assert_eq!(harness.source.refused().len(), 3);
+    assert_eq!(warnings.0.load(Ordering::SeqCst), 3);
+    harness.source.refresh().await.unwrap();
+    harness.source.refresh().await.unwrap();
+    assert_eq!(harness.source.refused().len(), 3);
+    assert_eq!(warnings.0.load(Ordering::SeqCst), 3, "the same refusals are not logged again");
+}

@@ -132,10 +132,7 @@ impl Adapter for OpenAiResponses {
         core.recognised = 1;
         for item in output {
             match str_at(item, "type") {
-                Some("function_call") => {
-                    let slot = core.open();
-                    apply_item(&mut core, slot, item, out);
-                }
+                Some("function_call") => open_item(&mut core, item, out),
                 Some("message") => {
                     let parts = item.get("content").and_then(Value::as_array);
                     for part in parts.map(Vec::as_slice).unwrap_or_default() {
@@ -201,6 +198,12 @@ impl Adapter for OpenAiResponses {
         items.extend(self.result_messages(results));
         items
     }
+}
+
+/// Gives a complete `function_call` item a slot of its own.
+fn open_item(core: &mut Core, item: &Value, out: &mut Vec<StreamEvent>) {
+    let slot = core.open();
+    apply_item(core, slot, item, out);
 }
 
 /// Applies a `function_call` item's fields to its slot.
@@ -283,9 +286,7 @@ impl ResponsesProtocol {
         }
         slot
     }
-}
 
-impl ResponsesProtocol {
     /// A stream that announced no call item but ends in a response whose `output` holds calls
     /// (some proxies send only the final event): the calls are taken from there.
     fn reconcile(&mut self, core: &mut Core, response: &Value, out: &mut Vec<StreamEvent>) {
@@ -295,8 +296,7 @@ impl ResponsesProtocol {
         let items = response.get("output").and_then(Value::as_array).map(Vec::as_slice);
         for item in items.unwrap_or_default() {
             if str_at(item, "type") == Some("function_call") {
-                let slot = core.open();
-                apply_item(core, slot, item, out);
+                open_item(core, item, out);
             }
         }
     }

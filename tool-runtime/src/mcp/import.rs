@@ -386,7 +386,7 @@ impl SourceInner {
             .list_all_tools()
             .await
             .map_err(|error| McpImportError::List(error.to_string()))?;
-        {
+        let news = {
             let mut state = self.state.write().unwrap_or_else(PoisonError::into_inner);
             let mut tools = BTreeMap::new();
             let mut refused = Vec::new();
@@ -413,11 +413,18 @@ impl SourceInner {
                     }),
                 }
             }
-            for tool in &refused {
-                tracing::warn!(server = %self.server, refused = %tool, "MCP tool not imported");
-            }
+            // Logged once: a refresh that refuses the same tool for the same reason is quiet.
+            let news: Vec<String> = refused
+                .iter()
+                .filter(|tool| !state.refused.contains(tool))
+                .map(ToString::to_string)
+                .collect();
             state.tools = tools;
             state.refused = refused;
+            news
+        };
+        for tool in &news {
+            tracing::warn!(server = %self.server, refused = %tool, "MCP tool not imported");
         }
         self.changes.send_modify(|count| *count += 1);
         Ok(())
