@@ -16,7 +16,7 @@ use std::cell::Cell;
 use std::collections::{BTreeSet, HashSet};
 
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use proptest::test_runner::{Config, RngSeed, TestCaseError, TestRunner};
 use serde::de::DeserializeOwned;
 use serde_json::{Number, Value, json};
 use tool_runtime::prelude::*;
@@ -680,7 +680,15 @@ fn differential<T: ToolSchema + DeserializeOwned + Serialize>() -> (u32, u32) {
             value
         });
 
-    let config = Config { cases: 256, failure_persistence: None, ..Config::default() };
+    // A fixed seed unless `PROPTEST_RNG_SEED` names one: the shares asserted below (valid and
+    // invalid values, values the fast path takes) are statistics of the sample, and a random
+    // sample fails them now and then.
+    let base = Config::default();
+    let rng_seed = match base.rng_seed {
+        RngSeed::Random => RngSeed::Fixed(0x7001_5eed),
+        fixed @ RngSeed::Fixed(_) => fixed,
+    };
+    let config = Config { cases: 256, failure_persistence: None, rng_seed, ..base };
     let (accepted, rejected, fast) = (Cell::new(0u32), Cell::new(0u32), Cell::new(0u32));
     let mut runner = TestRunner::new(config);
     let outcome = runner.run(&values, |value| {
