@@ -5,7 +5,8 @@
 #   tool:     N `#[tool]` structs, each with a `#[derive(Serialize, ToolSchema)]` output type and
 #             its `impl Tool`; `tool-runtime` with its default features (`schemars`, `dynamic`).
 #   lean:     the same crate with `tool-runtime`'s default features off (no `schemars` interop,
-#             no run-time `DynamicTool`s, so no `jsonschema`): all that `#[tool]` types need.
+#             no run-time `DynamicTool`s, so no `jsonschema`; no runner, adapters or agent loop):
+#             all that `#[tool]` types need.
 #   schemars: the same N structs with `#[derive(Deserialize, Serialize, schemars::JsonSchema)]`,
 #             the same output types with `#[derive(Serialize, schemars::JsonSchema)]` and the
 #             same `run` as an inherent `async fn`.

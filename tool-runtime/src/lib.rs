@@ -1,12 +1,17 @@
 #![doc = include_str!("../docs/crate.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[cfg(feature = "adapters")]
 pub mod adapters;
+#[cfg(feature = "agent")]
 pub mod agent;
+#[cfg(feature = "runner")]
 pub mod catalog;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+#[cfg(feature = "runner")]
 pub mod policy;
+#[cfg(feature = "runner")]
 pub mod runner;
 pub mod runtime;
 pub mod schema;

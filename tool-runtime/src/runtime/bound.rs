@@ -26,6 +26,7 @@ impl ValidatedArgs {
 
     /// The value, for the call's record. A compile-time tool runs from its typed arguments and
     /// never reads the value again, so it is moved out rather than copied.
+    #[cfg(feature = "runner")]
     pub(crate) fn value_for_record(&mut self) -> ArgsJson {
         if self.typed.is_some() {
             std::mem::replace(&mut self.value, ArgsJson::null())
@@ -64,6 +65,7 @@ impl ArgsJson {
 
     /// Reads as `null`; sets nothing up (a value built with `from_value` costs a `OnceLock`
     /// initialisation).
+    #[cfg(feature = "runner")]
     fn null() -> Self {
         Self { raw: None, value: OnceLock::new() }
     }

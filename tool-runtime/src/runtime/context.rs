@@ -170,6 +170,7 @@ impl ToolInvocationContext {
     }
 
     /// Where this context's progress goes, if anywhere.
+    #[cfg(feature = "runner")]
     pub(crate) fn progress_reporter(&self) -> Option<ProgressReporter> {
         self.progress.clone()
     }

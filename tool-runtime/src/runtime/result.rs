@@ -108,6 +108,7 @@ pub struct ToolExecResult {
 }
 
 impl ToolExecResult {
+    #[cfg(feature = "runner")]
     pub(crate) fn new(
         tool_call_id: String,
         tool_name: String,

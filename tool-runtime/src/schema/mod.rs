@@ -35,6 +35,7 @@ mod std_impls;
 mod subset;
 mod validate;
 
+#[cfg(feature = "runner")]
 pub(crate) use validate::Shown;
 
 pub use consts::{RangeBound, contains_connection_id, has_path, is_connection_id};
