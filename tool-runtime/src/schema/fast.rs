@@ -44,7 +44,10 @@ use super::{Property, Schema, SchemaKind, ToolSchema};
 /// ```
 #[must_use]
 pub fn decode_checked<T: ToolSchema + DeserializeOwned>(raw: &[u8]) -> Option<T> {
-    let mut deserializer = serde_json::Deserializer::from_slice(raw);
+    // One UTF-8 check of the whole input, rather than one per string as `from_slice` makes
+    // (invalid UTF-8 is the ordinary path's to report).
+    let text = std::str::from_utf8(raw).ok()?;
+    let mut deserializer = serde_json::Deserializer::from_str(text);
     let value = T::deserialize(Checked { de: &mut deserializer, schema: T::SCHEMA }).ok()?;
     deserializer.end().ok()?;
     Some(value)
