@@ -3,7 +3,8 @@
 # committed) and builds each from clean.
 #
 #   tool:     N `#[tool]` structs, each with a `#[derive(Serialize, ToolSchema)]` output type and
-#             its `impl Tool`; `tool-runtime` with its default features (`schemars`, `dynamic`).
+#             its `impl Tool`; `tool-runtime` with its default features (`schemars`, `dynamic`,
+#             `pattern-dfa`, `runner`, `adapters`, `agent`).
 #   lean:     the same crate with `tool-runtime`'s default features off (no `schemars` interop,
 #             no run-time `DynamicTool`s, so no `jsonschema`; no runner, adapters or agent loop):
 #             all that `#[tool]` types need.
