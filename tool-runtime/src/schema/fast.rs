@@ -321,7 +321,8 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for CheckedVisitor<V> {
         if object.properties.len() > 64 {
             return Err(give_up());
         }
-        let mut entries = CheckedMap { map, properties: object.properties, seen: 0, current: None };
+        let mut entries =
+            CheckedMap { map, properties: object.properties, seen: 0, current: None, next: 0 };
         let value = self.inner.visit_map(&mut entries)?;
         let missing = object
             .properties
@@ -363,10 +364,16 @@ struct CheckedMap<A> {
     properties: &'static [Property],
     seen: u64,
     current: Option<&'static Schema>,
+    /// The property after the last one read: models mostly send properties in schema order,
+    /// so it is compared first.
+    next: usize,
 }
 
-/// Reads a key and finds its property.
-struct PropertyIndex(&'static [Property]);
+/// Reads a key and finds its property, comparing it with `next`'s name first.
+struct PropertyIndex {
+    properties: &'static [Property],
+    next: usize,
+}
 
 impl<'de> DeserializeSeed<'de> for PropertyIndex {
     type Value = usize;
@@ -384,7 +391,10 @@ impl Visitor<'_> for PropertyIndex {
     }
 
     fn visit_str<E: de::Error>(self, key: &str) -> Result<usize, E> {
-        self.0.iter().position(|property| property.name == key).ok_or_else(give_up)
+        if self.properties.get(self.next).is_some_and(|property| property.name == key) {
+            return Ok(self.next);
+        }
+        self.properties.iter().position(|property| property.name == key).ok_or_else(give_up)
     }
 }
 
@@ -395,7 +405,8 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for &mut CheckedMap<A> {
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, A::Error> {
-        let Some(index) = self.map.next_key_seed(PropertyIndex(self.properties))? else {
+        let seed_index = PropertyIndex { properties: self.properties, next: self.next };
+        let Some(index) = self.map.next_key_seed(seed_index)? else {
             return Ok(None);
         };
         let bit = 1u64 << index;
@@ -403,6 +414,7 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for &mut CheckedMap<A> {
             return Err(give_up());
         }
         self.seen |= bit;
+        self.next = index + 1;
         let property = &self.properties[index];
         self.current = Some(property.schema);
         // The key read equals the property's name: hand the visitor that, borrowed for good.
