@@ -9,6 +9,12 @@ use tool_runtime::prelude::*;
 use tool_runtime::runtime::Clock;
 use tool_runtime::schema::{ArgumentsError, decode_checked, parse_arguments};
 
+/// Runs a tool's future to its end (a crate of tool definitions brings no runner).
+fn block_on<F: Future>(future: F) -> F::Output {
+    let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
+    runtime.block_on(future)
+}
+
 #[test]
 fn the_spec_is_frozen_at_compile_time() {
     let spec = FindOrders::spec();
@@ -53,8 +59,7 @@ fn a_tool_runs_with_what_it_declared_and_its_output_keeps_to_its_schema() {
     let ctx = ToolInvocationContext::new("run-1", "user-1", "tenant-1");
     let args = parse_arguments::<FindOrders>(br#"{"customer_id": "cus_ab12cd", "limit": 5}"#)
         .expect("valid");
-    let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
-    let output = runtime.block_on(args.run(&ctx, &caps)).expect("the tool succeeds");
+    let output = block_on(args.run(&ctx, &caps)).expect("the tool succeeds");
     let value = serde_json::to_value(&output).expect("serialisable");
     assert_eq!(value["looked_up_ms"], 1_700_000_000_000_i64);
     assert_eq!(value["orders"][1], json!({"id": "ord_2", "total_cents": 2000, "status": "open"}));
@@ -78,7 +83,6 @@ fn a_tool_without_its_capability_fails_cleanly() {
     let ctx = ToolInvocationContext::new("run-1", "user-1", "tenant-1");
     let args = parse_arguments::<FindOrders>(br#"{"customer_id": "cus_ab12cd", "limit": 1}"#)
         .expect("valid");
-    let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
-    let error = runtime.block_on(args.run(&ctx, &ToolCapabilities::new())).expect_err("no clock");
+    let error = block_on(args.run(&ctx, &ToolCapabilities::new())).expect_err("no clock");
     assert!(error.message().contains("clock"), "{}", error.message());
 }

@@ -18,7 +18,7 @@ use serde::de::{
 };
 use serde_json::Number;
 
-use super::validate::{cmp_int, pattern_regex};
+use super::validate::{cmp_int, pattern_regex, same_str};
 use super::{Property, Schema, SchemaKind, ToolSchema};
 
 /// Decodes raw arguments into `T` in one pass, checking every value against `T`'s schema as it
@@ -391,10 +391,11 @@ impl Visitor<'_> for PropertyIndex {
     }
 
     fn visit_str<E: de::Error>(self, key: &str) -> Result<usize, E> {
-        if self.properties.get(self.next).is_some_and(|property| property.name == key) {
+        let named = |property: &Property| same_str(property.name, key);
+        if self.properties.get(self.next).is_some_and(named) {
             return Ok(self.next);
         }
-        self.properties.iter().position(|property| property.name == key).ok_or_else(give_up)
+        self.properties.iter().position(named).ok_or_else(give_up)
     }
 }
 

@@ -945,7 +945,7 @@ fn check_array(array: &ArraySchema, items: &[Value], path: &Path<'_>, out: &mut 
 /// `a == b` without a call to `memcmp` for strings of up to 16 bytes (property names, enum
 /// values), which are compared in at most two overlapping words.
 #[inline]
-fn same_str(a: &str, b: &str) -> bool {
+pub(super) fn same_str(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     if a.len() != b.len() {
         return false;
