@@ -58,6 +58,26 @@ pub mod prelude {
     pub use serde::{Deserialize, Serialize};
 }
 
+/// Guides: how to run tools, serve and import them over MCP, and drive them from a model.
+///
+/// Each is a page of its own; every example in them compiles and runs as a doc test.
+pub mod guide {
+    #[cfg(feature = "runner")]
+    pub mod running_tools {
+        #![doc = include_str!("../docs/running-tools.md")]
+    }
+
+    #[cfg(feature = "mcp")]
+    pub mod mcp {
+        #![doc = include_str!("../docs/mcp.md")]
+    }
+
+    #[cfg(feature = "agent")]
+    pub mod agent_loop {
+        #![doc = include_str!("../docs/agent-loop.md")]
+    }
+}
+
 /// What the macros' expansions use. Not public API: no stability promise.
 #[doc(hidden)]
 pub mod __private {
