@@ -59,7 +59,11 @@ fn agent(c: &mut Criterion) {
     let runner = bench_runner();
     let calls = calls();
     let turns = script(&calls);
-    let ctx = ToolInvocationContext::new("run-1", "user-1", "tenant-1");
+    let ctx = ToolInvocationContext::new(ContextIds {
+        run_id: "run-1",
+        actor_id: "user-1",
+        tenant_id: "tenant-1",
+    });
     let session = |turns: Vec<ScriptedTurn>| {
         let model = ScriptedModel::new(turns).chunk_size(READ);
         let agent = Agent::new(Arc::new(model), runner.clone());

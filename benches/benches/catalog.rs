@@ -11,7 +11,7 @@ use serde_json::Value;
 use tool_benches::tools::Medium;
 use tool_benches::{dynamic_schema, dynamic_tools, half_policy};
 use tool_runtime::adapters::Provider;
-use tool_runtime::catalog::{ToolCatalog, create_tool_catalog};
+use tool_runtime::catalog::{ToolCatalog, visible_tools};
 use tool_runtime::prelude::*;
 use tool_runtime::runtime::BoundToolRuntime;
 
@@ -68,8 +68,12 @@ fn list(c: &mut Criterion) {
         .build()
         .expect("distinct ids");
     let policy = half_policy();
-    let ctx = ToolInvocationContext::new("run-1", "user-1", "tenant-1");
-    assert_eq!(create_tool_catalog(&catalog, &policy, &ctx).len(), TOOLS / 2);
+    let ctx = ToolInvocationContext::new(ContextIds {
+        run_id: "run-1",
+        actor_id: "user-1",
+        tenant_id: "tenant-1",
+    });
+    assert_eq!(visible_tools(&catalog, &policy, &ctx).len(), TOOLS / 2);
     let mut sorted = tools.clone();
     sorted.sort_by(|a, b| a.id().cmp(b.id()));
 
@@ -87,7 +91,7 @@ fn list(c: &mut Criterion) {
         });
     });
     group.bench_function("catalog", |b| {
-        b.iter(|| create_tool_catalog(black_box(&catalog), &policy, &ctx).len());
+        b.iter(|| visible_tools(black_box(&catalog), &policy, &ctx).len());
     });
     group.finish();
 }

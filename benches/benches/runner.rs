@@ -40,7 +40,12 @@ fn runner(c: &mut Criterion) {
     let rt = runtime();
     let runner = bench_runner();
     let with_events = bench_runner_with_events();
-    let ctx = ToolInvocationContext::new("run-1", "user-1", "tenant-1").with_tool_call_id("call_1");
+    let ctx = ToolInvocationContext::new(ContextIds {
+        run_id: "run-1",
+        actor_id: "user-1",
+        tenant_id: "tenant-1",
+    })
+    .with_tool_call_id("call_1");
     // Both paths must do the same work: check once that they succeed.
     let check = rt.block_on(runner.exec("bench__medium", MEDIUM_ARGS.as_bytes(), &ctx));
     assert!(check.value().is_some(), "{:?}", check.error_code());

@@ -34,7 +34,12 @@ fn main() {
     let count: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(1000);
     let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().expect("runtime");
     let runner = bench_runner();
-    let ctx = ToolInvocationContext::new("run-1", "user-1", "tenant-1").with_tool_call_id("call_1");
+    let ctx = ToolInvocationContext::new(ContextIds {
+        run_id: "run-1",
+        actor_id: "user-1",
+        tenant_id: "tenant-1",
+    })
+    .with_tool_call_id("call_1");
     match workload.as_str() {
         "exec-small" | "exec-medium" => {
             let (tool, raw) = if workload == "exec-small" {
@@ -108,7 +113,11 @@ fn main() {
                 turns.push(ScriptedTurn::openai_text("Done."));
                 let model = ScriptedModel::new(turns).chunk_size(4096);
                 let agent = Agent::new(Arc::new(model), runner.clone());
-                let ctx = ToolInvocationContext::new("run-1", "user-1", "tenant-1");
+                let ctx = ToolInvocationContext::new(ContextIds {
+                    run_id: "run-1",
+                    actor_id: "user-1",
+                    tenant_id: "tenant-1",
+                });
                 let output = rt.block_on(agent.run(vec![Message::user("Go.")], &ctx, &|_| {}));
                 assert_eq!(output.done.records.len(), 24);
             }

@@ -63,7 +63,12 @@ fn the_counter_counts() {
 fn exec_allocations_stay_within_budget() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
     let runner = tool_benches::bench_runner();
-    let ctx = ToolInvocationContext::new("run-1", "user-1", "tenant-1").with_tool_call_id("call_1");
+    let ctx = ToolInvocationContext::new(ContextIds {
+        run_id: "run-1",
+        actor_id: "user-1",
+        tenant_id: "tenant-1",
+    })
+    .with_tool_call_id("call_1");
     let cases = [("bench__small", SMALL_ARGS, 14), ("bench__medium", MEDIUM_ARGS, 110)];
     for (tool, args, budget) in cases {
         assert!(rt.block_on(runner.exec(tool, args.as_bytes(), &ctx)).is_ok());

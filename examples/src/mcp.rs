@@ -27,9 +27,13 @@ const CONNECTION: &str = "acme-tracker";
 /// `acme-tracker` connection (so `tickets__create_ticket` is shown and may run).
 #[must_use]
 pub fn context() -> ToolInvocationContext {
-    ToolInvocationContext::new("mcp", "mcp-client", "acme")
-        .with_connection_id(CONNECTION)
-        .with_requested_connections([CONNECTION])
+    ToolInvocationContext::new(ContextIds {
+        run_id: "mcp",
+        actor_id: "mcp-client",
+        tenant_id: "acme",
+    })
+    .with_connection_id(CONNECTION)
+    .with_requested_connections([CONNECTION])
 }
 
 /// The example runner ([`app::runner`]) as an MCP server.

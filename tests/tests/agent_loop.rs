@@ -119,7 +119,11 @@ fn runner(gauge: &Arc<Gauge>, policy: &str, approver: Option<Arc<dyn Approver>>)
 const ALLOW: &str = r#"{"allowed_tools": ["test__*"]}"#;
 
 fn ctx() -> ToolInvocationContext {
-    ToolInvocationContext::new("run-1", "user-1", "tenant-1")
+    ToolInvocationContext::new(ContextIds {
+        run_id: "run-1",
+        actor_id: "user-1",
+        tenant_id: "tenant-1",
+    })
 }
 
 fn results(message: &Message) -> Vec<(String, Result<Value, String>)> {
@@ -453,7 +457,14 @@ async fn a_model_failure_ends_the_run_with_one_done() {
     let output = agent.run(vec![Message::user("go")], &ctx(), &sink).await;
     assert_eq!(
         output.done.stop,
-        StopReason::ModelFailed("the model provider answered 503: overloaded".into())
+        StopReason::ModelFailed {
+            kind: ModelErrorKind::Status(503),
+            message: "the model provider answered 503: overloaded".into()
+        }
+    );
+    assert_eq!(
+        serde_json::to_value(&output.done.stop).unwrap(),
+        json!({"kind": "model_failed", "error": {"status": 503}, "message": "the model provider answered 503: overloaded"})
     );
     assert_eq!(
         events.lock().unwrap().iter().filter(|e| matches!(e, AgentEvent::Done(_))).count(),
@@ -464,7 +475,10 @@ async fn a_model_failure_ends_the_run_with_one_done() {
         runner(&Arc::new(Gauge::default()), ALLOW, None),
     );
     let output = exhausted.run(vec![Message::user("go")], &ctx(), &|_| {}).await;
-    assert!(matches!(output.done.stop, StopReason::ModelFailed(_)));
+    assert!(matches!(
+        output.done.stop,
+        StopReason::ModelFailed { kind: ModelErrorKind::ScriptExhausted, .. }
+    ));
 }
 
 #[tokio::test]
@@ -477,7 +491,7 @@ async fn a_response_broken_off_by_the_provider_is_no_answer() {
     let agent = Agent::new(Arc::new(model), runner(&Arc::new(Gauge::default()), ALLOW, None));
     let output = agent.run(vec![Message::user("go")], &ctx(), &|_| {}).await;
     assert!(
-        matches!(&output.done.stop, StopReason::ModelFailed(message) if message.contains("unfinished")),
+        matches!(&output.done.stop, StopReason::ModelFailed { kind: ModelErrorKind::Transport, message } if message.contains("unfinished")),
         "{:?}",
         output.done.stop
     );
@@ -538,7 +552,7 @@ async fn every_announced_call_gets_one_result_event_in_model_order() {
     let (_, finished) = started_and_finished(&events);
     assert_eq!(finished, ["a", "b"]);
     let refused = events.iter().any(|e| {
-        matches!(e, AgentEvent::ToolCallResult { id, outcome: tool_runtime::agent::ResultSummary::Error { code: Some(code), .. }, .. } if id == "b" && code == "truncated")
+        matches!(e, AgentEvent::ToolCallResult { id, outcome: tool_runtime::agent::ResultSummary::Err { code: Some(code), .. }, .. } if id == "b" && code == "truncated")
     });
     assert!(refused, "the nameless call is refused without running: {events:?}");
 }
@@ -581,5 +595,5 @@ async fn a_call_announced_in_a_dropped_turn_gets_a_not_run_result_event() {
     let events = events.lock().unwrap();
     let (started, finished) = started_and_finished(&events);
     assert_eq!((started, finished), (vec!["pending".to_owned()], vec!["pending".to_owned()]));
-    assert!(events.iter().any(|e| matches!(e, AgentEvent::ToolCallResult { outcome: tool_runtime::agent::ResultSummary::Error { code: Some(code), .. }, .. } if code == "not_run")));
+    assert!(events.iter().any(|e| matches!(e, AgentEvent::ToolCallResult { outcome: tool_runtime::agent::ResultSummary::Err { code: Some(code), .. }, .. } if code == "not_run")));
 }

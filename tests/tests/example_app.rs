@@ -13,22 +13,34 @@ async fn allowed_denied_and_approval_gated_calls() {
     let tickets = TicketStore::new();
     let events = CollectingSink::new();
     let runner = examples::app::runner(clock, tickets.clone(), Arc::new(events.clone())).unwrap();
-    let ctx = ToolInvocationContext::new("run-1", "user-42", "acme")
-        .with_connection_id("acme-tracker")
-        .with_requested_connections(["acme-tracker"]);
+    let ctx = ToolInvocationContext::new(ContextIds {
+        run_id: "run-1",
+        actor_id: "user-42",
+        tenant_id: "acme",
+    })
+    .with_connection_id("acme-tracker")
+    .with_requested_connections(["acme-tracker"]);
     assert_eq!(
         runner.visible_tools(&ctx).names().collect::<Vec<_>>(),
         ["core__get_current_time", "docs__search", "tickets__create_ticket"]
     );
-    let no_connection = ToolInvocationContext::new("run-1", "user-42", "acme");
+    let no_connection = ToolInvocationContext::new(ContextIds {
+        run_id: "run-1",
+        actor_id: "user-42",
+        tenant_id: "acme",
+    });
     assert_eq!(
         runner.visible_tools(&no_connection).names().collect::<Vec<_>>(),
         ["core__get_current_time", "docs__search"],
         "without a granted and requested connection the ticket tool is hidden"
     );
-    let foreign = ToolInvocationContext::new("run-1", "user-42", "acme")
-        .with_connection_id("globex-tracker")
-        .with_requested_connections(["globex-tracker"]);
+    let foreign = ToolInvocationContext::new(ContextIds {
+        run_id: "run-1",
+        actor_id: "user-42",
+        tenant_id: "acme",
+    })
+    .with_connection_id("globex-tracker")
+    .with_requested_connections(["globex-tracker"]);
 
     let ticket = r#"{"title": "Search ignores tags", "body": "", "priority": "high"}"#;
     let urgent = r#"{"title": "Production is down", "body": "", "priority": "urgent"}"#;

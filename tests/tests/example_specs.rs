@@ -13,7 +13,12 @@ use tool_runtime::runtime::{Auth, Clock, Credential};
 use tool_runtime::schema::{ArgumentsError, has_path, parse_arguments};
 
 fn ctx() -> ToolInvocationContext {
-    ToolInvocationContext::new("run-1", "user-42", "acme").with_connection_id("acme-tracker")
+    ToolInvocationContext::new(ContextIds {
+        run_id: "run-1",
+        actor_id: "user-42",
+        tenant_id: "acme",
+    })
+    .with_connection_id("acme-tracker")
 }
 
 fn caps() -> ToolCapabilities {

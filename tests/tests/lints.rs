@@ -131,7 +131,11 @@ fn tools_work_under_strict_lints() {
         serde_json::from_value(json!({"title": "write tests", "hours": 1.5, "tags": []}))
             .expect("valid arguments");
     let caps = ToolCapabilities::new().with(Clock::fixed(UNIX_EPOCH + Duration::from_millis(7)));
-    let ctx = ToolInvocationContext::new("run-1", "actor-1", "tenant-1");
+    let ctx = ToolInvocationContext::new(ContextIds {
+        run_id: "run-1",
+        actor_id: "actor-1",
+        tenant_id: "tenant-1",
+    });
     let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
     let page = runtime.block_on(args.run(&ctx, &caps)).expect("the tool runs");
     assert_eq!(page.items[0].id, TaskId(7));

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tool_runtime::catalog::{ToolCatalog, ToolSource, create_tool_catalog};
+use tool_runtime::catalog::{ToolCatalog, ToolSource, visible_tools};
 use tool_runtime::mcp::rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, JsonObject,
     ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities,
@@ -193,7 +193,7 @@ fn allow(ids: &[&str]) -> String {
 }
 
 fn ctx() -> ToolInvocationContext {
-    ToolInvocationContext::new("run", "actor", "tenant")
+    ToolInvocationContext::new(ContextIds { run_id: "run", actor_id: "actor", tenant_id: "tenant" })
 }
 
 #[tokio::test]
@@ -246,11 +246,11 @@ async fn only_exact_ids_make_imported_tools_visible_or_runnable() {
     let catalog = ToolCatalog::builder().source(Arc::new(harness.source.clone())).build().unwrap();
     for wildcard in [r#"{"allowed_tools": ["mcp__*"]}"#, r#"{"allowed_tools": ["mcp__up__*"]}"#] {
         let policy = ToolPolicy::from_json(wildcard).unwrap();
-        assert!(create_tool_catalog(&catalog, &policy, &ctx()).is_empty(), "{wildcard}");
+        assert!(visible_tools(&catalog, &policy, &ctx()).is_empty(), "{wildcard}");
     }
     let policy = ToolPolicy::from_json(&allow(&["echo"])).unwrap();
     let visible: Vec<String> =
-        create_tool_catalog(&catalog, &policy, &ctx()).names().map(str::to_owned).collect();
+        visible_tools(&catalog, &policy, &ctx()).names().map(str::to_owned).collect();
     assert_eq!(visible, [id("echo")]);
 
     let denied = runner(&harness.source, &allow(&["echo"]))
@@ -342,7 +342,7 @@ async fn list_changed_refreshes_without_enabling_anything() {
     let catalog = ToolCatalog::builder().source(Arc::new(harness.source.clone())).build().unwrap();
     let visible = |policy: &str| -> Vec<String> {
         let policy = ToolPolicy::from_json(policy).unwrap();
-        create_tool_catalog(&catalog, &policy, &ctx()).names().map(str::to_owned).collect()
+        visible_tools(&catalog, &policy, &ctx()).names().map(str::to_owned).collect()
     };
     let before = visible(&policy);
 

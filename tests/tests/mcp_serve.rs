@@ -347,9 +347,14 @@ async fn runner_chains_the_callers_progress_reporter() {
         .build();
     let heard = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&heard);
-    let ctx = ToolInvocationContext::new("run", "actor", "tenant").with_progress(
-        ProgressReporter::new(move |progress: Progress| sink.lock().unwrap().push(progress)),
-    );
+    let ctx = ToolInvocationContext::new(ContextIds {
+        run_id: "run",
+        actor_id: "actor",
+        tenant_id: "tenant",
+    })
+    .with_progress(ProgressReporter::new(move |progress: Progress| {
+        sink.lock().unwrap().push(progress)
+    }));
     let result = runner.exec("test__count", br#"{"to": 2}"#, &ctx).await;
     assert_eq!(result.value(), Some(&json!({"count": 2})));
     let heard: Vec<(f64, Option<String>)> =

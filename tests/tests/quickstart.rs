@@ -31,9 +31,13 @@ async fn parallel_calls_a_denial_a_correction_an_approval_and_an_answer() {
     let runner = examples::app::runner(clock, tickets.clone(), Arc::new(events.clone())).unwrap();
     let model = Arc::new(quickstart::model());
     let agent = Agent::new(model.clone(), runner);
-    let ctx = ToolInvocationContext::new("quickstart-run", "user-42", "acme")
-        .with_connection_id("acme-tracker")
-        .with_requested_connections(["acme-tracker"]);
+    let ctx = ToolInvocationContext::new(ContextIds {
+        run_id: "quickstart-run",
+        actor_id: "user-42",
+        tenant_id: "acme",
+    })
+    .with_connection_id("acme-tracker")
+    .with_requested_connections(["acme-tracker"]);
     let output = agent.run(quickstart::conversation(), &ctx, &|_| {}).await;
 
     assert_eq!(output.done.stop, StopReason::Answered);

@@ -277,7 +277,12 @@ fn runner(sink: &CollectingSink) -> ToolRunner {
 }
 
 fn ctx() -> ToolInvocationContext {
-    ToolInvocationContext::new("run-1", "user-1", "tenant-1").with_tool_call_id("call_1")
+    ToolInvocationContext::new(ContextIds {
+        run_id: "run-1",
+        actor_id: "user-1",
+        tenant_id: "tenant-1",
+    })
+    .with_tool_call_id("call_1")
 }
 
 fn connected(id: &str) -> ToolInvocationContext {
@@ -522,7 +527,11 @@ async fn the_authorization_hook_runs() {
     let runner =
         ToolRunner::builder(catalog()).policy(policy()).authorizer(Arc::new(TenantOnly)).build();
     assert_eq!(code(&runner, "test__echo", br#"{"text": "a"}"#, &ctx()).await, None);
-    let other = ToolInvocationContext::new("run", "user", "tenant-2");
+    let other = ToolInvocationContext::new(ContextIds {
+        run_id: "run",
+        actor_id: "user",
+        tenant_id: "tenant-2",
+    });
     assert_eq!(
         code(&runner, "test__echo", br#"{"text": "a"}"#, &other).await,
         Some(Code::AuthzDenied)
@@ -585,7 +594,11 @@ async fn events_share_one_call_id_and_a_missing_id_is_minted() {
     assert_eq!(result.record().result, Some(json!({"text": "hi", "length": 2})));
     assert!(result.record().started_ms <= result.record().ended_ms);
 
-    let anonymous = ToolInvocationContext::new("run-1", "user-1", "tenant-1");
+    let anonymous = ToolInvocationContext::new(ContextIds {
+        run_id: "run-1",
+        actor_id: "user-1",
+        tenant_id: "tenant-1",
+    });
     let first = runner.exec("test__echo", br#"{"text": "a"}"#, &anonymous).await;
     let second = runner.exec("test__echo", br#"{"text": "a"}"#, &anonymous).await;
     assert!(first.tool_call_id.starts_with("call_"));
@@ -641,7 +654,7 @@ async fn a_sink_that_takes_no_events_gets_none_and_the_call_is_unchanged() {
     let sink = Arc::new(Uninterested::default());
     let catalog = ToolCatalog::builder().register::<WhoAmI>().register::<Echo>().build().unwrap();
     let runner =
-        ToolRunner::builder(catalog).policy(policy()).event_sink(Arc::clone(&sink) as _).build();
+        ToolRunner::builder(catalog).policy(policy()).event_sink(Arc::clone(&sink)).build();
     let reports = Arc::new(std::sync::Mutex::new(Vec::new()));
     let seen = Arc::clone(&reports);
     let reporter = tool_runtime::runtime::ProgressReporter::new(move |p| {
@@ -651,8 +664,12 @@ async fn a_sink_that_takes_no_events_gets_none_and_the_call_is_unchanged() {
     let named = ctx().with_progress(reporter.clone());
     let result = runner.exec("test__whoami", b"{}", &named).await;
     assert_eq!(result.value(), Some(&json!({"call_id": "call_1"})));
-    let anonymous =
-        ToolInvocationContext::new("run-1", "user-1", "tenant-1").with_progress(reporter);
+    let anonymous = ToolInvocationContext::new(ContextIds {
+        run_id: "run-1",
+        actor_id: "user-1",
+        tenant_id: "tenant-1",
+    })
+    .with_progress(reporter);
     let minted = runner.exec("test__whoami", b"{}", &anonymous).await;
     assert!(minted.tool_call_id.starts_with("call_"));
     assert_eq!(
@@ -782,6 +799,39 @@ async fn output_validation_errors_carry_no_output_text() {
     assert_eq!(error.code, Code::OutputValidation);
     assert!(!error.message.contains("LEAK"), "{}", error.message);
     assert!(error.message.len() < 200, "{}", error.message);
+}
+
+#[tokio::test]
+async fn a_policy_built_by_allowing_runs_what_it_lists_and_nothing_else() {
+    let allowing = ToolPolicy::allowing(["test__*", "other__exact"]);
+    assert_eq!(
+        allowing,
+        ToolPolicy::from_json(r#"{"allowed_tools": ["test__*", "other__exact"]}"#).unwrap()
+    );
+    let events = CollectingSink::new();
+    // The sink goes in by value; the clone kept here sees the same events.
+    let runner = ToolRunner::builder(catalog())
+        .policy(ToolPolicy::allowing(["test__clock"]))
+        .event_sink(events.clone())
+        .build();
+    assert_eq!(code(&runner, "test__clock", b"{}", &ctx()).await, None);
+    assert_eq!(
+        code(&runner, "test__echo", br#"{"text": "a"}"#, &ctx()).await,
+        Some(Code::PolicyDenied)
+    );
+    // start + result of the allowed call, then the refused call's result
+    assert_eq!(events.events().len(), 3);
+}
+
+#[test]
+fn context_ids_are_kept_by_name() {
+    let run = String::from("run-7");
+    let ctx = ToolInvocationContext::new(ContextIds {
+        tenant_id: "acme",
+        run_id: &run,
+        actor_id: "user-42",
+    });
+    assert_eq!((ctx.run_id(), ctx.actor_id(), ctx.tenant_id()), ("run-7", "user-42", "acme"));
 }
 
 #[test]

@@ -91,7 +91,7 @@ proptest! {
             .event_sink(Arc::new(sink.clone()))
             .build();
         let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
-        let result = rt.block_on(runner.exec("prop__any", b"{}", &ToolInvocationContext::new("r", "a", "t")));
+        let result = rt.block_on(runner.exec("prop__any", b"{}", &ToolInvocationContext::new(ContextIds { run_id: "r", actor_id: "a", tenant_id: "t" })));
         let mut seen = Vec::new();
         if let Some(value) = result.value() {
             paths(value, "", &mut seen);
@@ -154,7 +154,7 @@ proptest! {
             .policy(ToolPolicy::from_json(r#"{"allowed_tools": ["prop__any"]}"#).unwrap())
             .build();
         let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
-        let result = rt.block_on(runner.exec("prop__any", b"{}", &ToolInvocationContext::new("r", "a", "t")));
+        let result = rt.block_on(runner.exec("prop__any", b"{}", &ToolInvocationContext::new(ContextIds { run_id: "r", actor_id: "a", tenant_id: "t" })));
         prop_assert_eq!(result.value(), Some(&expected), "{} with {:?}", output, allow);
     }
 }
@@ -203,8 +203,12 @@ fn under_load_every_call_has_exactly_one_start_and_one_result() {
             callers.push(tokio::spawn(async move {
                 let mut ok = 0;
                 for i in (caller..CALLS).step_by(CALLERS) {
-                    let ctx = ToolInvocationContext::new("load", "a", "t")
-                        .with_tool_call_id(format!("c{i}"));
+                    let ctx = ToolInvocationContext::new(ContextIds {
+                        run_id: "load",
+                        actor_id: "a",
+                        tenant_id: "t",
+                    })
+                    .with_tool_call_id(format!("c{i}"));
                     let raw = format!(r#"{{"value": {i}}}"#);
                     let result = runner.exec("load__double", raw.as_bytes(), &ctx).await;
                     if result.value() == Some(&json!({"value": i * 2})) {

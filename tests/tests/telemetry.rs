@@ -120,10 +120,14 @@ fn a_canary_secret_never_leaves_the_tool_and_spans_carry_genai_attributes() {
         .policy(ToolPolicy::from_json(r#"{"allowed_tools": ["leak__try"], "connections": {"allowed_connection_ids": ["c1"]}}"#).unwrap())
         .event_sink(Arc::new(sink.clone()))
         .build();
-    let ctx = ToolInvocationContext::new("run-9", "user", "tenant")
-        .with_tool_call_id("call_leak")
-        .with_connection_id("c1")
-        .with_requested_connections(["c1"]);
+    let ctx = ToolInvocationContext::new(ContextIds {
+        run_id: "run-9",
+        actor_id: "user",
+        tenant_id: "tenant",
+    })
+    .with_tool_call_id("call_leak")
+    .with_connection_id("c1")
+    .with_requested_connections(["c1"]);
     let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
     let results = tracing::subscriber::with_default(subscriber, || {
         rt.block_on(async {

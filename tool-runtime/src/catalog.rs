@@ -5,19 +5,20 @@
 //! capabilities the application binds, and the connection broker. Building it fails on an id
 //! registered twice or a capability some tool declares but nobody bound.
 //!
-//! [`create_tool_catalog`] then filters a source through policy for one caller: what it returns
-//! is what the model may be shown, in a deterministic order.
+//! [`visible_tools`] then filters a source through policy for one caller: the [`VisibleTools`] it
+//! returns are what the model may be shown, in a deterministic order.
+//! ([`ToolRunner::visible_tools`](crate::runner::ToolRunner::visible_tools) does the same with
+//! the runner's catalog and policy.)
 //!
 //! ```
 //! use examples_for_docs::*;
-//! use tool_runtime::catalog::{ToolCatalog, create_tool_catalog};
-//! use tool_runtime::policy::ToolPolicy;
+//! use tool_runtime::catalog::visible_tools;
 //! use tool_runtime::prelude::*;
 //!
 //! let catalog = ToolCatalog::builder().register::<Echo>().register::<Shout>().build().unwrap();
-//! let policy = ToolPolicy { allowed_tools: vec!["demo__echo".into()], ..ToolPolicy::default() };
-//! let ctx = ToolInvocationContext::new("run-1", "user-1", "tenant-1");
-//! let visible = create_tool_catalog(&catalog, &policy, &ctx);
+//! let policy = ToolPolicy::allowing(["demo__echo"]);
+//! let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "user-1", tenant_id: "tenant-1" });
+//! let visible = visible_tools(&catalog, &policy, &ctx);
 //! assert_eq!(visible.names().collect::<Vec<_>>(), ["demo__echo"]);
 //!
 //! let twice = ToolCatalog::builder().register::<Echo>().register::<Echo>().build().unwrap_err();
@@ -329,7 +330,7 @@ impl Serialize for VisibleTools {
 /// offer a model. Denied tools are hidden, and so are connection-requiring tools when no
 /// connection is both granted and requested.
 #[must_use]
-pub fn create_tool_catalog(
+pub fn visible_tools(
     source: &dyn ToolSource,
     policy: &ToolPolicy,
     ctx: &ToolInvocationContext,
@@ -339,4 +340,15 @@ pub fn create_tool_catalog(
     tools.sort_by(|a, b| a.id().cmp(b.id()));
     tools.dedup_by(|a, b| a.id() == b.id());
     VisibleTools(tools)
+}
+
+/// The old name of [`visible_tools`], which says what it returns.
+#[deprecated(note = "renamed to `visible_tools`, which says what it returns")]
+#[must_use]
+pub fn create_tool_catalog(
+    source: &dyn ToolSource,
+    policy: &ToolPolicy,
+    ctx: &ToolInvocationContext,
+) -> VisibleTools {
+    visible_tools(source, policy, ctx)
 }

@@ -23,17 +23,59 @@ pub use tool_macros::tool;
 #[doc = include_str!("../docs/derive.md")]
 pub use tool_macros::ToolSchema;
 
-/// Everything a tool author needs, in one import.
+/// Everything a tool author needs, and everything running tools needs, in one import.
+///
+/// Defining a tool: [`tool`], [`ToolSchema`], [`Tool`](crate::runtime::Tool) and what a running
+/// tool sees. Running tools (feature `runner`): [`ToolCatalog`](crate::catalog::ToolCatalog),
+/// [`ToolPolicy`](crate::policy::ToolPolicy), [`ToolRunner`](crate::runner::ToolRunner), the
+/// context's [`ContextIds`](crate::runtime::ContextIds), the
+/// [`ToolErrorCode`](crate::runtime::ToolErrorCode) a refused call carries and a
+/// [`CollectingSink`](crate::runtime::CollectingSink) for its events. Every name starts with
+/// `Tool` or is specific enough not to clash with an application's own `Error` or `Message`.
 ///
 /// ```
 /// use tool_runtime::prelude::*;
+///
+/// let catalog = ToolCatalog::builder().build().unwrap();
+/// let runner = ToolRunner::builder(catalog).policy(ToolPolicy::allowing(["shop__*"])).build();
+/// let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "user-1", tenant_id: "acme" });
+/// assert!(runner.visible_tools(&ctx).is_empty());
 /// ```
 pub mod prelude {
-    pub use crate::runtime::{Tool, ToolCapabilities, ToolError, ToolInvocationContext};
+    #[cfg(feature = "runner")]
+    pub use crate::catalog::ToolCatalog;
+    #[cfg(feature = "runner")]
+    pub use crate::policy::ToolPolicy;
+    #[cfg(feature = "runner")]
+    pub use crate::runner::ToolRunner;
+    pub use crate::runtime::{
+        CollectingSink, ContextIds, Tool, ToolCapabilities, ToolError, ToolErrorCode,
+        ToolInvocationContext,
+    };
     pub use crate::schema::ToolSchema;
     pub use crate::spec::{ToolDefinition, ToolEffect, ToolSpec};
     pub use crate::{ToolSchema, tool};
     pub use serde::{Deserialize, Serialize};
+}
+
+/// Guides: how to run tools, serve and import them over MCP, and drive them from a model.
+///
+/// Each is a page of its own; every example in them compiles and runs as a doc test.
+pub mod guide {
+    #[cfg(feature = "runner")]
+    pub mod running_tools {
+        #![doc = include_str!("../docs/running-tools.md")]
+    }
+
+    #[cfg(feature = "mcp")]
+    pub mod mcp {
+        #![doc = include_str!("../docs/mcp.md")]
+    }
+
+    #[cfg(feature = "agent")]
+    pub mod agent_loop {
+        #![doc = include_str!("../docs/agent-loop.md")]
+    }
 }
 
 /// What the macros' expansions use. Not public API: no stability promise.

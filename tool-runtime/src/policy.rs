@@ -16,7 +16,7 @@
 //!     "connections": {"allowed_connection_ids": ["acme-tracker"]}
 //! }"#).unwrap();
 //!
-//! let ctx = ToolInvocationContext::new("run-1", "user-42", "acme");
+//! let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "user-42", tenant_id: "acme" });
 //! assert_eq!(policy.decide(&ctx, "core__get_current_time", ToolEffect::ReadOnly), Decision::Allow);
 //! assert_eq!(policy.decide(&ctx, "tickets__create_ticket", ToolEffect::StateChange), Decision::RequireApproval);
 //! assert!(matches!(policy.decide(&ctx, "shell__exec", ToolEffect::ExternalSideEffect), Decision::Deny { .. }));
@@ -111,6 +111,35 @@ pub enum Decision {
 }
 
 impl ToolPolicy {
+    /// A policy that allows exactly these tools, with every other setting at its default (no
+    /// approvals, default budgets, no connections): the same policy as
+    /// `from_json(r#"{"allowed_tools": [...]}"#)`. Each entry is an exact tool name, or
+    /// `namespace__*` for every tool of a namespace (see [`allowed_tools`](Self::allowed_tools)).
+    ///
+    /// ```
+    /// use tool_runtime::prelude::*;
+    ///
+    /// let policy = ToolPolicy::allowing(["shop__*", "core__get_current_time"]);
+    /// assert_eq!(policy, ToolPolicy::from_json(r#"{"allowed_tools": ["shop__*", "core__get_current_time"]}"#).unwrap());
+    /// assert!(policy.lists("shop__get_order"));
+    /// assert!(!policy.lists("core__delete_everything"));
+    ///
+    /// // Further settings by struct update:
+    /// let careful = ToolPolicy {
+    ///     require_approval: vec![ToolEffect::StateChange],
+    ///     ..ToolPolicy::allowing(["shop__*"])
+    /// };
+    /// assert_eq!(careful.require_approval, [ToolEffect::StateChange]);
+    /// ```
+    #[must_use]
+    pub fn allowing<I, S>(patterns: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self { allowed_tools: patterns.into_iter().map(Into::into).collect(), ..Self::default() }
+    }
+
     /// Parses a policy from JSON.
     ///
     /// # Errors

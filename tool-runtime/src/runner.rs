@@ -49,7 +49,7 @@
 //!     .policy(ToolPolicy::from_json(r#"{"allowed_tools": ["math__*"]}"#).unwrap())
 //!     .event_sink(Arc::new(events.clone()))
 //!     .build();
-//! let ctx = ToolInvocationContext::new("run-1", "user-1", "tenant-1").with_tool_call_id("call_1");
+//! let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "user-1", tenant_id: "tenant-1" }).with_tool_call_id("call_1");
 //!
 //! let result = runner.exec("math__add", br#"{"a": 2, "b": 3}"#, &ctx).await;
 //! assert_eq!(result.value(), Some(&serde_json::json!({"sum": 5})));   // `debug` is redacted
@@ -72,7 +72,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::Value;
 use tracing::Instrument;
 
-use crate::catalog::{ToolCatalog, ToolSource, VisibleTools, create_tool_catalog};
+use crate::catalog::{ToolCatalog, ToolSource, VisibleTools, visible_tools};
 use crate::policy::{
     Approval, ApprovalDecision, ApprovalRequest, Approver, Authorizer, Decision, DenyAll,
     ToolPolicy,
@@ -131,9 +131,11 @@ impl ToolRunnerBuilder {
         self
     }
 
-    /// Where events go.
-    pub fn event_sink(mut self, sink: Arc<dyn EventSink>) -> Self {
-        self.sink = sink;
+    /// Where events go: any [`EventSink`], such as a clone of a
+    /// [`CollectingSink`](crate::runtime::CollectingSink) whose other clone you keep, or an
+    /// `Arc` of one.
+    pub fn event_sink(mut self, sink: impl EventSink + 'static) -> Self {
+        self.sink = Arc::new(sink);
         self
     }
 
@@ -282,10 +284,10 @@ impl ToolRunner {
         &self.policy
     }
 
-    /// The tools this caller's model may be shown: [`create_tool_catalog`] over the catalog.
+    /// The tools this caller's model may be shown: [`visible_tools`] over the catalog.
     #[must_use]
     pub fn visible_tools(&self, ctx: &ToolInvocationContext) -> VisibleTools {
-        create_tool_catalog(&*self.catalog, &self.policy, ctx)
+        visible_tools(&*self.catalog, &self.policy, ctx)
     }
 
     /// Runs one call of `tool_id` with the model's raw arguments. Never panics and never

@@ -58,7 +58,7 @@ fn show_event(event: AgentEvent) {
         AgentEvent::ToolCallStarted { id, name } => println!("model calls {name} ({id})"),
         AgentEvent::ToolCallResult { id, name, outcome } => match outcome {
             ResultSummary::Ok { .. } => println!("  {name} ({id}): ok"),
-            ResultSummary::Error { code, message } => {
+            ResultSummary::Err { code, message } => {
                 println!("  {name} ({id}): {}: {message}", code.as_deref().unwrap_or("error"));
             }
         },
@@ -170,9 +170,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             (Arc::new(quickstart::model()), "scripted model".to_owned())
         };
     let agent = Agent::new(model, runner).with_config(AgentConfig::default());
-    let ctx = ToolInvocationContext::new("quickstart-run", "user-42", "acme")
-        .with_connection_id("acme-tracker")
-        .with_requested_connections(["acme-tracker"]);
+    let ctx = ToolInvocationContext::new(ContextIds {
+        run_id: "quickstart-run",
+        actor_id: "user-42",
+        tenant_id: "acme",
+    })
+    .with_connection_id("acme-tracker")
+    .with_requested_connections(["acme-tracker"]);
 
     println!("# Agent session ({label}; policy: examples/policy.toml)");
     println!("\nuser: {}", quickstart::QUESTION);

@@ -22,15 +22,23 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     println!("# Policy (examples/policy.toml)\n\n{}", examples::app::POLICY_TOML);
 
-    let ctx = ToolInvocationContext::new("run-1", "user-42", "acme")
-        .with_connection_id("acme-tracker")
-        .with_requested_connections(["acme-tracker"]);
+    let ctx = ToolInvocationContext::new(ContextIds {
+        run_id: "run-1",
+        actor_id: "user-42",
+        tenant_id: "acme",
+    })
+    .with_connection_id("acme-tracker")
+    .with_requested_connections(["acme-tracker"]);
     let visible = runner.visible_tools(&ctx);
     println!("# Tools the model is shown\n\n{}\n", visible.names().collect::<Vec<_>>().join(", "));
 
-    let foreign = ToolInvocationContext::new("run-1", "user-42", "acme")
-        .with_connection_id("globex-tracker")
-        .with_requested_connections(["globex-tracker"]);
+    let foreign = ToolInvocationContext::new(ContextIds {
+        run_id: "run-1",
+        actor_id: "user-42",
+        tenant_id: "acme",
+    })
+    .with_connection_id("globex-tracker")
+    .with_requested_connections(["globex-tracker"]);
     let calls: [(&str, &str, &ToolInvocationContext, &str); 7] = [
         ("allowed", "core__get_current_time", &ctx, r#"{"timezone": "Europe/Berlin"}"#),
         ("allowed", "docs__search", &ctx, r#"{"query": "schema", "limit": 2}"#),

@@ -56,7 +56,11 @@ fn invalid_arguments_get_every_error_with_its_pointer() {
 fn a_tool_runs_with_what_it_declared_and_its_output_keeps_to_its_schema() {
     let at = UNIX_EPOCH + Duration::from_millis(1_700_000_000_000);
     let caps = ToolCapabilities::new().with(Clock::fixed(at));
-    let ctx = ToolInvocationContext::new("run-1", "user-1", "tenant-1");
+    let ctx = ToolInvocationContext::new(ContextIds {
+        run_id: "run-1",
+        actor_id: "user-1",
+        tenant_id: "tenant-1",
+    });
     let args = parse_arguments::<FindOrders>(br#"{"customer_id": "cus_ab12cd", "limit": 5}"#)
         .expect("valid");
     let output = block_on(args.run(&ctx, &caps)).expect("the tool succeeds");
@@ -80,7 +84,11 @@ fn a_tool_runs_with_what_it_declared_and_its_output_keeps_to_its_schema() {
 
 #[test]
 fn a_tool_without_its_capability_fails_cleanly() {
-    let ctx = ToolInvocationContext::new("run-1", "user-1", "tenant-1");
+    let ctx = ToolInvocationContext::new(ContextIds {
+        run_id: "run-1",
+        actor_id: "user-1",
+        tenant_id: "tenant-1",
+    });
     let args = parse_arguments::<FindOrders>(br#"{"customer_id": "cus_ab12cd", "limit": 1}"#)
         .expect("valid");
     let error = block_on(args.run(&ctx, &ToolCapabilities::new())).expect_err("no clock");

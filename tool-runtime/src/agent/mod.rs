@@ -38,7 +38,7 @@
 //! let agent = Agent::new(Arc::new(model), runner);
 //!
 //! let text = Mutex::new(String::new());
-//! let ctx = ToolInvocationContext::new("run-1", "user-1", "tenant-1");
+//! let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "user-1", tenant_id: "tenant-1" });
 //! let output = agent
 //!     .run(vec![Message::user("What is 2 + 40?")], &ctx, &|event| {
 //!         if let AgentEvent::TextDelta { text: delta } = event {

@@ -2,10 +2,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 use tokio::time::Instant;
 
-use super::{ChatModel, Message, ModelRequest, ModelTurn, Usage};
+use super::{ChatModel, Message, ModelError, ModelErrorKind, ModelRequest, ModelTurn, Usage};
 use crate::adapters::{Decoded, FinishReason, StreamEvent, ToolChoice, ToolOutcome, ToolResult};
 use crate::catalog::ToolSource;
 use crate::runner::ToolRunner;
@@ -56,8 +56,23 @@ impl Default for AgentConfig {
 }
 
 /// Why a run ended.
+///
+/// As JSON: `{"kind": "answered"}`, and for a failed model
+/// `{"kind": "model_failed", "error": {"status": 503}, "message": "..."}` (`error` is the
+/// [`ModelErrorKind`] in snake case: `"transport"`, `"timeout"`, `{"status": 429}`, ...).
+///
+/// ```
+/// use tool_runtime::agent::{ModelErrorKind, StopReason};
+///
+/// let stop = StopReason::ModelFailed { kind: ModelErrorKind::Status(503), message: "overloaded".into() };
+/// assert_eq!(
+///     serde_json::to_value(&stop).unwrap(),
+///     serde_json::json!({"kind": "model_failed", "error": {"status": 503}, "message": "overloaded"})
+/// );
+/// assert_eq!(serde_json::to_value(StopReason::Answered).unwrap(), serde_json::json!({"kind": "answered"}));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case", tag = "kind", content = "message")]
+#[serde(rename_all = "snake_case", tag = "kind")]
 #[non_exhaustive]
 pub enum StopReason {
     /// The model answered without calling tools.
@@ -68,8 +83,44 @@ pub enum StopReason {
     Budget,
     /// The run was cancelled.
     Cancelled,
-    /// The model could not answer.
-    ModelFailed(String),
+    /// The model could not answer: its client failed (kind and message of its [`ModelError`]),
+    /// or the provider broke its turn off (an error inside the response, or a response that
+    /// ended before the provider finished it: kind [`ModelErrorKind::Transport`], as the HTTP
+    /// clients report a cut stream).
+    ModelFailed {
+        /// What failed, as the [`ModelError`] said; match on it to retry or report.
+        #[serde(rename = "error", serialize_with = "serialize_error_kind")]
+        kind: ModelErrorKind,
+        /// What happened, safe to show.
+        message: String,
+    },
+}
+
+impl StopReason {
+    fn model_failed(error: &ModelError) -> Self {
+        Self::ModelFailed { kind: error.kind(), message: error.to_string() }
+    }
+}
+
+/// Writes a [`ModelErrorKind`] the way `#[derive(Serialize)]` with snake-case names would:
+/// `"transport"`, `{"status": 503}`.
+fn serialize_error_kind<S: Serializer>(
+    kind: &ModelErrorKind,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    const NAME: &str = "ModelErrorKind";
+    match *kind {
+        ModelErrorKind::Status(status) => {
+            serializer.serialize_newtype_variant(NAME, 0, "status", &status)
+        }
+        ModelErrorKind::Transport => serializer.serialize_unit_variant(NAME, 1, "transport"),
+        ModelErrorKind::Timeout => serializer.serialize_unit_variant(NAME, 2, "timeout"),
+        ModelErrorKind::Request => serializer.serialize_unit_variant(NAME, 3, "request"),
+        ModelErrorKind::Decode => serializer.serialize_unit_variant(NAME, 4, "decode"),
+        ModelErrorKind::ScriptExhausted => {
+            serializer.serialize_unit_variant(NAME, 5, "script_exhausted")
+        }
+    }
 }
 
 /// The end of a run: its answer and every tool call's record.
@@ -145,7 +196,8 @@ pub enum AgentEvent {
     Done(AgentDone),
 }
 
-/// A tool result as events carry it.
+/// A tool result as events carry it. Spelt like the runner's
+/// [`EventOutcome`](crate::runtime::EventOutcome): `Ok { value }` or `Err { .. }`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum ResultSummary {
@@ -155,7 +207,7 @@ pub enum ResultSummary {
         value: serde_json::Value,
     },
     /// The failure.
-    Error {
+    Err {
         /// The code (`validation`, `policy_denied`, `truncated`, ...).
         code: Option<String>,
         /// The safe message.
@@ -168,7 +220,7 @@ impl From<&ToolOutcome> for ResultSummary {
         match outcome {
             ToolOutcome::Ok(value) => Self::Ok { value: value.clone() },
             ToolOutcome::Error { code, message } => {
-                Self::Error { code: code.clone(), message: message.clone() }
+                Self::Err { code: code.clone(), message: message.clone() }
             }
         }
     }
@@ -295,7 +347,7 @@ impl Agent {
                 () = ctx.cancellation().cancelled() => Err(StopReason::Cancelled),
                 () = sleep_until(deadline) => Err(StopReason::Budget),
                 turn = self.model.respond(request, &forward) => {
-                    turn.map_err(|error| StopReason::ModelFailed(error.to_string()))
+                    turn.map_err(|error| StopReason::model_failed(&error))
                 }
             };
             let ModelTurn { decoded, usage } = match turn {
@@ -306,7 +358,7 @@ impl Agent {
                         on_event(AgentEvent::ToolCallResult {
                             id,
                             name,
-                            outcome: ResultSummary::Error {
+                            outcome: ResultSummary::Err {
                                 code: Some("not_run".to_owned()),
                                 message: "the model's turn ended before this call was complete; it was not run".to_owned(),
                             },
@@ -331,9 +383,12 @@ impl Agent {
             if !has_calls {
                 // A turn the provider broke off is no answer, even if it carries some text.
                 if matches!(reason, FinishReason::Error | FinishReason::Unfinished) {
-                    return StopReason::ModelFailed(format!(
-                        "the model's response ended early ({reason}) without an answer"
-                    ));
+                    return StopReason::ModelFailed {
+                        kind: ModelErrorKind::Transport,
+                        message: format!(
+                            "the model's response ended early ({reason}) without an answer"
+                        ),
+                    };
                 }
                 return if last { StopReason::IterationLimit } else { StopReason::Answered };
             }

@@ -20,7 +20,7 @@
 //! The round trip below serves a catalog and imports it again over an in-memory pipe:
 //!
 //! ```
-//! use tool_runtime::catalog::{ToolCatalog, ToolSource, create_tool_catalog};
+//! use tool_runtime::catalog::{ToolCatalog, ToolSource, visible_tools};
 //! use tool_runtime::mcp::{McpImportOptions, McpServer, McpToolSource, ServerName};
 //! use tool_runtime::policy::ToolPolicy;
 //! use tool_runtime::prelude::*;
@@ -60,10 +60,10 @@
 //! let source = McpToolSource::connect(ServerName::new("calc").unwrap(), ours, options).await.unwrap();
 //! assert!(source.get("mcp__calc__math__add").is_some());
 //!
-//! let ctx = ToolInvocationContext::new("run-1", "user-1", "tenant-1");
+//! let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "user-1", tenant_id: "tenant-1" });
 //! let catalog = ToolCatalog::builder().source(std::sync::Arc::new(source)).build().unwrap();
 //! let hidden = ToolPolicy::from_json(r#"{"allowed_tools": ["mcp__*"]}"#).unwrap();
-//! assert!(create_tool_catalog(&catalog, &hidden, &ctx).is_empty());
+//! assert!(visible_tools(&catalog, &hidden, &ctx).is_empty());
 //!
 //! let policy = ToolPolicy::from_json(r#"{"allowed_tools": ["mcp__calc__math__add"]}"#).unwrap();
 //! let runner = ToolRunner::builder(catalog).policy(policy).build();

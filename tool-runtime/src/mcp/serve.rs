@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::catalog::ToolSource;
 use crate::runner::ToolRunner;
-use crate::runtime::{Progress, ProgressReporter, ToolInvocationContext};
+use crate::runtime::{ContextIds, Progress, ProgressReporter, ToolInvocationContext};
 use crate::schema::Shown;
 use crate::spec::{Allowed, Redaction, ToolEffect, ToolSpec, allowed_below};
 
@@ -65,7 +65,7 @@ type ContextFn = Arc<dyn Fn() -> ToolInvocationContext + Send + Sync>;
 /// let policy = ToolPolicy::from_json(r#"{"allowed_tools": ["notes__*"]}"#).unwrap();
 /// let server = McpServer::builder(ToolRunner::builder(catalog).policy(policy).build())
 ///     .server_info("notes", "1.0.0")
-///     .context(|| ToolInvocationContext::new("mcp", "alice", "acme"))
+///     .context(|| ToolInvocationContext::new(ContextIds { run_id: "mcp", actor_id: "alice", tenant_id: "acme" }))
 ///     .hints("notes__add", ToolHints::new().destructive(false))   // it only adds
 ///     .build();
 /// let tools = server.tools();
@@ -237,13 +237,19 @@ fn object(value: Value) -> JsonObject {
 }
 
 impl McpServer {
-    /// Starts a server over `runner`. Defaults: calls run in the context
-    /// `ToolInvocationContext::new("mcp", "mcp-client", "default")`, the server calls itself
-    /// `tool-runtime` with this crate's version, no hint overrides.
+    /// Starts a server over `runner`. Defaults: calls run in the context with run id `mcp`,
+    /// actor id `mcp-client` and tenant id `default`, the server calls itself `tool-runtime`
+    /// with this crate's version, no hint overrides.
     pub fn builder(runner: ToolRunner) -> McpServerBuilder {
         McpServerBuilder {
             runner,
-            context: Arc::new(|| ToolInvocationContext::new("mcp", "mcp-client", "default")),
+            context: Arc::new(|| {
+                ToolInvocationContext::new(ContextIds {
+                    run_id: "mcp",
+                    actor_id: "mcp-client",
+                    tenant_id: "default",
+                })
+            }),
             info: Implementation::new("tool-runtime", env!("CARGO_PKG_VERSION")),
             instructions: None,
             hints: BTreeMap::new(),

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 /// ```
 /// use tool_runtime::prelude::*;
 ///
-/// let ctx = ToolInvocationContext::new("run-7", "user-42", "acme")
+/// let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-7", actor_id: "user-42", tenant_id: "acme" })
 ///     .with_tool_call_id("call_1")
 ///     .with_connection_id("conn-github");
 /// assert_eq!(ctx.tenant_id(), "acme");
@@ -21,6 +21,9 @@ use tokio_util::sync::CancellationToken;
 /// ```
 ///
 /// Cloning is cheap (reference counts only): the runner gives every call its own copy.
+///
+/// The three ids every context needs are given by name, in a [`ContextIds`], so they cannot be
+/// swapped by position.
 #[derive(Clone)]
 pub struct ToolInvocationContext {
     run_id: Arc<str>,
@@ -33,6 +36,26 @@ pub struct ToolInvocationContext {
     requested_connection_ids: Arc<[String]>,
     cancellation: CancellationToken,
     progress: Option<ProgressReporter>,
+}
+
+/// The three ids every [`ToolInvocationContext`] needs, by name: all are required, and none can
+/// be passed in another's place without the field name saying so.
+///
+/// ```
+/// use tool_runtime::prelude::*;
+///
+/// let user = String::from("user-42");
+/// let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-7", actor_id: &user, tenant_id: "acme" });
+/// assert_eq!((ctx.run_id(), ctx.actor_id(), ctx.tenant_id()), ("run-7", "user-42", "acme"));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ContextIds<'a> {
+    /// The run (one agent run, one request) the calls belong to.
+    pub run_id: &'a str,
+    /// Who asks for the calls: the user or service acting.
+    pub actor_id: &'a str,
+    /// The tenant the calls run in.
+    pub tenant_id: &'a str,
 }
 
 /// One progress report of a running tool: `progress` out of `total` (when known), with an
@@ -89,17 +112,14 @@ impl fmt::Debug for ToolInvocationContext {
 }
 
 impl ToolInvocationContext {
-    /// A context for one run, on behalf of `actor_id` within `tenant_id`.
-    pub fn new(
-        run_id: impl Into<String>,
-        actor_id: impl Into<String>,
-        tenant_id: impl Into<String>,
-    ) -> Self {
+    /// A context for one run, on behalf of `ids.actor_id` within `ids.tenant_id`.
+    #[must_use]
+    pub fn new(ids: ContextIds<'_>) -> Self {
         Self {
-            run_id: shared(run_id),
+            run_id: Arc::from(ids.run_id),
             tool_call_id: None,
-            actor_id: shared(actor_id),
-            tenant_id: shared(tenant_id),
+            actor_id: Arc::from(ids.actor_id),
+            tenant_id: Arc::from(ids.tenant_id),
             subject_id: None,
             graph_id: None,
             connection_id: None,
@@ -158,7 +178,7 @@ impl ToolInvocationContext {
     ///
     /// let seen = Arc::new(Mutex::new(Vec::new()));
     /// let sink = Arc::clone(&seen);
-    /// let ctx = ToolInvocationContext::new("run", "actor", "tenant")
+    /// let ctx = ToolInvocationContext::new(ContextIds { run_id: "run", actor_id: "actor", tenant_id: "tenant" })
     ///     .with_progress(ProgressReporter::new(move |p: Progress| sink.lock().unwrap().push(p.progress)));
     /// ctx.report_progress(1.0, Some(4.0), "fetched page 1");
     /// assert_eq!(*seen.lock().unwrap(), [1.0]);

@@ -92,6 +92,28 @@ pub trait EventSink: Send + Sync + fmt::Debug {
     }
 }
 
+/// A shared sink is a sink: pass an `Arc` when you keep a handle on it elsewhere.
+///
+/// ```
+/// use std::sync::Arc;
+/// use tool_runtime::prelude::*;
+/// use tool_runtime::runtime::{EventSink, NullSink};
+///
+/// let shared: Arc<dyn EventSink> = Arc::new(NullSink);
+/// assert!(!shared.enabled());
+/// let runner = ToolRunner::builder(ToolCatalog::builder().build().unwrap()).event_sink(shared).build();
+/// # let _ = runner;
+/// ```
+impl<T: EventSink + ?Sized> EventSink for Arc<T> {
+    fn emit(&self, event: ToolEvent) {
+        (**self).emit(event);
+    }
+
+    fn enabled(&self) -> bool {
+        (**self).enabled()
+    }
+}
+
 /// Drops every event; the runner builds none for it.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NullSink;
@@ -106,10 +128,13 @@ impl EventSink for NullSink {
 
 /// Keeps every event in memory, in order (tests, short runs).
 ///
+/// Clones share one list, so keep a clone and give the runner the other:
+///
 /// ```
 /// use tool_runtime::runtime::{CollectingSink, EventSink};
 /// let sink = CollectingSink::new();
-/// assert!(sink.events().is_empty());
+/// let given = sink.clone();
+/// assert!(sink.events().is_empty() && given.events().is_empty());
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct CollectingSink {

@@ -19,7 +19,7 @@ pub use auth::{Auth, BrokerError, ConnectionBroker, Credential};
 pub use bound::{BoundToolRuntime, StaticTool, ValidatedArgs};
 pub use capabilities::{Capability, CapabilityRef, MissingCapability, ToolCapabilities};
 pub use clock::Clock;
-pub use context::{Progress, ProgressReporter, ToolInvocationContext};
+pub use context::{ContextIds, Progress, ProgressReporter, ToolInvocationContext};
 #[cfg(feature = "dynamic")]
 pub use dynamic::{DynamicFuture, DynamicTool, DynamicToolBuilder, DynamicToolError};
 pub use error::ToolError;

@@ -32,7 +32,7 @@ use crate::spec::ToolDefinition;
 /// }
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// let ctx = ToolInvocationContext::new("run-1", "actor-1", "tenant-1");
+/// let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "actor-1", tenant_id: "tenant-1" });
 /// let out = Add { a: 2, b: 3 }.run(&ctx, &ToolCapabilities::new()).await.unwrap();
 /// assert_eq!(out.sum, 5);
 /// # });

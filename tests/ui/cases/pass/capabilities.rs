@@ -50,7 +50,7 @@ fn main() {
     let caps = ToolCapabilities::new()
         .with(Clock::fixed(UNIX_EPOCH + Duration::from_millis(42)))
         .with(GitHubApi { base_url: "https://api.example".to_owned() });
-    let ctx = ToolInvocationContext::new("run-1", "actor-1", "tenant-1").with_connection_id("conn-1");
+    let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "actor-1", tenant_id: "tenant-1" }).with_connection_id("conn-1");
     let tool = RecentPulls { repo: "acme/widgets".to_owned() };
     let pulls = tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(tool.run(&ctx, &caps)).unwrap();
     assert_eq!(pulls.titles, ["https://api.example/acme/widgets"]);

@@ -58,12 +58,12 @@
 //! use tool_runtime::agent::{Agent, AnthropicMessages, Message};
 //! use tool_runtime::catalog::ToolCatalog;
 //! use tool_runtime::runner::ToolRunner;
-//! use tool_runtime::runtime::ToolInvocationContext;
+//! use tool_runtime::runtime::{ContextIds, ToolInvocationContext};
 //!
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! let runner = ToolRunner::builder(ToolCatalog::builder().build()?).build();
 //! let agent = Agent::new(Arc::new(AnthropicMessages::from_env()?), runner);
-//! let ctx = ToolInvocationContext::new("run-1", "user-1", "tenant-1");
+//! let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "user-1", tenant_id: "tenant-1" });
 //! let output = agent.run(vec![Message::user("Hello!")], &ctx, &|_| {}).await;
 //! println!("{}", output.done.answer);
 //! # Ok(())
