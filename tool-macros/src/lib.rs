@@ -19,6 +19,7 @@ mod ctxt;
 mod derive;
 mod docs;
 mod expand;
+mod mode;
 mod schema_attr;
 mod serde_attr;
 mod tool;
