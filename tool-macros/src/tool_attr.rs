@@ -22,13 +22,13 @@ pub(crate) const KEYS: &[&str] =
 
 /// What running a tool may change: `tool_runtime::spec::ToolEffect`, read from `effect = ...`.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Effect {
+pub(crate) enum ToolEffect {
     ReadOnly,
     StateChange,
     ExternalSideEffect,
 }
 
-impl Effect {
+impl ToolEffect {
     /// Every effect with the word that selects it.
     const ALL: [(&'static str, Self); 3] = [
         ("read_only", Self::ReadOnly),
@@ -82,7 +82,7 @@ impl Effect {
 #[derive(Default)]
 pub(crate) struct ToolArgs {
     pub(crate) name: Option<LitStr>,
-    pub(crate) effect: Option<Effect>,
+    pub(crate) effect: Option<ToolEffect>,
     pub(crate) redact: Option<Vec<LitStr>>,
     pub(crate) description: Option<LitStr>,
     pub(crate) requires_connection: bool,
@@ -93,7 +93,7 @@ pub(crate) struct ToolArgs {
 /// The keys a valid `#[tool(...)]` always has.
 pub(crate) struct Required<'a> {
     pub(crate) name: &'a LitStr,
-    pub(crate) effect: Effect,
+    pub(crate) effect: ToolEffect,
     pub(crate) redact: &'a [LitStr],
 }
 
@@ -173,7 +173,7 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolArgs {
                 name =
                     Some(parse_value(cx, arg, syn::parse2::<LitStr>, "name = \"namespace__tool\""));
             }
-            EFFECT if first(cx, &effect, arg) => effect = Some(Effect::parse(cx, arg)),
+            EFFECT if first(cx, &effect, arg) => effect = Some(ToolEffect::parse(cx, arg)),
             REDACT if first(cx, &redact, arg) => {
                 redact = Some(parse_value(
                     cx,
@@ -296,7 +296,7 @@ fn check_name(cx: &Ctxt, lit: &LitStr) {
                 lit,
                 format_args!(
                     "tool name `{name}` contains `{}`; names may use only `a-z`, `A-Z`, `0-9`, `_` and `-`",
-                    bad.escape_default()
+                    bad.escape_debug()
                 ),
             );
         }
