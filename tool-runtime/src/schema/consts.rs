@@ -394,7 +394,8 @@ mod tests {
     fn connection_ids_are_found_at_any_depth() {
         assert!(contains_connection_id(&HIT));
         assert!(contains_connection_id(&HITS));
-        assert!(!contains_connection_id(&Schema::array(&Schema::string())));
+        const STRINGS: Schema = Schema::array(&Schema::string());
+        assert!(!contains_connection_id(&STRINGS));
     }
 
     #[test]
