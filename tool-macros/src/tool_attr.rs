@@ -227,13 +227,22 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolArgs {
             }
         }
     }
-    let given = [(NAME, name.is_some()), (EFFECT, effect.is_some()), (REDACT, redact.is_some())];
-    for (key, given) in given {
+    let required = [
+        (NAME, name.is_some(), "add `name = \"namespace__tool\"`"),
+        (
+            EFFECT,
+            effect.is_some(),
+            "add `effect = read_only`, `effect = state_change` or `effect = external_side_effect`",
+        ),
+        (
+            REDACT,
+            redact.is_some(),
+            "add `redact = [\"field\", \"nested.field\"]` listing the output fields that may leave the runner, or `redact = []` to let none through",
+        ),
+    ];
+    for (key, given, fix) in required {
         if !given && !hinted.contains(&key) {
-            cx.error_at(
-                Span::call_site(),
-                format_args!("missing tool attribute `{key}`; {}", missing_fix(key)),
-            );
+            cx.error_at(Span::call_site(), format_args!("missing tool attribute `{key}`; {fix}"));
         }
     }
     let out = ToolArgs {
@@ -252,19 +261,6 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolArgs {
         check_redact_shape(cx, paths);
     }
     out
-}
-
-/// How to add a missing required key.
-fn missing_fix(key: &str) -> &'static str {
-    match key {
-        NAME => "add `name = \"namespace__tool\"`",
-        EFFECT => {
-            "add `effect = read_only`, `effect = state_change` or `effect = external_side_effect`"
-        }
-        _ => {
-            "add `redact = [\"field\", \"nested.field\"]` listing the output fields that may leave the runner, or `redact = []` to let none through"
-        }
-    }
 }
 
 /// Rule: a name follows the tool-name rule every tool id follows (`tool_rules::parse_tool_name`:
