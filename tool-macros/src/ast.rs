@@ -8,15 +8,9 @@ use syn::{Data, DeriveInput, Fields, Type};
 
 use crate::ctxt::Ctxt;
 use crate::docs::doc_text;
+use crate::mode::Mode;
 use crate::schema_attr::{self, FieldSchema};
 use crate::serde_attr::{self, SerdeContainer, SerdeField};
-
-/// Which macro reads the item.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Mode {
-    Derive,
-    Tool,
-}
 
 pub(crate) struct Container<'a> {
     pub(crate) input: &'a DeriveInput,

@@ -14,21 +14,12 @@ pub(crate) fn check_container(cx: &Ctxt, container: &Container<'_>) {
     check_not_recursive(cx, container);
 }
 
-/// Normalises a name the way `is_connection_id` in the runtime does.
-pub(crate) fn is_connection_id(name: &str) -> bool {
-    let folded: String = name
-        .chars()
-        .filter(|c| !matches!(c, '_' | '-' | '.' | ' '))
-        .map(|c| c.to_ascii_lowercase())
-        .collect();
-    folded == "connectionid"
-}
-
-/// Rule: no property is a connection id, however spelt: connections travel in the invocation
-/// context, never in arguments or results.
+/// Rule: no property is a connection id, however spelt (`tool_rules::is_connection_id`, the
+/// rule the runtime applies too): connections travel in the invocation context, never in
+/// arguments or results.
 fn check_connection_id(cx: &Ctxt, container: &Container<'_>) {
     if let Body::Struct(fields) = &container.body {
-        for field in fields.iter().filter(|field| is_connection_id(&field.name)) {
+        for field in fields.iter().filter(|field| tool_rules::is_connection_id(&field.name)) {
             cx.error_at(
                 field.name_span,
                 format_args!(

@@ -4,10 +4,11 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::DeriveInput;
 
-use crate::ast::{Container, Mode};
+use crate::ast::Container;
 use crate::check::check_container;
 use crate::ctxt::Ctxt;
 use crate::expand::{dummy_const, schema_impl, schema_stub};
+use crate::mode::Mode;
 
 pub(crate) fn expand(input: TokenStream) -> TokenStream {
     let input: DeriveInput = match syn::parse2(input) {

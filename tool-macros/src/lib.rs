@@ -8,6 +8,8 @@
 //! The crate is organised as parse -> check -> expand: `ast` reads an item into a model
 //! (applying serde's renames), `check` enforces the rules that span fields, `tool_attr` reads
 //! and checks the `#[tool(...)]` arguments, and `expand` generates code from a valid model.
+//! The naming rules (tool names, `connectionId`) come from `tool-rules`, which the runtime
+//! applies too, so both sides read one definition.
 //! Every error of an item is collected in one `ctxt::Ctxt` and reported together, and the
 //! user's item is always emitted again so one mistake does not cascade.
 
@@ -19,6 +21,7 @@ mod ctxt;
 mod derive;
 mod docs;
 mod expand;
+mod mode;
 mod schema_attr;
 mod serde_attr;
 mod tool;

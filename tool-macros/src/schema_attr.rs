@@ -3,13 +3,20 @@
 use proc_macro2::Span;
 use syn::{Attribute, Expr, ExprLit, ExprUnary, Ident, Lit, LitStr, Path, UnOp};
 
-use crate::ast::Mode;
-
 use crate::args::{Arg, ArgValue, list_keys, near_miss, parse_args};
 use crate::ctxt::Ctxt;
+use crate::mode::Mode;
 
-const FIELD_KEYS: &[&str] = &["description", "length", "range", "pattern", "items", "format"];
-const CONTAINER_KEYS: &[&str] = &["description", "crate"];
+const DESCRIPTION: &str = "description";
+const LENGTH: &str = "length";
+const RANGE: &str = "range";
+const PATTERN: &str = "pattern";
+const ITEMS: &str = "items";
+const FORMAT: &str = "format";
+const CRATE: &str = "crate";
+
+const FIELD_KEYS: &[&str] = &[DESCRIPTION, LENGTH, RANGE, PATTERN, ITEMS, FORMAT];
+const CONTAINER_KEYS: &[&str] = &[DESCRIPTION, CRATE];
 const COUNT_KEYS: &[&str] = &["min", "max"];
 const RANGE_KEYS: &[&str] = &["min", "max", "exclusive_min", "exclusive_max"];
 
@@ -288,41 +295,42 @@ fn check_pattern(cx: &Ctxt, lit: &LitStr) {
     }
 }
 
+/// Whether `arg` gives its key for the first time (`slot` still empty); reports the second
+/// occurrence of a key.
+fn first<T>(cx: &Ctxt, slot: &Option<T>, arg: &Arg) -> bool {
+    if slot.is_some() {
+        duplicate(cx, &arg.key);
+    }
+    slot.is_none()
+}
+
 pub(crate) fn field(cx: &Ctxt, attrs: &[Attribute]) -> FieldSchema {
     let mut out = FieldSchema::default();
     for arg in schema_args(cx, attrs) {
-        let key = arg.key.to_string();
-        let seen = match key.as_str() {
-            "description" => out.description.is_some(),
-            "length" => out.length.is_some(),
-            "range" => out.range.is_some(),
-            "pattern" => out.pattern.is_some(),
-            "items" => out.items.is_some(),
-            "format" => out.format.is_some(),
-            _ => {
-                unknown_key(cx, "schema attribute", &arg.key, FIELD_KEYS);
-                continue;
+        match arg.key.to_string().as_str() {
+            DESCRIPTION if first(cx, &out.description, &arg) => {
+                out.description = string_value(cx, &arg, "description = \"...\"");
             }
-        };
-        if seen {
-            duplicate(cx, &arg.key);
-            continue;
-        }
-        match key.as_str() {
-            "description" => out.description = string_value(cx, &arg, "description = \"...\""),
-            "length" => out.length = counts(cx, &arg, "length(min = 1, max = 64)"),
-            "items" => out.items = counts(cx, &arg, "items(min = 1, max = 10)"),
-            "range" => out.range = range(cx, &arg),
-            "pattern" => {
+            LENGTH if first(cx, &out.length, &arg) => {
+                out.length = counts(cx, &arg, "length(min = 1, max = 64)");
+            }
+            ITEMS if first(cx, &out.items, &arg) => {
+                out.items = counts(cx, &arg, "items(min = 1, max = 10)");
+            }
+            RANGE if first(cx, &out.range, &arg) => out.range = range(cx, &arg),
+            PATTERN if first(cx, &out.pattern, &arg) => {
                 if let Some(lit) = string_value(cx, &arg, "pattern = \"^[a-z]+$\"") {
                     check_pattern(cx, &lit);
                     out.pattern = Some((arg.key.clone(), lit));
                 }
             }
-            _ => {
+            FORMAT if first(cx, &out.format, &arg) => {
                 out.format = string_value(cx, &arg, "format = \"date-time\"")
-                    .map(|lit| (arg.key.clone(), lit))
+                    .map(|lit| (arg.key.clone(), lit));
             }
+            // A known key given twice, reported by `first`.
+            DESCRIPTION | LENGTH | ITEMS | RANGE | PATTERN | FORMAT => {}
+            _ => unknown_key(cx, "schema attribute", &arg.key, FIELD_KEYS),
         }
     }
     out
@@ -333,7 +341,7 @@ pub(crate) fn container(cx: &Ctxt, attrs: &[Attribute], mode: Mode) -> Option<Li
     let mut description = None;
     let mut krate = false;
     for arg in schema_args(cx, attrs) {
-        if arg.key == "crate" {
+        if arg.key == CRATE {
             if mode == Mode::Tool {
                 cx.error_spanned_by(
                     &arg.key,
@@ -345,7 +353,7 @@ pub(crate) fn container(cx: &Ctxt, attrs: &[Attribute], mode: Mode) -> Option<Li
                 cx.error_at(arg.span(), "expected `crate = path::to::tool_runtime`");
             }
             krate = true;
-        } else if arg.key != "description" {
+        } else if arg.key != DESCRIPTION {
             unknown_key(cx, "container schema attribute", &arg.key, CONTAINER_KEYS);
         } else if description.is_some() {
             duplicate(cx, &arg.key);
@@ -372,6 +380,6 @@ pub(crate) fn crate_override(attrs: &[Attribute]) -> Option<Path> {
         .filter_map(|attr| attr.meta.require_list().ok())
         .filter_map(|list| parse_args(list.tokens.clone()).ok())
         .flatten()
-        .find(|arg| arg.key == "crate")
+        .find(|arg| arg.key == CRATE)
         .and_then(|arg| crate_path(&arg))
 }

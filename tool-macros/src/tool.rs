@@ -7,13 +7,14 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Attribute, Data, DeriveInput, Path, Token};
 
-use crate::ast::{Container, Mode};
+use crate::ast::Container;
 use crate::check::check_container;
 use crate::ctxt::Ctxt;
 use crate::docs::doc_text;
 use crate::expand::{dummy_const, private, schema_impl, schema_stub};
+use crate::mode::Mode;
 use crate::serde_attr;
-use crate::tool_attr::{self, ToolArgs};
+use crate::tool_attr::{self, Required, ToolArgs};
 
 pub(crate) fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     let input: DeriveInput = match syn::parse2(input.clone()) {
@@ -29,7 +30,7 @@ pub(crate) fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         }
     };
     let cx = Ctxt::new();
-    let args = tool_attr::parse(&cx, args, input.ident.span());
+    let args = tool_attr::parse(&cx, args);
     let krate = args.krate.clone().unwrap_or_else(|| syn::parse_quote!(::tool_runtime));
     check_not_generic(&cx, &input);
     check_no_own_derives(&cx, &input.attrs);
@@ -39,14 +40,14 @@ pub(crate) fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     }
     let description = check_description(&cx, &input, &args, container.as_ref());
     let item = emit_struct(&input, &krate);
-    match (cx.check(), container) {
-        (Ok(()), Some(container)) => {
+    match (cx.check(), container, args.required()) {
+        (Ok(()), Some(container), Some(required)) => {
             let schema = schema_impl(&container, &krate, None);
-            let definition = definition_impl(&input, &args, &krate, &description);
+            let definition = definition_impl(&input, &args, &required, &krate, &description);
             let body = dummy_const(quote!(#schema #definition));
             quote!(#item #body)
         }
-        (result, _) => {
+        (result, _, _) => {
             let errors = result.err().map(|error| error.to_compile_error());
             let p = private(&krate);
             let ident = &input.ident;
@@ -211,18 +212,15 @@ fn deserialize_stub(input: &DeriveInput, krate: &Path) -> Option<TokenStream> {
 fn definition_impl(
     input: &DeriveInput,
     args: &ToolArgs,
+    required: &Required<'_>,
     krate: &Path,
     description: &str,
 ) -> TokenStream {
     let p = private(krate);
     let ident = &input.ident;
-    let name = args.name.as_ref().map(syn::LitStr::value).unwrap_or_default();
-    let effect = match args.effect.as_ref().map(ToString::to_string).as_deref() {
-        Some("read_only") => quote!(ReadOnly),
-        Some("state_change") => quote!(StateChange),
-        _ => quote!(ExternalSideEffect),
-    };
-    let paths = args.redact.clone().unwrap_or_default();
+    let name = required.name.value();
+    let effect = required.effect.variant();
+    let paths = required.redact;
     let requires_connection = args.requires_connection;
     let output = quote_spanned!(ident.span()=> output_schema::<#ident>());
     let capabilities = args

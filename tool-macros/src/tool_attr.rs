@@ -1,29 +1,111 @@
 //! The arguments of `#[tool(...)]` and the rules about them.
 
 use proc_macro2::{Span, TokenStream};
+use quote::quote;
 use syn::punctuated::Punctuated;
 use syn::{Ident, LitBool, LitStr, Path, Token, Type};
+use tool_rules::{MAX_TOOL_NAME, RESERVED_NAMESPACE, ToolNameError};
 
 use crate::args::{Arg, ArgValue, list_keys, near_miss, parse_args};
 use crate::ctxt::Ctxt;
 
+const NAME: &str = "name";
+const EFFECT: &str = "effect";
+const REDACT: &str = "redact";
+const DESCRIPTION: &str = "description";
+const REQUIRES_CONNECTION: &str = "requires_connection";
+const CAPABILITIES: &str = "capabilities";
+const CRATE: &str = "crate";
+
 pub(crate) const KEYS: &[&str] =
-    &["name", "effect", "redact", "description", "requires_connection", "capabilities", "crate"];
+    &[NAME, EFFECT, REDACT, DESCRIPTION, REQUIRES_CONNECTION, CAPABILITIES, CRATE];
 
-pub(crate) const EFFECTS: &[&str] = &["read_only", "state_change", "external_side_effect"];
+/// What running a tool may change: `tool_runtime::spec::ToolEffect`, read from `effect = ...`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ToolEffect {
+    ReadOnly,
+    StateChange,
+    ExternalSideEffect,
+}
 
-/// The namespace reserved for tools imported at run time.
-const RESERVED_NAMESPACE: &str = "mcp";
+impl ToolEffect {
+    /// Every effect with the word that selects it.
+    const ALL: [(&'static str, Self); 3] = [
+        ("read_only", Self::ReadOnly),
+        ("state_change", Self::StateChange),
+        ("external_side_effect", Self::ExternalSideEffect),
+    ];
+
+    const NAMES: [&'static str; 3] = [Self::ALL[0].0, Self::ALL[1].0, Self::ALL[2].0];
+
+    /// Reads the value of `effect = ...`: a bare word naming one of the effects.
+    fn parse(cx: &Ctxt, arg: &Arg) -> Option<Self> {
+        let ArgValue::Eq(tokens) = &arg.value else {
+            cx.error_at(arg.span(), "expected `effect = read_only`");
+            return None;
+        };
+        if let Ok(lit) = syn::parse2::<LitStr>(tokens.clone()) {
+            cx.error_spanned_by(
+                &lit,
+                format_args!("write the effect as a bare word: `effect = {}`", lit.value()),
+            );
+            return None;
+        }
+        let Ok(word) = syn::parse2::<Ident>(tokens.clone()) else {
+            cx.error_at(arg.span(), "expected `effect = read_only`");
+            return None;
+        };
+        let name = word.to_string();
+        let found = Self::ALL.iter().find(|(known, _)| *known == name).map(|(_, effect)| *effect);
+        if found.is_none() {
+            let hint = near_miss(&name, &Self::NAMES)
+                .map(|m| format!(" (did you mean `{m}`?)"))
+                .unwrap_or_default();
+            cx.error_spanned_by(
+                &word,
+                format_args!("unknown effect `{name}`{hint}; expected {}", list_keys(&Self::NAMES)),
+            );
+        }
+        found
+    }
+
+    /// The `ToolEffect` variant's name.
+    pub(crate) fn variant(self) -> TokenStream {
+        match self {
+            Self::ReadOnly => quote!(ReadOnly),
+            Self::StateChange => quote!(StateChange),
+            Self::ExternalSideEffect => quote!(ExternalSideEffect),
+        }
+    }
+}
 
 #[derive(Default)]
 pub(crate) struct ToolArgs {
     pub(crate) name: Option<LitStr>,
-    pub(crate) effect: Option<Ident>,
+    pub(crate) effect: Option<ToolEffect>,
     pub(crate) redact: Option<Vec<LitStr>>,
     pub(crate) description: Option<LitStr>,
     pub(crate) requires_connection: bool,
     pub(crate) capabilities: Vec<Type>,
     pub(crate) krate: Option<Path>,
+}
+
+/// The keys a valid `#[tool(...)]` always has.
+pub(crate) struct Required<'a> {
+    pub(crate) name: &'a LitStr,
+    pub(crate) effect: ToolEffect,
+    pub(crate) redact: &'a [LitStr],
+}
+
+impl ToolArgs {
+    /// The required keys; `None` only when one is missing, which [`parse`] has reported.
+    pub(crate) fn required(&self) -> Option<Required<'_>> {
+        Some(Required {
+            name: self.name.as_ref()?,
+            effect: self.effect?,
+            redact: self.redact.as_deref()?,
+        })
+    }
 }
 
 fn parse_value<T>(
@@ -52,113 +134,128 @@ fn bracketed<T: syn::parse::Parse>(tokens: TokenStream) -> syn::Result<Vec<T>> {
     syn::parse::Parser::parse2(parser, tokens)
 }
 
-/// Parses `#[tool(...)]`, recording every mistake. Missing required keys are reported at
-/// `item_span` (the struct's name).
-pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream, item_span: Span) -> ToolArgs {
-    let mut out = ToolArgs::default();
+/// Whether `arg` gives its key for the first time (`slot` still empty); reports the second
+/// occurrence of a key.
+fn first<T>(cx: &Ctxt, slot: &Option<T>, arg: &Arg) -> bool {
+    if slot.is_some() {
+        cx.error_spanned_by(
+            &arg.key,
+            format_args!("duplicate tool attribute `{}`; give it once", arg.key),
+        );
+    }
+    slot.is_none()
+}
+
+/// Parses `#[tool(...)]`, recording every mistake. Missing required keys are reported on the
+/// attribute itself (`Span::call_site()` of an attribute macro), where the key is to be added.
+pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolArgs {
     let args = match parse_args(tokens) {
         Ok(args) => args,
         Err(error) => {
             cx.syn_error(error);
-            return out;
+            return ToolArgs::default();
         }
     };
-    let mut seen: Vec<String> = Vec::new();
+    // Each key is read into its slot once; a second occurrence is reported and ignored.
+    let mut name = None;
+    let mut effect = None;
+    let mut redact = None;
+    let mut description = None;
+    let mut requires_connection = None;
+    let mut capabilities = None;
+    let mut krate = None;
     // Keys suggested for a misspelt one: not reported missing as well.
     let mut hinted: Vec<&str> = Vec::new();
     for arg in &args {
         let key = arg.key.to_string();
-        if !KEYS.contains(&key.as_str()) {
-            let near = near_miss(&key, KEYS);
-            hinted.extend(near);
-            let hint = near.map(|m| format!(" (did you mean `{m}`?)")).unwrap_or_default();
-            cx.error_spanned_by(
-                &arg.key,
-                format_args!(
-                    "unknown tool attribute `{key}`{hint}; expected one of {}",
-                    list_keys(KEYS)
-                ),
-            );
-            continue;
-        }
-        if seen.contains(&key) {
-            cx.error_spanned_by(
-                &arg.key,
-                format_args!("duplicate tool attribute `{key}`; give it once"),
-            );
-            continue;
-        }
-        seen.push(key.clone());
         match key.as_str() {
-            "name" => {
-                out.name = parse_value(cx, arg, syn::parse2::<LitStr>, "name = \"namespace__tool\"")
+            NAME if first(cx, &name, arg) => {
+                name =
+                    Some(parse_value(cx, arg, syn::parse2::<LitStr>, "name = \"namespace__tool\""));
             }
-            "description" => {
-                out.description = parse_value(
-                    cx,
-                    arg,
-                    syn::parse2::<LitStr>,
-                    "description = \"What the tool does\"",
-                )
-            }
-            "effect" => {
-                if let ArgValue::Eq(tokens) = &arg.value
-                    && let Ok(lit) = syn::parse2::<LitStr>(tokens.clone())
-                {
-                    cx.error_spanned_by(
-                        &lit,
-                        format_args!("write the effect as a bare word: `effect = {}`", lit.value()),
-                    );
-                    continue;
-                }
-                out.effect = parse_value(cx, arg, syn::parse2::<Ident>, "effect = read_only");
-            }
-            "redact" => {
-                out.redact = parse_value(
+            EFFECT if first(cx, &effect, arg) => effect = Some(ToolEffect::parse(cx, arg)),
+            REDACT if first(cx, &redact, arg) => {
+                redact = Some(parse_value(
                     cx,
                     arg,
                     bracketed::<LitStr>,
                     "redact = [\"field\", \"nested.field\"]",
-                )
+                ));
             }
-            "capabilities" => {
-                out.capabilities =
-                    parse_value(cx, arg, bracketed::<Type>, "capabilities = [Clock, MyHttpClient]")
-                        .unwrap_or_default()
+            DESCRIPTION if first(cx, &description, arg) => {
+                description = Some(parse_value(
+                    cx,
+                    arg,
+                    syn::parse2::<LitStr>,
+                    "description = \"What the tool does\"",
+                ));
             }
-            "crate" => {
-                out.krate =
-                    parse_value(cx, arg, syn::parse2::<Path>, "crate = ::path::to::tool_runtime")
-            }
-            _ => {
-                out.requires_connection = match &arg.value {
+            REQUIRES_CONNECTION if first(cx, &requires_connection, arg) => {
+                requires_connection = Some(match &arg.value {
                     ArgValue::Flag => true,
                     _ => parse_value(cx, arg, syn::parse2::<LitBool>, "requires_connection = true")
                         .is_some_and(|lit| lit.value),
-                };
+                });
+            }
+            CAPABILITIES if first(cx, &capabilities, arg) => {
+                capabilities = Some(
+                    parse_value(cx, arg, bracketed::<Type>, "capabilities = [Clock, MyHttpClient]")
+                        .unwrap_or_default(),
+                );
+            }
+            CRATE if first(cx, &krate, arg) => {
+                krate = Some(parse_value(
+                    cx,
+                    arg,
+                    syn::parse2::<Path>,
+                    "crate = ::path::to::tool_runtime",
+                ));
+            }
+            // A known key given twice, reported by `first`.
+            NAME | EFFECT | REDACT | DESCRIPTION | REQUIRES_CONNECTION | CAPABILITIES | CRATE => {}
+            unknown => {
+                let near = near_miss(unknown, KEYS);
+                hinted.extend(near);
+                let hint = near.map(|m| format!(" (did you mean `{m}`?)")).unwrap_or_default();
+                cx.error_spanned_by(
+                    &arg.key,
+                    format_args!(
+                        "unknown tool attribute `{unknown}`{hint}; expected one of {}",
+                        list_keys(KEYS)
+                    ),
+                );
             }
         }
     }
-    for (key, fix) in [
-        ("name", "add `name = \"namespace__tool\"`"),
+    let required = [
+        (NAME, name.is_some(), "add `name = \"namespace__tool\"`"),
         (
-            "effect",
+            EFFECT,
+            effect.is_some(),
             "add `effect = read_only`, `effect = state_change` or `effect = external_side_effect`",
         ),
         (
-            "redact",
+            REDACT,
+            redact.is_some(),
             "add `redact = [\"field\", \"nested.field\"]` listing the output fields that may leave the runner, or `redact = []` to let none through",
         ),
-    ] {
-        if !seen.iter().any(|seen| seen == key) && !hinted.contains(&key) {
-            cx.error_at(item_span, format_args!("missing tool attribute `{key}`; {fix}"));
+    ];
+    for (key, given, fix) in required {
+        if !given && !hinted.contains(&key) {
+            cx.error_at(Span::call_site(), format_args!("missing tool attribute `{key}`; {fix}"));
         }
     }
+    let out = ToolArgs {
+        name: name.flatten(),
+        effect: effect.flatten(),
+        redact: redact.flatten(),
+        description: description.flatten(),
+        requires_connection: requires_connection.unwrap_or(false),
+        capabilities: capabilities.unwrap_or_default(),
+        krate: krate.flatten(),
+    };
     if let Some(name) = &out.name {
         check_name(cx, name);
-    }
-    if let Some(effect) = &out.effect {
-        check_effect(cx, effect);
     }
     if let Some(paths) = &out.redact {
         check_redact_shape(cx, paths);
@@ -166,50 +263,46 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream, item_span: Span) -> ToolArgs
     out
 }
 
-/// Rule: a name is 1 to 64 of `[a-zA-Z0-9_-]` (what every provider accepts), namespaced as
-/// `<namespace>__<tool>`, and not in the namespace reserved for imported tools.
+/// Rule: a name follows the tool-name rule every tool id follows (`tool_rules::parse_tool_name`:
+/// 1 to 64 of `[a-zA-Z0-9_-]`, namespaced as `<namespace>__<tool>`), and is not in the
+/// namespace reserved for imported tools.
 fn check_name(cx: &Ctxt, lit: &LitStr) {
     let name = lit.value();
-    let count = name.chars().count();
-    if name.is_empty() {
-        cx.error_spanned_by(lit, "tool name is empty; name it `<namespace>__<tool>`");
-        return;
-    }
-    if count > 64 {
-        cx.error_spanned_by(
+    match tool_rules::parse_tool_name(&name) {
+        Ok(parsed) if parsed.is_reserved() => cx.error_spanned_by(
             lit,
             format_args!(
-                "tool name is {count} characters long; providers accept at most 64: shorten it"
+                "the `{RESERVED_NAMESPACE}` namespace is reserved for tools imported at run time; choose another namespace for `{}`",
+                parsed.tool
             ),
-        );
-        return;
-    }
-    if let Some(bad) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
-    {
-        cx.error_spanned_by(lit, format_args!("tool name `{name}` contains `{}`; names may use only `a-z`, `A-Z`, `0-9`, `_` and `-`", bad.escape_default()));
-        return;
-    }
-    match name.split_once("__") {
-        Some((namespace, tool)) if !namespace.is_empty() && !tool.is_empty() => {
-            if namespace.eq_ignore_ascii_case(RESERVED_NAMESPACE) {
-                cx.error_spanned_by(lit, format_args!("the `{RESERVED_NAMESPACE}` namespace is reserved for tools imported at run time; choose another namespace for `{tool}`"));
-            }
+        ),
+        Ok(_) => {}
+        Err(ToolNameError::Empty) => {
+            cx.error_spanned_by(lit, "tool name is empty; name it `<namespace>__<tool>`");
         }
-        _ => cx.error_spanned_by(lit, format_args!("tool name `{name}` has no namespace; name it `<namespace>__<tool>`, for example `core__{}`", name.trim_matches('_'))),
-    }
-}
-
-/// Rule: the effect is one of the three known effects.
-fn check_effect(cx: &Ctxt, effect: &Ident) {
-    let name = effect.to_string();
-    if !EFFECTS.contains(&name.as_str()) {
-        let hint = near_miss(&name, EFFECTS)
-            .map(|m| format!(" (did you mean `{m}`?)"))
-            .unwrap_or_default();
-        cx.error_spanned_by(
-            effect,
-            format_args!("unknown effect `{name}`{hint}; expected {}", list_keys(EFFECTS)),
-        );
+        Err(ToolNameError::TooLong { chars }) => cx.error_spanned_by(
+            lit,
+            format_args!(
+                "tool name is {chars} characters long; providers accept at most {MAX_TOOL_NAME}: shorten it"
+            ),
+        ),
+        Err(ToolNameError::InvalidChar { at }) => {
+            let bad = name.get(at..).and_then(|rest| rest.chars().next()).unwrap_or_default();
+            cx.error_spanned_by(
+                lit,
+                format_args!(
+                    "tool name `{name}` contains `{}`; names may use only `a-z`, `A-Z`, `0-9`, `_` and `-`",
+                    bad.escape_debug()
+                ),
+            );
+        }
+        Err(ToolNameError::NoNamespace) => cx.error_spanned_by(
+            lit,
+            format_args!(
+                "tool name `{name}` has no namespace; name it `<namespace>__<tool>`, for example `core__{}`",
+                name.trim_matches('_')
+            ),
+        ),
     }
 }
 

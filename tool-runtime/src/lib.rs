@@ -84,10 +84,11 @@ pub mod __private {
     pub use serde;
 
     pub use crate::runtime::{Capability, CapabilityRef, Tool};
-    pub use crate::schema::{
-        ObjectSchema, Property, RangeBound, Schema, SchemaKind, ToolSchema, contains_connection_id,
-        has_path, is_connection_id,
+    pub use crate::schema::consts::{
+        accepts_item_constraints, accepts_range, accepts_range_bounds, accepts_string_constraints,
+        contains_connection_id, has_path, is_satisfiable,
     };
+    pub use crate::schema::{ObjectSchema, Property, RangeBound, Schema, SchemaKind, ToolSchema};
     pub use crate::spec::{StaticSpecParts, ToolDefinition, ToolEffect, ToolSpec};
 
     /// Stands in for a schema the macro could not build, so one mistake does not cascade.

@@ -552,11 +552,11 @@ impl Serialize for ToolSpec {
 
 /// A tool id that breaks the naming rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NameError(String);
+pub struct NameError(tool_rules::ToolNameError);
 
 impl fmt::Display for NameError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        self.0.fmt(f)
     }
 }
 
@@ -578,21 +578,7 @@ impl std::error::Error for NameError {}
 ///
 /// [`NameError`] saying which part of the rule is broken.
 pub fn check_tool_name(name: &str) -> Result<(), NameError> {
-    let count = name.chars().count();
-    if count == 0 || count > 64 {
-        return Err(NameError(format!(
-            "a tool id must be 1 to 64 characters long; this one has {count}"
-        )));
-    }
-    if name.chars().any(|c| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')) {
-        return Err(NameError(
-            "a tool id may use only `a-z`, `A-Z`, `0-9`, `_` and `-`".to_owned(),
-        ));
-    }
-    match name.split_once("__") {
-        Some((namespace, tool)) if !namespace.is_empty() && !tool.is_empty() => Ok(()),
-        _ => Err(NameError("a tool id is namespaced: `<namespace>__<tool>`".to_owned())),
-    }
+    tool_rules::parse_tool_name(name).map(|_| ()).map_err(NameError)
 }
 
 /// A type made into a tool by `#[tool(...)]`: it has a frozen [`ToolSpec`].

@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 /// The longest server name: leaves room in a 64-character id for a recognisable tool name.
 const MAX_SERVER: usize = 24;
 /// The longest id every provider accepts.
-const MAX_ID: usize = 64;
+const MAX_ID: usize = tool_rules::MAX_TOOL_NAME;
 /// Hex digits of the hash suffix a shortened id ends with.
 const HASH_DIGITS: usize = 8;
 
@@ -40,7 +40,7 @@ impl std::error::Error for ServerNameError {}
 
 /// Whether every provider accepts `c` in a tool id.
 fn id_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '_' || c == '-'
+    u8::try_from(c).is_ok_and(tool_rules::is_name_byte)
 }
 
 impl ServerName {

@@ -1,8 +1,10 @@
 //! `const fn` modifiers and checks over the schema tree.
 //!
-//! `#[derive(ToolSchema)]` and `#[tool]` apply field constraints with the modifiers and turn each
-//! check into a compile-time assertion placed on the user's token, so a constraint that cannot
-//! apply, a misspelt `redact` path or a `connectionId` property fails the build.
+//! `#[derive(ToolSchema)]` and `#[tool]` apply field constraints with the modifiers (public: a
+//! hand-written `ToolSchema` impl uses them too) and turn each check into a compile-time
+//! assertion placed on the user's token, so a constraint that cannot apply, a misspelt `redact`
+//! path or a `connectionId` property fails the build. The checks are expansion support, reached
+//! only through `crate::__private`.
 
 use super::{IntegerSchema, NumberSchema, Schema, SchemaKind};
 
@@ -99,87 +101,90 @@ const fn le_opt_u64(min: Option<u64>, max: Option<u64>) -> bool {
     }
 }
 
-impl Schema {
-    /// Whether `length(...)`, `pattern` and `format` apply (strings only).
-    #[must_use]
-    pub const fn accepts_string_constraints(&self) -> bool {
-        matches!(self.kind, SchemaKind::String(_))
-    }
+/// Whether `length(...)`, `pattern` and `format` apply to `schema` (strings only).
+#[doc(hidden)]
+#[must_use]
+pub const fn accepts_string_constraints(schema: &Schema) -> bool {
+    matches!(schema.kind, SchemaKind::String(_))
+}
 
-    /// Whether `items(...)` applies (arrays only).
-    #[must_use]
-    pub const fn accepts_item_constraints(&self) -> bool {
-        matches!(self.kind, SchemaKind::Array(_))
-    }
+/// Whether `items(...)` applies to `schema` (arrays only).
+#[doc(hidden)]
+#[must_use]
+pub const fn accepts_item_constraints(schema: &Schema) -> bool {
+    matches!(schema.kind, SchemaKind::Array(_))
+}
 
-    /// Whether `range(...)` applies (integers and numbers).
-    #[must_use]
-    pub const fn accepts_range(&self) -> bool {
-        matches!(self.kind, SchemaKind::Integer(_) | SchemaKind::Number(_))
-    }
+/// Whether `range(...)` applies to `schema` (integers and numbers).
+#[doc(hidden)]
+#[must_use]
+pub const fn accepts_range(schema: &Schema) -> bool {
+    matches!(schema.kind, SchemaKind::Integer(_) | SchemaKind::Number(_))
+}
 
-    /// Whether these `range(...)` bounds fit this schema: integers take integer bounds only.
-    #[must_use]
-    pub const fn accepts_range_bounds(
-        &self,
-        minimum: Option<RangeBound>,
-        maximum: Option<RangeBound>,
-        exclusive_minimum: Option<RangeBound>,
-        exclusive_maximum: Option<RangeBound>,
-    ) -> bool {
-        match self.kind {
-            SchemaKind::Integer(_) => {
-                RangeBound::is_int(minimum)
-                    && RangeBound::is_int(maximum)
-                    && RangeBound::is_int(exclusive_minimum)
-                    && RangeBound::is_int(exclusive_maximum)
-            }
-            SchemaKind::Number(_) => true,
-            _ => false,
+/// Whether these `range(...)` bounds fit `schema`: integers take integer bounds only.
+#[doc(hidden)]
+#[must_use]
+pub const fn accepts_range_bounds(
+    schema: &Schema,
+    minimum: Option<RangeBound>,
+    maximum: Option<RangeBound>,
+    exclusive_minimum: Option<RangeBound>,
+    exclusive_maximum: Option<RangeBound>,
+) -> bool {
+    match schema.kind {
+        SchemaKind::Integer(_) => {
+            RangeBound::is_int(minimum)
+                && RangeBound::is_int(maximum)
+                && RangeBound::is_int(exclusive_minimum)
+                && RangeBound::is_int(exclusive_maximum)
         }
+        SchemaKind::Number(_) => true,
+        _ => false,
     }
+}
 
-    /// Whether some value satisfies this node's own bounds (`minimum <= maximum`, lengths and
-    /// item counts likewise). Children are not inspected.
-    #[must_use]
-    pub const fn is_satisfiable(&self) -> bool {
-        match self.kind {
-            SchemaKind::Integer(IntegerSchema { minimum: Some(min), maximum: Some(max) }) => {
-                min <= max
-            }
-            SchemaKind::Number(number) => {
-                let low = match (number.minimum, number.exclusive_minimum) {
-                    (Some(a), Some(b)) => Some((if a > b { a } else { b }, a <= b)),
-                    (Some(a), None) => Some((a, false)),
-                    (None, Some(b)) => Some((b, true)),
-                    (None, None) => None,
-                };
-                let high = match (number.maximum, number.exclusive_maximum) {
-                    (Some(a), Some(b)) => Some((if a < b { a } else { b }, a >= b)),
-                    (Some(a), None) => Some((a, false)),
-                    (None, Some(b)) => Some((b, true)),
-                    (None, None) => None,
-                };
-                match (low, high) {
-                    (Some((low, low_open)), Some((high, high_open))) => {
-                        if low_open || high_open {
-                            low < high
-                        } else {
-                            low <= high
-                        }
+/// Whether some value satisfies `schema`'s own bounds (`minimum <= maximum`, lengths and item
+/// counts likewise). Children are not inspected.
+#[doc(hidden)]
+#[must_use]
+pub const fn is_satisfiable(schema: &Schema) -> bool {
+    match schema.kind {
+        SchemaKind::Integer(IntegerSchema { minimum: Some(min), maximum: Some(max) }) => min <= max,
+        SchemaKind::Number(number) => {
+            let low = match (number.minimum, number.exclusive_minimum) {
+                (Some(a), Some(b)) => Some((if a > b { a } else { b }, a <= b)),
+                (Some(a), None) => Some((a, false)),
+                (None, Some(b)) => Some((b, true)),
+                (None, None) => None,
+            };
+            let high = match (number.maximum, number.exclusive_maximum) {
+                (Some(a), Some(b)) => Some((if a < b { a } else { b }, a >= b)),
+                (Some(a), None) => Some((a, false)),
+                (None, Some(b)) => Some((b, true)),
+                (None, None) => None,
+            };
+            match (low, high) {
+                (Some((low, low_open)), Some((high, high_open))) => {
+                    if low_open || high_open {
+                        low < high
+                    } else {
+                        low <= high
                     }
-                    _ => true,
                 }
+                _ => true,
             }
-            SchemaKind::String(string) => le_opt_u64(string.min_length, string.max_length),
-            SchemaKind::Array(array) => le_opt_u64(array.min_items, array.max_items),
-            SchemaKind::Enum(values) => !values.is_empty(),
-            _ => true,
         }
+        SchemaKind::String(string) => le_opt_u64(string.min_length, string.max_length),
+        SchemaKind::Array(array) => le_opt_u64(array.min_items, array.max_items),
+        SchemaKind::Enum(values) => !values.is_empty(),
+        _ => true,
     }
+}
 
+impl Schema {
     /// Applies `length(min, max)` to a string schema, keeping the tighter of old and new bounds.
-    /// Other kinds are returned unchanged (check [`Schema::accepts_string_constraints`]).
+    /// Other kinds are returned unchanged.
     #[must_use]
     pub const fn with_length(self, min: Option<u64>, max: Option<u64>) -> Self {
         match self.kind {
@@ -232,7 +237,7 @@ impl Schema {
 
     /// Applies `range(...)` to a numeric schema, keeping the tighter of the type's bounds and
     /// the new ones. Exclusive integer bounds become inclusive ones. Other kinds, and float
-    /// bounds on integers, are returned unchanged (check [`Schema::accepts_range_bounds`]).
+    /// bounds on integers, are returned unchanged.
     #[must_use]
     pub const fn with_range(
         self,
@@ -241,7 +246,7 @@ impl Schema {
         exclusive_minimum: Option<RangeBound>,
         exclusive_maximum: Option<RangeBound>,
     ) -> Self {
-        if !self.accepts_range_bounds(minimum, maximum, exclusive_minimum, exclusive_maximum) {
+        if !accepts_range_bounds(&self, minimum, maximum, exclusive_minimum, exclusive_maximum) {
             return self;
         }
         match self.kind {
@@ -279,40 +284,9 @@ impl Schema {
     }
 }
 
-/// Whether a property name means "connection id" however it is spelt: ASCII case, `_`, `-`,
-/// `.` and spaces are ignored (`connectionId`, `connection_id`, `ConnectionID`,
-/// `connection-id`).
-///
-/// Connections travel in the invocation context, never in arguments, so no schema may have
-/// such a property.
-///
-/// ```
-/// use tool_runtime::schema::is_connection_id;
-/// assert!(is_connection_id("connectionId"));
-/// assert!(is_connection_id("CONNECTION-ID"));
-/// assert!(!is_connection_id("connection"));
-/// ```
-#[must_use]
-pub const fn is_connection_id(name: &str) -> bool {
-    const TARGET: &[u8] = b"connectionid";
-    let bytes = name.as_bytes();
-    let mut matched = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        let byte = bytes[i].to_ascii_lowercase();
-        i += 1;
-        if matches!(byte, b'_' | b'-' | b'.' | b' ') {
-            continue;
-        }
-        if matched == TARGET.len() || byte != TARGET[matched] {
-            return false;
-        }
-        matched += 1;
-    }
-    matched == TARGET.len()
-}
-
-/// Whether any property at any depth of `schema` is a connection id (see [`is_connection_id`]).
+/// Whether any property at any depth of `schema` is a connection id
+/// ([`tool_rules::is_connection_id`]).
+#[doc(hidden)]
 #[must_use]
 pub const fn contains_connection_id(schema: &Schema) -> bool {
     match schema.kind {
@@ -321,7 +295,9 @@ pub const fn contains_connection_id(schema: &Schema) -> bool {
             let mut i = 0;
             while i < object.properties.len() {
                 let property = &object.properties[i];
-                if is_connection_id(property.name) || contains_connection_id(property.schema) {
+                if tool_rules::is_connection_id(property.name)
+                    || contains_connection_id(property.schema)
+                {
                     return true;
                 }
                 i += 1;
@@ -334,20 +310,7 @@ pub const fn contains_connection_id(schema: &Schema) -> bool {
 
 /// Whether a dotted path (`"hits.title"`) names a property of `schema`. Arrays are walked
 /// through: a segment after an array names a property of its items.
-///
-/// ```
-/// use tool_runtime::prelude::*;
-/// use tool_runtime::schema::has_path;
-///
-/// #[derive(Serialize, ToolSchema)]
-/// struct Hit { title: String }
-/// #[derive(Serialize, ToolSchema)]
-/// struct Hits { hits: Vec<Hit>, total: u32 }
-///
-/// assert!(has_path(Hits::SCHEMA, "hits.title"));
-/// assert!(has_path(Hits::SCHEMA, "total"));
-/// assert!(!has_path(Hits::SCHEMA, "hits.url"));
-/// ```
+#[doc(hidden)]
 #[must_use]
 pub const fn has_path(schema: &Schema, path: &str) -> bool {
     let bytes = path.as_bytes();
@@ -401,4 +364,54 @@ const fn str_eq_bytes(a: &[u8], b: &[u8]) -> bool {
         i += 1;
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::Property;
+
+    const HIT: Schema = Schema::object(&[
+        Property { name: "title", schema: &Schema::string(), required: true },
+        Property { name: "connection-id", schema: &Schema::string(), required: true },
+    ]);
+    const HITS: Schema = Schema::object(&[
+        Property { name: "hits", schema: &Schema::array(&HIT), required: true },
+        Property { name: "total", schema: &Schema::integer(None, None), required: true },
+    ]);
+
+    #[test]
+    fn paths_walk_objects_and_array_items() {
+        assert!(has_path(&HITS, "hits.title"));
+        assert!(has_path(&HITS, "total"));
+        assert!(has_path(&HITS, "hits"));
+        for missing in ["hits.url", "total.x", "", ".", "hits.", ".hits", "hits..title"] {
+            assert!(!has_path(&HITS, missing), "{missing:?}");
+        }
+    }
+
+    #[test]
+    fn connection_ids_are_found_at_any_depth() {
+        assert!(contains_connection_id(&HIT));
+        assert!(contains_connection_id(&HITS));
+        const STRINGS: Schema = Schema::array(&Schema::string());
+        assert!(!contains_connection_id(&STRINGS));
+    }
+
+    #[test]
+    fn constraint_kinds_and_satisfiability() {
+        let string = Schema::string();
+        assert!(accepts_string_constraints(&string) && !accepts_range(&string));
+        assert!(accepts_item_constraints(&Schema::array(&HIT)));
+        let int = Schema::integer(None, None);
+        assert!(!accepts_range_bounds(&int, Some(RangeBound::Float(0.5)), None, None, None));
+        assert!(is_satisfiable(&string.with_length(Some(1), Some(1))));
+        assert!(!is_satisfiable(&string.with_length(Some(2), Some(1))));
+        assert!(!is_satisfiable(&int.with_range(
+            None,
+            None,
+            Some(RangeBound::Int(3)),
+            Some(RangeBound::Int(4))
+        )));
+    }
 }

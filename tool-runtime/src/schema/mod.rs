@@ -25,7 +25,7 @@
 //! );
 //! ```
 
-mod consts;
+pub(crate) mod consts;
 mod fast;
 mod pattern;
 mod render;
@@ -38,7 +38,7 @@ mod validate;
 #[cfg(feature = "runner")]
 pub(crate) use validate::Shown;
 
-pub use consts::{RangeBound, contains_connection_id, has_path, is_connection_id};
+pub use consts::RangeBound;
 pub use fast::decode_checked;
 #[cfg(feature = "schemars")]
 pub use schemars_interop::{schemars_schema, to_schemars};
