@@ -9,7 +9,6 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::runtime::CapabilityRef;
 use crate::schema::{Schema, SchemaKind, ToolSchema};
 
 /// What running a tool does to the world. Policy decides per effect (for example: every
@@ -609,3 +608,53 @@ pub trait ToolDefinition: ToolSchema {
     /// nothing.
     fn spec() -> &'static ToolSpec;
 }
+
+/// A capability named in a spec: its name and its type. Made with
+/// [`CapabilityRef::of`]; also at `tool_runtime::runtime::CapabilityRef`.
+///
+/// ```
+/// use tool_runtime::runtime::{Capability, CapabilityRef};
+///
+/// struct Calendar;
+/// impl Capability for Calendar {
+///     const NAME: &'static str = "calendar";
+/// }
+///
+/// assert_eq!(CapabilityRef::of::<Calendar>().name(), "calendar");
+/// assert_eq!(CapabilityRef::of::<Calendar>(), CapabilityRef::of::<Calendar>());
+/// ```
+#[derive(Clone, Copy)]
+pub struct CapabilityRef {
+    // Set by `CapabilityRef::of` in `runtime`, where the `Capability` trait lives; the spec
+    // only needs the name and the type, so it does not reach up into `runtime`.
+    pub(crate) name: &'static str,
+    pub(crate) type_id: fn() -> std::any::TypeId,
+}
+
+impl CapabilityRef {
+    /// The capability's name.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The capability's type.
+    #[must_use]
+    pub fn type_id(&self) -> std::any::TypeId {
+        (self.type_id)()
+    }
+}
+
+impl fmt::Debug for CapabilityRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("CapabilityRef").field(&self.name).finish()
+    }
+}
+
+impl PartialEq for CapabilityRef {
+    fn eq(&self, other: &Self) -> bool {
+        self.type_id() == other.type_id()
+    }
+}
+
+impl Eq for CapabilityRef {}

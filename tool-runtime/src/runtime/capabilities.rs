@@ -32,12 +32,7 @@ pub trait Capability: Send + Sync + 'static {
     const NAME: &'static str;
 }
 
-/// A capability named in a spec: its name and its type.
-#[derive(Clone, Copy)]
-pub struct CapabilityRef {
-    name: &'static str,
-    type_id: fn() -> TypeId,
-}
+pub use crate::spec::CapabilityRef;
 
 impl CapabilityRef {
     /// The reference to capability `C`.
@@ -45,33 +40,7 @@ impl CapabilityRef {
     pub const fn of<C: Capability>() -> Self {
         Self { name: C::NAME, type_id: TypeId::of::<C> }
     }
-
-    /// The capability's name.
-    #[must_use]
-    pub fn name(&self) -> &'static str {
-        self.name
-    }
-
-    /// The capability's type.
-    #[must_use]
-    pub fn type_id(&self) -> TypeId {
-        (self.type_id)()
-    }
 }
-
-impl fmt::Debug for CapabilityRef {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("CapabilityRef").field(&self.name).finish()
-    }
-}
-
-impl PartialEq for CapabilityRef {
-    fn eq(&self, other: &Self) -> bool {
-        self.type_id() == other.type_id()
-    }
-}
-
-impl Eq for CapabilityRef {}
 
 /// The capabilities handed to one tool call.
 ///
