@@ -131,7 +131,7 @@ fn openai_replies() -> Vec<Vec<u8>> {
     vec![calls, openai_sse::text("Found: wire x3.")]
 }
 
-async fn run<A: Adapter>(model: Arc<FakeModel<A>>) -> tool_runtime::agent::AgentOutput {
+async fn run<A: Adapter + 'static>(model: Arc<FakeModel<A>>) -> tool_runtime::agent::AgentOutput {
     let agent = Agent::new(model, runner());
     let ctx = ToolInvocationContext::new("run-1", "user-1", "tenant-1");
     agent.run(vec![Message::user("Find wire.")], &ctx, &|_| {}).await
