@@ -146,7 +146,8 @@ fn gemini_body() {
     assert_eq!(body["systemInstruction"], json!({"parts": [{"text": "Be exact."}]}));
     assert_eq!(body["generationConfig"], json!({"temperature": 0.1, "maxOutputTokens": 256}));
     let contents = body["contents"].as_array().unwrap();
-    let roles: Vec<&str> = contents.iter().map(|content| content["role"].as_str().unwrap()).collect();
+    let roles: Vec<&str> =
+        contents.iter().map(|content| content["role"].as_str().unwrap()).collect();
     assert_eq!(roles, ["user", "model", "user"]);
     assert!(contents[2]["parts"][0].get("functionResponse").is_some());
     assert_eq!(contents[2]["parts"][1], json!({"text": "And now?"}));
@@ -154,7 +155,8 @@ fn gemini_body() {
 
 #[test]
 fn ollama_body() {
-    let body = encode(&Ollama::new(), &RequestOptions::new("qwen3:8b").max_tokens(32).stream(false));
+    let body =
+        encode(&Ollama::new(), &RequestOptions::new("qwen3:8b").max_tokens(32).stream(false));
     assert_eq!(body["model"], json!("qwen3:8b"));
     assert_eq!(body["stream"], json!(false), "Ollama streams unless told not to");
     assert_eq!(body["options"], json!({"num_predict": 32}));

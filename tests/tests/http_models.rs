@@ -12,8 +12,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tool_runtime::adapters::{FinishReason, StreamEvent, ToolChoice};
 use tool_runtime::agent::{
-    Agent, AnthropicMessages, ChatModel, HttpConfigError, Message, ModelError, ModelErrorKind, ModelRequest,
-    ModelTurn, OpenAiCompatible, RetryPolicy, StopReason, Timeouts, Usage,
+    Agent, AnthropicMessages, ChatModel, HttpConfigError, Message, ModelError, ModelErrorKind,
+    ModelRequest, ModelTurn, OpenAiCompatible, RetryPolicy, StopReason, Timeouts, Usage,
 };
 use tool_runtime::catalog::ToolCatalog;
 use tool_runtime::policy::ToolPolicy;

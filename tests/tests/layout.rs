@@ -97,7 +97,8 @@ fn offences(src: &Path) -> Vec<String> {
         for (number, line) in text.lines().enumerate() {
             let code = code_of(line);
             for key in PROVIDER_KEYS {
-                if code.contains(&format!("\"{key}\"")) || code.contains(&format!("\\\"{key}\\\"")) {
+                if code.contains(&format!("\"{key}\"")) || code.contains(&format!("\\\"{key}\\\""))
+                {
                     let relative = file.strip_prefix(src).unwrap_or(file);
                     found.push(format!("{}:{}: `{key}`", relative.display(), number + 1));
                 }
@@ -121,7 +122,10 @@ fn provider_json_keys_appear_only_in_adapters() {
 
 #[test]
 fn the_scan_sees_code_and_skips_comments() {
-    assert_eq!(code_of(r#"let x = json!({"usage": 1}); // "usage""#), r#"let x = json!({"usage": 1}); "#);
+    assert_eq!(
+        code_of(r#"let x = json!({"usage": 1}); // "usage""#),
+        r#"let x = json!({"usage": 1}); "#
+    );
     assert_eq!(code_of(r#"/// `"usage"` in a doc comment"#), "");
     assert_eq!(code_of(r#"let url = "http://host"; // note"#), r#"let url = "http://host"; "#);
     assert_eq!(code_of(r#"let s = "a \" // b";"#), r#"let s = "a \" // b";"#);

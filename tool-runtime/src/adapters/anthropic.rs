@@ -19,14 +19,14 @@ use crate::spec::ToolSpec;
 
 use super::assemble::{Core, DecodeOptions};
 use super::budget::AnthropicStrictBudget;
-use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
-use super::session::{Protocol, Session, StreamSession, body, count_at, payload, str_at};
 use super::framing::Frame;
+use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
+use super::request::{self, Message, ModelRequest, RequestOptions};
+use super::session::{Protocol, Session, StreamSession, body, count_at, payload, str_at};
 use super::sse::SseParser;
 use super::types::{
     ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolResult,
 };
-use super::request::{self, Message, ModelRequest, RequestOptions};
 use super::{Adapter, Provider, input_schema, lower, named};
 
 /// The output budget of a request that sets none (the API requires one).
@@ -202,11 +202,7 @@ impl Adapter for Anthropic {
 
     fn stream(&self) -> Box<dyn StreamSession> {
         let core = Core::new(self.decode.clone());
-        Box::new(Session::new(
-            SseParser::default(),
-            core,
-            MessagesProtocol::default(),
-        ))
+        Box::new(Session::new(SseParser::default(), core, MessagesProtocol::default()))
     }
 
     fn assistant_message(&self, decoded: &Decoded) -> Value {
@@ -449,14 +445,17 @@ mod tests {
     #[test]
     fn usage_with_cache_across_the_stream() {
         let mut session = Anthropic::new().stream();
-        let events = session.feed(concat!(
-            "event: message_start\n",
-            "data: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":10,",
-            "\"cache_read_input_tokens\":5,\"output_tokens\":1}}}\n\n",
-            "event: message_delta\n",
-            "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},",
-            "\"usage\":{\"output_tokens\":7}}\n\n",
-        ).as_bytes());
+        let events = session.feed(
+            concat!(
+                "event: message_start\n",
+                "data: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":10,",
+                "\"cache_read_input_tokens\":5,\"output_tokens\":1}}}\n\n",
+                "event: message_delta\n",
+                "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},",
+                "\"usage\":{\"output_tokens\":7}}\n\n",
+            )
+            .as_bytes(),
+        );
         let reported: Vec<Usage> = events
             .iter()
             .filter_map(|event| match event {

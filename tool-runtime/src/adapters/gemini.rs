@@ -19,14 +19,14 @@ use crate::spec::ToolSpec;
 
 use super::assemble::{Core, DecodeOptions};
 use super::budget::gemini_declarations;
-use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
-use super::session::{Protocol, Session, StreamSession, body, count_at, payload, str_at};
 use super::framing::Frame;
+use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
+use super::request::{self, Message, ModelRequest, RequestOptions};
+use super::session::{Protocol, Session, StreamSession, body, count_at, payload, str_at};
 use super::sse::SseParser;
 use super::types::{
     ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolOutcome, ToolResult,
 };
-use super::request::{self, Message, ModelRequest, RequestOptions};
 use super::{Adapter, Provider, input_schema, lower, named};
 
 /// Which field of a function declaration carries the parameters.
@@ -160,7 +160,12 @@ impl Adapter for Gemini {
         fields.extend(self.request(request.tools, request.choice)?);
         let mut body = request::body(options, fields);
         if let Some(max_tokens) = options.max_tokens {
-            request::insert_nested(&mut body, "generationConfig", "maxOutputTokens", json!(max_tokens));
+            request::insert_nested(
+                &mut body,
+                "generationConfig",
+                "maxOutputTokens",
+                json!(max_tokens),
+            );
         }
         Ok(body)
     }
@@ -277,7 +282,8 @@ fn on_chunk(core: &mut Core, chunk: &mut Value, out: &mut Vec<StreamEvent>) {
     };
     if let Some(usage) = chunk.get("usageMetadata") {
         // Thinking tokens are written and billed like the answer's.
-        let written = [count_at(usage, "candidatesTokenCount"), count_at(usage, "thoughtsTokenCount")];
+        let written =
+            [count_at(usage, "candidatesTokenCount"), count_at(usage, "thoughtsTokenCount")];
         let output = written.iter().flatten().copied().reduce(|a, b| a + b);
         core.usage(count_at(usage, "promptTokenCount"), output, out);
     }

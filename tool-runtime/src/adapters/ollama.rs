@@ -14,14 +14,14 @@ use serde_json::{Map, Value, json};
 use crate::spec::ToolSpec;
 
 use super::assemble::{Core, DecodeOptions};
+use super::framing::Frame;
 use super::ndjson::NdjsonParser;
 use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
+use super::request::{self, Message, ModelRequest, RequestOptions};
 use super::session::{Protocol, Session, StreamSession, body, count_at, payload, str_at};
-use super::framing::Frame;
 use super::types::{
     ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolResult,
 };
-use super::request::{self, Message, ModelRequest, RequestOptions};
 use super::{Adapter, Provider, input_schema, named};
 
 /// The Ollama adapter.

@@ -18,14 +18,14 @@ use crate::spec::ToolSpec;
 
 use super::assemble::{Core, DecodeOptions};
 use super::budget::OpenAiStrictBudget;
-use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
-use super::session::{Protocol, Session, StreamSession, body, count_at, payload, str_at};
 use super::framing::Frame;
+use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
+use super::request::{self, Message, ModelRequest, RequestOptions};
+use super::session::{Protocol, Session, StreamSession, body, count_at, payload, str_at};
 use super::sse::SseParser;
 use super::types::{
     ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolResult,
 };
-use super::request::{self, Message, ModelRequest, RequestOptions};
 use super::{Adapter, Provider, input_schema, lower, named};
 
 /// The OpenAI Chat Completions adapter.

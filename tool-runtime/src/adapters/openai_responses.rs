@@ -20,14 +20,14 @@ use crate::spec::ToolSpec;
 
 use super::assemble::{Core, DecodeOptions};
 use super::budget::OpenAiStrictBudget;
-use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
-use super::session::{Protocol, Session, StreamSession, body, count_at, payload, str_at};
 use super::framing::Frame;
+use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
+use super::request::{self, Message, ModelRequest, RequestOptions};
+use super::session::{Protocol, Session, StreamSession, body, count_at, payload, str_at};
 use super::sse::SseParser;
 use super::types::{
     ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolResult,
 };
-use super::request::{self, Message, ModelRequest, RequestOptions};
 use super::{Adapter, Provider, input_schema, lower, named};
 
 /// The key under which reasoning items are kept in [`Decoded::extras`].
@@ -190,11 +190,7 @@ impl Adapter for OpenAiResponses {
 
     fn stream(&self) -> Box<dyn StreamSession> {
         let core = Core::new(self.decode.clone());
-        Box::new(Session::new(
-            SseParser::default(),
-            core,
-            ResponsesProtocol::default(),
-        ))
+        Box::new(Session::new(SseParser::default(), core, ResponsesProtocol::default()))
     }
 
     /// The output items to put back into the next request's `input`, as an array: reasoning

@@ -56,8 +56,7 @@ pub fn calls(calls: &[(&str, &str, &str)]) -> Vec<u8> {
             "function": {"name": name, "arguments": ""}}]});
         out.push_str(&chunk(&first, None));
         for piece in pieces(arguments) {
-            let delta =
-                json!({"tool_calls": [{"index": index, "function": {"arguments": piece}}]});
+            let delta = json!({"tool_calls": [{"index": index, "function": {"arguments": piece}}]});
             out.push_str(&chunk(&delta, None));
         }
     }

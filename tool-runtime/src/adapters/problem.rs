@@ -311,9 +311,13 @@ mod tests {
             read(anthropic),
             Some((Some("authentication_error".into()), "invalid x-api-key".into()))
         );
-        let numeric = br#"{"error": {"code": 429, "message": "slow down", "status": "RESOURCE_EXHAUSTED"}}"#;
+        let numeric =
+            br#"{"error": {"code": 429, "message": "slow down", "status": "RESOURCE_EXHAUSTED"}}"#;
         assert_eq!(read(numeric), Some((Some("429".into()), "slow down".into())));
-        assert_eq!(read(br#"{"error": "model 'x' not found"}"#), Some((None, "model 'x' not found".into())));
+        assert_eq!(
+            read(br#"{"error": "model 'x' not found"}"#),
+            Some((None, "model 'x' not found".into()))
+        );
         assert_eq!(read(br#"{"detail": "Not Found"}"#), Some((None, "Not Found".into())));
         assert_eq!(read(b"Bad Gateway"), None);
     }

@@ -9,8 +9,8 @@ use serde_json::Value;
 use crate::schema::parse_json;
 
 use super::assemble::Core;
-use super::problem::{DecodeError, Problem};
 use super::framing::{Frame, Framing};
+use super::problem::{DecodeError, Problem};
 use super::types::{Decoded, StreamEvent};
 
 /// One streamed response being decoded: feed it bytes as they arrive, read events, and take

@@ -59,16 +59,16 @@ mod model;
 mod run;
 mod scripted;
 
+#[doc(no_inline)]
+pub use crate::adapters::openai_sse;
+#[doc(no_inline)]
+pub use crate::adapters::{Message, ModelRequest, Usage};
 #[cfg(feature = "http")]
 #[doc(no_inline)]
 pub use http::{
     AnthropicMessages, AnthropicMessagesBuilder, HttpConfigError, OpenAiCompatible,
     OpenAiCompatibleBuilder, RetryPolicy, Timeouts,
 };
-#[doc(no_inline)]
-pub use crate::adapters::openai_sse;
-#[doc(no_inline)]
-pub use crate::adapters::{Message, ModelRequest, Usage};
 pub use model::{ChatModel, ModelError, ModelErrorKind, ModelTurn};
 pub use run::{Agent, AgentConfig, AgentDone, AgentEvent, AgentOutput, ResultSummary, StopReason};
 pub use scripted::{ScriptedModel, ScriptedTurn, SeenRequest};

@@ -144,7 +144,8 @@ impl OpenAiCompatibleBuilder {
             Some("api.openai.com") => "OpenAI".to_owned(),
             _ => format!("the OpenAI-compatible server at {}", authority(url)),
         };
-        let transport = self.settings.transport("/chat/completions", label, auth, HeaderMap::new())?;
+        let transport =
+            self.settings.transport("/chat/completions", label, auth, HeaderMap::new())?;
         let options = self.settings.options().stream_usage(self.include_usage);
         Ok(OpenAiCompatible { transport, options, adapter: self.adapter })
     }
