@@ -3,10 +3,9 @@
 //! [`AnthropicMessages`] for the Anthropic Messages API.
 //!
 //! Both are transport only: the [adapter](crate::adapters) encodes the whole request body
-//! ([`Adapter::encode_request`](crate::adapters::Adapter::encode_request)) and decodes the
-//! streamed answer with the request's tools
-//! ([`Adapter::stream_for`](crate::adapters::Adapter::stream_for)), calls, text, finish and
-//! usage, exactly as a [`ScriptedModel`](super::ScriptedModel) decodes a recording. Both share:
+//! ([`Adapter::encode_request`]) and decodes the streamed answer with the request's tools
+//! ([`Adapter::stream_for`]): calls, text, finish and usage, exactly as a
+//! [`ScriptedModel`](super::ScriptedModel) decodes a recording. Both share:
 //!
 //! - **Retries** ([`RetryPolicy`]) on `429`, on `5xx` and on connection errors and timeouts,
 //!   as long as no byte of the response body has arrived; `retry-after` (seconds or an HTTP
