@@ -609,6 +609,33 @@ pub trait ToolDefinition: ToolSchema {
     fn spec() -> &'static ToolSpec;
 }
 
+/// Something a tool uses to reach the world (a clock, an HTTP client, a database pool).
+///
+/// Also at `tool_runtime::runtime::Capability`. A tool declares the capabilities it uses in `#[tool(capabilities = [...])]` and is handed
+/// those and no others.
+///
+/// ```
+/// use tool_runtime::prelude::*;
+/// use tool_runtime::runtime::Capability;
+///
+/// struct Weather { base_url: String }
+/// impl Capability for Weather {
+///     const NAME: &'static str = "weather";
+/// }
+///
+/// let caps = ToolCapabilities::new().with(Weather { base_url: "http://localhost".into() });
+/// assert_eq!(caps.get::<Weather>().unwrap().base_url, "http://localhost");
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a capability",
+    label = "listed in `capabilities = [...]`",
+    note = "implement it: `impl Capability for {Self} {{ const NAME: &'static str = \"...\"; }}`"
+)]
+pub trait Capability: Send + Sync + 'static {
+    /// A short name, shown in specs and errors.
+    const NAME: &'static str;
+}
+
 /// A capability named in a spec: its name and its type. Made with
 /// [`CapabilityRef::of`]; also at `tool_runtime::runtime::CapabilityRef`.
 ///
@@ -625,13 +652,17 @@ pub trait ToolDefinition: ToolSchema {
 /// ```
 #[derive(Clone, Copy)]
 pub struct CapabilityRef {
-    // Set by `CapabilityRef::of` in `runtime`, where the `Capability` trait lives; the spec
-    // only needs the name and the type, so it does not reach up into `runtime`.
-    pub(crate) name: &'static str,
-    pub(crate) type_id: fn() -> std::any::TypeId,
+    name: &'static str,
+    type_id: fn() -> std::any::TypeId,
 }
 
 impl CapabilityRef {
+    /// The reference to capability `C`.
+    #[must_use]
+    pub const fn of<C: Capability>() -> Self {
+        Self { name: C::NAME, type_id: std::any::TypeId::of::<C> }
+    }
+
     /// The capability's name.
     #[must_use]
     pub fn name(&self) -> &'static str {
