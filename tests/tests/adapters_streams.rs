@@ -7,7 +7,7 @@ use adapters_support::{adapter, decode_fixture, fixture, stream_in_pieces};
 use serde_json::{Value, json};
 use tool_runtime::adapters::{
     Adapter, ArgumentsProblem, CallArguments, DecodeError, DecodeOptions, Decoded, FinishReason,
-    IdOrigin, OpenAiChat, Problem, StreamEvent, ToolCall,
+    IdOrigin, OpenAiChat, Problem, StreamEvent, ToolCall, Usage,
 };
 
 /// Every event of a fixture fed in pieces of `size` bytes, the close included.
@@ -394,7 +394,10 @@ fn events_come_in_order_and_deltas_add_up_to_the_arguments() {
         ("gemini", "stream_parallel.sse"),
         ("ollama", "stream_parallel.ndjson"),
     ] {
-        let (events, decoded) = events(provider, name, 3);
+        let (mut events, decoded) = events(provider, name, 3);
+        // OpenAI Chat's usage chunk follows its finish by protocol; usage is accounting, not
+        // part of the turn's order.
+        events.retain(|event| !matches!(event, StreamEvent::Usage(_)));
         let mut streamed = vec![String::new(); decoded.calls.len()];
         let (mut started, mut ready, mut finish) = (Vec::new(), Vec::new(), None);
         for (position, event) in events.iter().enumerate() {
@@ -483,4 +486,33 @@ fn a_responses_stream_with_only_its_final_event_still_yields_the_calls() {
         vec![("call_1".into(), "docs__search".into(), json!({"query": "x"}))]
     );
     assert!(decoded.calls[0].is_executable());
+}
+
+#[test]
+fn usage_is_decoded_for_every_provider() {
+    let usage = |input_tokens, output_tokens| Some(Usage { input_tokens, output_tokens });
+    for (provider, name, expected) in [
+        ("openai-chat", "stream_parallel.sse", usage(210, 41)),
+        ("openai-responses", "stream_parallel.sse", usage(120, 60)),
+        ("anthropic", "stream_parallel.sse", usage(472, 89)),
+        ("gemini", "stream_parallel.sse", usage(120, 30)),
+        ("ollama", "stream_parallel.ndjson", usage(26, 282)),
+    ] {
+        let (events, decoded) = events(provider, name, 5);
+        assert_eq!(decoded.usage, expected, "{provider}");
+        let last_report = events.iter().rev().find_map(|event| match event {
+            StreamEvent::Usage(usage) => Some(*usage),
+            _ => None,
+        });
+        assert_eq!(last_report, expected, "{provider}: the last report is the total");
+    }
+    let whole = adapter("openai-chat").decode(&fixture("openai-chat", "nonstream_parallel.json"));
+    assert_eq!(whole.unwrap().usage, usage(210, 41));
+    // vLLM's `"usage": null` on ordinary chunks is no report.
+    let mut session = adapter("openai-chat").stream();
+    let events = session.feed(
+        b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}],\"usage\":null}\n\n",
+    );
+    assert!(!events.iter().any(|event| matches!(event, StreamEvent::Usage(_))));
+    assert_eq!(session.finish().usage, None);
 }

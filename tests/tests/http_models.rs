@@ -12,8 +12,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tool_runtime::adapters::{FinishReason, StreamEvent, ToolChoice};
 use tool_runtime::agent::{
-    Agent, AnthropicMessages, ChatModel, Message, ModelError, ModelErrorKind, ModelRequest,
-    ModelTurn, OpenAiCompatible, RetryPolicy, StopReason, Timeouts, Usage,
+    Agent, AnthropicMessages, ChatModel, HttpConfigError, Message, ModelError, ModelErrorKind,
+    ModelRequest, ModelTurn, OpenAiCompatible, RetryPolicy, StopReason, Timeouts, Usage,
 };
 use tool_runtime::catalog::ToolCatalog;
 use tool_runtime::policy::ToolPolicy;
@@ -90,6 +90,11 @@ struct Server {
 }
 
 impl Server {
+    /// `127.0.0.1:port`.
+    fn authority(&self) -> &str {
+        self.base.trim_start_matches("http://")
+    }
+
     async fn start(replies: Vec<Reply>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
@@ -429,6 +434,10 @@ async fn a_body_that_ends_before_the_turn_is_finished_is_refused() {
     let error = turn.unwrap_err();
     assert_eq!(error.kind(), ModelErrorKind::Transport);
     assert!(error.message().contains("was cut"), "{}", error.message());
+    // A local server is named by its address, never called OpenAI.
+    let server_name = format!("the OpenAI-compatible server at {}", server.authority());
+    assert!(error.message().contains(&server_name), "{}", error.message());
+    assert!(!error.message().contains("OpenAI "), "{}", error.message());
 }
 
 #[tokio::test]
@@ -496,7 +505,23 @@ fn settings_from_the_environment() {
     let vars = |pairs: &'static [(&str, &str)]| {
         move |name: &str| pairs.iter().find(|(key, _)| *key == name).map(|(_, v)| (*v).to_owned())
     };
-    let model = OpenAiCompatible::builder_from_vars(vars(&[])).build().unwrap();
+    // Nothing configured is an error naming what to set, not the public endpoint without a key.
+    let unset = OpenAiCompatible::builder_from_vars(vars(&[])).build().unwrap_err();
+    assert_eq!(
+        unset,
+        HttpConfigError::NotConfigured { variables: &["OPENAI_API_KEY", "OPENAI_BASE_URL"] }
+    );
+    assert!(unset.to_string().contains("`OPENAI_API_KEY` or `OPENAI_BASE_URL`"), "{unset}");
+    let unset = AnthropicMessages::builder_from_vars(vars(&[])).build().unwrap_err();
+    assert_eq!(unset, HttpConfigError::NotConfigured { variables: &["ANTHROPIC_API_KEY"] });
+    // A base URL or key given to the builder afterwards is configuration enough.
+    let local = OpenAiCompatible::builder_from_vars(vars(&[]))
+        .base_url("http://127.0.0.1:8000/v1")
+        .build()
+        .unwrap();
+    assert_eq!(local.endpoint(), "http://127.0.0.1:8000/v1/chat/completions");
+    let model =
+        OpenAiCompatible::builder_from_vars(vars(&[("OPENAI_API_KEY", KEY)])).build().unwrap();
     assert_eq!(model.endpoint(), "https://api.openai.com/v1/chat/completions");
     assert_eq!(model.model(), "gpt-4o-mini");
     let model = AnthropicMessages::builder_from_vars(vars(&[

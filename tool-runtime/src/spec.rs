@@ -9,7 +9,6 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::runtime::CapabilityRef;
 use crate::schema::{Schema, SchemaKind, ToolSchema};
 
 /// What running a tool does to the world. Policy decides per effect (for example: every
@@ -595,3 +594,84 @@ pub trait ToolDefinition: ToolSchema {
     /// nothing.
     fn spec() -> &'static ToolSpec;
 }
+
+/// Something a tool uses to reach the world (a clock, an HTTP client, a database pool).
+///
+/// Also at `tool_runtime::runtime::Capability`. A tool declares the capabilities it uses in `#[tool(capabilities = [...])]` and is handed
+/// those and no others.
+///
+/// ```
+/// use tool_runtime::prelude::*;
+/// use tool_runtime::runtime::Capability;
+///
+/// struct Weather { base_url: String }
+/// impl Capability for Weather {
+///     const NAME: &'static str = "weather";
+/// }
+///
+/// let caps = ToolCapabilities::new().with(Weather { base_url: "http://localhost".into() });
+/// assert_eq!(caps.get::<Weather>().unwrap().base_url, "http://localhost");
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a capability",
+    label = "listed in `capabilities = [...]`",
+    note = "implement it: `impl Capability for {Self} {{ const NAME: &'static str = \"...\"; }}`"
+)]
+pub trait Capability: Send + Sync + 'static {
+    /// A short name, shown in specs and errors.
+    const NAME: &'static str;
+}
+
+/// A capability named in a spec: its name and its type. Made with
+/// [`CapabilityRef::of`]; also at `tool_runtime::runtime::CapabilityRef`.
+///
+/// ```
+/// use tool_runtime::runtime::{Capability, CapabilityRef};
+///
+/// struct Calendar;
+/// impl Capability for Calendar {
+///     const NAME: &'static str = "calendar";
+/// }
+///
+/// assert_eq!(CapabilityRef::of::<Calendar>().name(), "calendar");
+/// assert_eq!(CapabilityRef::of::<Calendar>(), CapabilityRef::of::<Calendar>());
+/// ```
+#[derive(Clone, Copy)]
+pub struct CapabilityRef {
+    name: &'static str,
+    type_id: fn() -> std::any::TypeId,
+}
+
+impl CapabilityRef {
+    /// The reference to capability `C`.
+    #[must_use]
+    pub const fn of<C: Capability>() -> Self {
+        Self { name: C::NAME, type_id: std::any::TypeId::of::<C> }
+    }
+
+    /// The capability's name.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The capability's type.
+    #[must_use]
+    pub fn type_id(&self) -> std::any::TypeId {
+        (self.type_id)()
+    }
+}
+
+impl fmt::Debug for CapabilityRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("CapabilityRef").field(&self.name).finish()
+    }
+}
+
+impl PartialEq for CapabilityRef {
+    fn eq(&self, other: &Self) -> bool {
+        self.type_id() == other.type_id()
+    }
+}
+
+impl Eq for CapabilityRef {}

@@ -19,13 +19,18 @@ use crate::spec::ToolSpec;
 
 use super::assemble::{Core, DecodeOptions};
 use super::budget::AnthropicStrictBudget;
+use super::framing::Frame;
 use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
-use super::session::{Protocol, Session, StreamSession, body, payload, str_at};
-use super::sse::{Frame, Framing, SseParser};
+use super::request::{self, Message, ModelRequest, RequestOptions};
+use super::session::{Protocol, Session, StreamSession, body, count_at, payload, str_at};
+use super::sse::SseParser;
 use super::types::{
     ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolResult,
 };
 use super::{Adapter, Provider, input_schema, lower, named};
+
+/// The output budget of a request that sets none (the API requires one).
+const MAX_TOKENS: u32 = 4096;
 
 /// The key under which thinking blocks are kept in [`Decoded::extras`].
 const THINKING: &str = "thinking_blocks";
@@ -120,6 +125,50 @@ impl Adapter for Anthropic {
         Ok(fields)
     }
 
+    /// `model`, `max_tokens` (4096 unless set; the API requires it), `system` (the system
+    /// messages joined by blank lines), `messages`, `"stream": true` when streaming, then the
+    /// tool fields. Consecutive messages of one role are merged into one, tool results first,
+    /// and empty ones left out, as the API wants.
+    fn encode_request(
+        &self,
+        request: &ModelRequest<'_>,
+        options: &RequestOptions,
+    ) -> Result<Map<String, Value>, EncodeError> {
+        let mut messages: Vec<Value> = Vec::with_capacity(request.messages.len());
+        for message in request.messages {
+            match message {
+                Message::System(_) => {}
+                Message::User(text) if text.is_empty() => {}
+                Message::User(text) => request::push_merged(
+                    &mut messages,
+                    "user",
+                    "content",
+                    vec![json!({"type": "text", "text": text})],
+                ),
+                Message::Assistant(decoded) => {
+                    append(&mut messages, self.assistant_message(decoded));
+                }
+                Message::ToolResults(results) => {
+                    for message in self.result_messages(results) {
+                        append(&mut messages, message);
+                    }
+                }
+            }
+        }
+        let mut fields = Map::new();
+        fields.insert("model".to_owned(), json!(options.model));
+        fields.insert("max_tokens".to_owned(), json!(options.max_tokens.unwrap_or(MAX_TOKENS)));
+        if let Some(system) = request::system_text(request.messages) {
+            fields.insert("system".to_owned(), Value::String(system));
+        }
+        fields.insert("messages".to_owned(), Value::Array(messages));
+        if options.stream {
+            fields.insert("stream".to_owned(), Value::Bool(true));
+        }
+        fields.extend(self.request(request.tools, request.choice)?);
+        Ok(request::body(options, fields))
+    }
+
     fn decode(&self, bytes: &[u8]) -> Result<Decoded, DecodeError> {
         let message = body(bytes)?;
         if str_at(&message, "type") == Some("error") {
@@ -147,16 +196,13 @@ impl Adapter for Anthropic {
         if let Some(reason) = str_at(&message, "stop_reason") {
             core.finish(finish(reason), out);
         }
+        read_usage(&mut core, message.get("usage"), out);
         Ok(core.end(out))
     }
 
     fn stream(&self) -> Box<dyn StreamSession> {
         let core = Core::new(self.decode.clone());
-        Box::new(Session::new(
-            Framing::Sse(SseParser::default()),
-            core,
-            MessagesProtocol::default(),
-        ))
+        Box::new(Session::new(SseParser::default(), core, MessagesProtocol::default()))
     }
 
     fn assistant_message(&self, decoded: &Decoded) -> Value {
@@ -208,6 +254,18 @@ fn start_tool(core: &mut Core, slot: usize, block: &Value, out: &mut Vec<StreamE
     }
 }
 
+/// Usage from `message_start` (`message.usage`), `message_delta` (`usage`, cumulative) or a
+/// whole message (`usage`). Input counts cache writes and reads too.
+fn read_usage(core: &mut Core, usage: Option<&Value>, out: &mut Vec<StreamEvent>) {
+    let Some(usage) = usage else { return };
+    let input = count_at(usage, "input_tokens").map(|tokens| {
+        let cached = ["cache_creation_input_tokens", "cache_read_input_tokens"]
+            .map(|key| count_at(usage, key).unwrap_or(0));
+        tokens + cached[0] + cached[1]
+    });
+    core.usage(input, count_at(usage, "output_tokens"), out);
+}
+
 fn keep_thinking(core: &mut Core, block: Value) {
     core.extras.push(THINKING, block);
 }
@@ -252,7 +310,10 @@ impl Protocol for MessagesProtocol {
         let index = event.get("index").and_then(Value::as_u64).unwrap_or(0);
         match kind {
             // Block indices restart with every message.
-            "message_start" => self.blocks.clear(),
+            "message_start" => {
+                self.blocks.clear();
+                read_usage(core, event.pointer("/message/usage"), out);
+            }
             "content_block_start" => {
                 let block = event.get("content_block").unwrap_or(&Value::Null);
                 let entry = match str_at(block, "type") {
@@ -285,6 +346,8 @@ impl Protocol for MessagesProtocol {
                 }
             }
             "message_delta" => {
+                // Usage first: it belongs to the turn the stop reason ends.
+                read_usage(core, event.get("usage"), out);
                 if let Some(reason) = event.pointer("/delta/stop_reason").and_then(Value::as_str) {
                     core.finish(finish(reason), out);
                 }
@@ -329,5 +392,79 @@ impl MessagesProtocol {
             }
             _ => {}
         }
+    }
+}
+
+/// Appends an encoded `{"role", "content": [...]}` message, merged into the last one when the
+/// role is the same; a message with no content is left out (the API refuses it).
+fn append(out: &mut Vec<Value>, mut message: Value) {
+    let role = str_at(&message, "role").unwrap_or("user").to_owned();
+    let blocks = match message.get_mut("content").map(Value::take) {
+        Some(Value::Array(blocks)) => blocks,
+        Some(Value::String(text)) if !text.is_empty() => {
+            vec![json!({"type": "text", "text": text})]
+        }
+        _ => Vec::new(),
+    };
+    request::push_merged(out, &role, "content", blocks);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adapters::{ToolCall, Usage};
+
+    #[test]
+    fn roles_are_merged_and_system_goes_apart() {
+        let call = ToolCall::new("toolu_1", "math__add", json!({"a": 1}));
+        let mut turn =
+            Anthropic::new().decode(br#"{"content": [], "stop_reason": "tool_use"}"#).unwrap();
+        turn.calls.push(call.clone());
+        let conversation = [
+            Message::system("Be brief."),
+            Message::user("Add."),
+            Message::Assistant(turn),
+            Message::ToolResults(vec![ToolResult::ok(&call, json!({"sum": 1}))]),
+            Message::user("Answer now."),
+            Message::system("Really brief."),
+        ];
+        let request =
+            ModelRequest { messages: &conversation, tools: &[], choice: &ToolChoice::auto() };
+        let body = Anthropic::new()
+            .encode_request(&request, &RequestOptions::new("m").stream(false))
+            .unwrap();
+        assert_eq!(body["system"], json!("Be brief.\n\nReally brief."));
+        assert_eq!(body.get("stream"), None);
+        let messages = body["messages"].as_array().unwrap();
+        assert_eq!(messages.len(), 3);
+        assert_eq!(messages[2]["role"], "user");
+        assert_eq!(messages[2]["content"][0]["type"], "tool_result");
+        assert_eq!(messages[2]["content"][1], json!({"type": "text", "text": "Answer now."}));
+    }
+
+    #[test]
+    fn usage_with_cache_across_the_stream() {
+        let mut session = Anthropic::new().stream();
+        let events = session.feed(
+            concat!(
+                "event: message_start\n",
+                "data: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":10,",
+                "\"cache_read_input_tokens\":5,\"output_tokens\":1}}}\n\n",
+                "event: message_delta\n",
+                "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},",
+                "\"usage\":{\"output_tokens\":7}}\n\n",
+            )
+            .as_bytes(),
+        );
+        let reported: Vec<Usage> = events
+            .iter()
+            .filter_map(|event| match event {
+                StreamEvent::Usage(usage) => Some(*usage),
+                _ => None,
+            })
+            .collect();
+        let total = Usage { input_tokens: 15, output_tokens: 7 };
+        assert_eq!(reported, [Usage { input_tokens: 15, output_tokens: 1 }, total]);
+        assert_eq!(session.finish().usage, Some(total));
     }
 }

@@ -15,7 +15,7 @@ use crate::spec::ToolSpec;
 use super::args;
 use super::problem::Problem;
 use super::types::{
-    CallArguments, Decoded, Extras, Finish, FinishReason, IdOrigin, StreamEvent, ToolCall,
+    CallArguments, Decoded, Extras, Finish, FinishReason, IdOrigin, StreamEvent, ToolCall, Usage,
 };
 
 /// The name of the wrapper some OpenAI models invent to call several tools at once.
@@ -115,6 +115,7 @@ pub(crate) struct Core {
     pub(crate) extras: Extras,
     /// How many payloads the protocol recognised.
     pub(crate) recognised: usize,
+    usage: Option<Usage>,
 }
 
 impl Core {
@@ -133,7 +134,29 @@ impl Core {
             problems: Vec::new(),
             extras: Extras::new(),
             recognised: 0,
+            usage: None,
         }
+    }
+
+    /// Token counts the provider reported; a count left out keeps its earlier value (Anthropic
+    /// reports input at the start and output at the end). Reports the running total.
+    pub(crate) fn usage(
+        &mut self,
+        input: Option<u64>,
+        output: Option<u64>,
+        out: &mut Vec<StreamEvent>,
+    ) {
+        if input.is_none() && output.is_none() {
+            return;
+        }
+        let usage = self.usage.get_or_insert_with(Usage::default);
+        if let Some(tokens) = input {
+            usage.input_tokens = tokens;
+        }
+        if let Some(tokens) = output {
+            usage.output_tokens = tokens;
+        }
+        out.push(StreamEvent::Usage(*usage));
     }
 
     /// Records a problem and reports it.
@@ -433,6 +456,7 @@ impl Core {
             finish: self.finish.clone().unwrap_or(Finish::new(FinishReason::Unfinished, None)),
             problems: std::mem::take(&mut self.problems),
             extras: std::mem::take(&mut self.extras),
+            usage: self.usage,
         }
     }
 }

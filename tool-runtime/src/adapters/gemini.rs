@@ -19,9 +19,11 @@ use crate::spec::ToolSpec;
 
 use super::assemble::{Core, DecodeOptions};
 use super::budget::gemini_declarations;
+use super::framing::Frame;
 use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
-use super::session::{Protocol, Session, StreamSession, body, payload, str_at};
-use super::sse::{Frame, Framing, SseParser};
+use super::request::{self, Message, ModelRequest, RequestOptions};
+use super::session::{Protocol, Session, StreamSession, body, count_at, payload, str_at};
+use super::sse::SseParser;
 use super::types::{
     ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolOutcome, ToolResult,
 };
@@ -124,6 +126,50 @@ impl Adapter for Gemini {
         Ok(fields)
     }
 
+    /// `systemInstruction` (the system messages joined by blank lines), `contents` (one
+    /// content per turn, consecutive ones of a role merged), the tool fields, and
+    /// `generationConfig.maxOutputTokens` when set. The model and streaming are chosen by the
+    /// URL (`models/{model}:streamGenerateContent?alt=sse`), not the body.
+    fn encode_request(
+        &self,
+        request: &ModelRequest<'_>,
+        options: &RequestOptions,
+    ) -> Result<Map<String, Value>, EncodeError> {
+        let mut contents: Vec<Value> = Vec::with_capacity(request.messages.len());
+        let mut append = |content: Value| {
+            let role = str_at(&content, "role").unwrap_or("user").to_owned();
+            let parts = content.get("parts").and_then(Value::as_array).cloned().unwrap_or_default();
+            request::push_merged(&mut contents, &role, "parts", parts);
+        };
+        for message in request.messages {
+            match message {
+                Message::System(_) => {}
+                Message::User(text) if text.is_empty() => {}
+                Message::User(text) => append(json!({"role": "user", "parts": [{"text": text}]})),
+                Message::Assistant(decoded) => append(self.assistant_message(decoded)),
+                Message::ToolResults(results) => {
+                    self.result_messages(results).into_iter().for_each(&mut append);
+                }
+            }
+        }
+        let mut fields = Map::new();
+        if let Some(system) = request::system_text(request.messages) {
+            fields.insert("systemInstruction".to_owned(), json!({"parts": [{"text": system}]}));
+        }
+        fields.insert("contents".to_owned(), Value::Array(contents));
+        fields.extend(self.request(request.tools, request.choice)?);
+        let mut body = request::body(options, fields);
+        if let Some(max_tokens) = options.max_tokens {
+            request::insert_nested(
+                &mut body,
+                "generationConfig",
+                "maxOutputTokens",
+                json!(max_tokens),
+            );
+        }
+        Ok(body)
+    }
+
     fn decode(&self, bytes: &[u8]) -> Result<Decoded, DecodeError> {
         let mut value = body(bytes)?;
         let chunks = match &mut value {
@@ -153,7 +199,7 @@ impl Adapter for Gemini {
 
     fn stream(&self) -> Box<dyn StreamSession> {
         let core = Core::new(self.decode.clone());
-        Box::new(Session::new(Framing::Sse(SseParser::default()), core, GeminiProtocol))
+        Box::new(Session::new(SseParser::default(), core, GeminiProtocol))
     }
 
     fn assistant_message(&self, decoded: &Decoded) -> Value {
@@ -234,6 +280,13 @@ fn on_chunk(core: &mut Core, chunk: &mut Value, out: &mut Vec<StreamEvent>) {
         core.problem(Problem::UnexpectedPayload { expected: "a GenerateContentResponse" }, out);
         return;
     };
+    if let Some(usage) = chunk.get("usageMetadata") {
+        // Thinking tokens are written and billed like the answer's.
+        let written =
+            [count_at(usage, "candidatesTokenCount"), count_at(usage, "thoughtsTokenCount")];
+        let output = written.iter().flatten().copied().reduce(|a, b| a + b);
+        core.usage(count_at(usage, "promptTokenCount"), output, out);
+    }
     let feedback = chunk.get("promptFeedback");
     let block_reason = feedback.and_then(|feedback| str_at(feedback, "blockReason"));
     let block_reason = block_reason.map(str::to_owned);

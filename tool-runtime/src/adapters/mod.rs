@@ -1,10 +1,11 @@
 //! Provider adapters: the only place wire formats live.
 //!
-//! The canonical types are semantic ([`ToolCall`], [`Decoded`], [`Finish`], [`ToolResult`],
-//! [`ToolChoice`]); each provider has one file that turns [`ToolSpec`]s into its tool
-//! definitions and tool choice, decodes its responses (whole, or streamed through a
-//! [`StreamSession`]) and encodes the messages that carry the model's turn and the results
-//! back. Every adapter implements [`Adapter`]:
+//! The canonical types are semantic ([`ModelRequest`], [`Message`], [`RequestOptions`],
+//! [`ToolCall`], [`Decoded`], [`Finish`], [`Usage`], [`ToolResult`], [`ToolChoice`]); each
+//! provider has one file that encodes a whole request (conversation, [`ToolSpec`]s lowered into
+//! its tool definitions, tool choice, options) and decodes its responses (whole, or streamed
+//! through a [`StreamSession`]): calls, text, finish reason and usage. A model client is
+//! transport only. Every adapter implements [`Adapter`]:
 //!
 //! | provider | type | stream framing |
 //! | --- | --- | --- |
@@ -19,8 +20,10 @@
 //! properties out of `required`; Gemini's `parameters` get one `type` plus `nullable`. What a
 //! dialect cannot carry moves into the description. Request-wide limits are checked before
 //! anything is sent ([`BudgetError`] names the tool). Lowering can change what a model sends
-//! (`null` for a property it left out); [`raise_arguments`] (or [`Decoded::raise`]) undoes
-//! that, so arguments validate against the original schema.
+//! (`null` for a property it left out); decoding with the request's specs
+//! ([`Adapter::decode_for`], [`Adapter::stream_for`]) raises that back, so arguments validate
+//! against the original schema. ([`raise_arguments`] and [`Decoded::raise`] do the same for a
+//! response decoded by hand.)
 //!
 //! **Decoding** assembles calls in linear time: argument text is appended as it arrives and
 //! parsed once, strictly, when the turn finishes. Nothing is guessed: `""` means `{}`, invalid
@@ -33,7 +36,10 @@
 //!
 //! ```
 //! use serde_json::json;
-//! use tool_runtime::adapters::{Adapter, OpenAiChat, StreamEvent, ToolChoice, ToolResult};
+//! use tool_runtime::adapters::{
+//!     Adapter, Message, ModelRequest, OpenAiChat, RequestOptions, StreamEvent, ToolChoice,
+//!     ToolResult,
+//! };
 //! use tool_runtime::prelude::*;
 //!
 //! /// Search the documentation.
@@ -59,8 +65,13 @@
 //! let adapter = OpenAiChat::new().strict(true);
 //! let specs = [Search::spec()];
 //!
-//! // 1. Encode: the request's `tools` and `tool_choice`, limits checked.
-//! let fields = adapter.request(&specs, &ToolChoice::auto().parallel(false))?;
+//! // 1. Encode the whole request: conversation, options, `tools` and `tool_choice` (limits
+//! //    checked).
+//! let messages = [Message::user("Find the wire docs.")];
+//! let choice = ToolChoice::auto().parallel(false);
+//! let request = ModelRequest { messages: &messages, tools: &specs, choice: &choice };
+//! let fields = adapter.encode_request(&request, &RequestOptions::new("gpt-4o-mini"))?;
+//! assert_eq!(fields["messages"], json!([{"role": "user", "content": "Find the wire docs."}]));
 //! let parameters = &fields["tools"][0]["function"]["parameters"];
 //! assert_eq!(parameters["required"], json!(["query", "limit"]));
 //! assert_eq!(parameters["properties"]["limit"]["type"], json!(["integer", "null"]));
@@ -75,7 +86,9 @@
 //!     "\"finish_reason\":\"tool_calls\"}]}\n\n",
 //!     "data: [DONE]\n\n",
 //! );
-//! let mut session = adapter.stream();
+//! // Decoding with the specs raises: `null` for the defaulted `limit` means "absent" in the
+//! // original schema, so it is taken out.
+//! let mut session = adapter.stream_for(&specs);
 //! let mut ready = 0;
 //! for piece in stream.as_bytes().chunks(7) {
 //!     for event in session.feed(piece) {
@@ -84,12 +97,8 @@
 //!         }
 //!     }
 //! }
-//! let mut decoded = session.finish();
+//! let decoded = session.finish();
 //! assert_eq!(ready, 1);
-//! assert_eq!(decoded.calls[0].arguments.value(), Some(&json!({"query": "wire", "limit": null})));
-//!
-//! // Raise: `null` for the defaulted `limit` means "absent" in the original schema.
-//! decoded.raise(&specs);
 //! let call = &decoded.calls[0];
 //! let args = call.arguments.value().unwrap();
 //! assert_eq!(args, &json!({"query": "wire"}));
@@ -113,14 +122,17 @@ mod anthropic;
 mod args;
 mod assemble;
 mod budget;
+mod framing;
 mod gemini;
 mod lower;
 mod ndjson;
 mod ollama;
 mod openai_chat;
 mod openai_responses;
+pub mod openai_sse;
 mod problem;
 mod raise;
+mod request;
 mod session;
 mod sse;
 mod types;
@@ -140,10 +152,11 @@ pub use openai_chat::OpenAiChat;
 pub use openai_responses::OpenAiResponses;
 pub use problem::{Budget, BudgetError, DecodeError, EncodeError, Problem, ProviderError};
 pub use raise::raise_arguments;
+pub use request::{Message, ModelRequest, RequestOptions};
 pub use session::StreamSession;
 pub use types::{
     ArgumentsProblem, CallArguments, ChoiceMode, Decoded, Extras, Finish, FinishReason, IdOrigin,
-    StreamEvent, ToolCall, ToolChoice, ToolOutcome, ToolResult,
+    StreamEvent, ToolCall, ToolChoice, ToolOutcome, ToolResult, Usage,
 };
 
 /// The providers with an adapter.
@@ -303,15 +316,105 @@ pub trait Adapter: fmt::Debug + Send + Sync {
         Ok(fields)
     }
 
-    /// Decodes a whole (non-streamed) response body.
+    /// The whole request body: the conversation, the tools, the tool choice and the options,
+    /// in the provider's format. This is the one place a request is built; a model client
+    /// only sends it.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tool_runtime::adapters::{Adapter, Anthropic, Message, ModelRequest, RequestOptions, ToolChoice};
+    ///
+    /// let messages = [Message::system("Be brief."), Message::user("Hello!")];
+    /// let request = ModelRequest { messages: &messages, tools: &[], choice: &ToolChoice::auto() };
+    /// let body = Anthropic::new().encode_request(&request, &RequestOptions::new("claude-haiku-4-5"))?;
+    /// assert_eq!(body["system"], json!("Be brief."));
+    /// assert_eq!(body["max_tokens"], json!(4096));
+    /// assert_eq!(body["messages"], json!([{"role": "user", "content": [{"type": "text", "text": "Hello!"}]}]));
+    /// # Ok::<(), tool_runtime::adapters::EncodeError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors of [`Adapter::request`]: a tool the provider cannot take, a limit crossed,
+    /// a choice naming a tool that is not in the request.
+    fn encode_request(
+        &self,
+        request: &ModelRequest<'_>,
+        options: &RequestOptions,
+    ) -> Result<Map<String, Value>, EncodeError>;
+
+    /// [`Adapter::encode_request`] as the bytes to send.
+    ///
+    /// # Errors
+    ///
+    /// The errors of [`Adapter::encode_request`].
+    fn encode_body(
+        &self,
+        request: &ModelRequest<'_>,
+        options: &RequestOptions,
+    ) -> Result<Vec<u8>, EncodeError> {
+        Ok(Value::Object(self.encode_request(request, options)?).to_string().into_bytes())
+    }
+
+    /// Decodes a whole (non-streamed) response body. Arguments come as the model sent them;
+    /// [`Adapter::decode_for`] also undoes what lowering changed.
     ///
     /// # Errors
     ///
     /// [`DecodeError`] when the body is not JSON, not a response, or the provider's error.
     fn decode(&self, body: &[u8]) -> Result<Decoded, DecodeError>;
 
-    /// A new session for one streamed response.
+    /// Decodes a whole response to a request that declared `specs`: the calls of those tools
+    /// are [raised](raise_arguments), so arguments lowered for the provider (a strict-mode
+    /// `null` for a property the model left out) validate against the original schema.
+    ///
+    /// # Errors
+    ///
+    /// The errors of [`Adapter::decode`].
+    fn decode_for(&self, specs: &[&ToolSpec], body: &[u8]) -> Result<Decoded, DecodeError> {
+        let mut decoded = self.decode(body)?;
+        decoded.raise(specs);
+        Ok(decoded)
+    }
+
+    /// A new session for one streamed response. Arguments come as the model sent them;
+    /// [`Adapter::stream_for`] also undoes what lowering changed.
     fn stream(&self) -> Box<dyn StreamSession>;
+
+    /// A new session for one streamed response to a request that declared `specs`: the calls
+    /// of [`StreamEvent::CallReady`] and of the final [`Decoded`] are
+    /// [raised](raise_arguments).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tool_runtime::adapters::{Adapter, OpenAiChat};
+    /// use tool_runtime::prelude::*;
+    ///
+    /// /// Search.
+    /// #[tool(name = "docs__search", effect = read_only, redact = ["hits"])]
+    /// struct Search { query: String, #[serde(default)] limit: u8 }
+    /// # #[derive(Serialize, ToolSchema)] struct Hits { hits: Vec<String> }
+    /// # impl Tool for Search {
+    /// #     type Output = Hits;
+    /// #     async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Hits, ToolError> {
+    /// #         Ok(Hits { hits: vec![] })
+    /// #     }
+    /// # }
+    ///
+    /// let spec = Search::spec();
+    /// let specs = [spec];
+    /// let mut session = OpenAiChat::new().strict(true).stream_for(&specs);
+    /// session.feed(concat!(
+    ///     "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",",
+    ///     "\"function\":{\"name\":\"docs__search\",\"arguments\":\"{\\\"query\\\":\\\"x\\\",\\\"limit\\\":null}\"}}]},",
+    ///     "\"finish_reason\":\"tool_calls\"}]}\n\n",
+    /// ).as_bytes());
+    /// let decoded = session.finish();
+    /// assert_eq!(decoded.calls[0].arguments.value(), Some(&json!({"query": "x"})));
+    /// ```
+    fn stream_for<'s>(&self, specs: &'s [&'s ToolSpec]) -> Box<dyn StreamSession + 's> {
+        Box::new(raise::RaisingSession::new(self.stream(), specs))
+    }
 
     /// The model's turn as the provider expects it in the next request's history, with the
     /// provider extras that must round-trip (Gemini thought signatures, Anthropic thinking

@@ -1,8 +1,8 @@
 //! Incremental newline-delimited JSON framing (Ollama's streams): one frame per non-blank
 //! line, bytes buffered only until their line ends.
 
+use super::framing::{Frame, Framing};
 use super::problem::Problem;
-use super::sse::Frame;
 
 /// Newline-delimited JSON framing: one frame per non-blank line.
 #[derive(Debug, Default)]
@@ -10,14 +10,8 @@ pub(crate) struct NdjsonParser {
     line: Vec<u8>,
 }
 
-impl NdjsonParser {
-    /// Takes the next bytes; completed lines go to `frames`.
-    pub(crate) fn feed(
-        &mut self,
-        bytes: &[u8],
-        frames: &mut Vec<Frame>,
-        problems: &mut Vec<Problem>,
-    ) {
+impl Framing for NdjsonParser {
+    fn feed(&mut self, bytes: &[u8], frames: &mut Vec<Frame>, problems: &mut Vec<Problem>) {
         for &byte in bytes {
             if byte == b'\n' {
                 self.end_line(frames, problems);
@@ -28,10 +22,12 @@ impl NdjsonParser {
     }
 
     /// The input ended: a last line without its newline is still a frame.
-    pub(crate) fn finish(&mut self, frames: &mut Vec<Frame>, problems: &mut Vec<Problem>) {
+    fn finish(&mut self, frames: &mut Vec<Frame>, problems: &mut Vec<Problem>) {
         self.end_line(frames, problems);
     }
+}
 
+impl NdjsonParser {
     fn end_line(&mut self, frames: &mut Vec<Frame>, problems: &mut Vec<Problem>) {
         let line = std::mem::take(&mut self.line);
         match std::str::from_utf8(&line) {

@@ -14,10 +14,11 @@ use serde_json::{Map, Value, json};
 use crate::spec::ToolSpec;
 
 use super::assemble::{Core, DecodeOptions};
+use super::framing::Frame;
 use super::ndjson::NdjsonParser;
 use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
-use super::session::{Protocol, Session, StreamSession, body, payload, str_at};
-use super::sse::{Frame, Framing};
+use super::request::{self, Message, ModelRequest, RequestOptions};
+use super::session::{Protocol, Session, StreamSession, body, count_at, payload, str_at};
 use super::types::{
     ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolResult,
 };
@@ -101,6 +102,35 @@ impl Adapter for Ollama {
         Ok(fields)
     }
 
+    /// `model`, `messages` (system and user messages as text), `stream` (always written:
+    /// Ollama streams unless told not to), the tool fields, and `options.num_predict` when a
+    /// token limit is set.
+    fn encode_request(
+        &self,
+        request: &ModelRequest<'_>,
+        options: &RequestOptions,
+    ) -> Result<Map<String, Value>, EncodeError> {
+        let mut messages = Vec::with_capacity(request.messages.len());
+        for message in request.messages {
+            match message {
+                Message::System(text) => messages.push(json!({"role": "system", "content": text})),
+                Message::User(text) => messages.push(json!({"role": "user", "content": text})),
+                Message::Assistant(decoded) => messages.push(self.assistant_message(decoded)),
+                Message::ToolResults(results) => messages.extend(self.result_messages(results)),
+            }
+        }
+        let mut fields = Map::new();
+        fields.insert("model".to_owned(), json!(options.model));
+        fields.insert("messages".to_owned(), Value::Array(messages));
+        fields.insert("stream".to_owned(), Value::Bool(options.stream));
+        fields.extend(self.request(request.tools, request.choice)?);
+        let mut body = request::body(options, fields);
+        if let Some(max_tokens) = options.max_tokens {
+            request::insert_nested(&mut body, "options", "num_predict", json!(max_tokens));
+        }
+        Ok(body)
+    }
+
     fn decode(&self, bytes: &[u8]) -> Result<Decoded, DecodeError> {
         let mut value = body(bytes)?;
         if let Some(error) = value.get("error") {
@@ -117,7 +147,7 @@ impl Adapter for Ollama {
 
     fn stream(&self) -> Box<dyn StreamSession> {
         let core = Core::new(self.decode.clone());
-        Box::new(Session::new(Framing::Ndjson(NdjsonParser::default()), core, OllamaProtocol))
+        Box::new(Session::new(NdjsonParser::default(), core, OllamaProtocol))
     }
 
     fn assistant_message(&self, decoded: &Decoded) -> Value {
@@ -195,6 +225,7 @@ fn on_chunk(core: &mut Core, chunk: &mut Value, out: &mut Vec<StreamEvent>) {
             }
         }
     }
+    core.usage(count_at(chunk, "prompt_eval_count"), count_at(chunk, "eval_count"), out);
     if let Some(done) = done {
         core.finish(done, out);
     }

@@ -18,9 +18,11 @@ use crate::spec::ToolSpec;
 
 use super::assemble::{Core, DecodeOptions};
 use super::budget::OpenAiStrictBudget;
+use super::framing::Frame;
 use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
-use super::session::{Protocol, Session, StreamSession, body, payload, str_at};
-use super::sse::{Frame, Framing, SseParser};
+use super::request::{self, Message, ModelRequest, RequestOptions};
+use super::session::{Protocol, Session, StreamSession, body, count_at, payload, str_at};
+use super::sse::SseParser;
 use super::types::{
     ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolResult,
 };
@@ -111,6 +113,39 @@ impl Adapter for OpenAiChat {
         Ok(fields)
     }
 
+    /// `model`, `messages` (system and user messages as text), `max_completion_tokens` when
+    /// set, `"stream": true` with `"stream_options": {"include_usage": true}` when streaming,
+    /// then the tool fields.
+    fn encode_request(
+        &self,
+        request: &ModelRequest<'_>,
+        options: &RequestOptions,
+    ) -> Result<Map<String, Value>, EncodeError> {
+        let mut messages = Vec::with_capacity(request.messages.len());
+        for message in request.messages {
+            match message {
+                Message::System(text) => messages.push(json!({"role": "system", "content": text})),
+                Message::User(text) => messages.push(json!({"role": "user", "content": text})),
+                Message::Assistant(decoded) => messages.push(self.assistant_message(decoded)),
+                Message::ToolResults(results) => messages.extend(self.result_messages(results)),
+            }
+        }
+        let mut fields = Map::new();
+        fields.insert("model".to_owned(), json!(options.model));
+        fields.insert("messages".to_owned(), Value::Array(messages));
+        if let Some(max_tokens) = options.max_tokens {
+            fields.insert("max_completion_tokens".to_owned(), json!(max_tokens));
+        }
+        if options.stream {
+            fields.insert("stream".to_owned(), Value::Bool(true));
+            if options.stream_usage {
+                fields.insert("stream_options".to_owned(), json!({"include_usage": true}));
+            }
+        }
+        fields.extend(self.request(request.tools, request.choice)?);
+        Ok(request::body(options, fields))
+    }
+
     fn decode(&self, bytes: &[u8]) -> Result<Decoded, DecodeError> {
         let value = body(bytes)?;
         if let Some(error) = value.get("error") {
@@ -141,12 +176,13 @@ impl Adapter for OpenAiChat {
         if let Some(reason) = str_at(choice, "finish_reason") {
             core.finish(finish(reason), out);
         }
+        read_usage(&mut core, &value, out);
         Ok(core.end(out))
     }
 
     fn stream(&self) -> Box<dyn StreamSession> {
         let core = Core::new(self.decode.clone());
-        Box::new(Session::new(Framing::Sse(SseParser::default()), core, ChatProtocol::default()))
+        Box::new(Session::new(SseParser::default(), core, ChatProtocol::default()))
     }
 
     fn assistant_message(&self, decoded: &Decoded) -> Value {
@@ -194,6 +230,15 @@ fn whole_call(core: &mut Core, slot: usize, call: &Value, out: &mut Vec<StreamEv
         Some(Value::String(text)) => core.push_args(slot, text, out),
         Some(Value::Null) | None => {}
         Some(other) => core.set_object(slot, other.clone(), false, out),
+    }
+}
+
+/// `usage.prompt_tokens` and `usage.completion_tokens`, from the usage chunk (asked for with
+/// `stream_options.include_usage`) or a whole response. vLLM sends `"usage": null` on every
+/// chunk; that is no report.
+fn read_usage(core: &mut Core, value: &Value, out: &mut Vec<StreamEvent>) {
+    if let Some(usage) = value.get("usage").filter(|usage| usage.is_object()) {
+        core.usage(count_at(usage, "prompt_tokens"), count_at(usage, "completion_tokens"), out);
     }
 }
 
@@ -260,6 +305,7 @@ impl Protocol for ChatProtocol {
                 core.finish(finish(reason), out);
             }
         }
+        read_usage(core, &chunk, out);
     }
 }
 

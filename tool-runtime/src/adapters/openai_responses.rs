@@ -20,9 +20,11 @@ use crate::spec::ToolSpec;
 
 use super::assemble::{Core, DecodeOptions};
 use super::budget::OpenAiStrictBudget;
+use super::framing::Frame;
 use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
-use super::session::{Protocol, Session, StreamSession, body, payload, str_at};
-use super::sse::{Frame, Framing, SseParser};
+use super::request::{self, Message, ModelRequest, RequestOptions};
+use super::session::{Protocol, Session, StreamSession, body, count_at, payload, str_at};
+use super::sse::SseParser;
 use super::types::{
     ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolResult,
 };
@@ -116,6 +118,42 @@ impl Adapter for OpenAiResponses {
         Ok(fields)
     }
 
+    /// `model`, `instructions` (the system messages joined by blank lines), `input` (user
+    /// messages, the model's output items, the result items), `max_output_tokens` when set,
+    /// `"stream": true` when streaming, then the tool fields.
+    fn encode_request(
+        &self,
+        request: &ModelRequest<'_>,
+        options: &RequestOptions,
+    ) -> Result<Map<String, Value>, EncodeError> {
+        let mut input = Vec::with_capacity(request.messages.len());
+        for message in request.messages {
+            match message {
+                Message::System(_) => {}
+                Message::User(text) => input.push(json!({"role": "user", "content": text})),
+                Message::Assistant(decoded) => match self.assistant_message(decoded) {
+                    Value::Array(items) => input.extend(items),
+                    other => input.push(other),
+                },
+                Message::ToolResults(results) => input.extend(self.result_messages(results)),
+            }
+        }
+        let mut fields = Map::new();
+        fields.insert("model".to_owned(), json!(options.model));
+        if let Some(system) = request::system_text(request.messages) {
+            fields.insert("instructions".to_owned(), Value::String(system));
+        }
+        fields.insert("input".to_owned(), Value::Array(input));
+        if let Some(max_tokens) = options.max_tokens {
+            fields.insert("max_output_tokens".to_owned(), json!(max_tokens));
+        }
+        if options.stream {
+            fields.insert("stream".to_owned(), Value::Bool(true));
+        }
+        fields.extend(self.request(request.tools, request.choice)?);
+        Ok(request::body(options, fields))
+    }
+
     fn decode(&self, bytes: &[u8]) -> Result<Decoded, DecodeError> {
         let response = body(bytes)?;
         if let Some(error) = response.get("error").filter(|error| !error.is_null())
@@ -145,17 +183,14 @@ impl Adapter for OpenAiResponses {
                 _ => {}
             }
         }
+        read_usage(&mut core, &response, out);
         finish_response(&mut core, &response, out);
         Ok(core.end(out))
     }
 
     fn stream(&self) -> Box<dyn StreamSession> {
         let core = Core::new(self.decode.clone());
-        Box::new(Session::new(
-            Framing::Sse(SseParser::default()),
-            core,
-            ResponsesProtocol::default(),
-        ))
+        Box::new(Session::new(SseParser::default(), core, ResponsesProtocol::default()))
     }
 
     /// The output items to put back into the next request's `input`, as an array: reasoning
@@ -197,6 +232,13 @@ impl Adapter for OpenAiResponses {
         };
         items.extend(self.result_messages(results));
         items
+    }
+}
+
+/// A response's `usage.input_tokens` and `usage.output_tokens`.
+fn read_usage(core: &mut Core, response: &Value, out: &mut Vec<StreamEvent>) {
+    if let Some(usage) = response.get("usage").filter(|usage| usage.is_object()) {
+        core.usage(count_at(usage, "input_tokens"), count_at(usage, "output_tokens"), out);
     }
 }
 
@@ -344,6 +386,7 @@ impl Protocol for ResponsesProtocol {
             "response.completed" | "response.incomplete" | "response.failed" => {
                 if let Some(response) = event.get("response") {
                     self.reconcile(core, response, out);
+                    read_usage(core, response, out);
                     finish_response(core, response, out);
                 }
             }

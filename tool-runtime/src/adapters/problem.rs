@@ -35,6 +35,40 @@ impl ProviderError {
     }
 }
 
+impl ProviderError {
+    /// The provider's error from the body of an error response (a `4xx` or `5xx`), whatever
+    /// the provider: `error.message` with `error.type` or `error.code` (OpenAI, Anthropic,
+    /// Gemini), a string `error` (Ollama), or a top-level `message` or `detail` (proxies,
+    /// vLLM). `None` when the body holds none of these.
+    ///
+    /// ```
+    /// use tool_runtime::adapters::ProviderError;
+    ///
+    /// let body = br#"{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}"#;
+    /// let error = ProviderError::from_error_body(body).unwrap();
+    /// assert_eq!(error.kind.as_deref(), Some("overloaded_error"));
+    /// assert_eq!(error.message, "Overloaded");
+    /// assert!(ProviderError::from_error_body(b"Bad Gateway").is_none());
+    /// ```
+    #[must_use]
+    pub fn from_error_body(bytes: &[u8]) -> Option<Self> {
+        let body: Value = serde_json::from_slice(bytes).ok()?;
+        let text = |value: &Value| value.as_str().map(str::to_owned);
+        let error = body.get("error");
+        let message = error
+            .and_then(|error| error.get("message"))
+            .and_then(text)
+            .or_else(|| error.and_then(text))
+            .or_else(|| body.get("message").and_then(text))
+            .or_else(|| body.get("detail").and_then(text))?;
+        let kind = error
+            .and_then(|error| error.get("type").or_else(|| error.get("code")))
+            .and_then(|kind| kind.as_str().map(str::to_owned).or_else(|| Some(kind.to_string())))
+            .filter(|kind| kind != "null" && kind != "error");
+        Some(Self { kind, message })
+    }
+}
+
 impl fmt::Display for ProviderError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
@@ -255,5 +289,36 @@ impl std::error::Error for EncodeError {}
 impl From<BudgetError> for EncodeError {
     fn from(error: BudgetError) -> Self {
         Self::Budget(error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_bodies_of_every_provider() {
+        let read = |body: &[u8]| {
+            ProviderError::from_error_body(body).map(|error| (error.kind, error.message))
+        };
+        let openai = br#"{"error": {"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}}"#;
+        assert_eq!(
+            read(openai),
+            Some((Some("invalid_request_error".into()), "Incorrect API key provided".into()))
+        );
+        let anthropic = br#"{"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}"#;
+        assert_eq!(
+            read(anthropic),
+            Some((Some("authentication_error".into()), "invalid x-api-key".into()))
+        );
+        let numeric =
+            br#"{"error": {"code": 429, "message": "slow down", "status": "RESOURCE_EXHAUSTED"}}"#;
+        assert_eq!(read(numeric), Some((Some("429".into()), "slow down".into())));
+        assert_eq!(
+            read(br#"{"error": "model 'x' not found"}"#),
+            Some((None, "model 'x' not found".into()))
+        );
+        assert_eq!(read(br#"{"detail": "Not Found"}"#), Some((None, "Not Found".into())));
+        assert_eq!(read(b"Bad Gateway"), None);
     }
 }

@@ -6,6 +6,9 @@ use crate::schema::{Schema, SchemaKind};
 use crate::spec::SpecSchema;
 
 use super::lower::is_nullable;
+use super::session::StreamSession;
+use super::types::{Decoded, StreamEvent};
+use crate::spec::ToolSpec;
 
 /// Rewrites decoded `arguments` so they validate against the tool's original `schema` again.
 ///
@@ -136,5 +139,46 @@ mod tests {
         let mut args = json!({"items": [{"a": null, "b": null}], "other": null});
         raise_arguments(&schema, &mut args);
         assert_eq!(args, json!({"items": [{"b": null}], "other": null}));
+    }
+}
+
+/// A session whose calls are raised against the request's specs as they become ready and in the
+/// final result (what [`Adapter::stream_for`](super::Adapter::stream_for) returns).
+#[derive(Debug)]
+pub(crate) struct RaisingSession<'s> {
+    inner: Box<dyn StreamSession>,
+    specs: &'s [&'s ToolSpec],
+}
+
+impl<'s> RaisingSession<'s> {
+    pub(crate) fn new(inner: Box<dyn StreamSession>, specs: &'s [&'s ToolSpec]) -> Self {
+        Self { inner, specs }
+    }
+
+    fn raised(&self, mut events: Vec<StreamEvent>) -> Vec<StreamEvent> {
+        for event in &mut events {
+            if let StreamEvent::CallReady { call, .. } = event {
+                call.raise(self.specs);
+            }
+        }
+        events
+    }
+}
+
+impl StreamSession for RaisingSession<'_> {
+    fn feed(&mut self, chunk: &[u8]) -> Vec<StreamEvent> {
+        let events = self.inner.feed(chunk);
+        self.raised(events)
+    }
+
+    fn close(&mut self) -> Vec<StreamEvent> {
+        let events = self.inner.close();
+        self.raised(events)
+    }
+
+    fn finish(&mut self) -> Decoded {
+        let mut decoded = self.inner.finish();
+        decoded.raise(self.specs);
+        decoded
     }
 }

@@ -9,8 +9,8 @@ use serde_json::Value;
 use crate::schema::parse_json;
 
 use super::assemble::Core;
+use super::framing::{Frame, Framing};
 use super::problem::{DecodeError, Problem};
-use super::sse::{Frame, Framing};
 use super::types::{Decoded, StreamEvent};
 
 /// One streamed response being decoded: feed it bytes as they arrive, read events, and take
@@ -51,10 +51,10 @@ pub(crate) trait Protocol: fmt::Debug + Send {
     fn on_frame(&mut self, core: &mut Core, frame: Frame, out: &mut Vec<StreamEvent>);
 }
 
-/// A session of protocol `P`.
+/// A session of protocol `P` over framing `F`.
 #[derive(Debug)]
-pub(crate) struct Session<P> {
-    framing: Framing,
+pub(crate) struct Session<F, P> {
+    framing: F,
     core: Core,
     protocol: P,
     done: Option<Decoded>,
@@ -62,8 +62,8 @@ pub(crate) struct Session<P> {
     problems: Vec<Problem>,
 }
 
-impl<P: Protocol> Session<P> {
-    pub(crate) fn new(framing: Framing, core: Core, protocol: P) -> Self {
+impl<F: Framing, P: Protocol> Session<F, P> {
+    pub(crate) fn new(framing: F, core: Core, protocol: P) -> Self {
         Self { framing, core, protocol, done: None, frames: Vec::new(), problems: Vec::new() }
     }
 
@@ -82,7 +82,7 @@ impl<P: Protocol> Session<P> {
     }
 }
 
-impl<P: Protocol> StreamSession for Session<P> {
+impl<F: Framing, P: Protocol> StreamSession for Session<F, P> {
     fn feed(&mut self, chunk: &[u8]) -> Vec<StreamEvent> {
         let mut out = Vec::new();
         if self.done.is_some() {
@@ -131,4 +131,9 @@ pub(crate) fn body(bytes: &[u8]) -> Result<Value, DecodeError> {
 /// The string at `key`, if it is one.
 pub(crate) fn str_at<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
     value.get(key).and_then(Value::as_str)
+}
+
+/// The count at `key`, if it is a whole number.
+pub(crate) fn count_at(value: &Value, key: &str) -> Option<u64> {
+    value.get(key).and_then(Value::as_u64)
 }

@@ -3,17 +3,8 @@
 //! dispatches the event. Bytes are buffered only until their line ends, so a multi-byte
 //! character split across chunks is decoded whole, and every byte is looked at once.
 
-use super::ndjson::NdjsonParser;
+use super::framing::{Frame, Framing};
 use super::problem::Problem;
-
-/// One dispatched event (or one NDJSON line).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Frame {
-    /// The `event:` field, when there was one.
-    pub(crate) event: Option<String>,
-    /// The joined `data:` lines.
-    pub(crate) data: String,
-}
 
 /// The SSE state of one session.
 #[derive(Debug, Default)]
@@ -25,14 +16,8 @@ pub(crate) struct SseParser {
     has_data: bool,
 }
 
-impl SseParser {
-    /// Takes the next bytes; completed events go to `frames`, problems to `problems`.
-    pub(crate) fn feed(
-        &mut self,
-        bytes: &[u8],
-        frames: &mut Vec<Frame>,
-        problems: &mut Vec<Problem>,
-    ) {
+impl Framing for SseParser {
+    fn feed(&mut self, bytes: &[u8], frames: &mut Vec<Frame>, problems: &mut Vec<Problem>) {
         let mut rest = bytes;
         while !rest.is_empty() {
             if std::mem::take(&mut self.after_cr)
@@ -56,13 +41,15 @@ impl SseParser {
 
     /// The input ended: a last line without its terminator and an event without its blank
     /// line are still dispatched (servers and proxies cut the final blank line).
-    pub(crate) fn finish(&mut self, frames: &mut Vec<Frame>, problems: &mut Vec<Problem>) {
+    fn finish(&mut self, frames: &mut Vec<Frame>, problems: &mut Vec<Problem>) {
         if !self.line.is_empty() {
             self.end_line(frames, problems);
         }
         self.dispatch(frames);
     }
+}
 
+impl SseParser {
     /// Handles the buffered line; its buffer is kept for the next line on every path (a blank
     /// line ends every event, so dropping it there would regrow the buffer for each event).
     fn end_line(&mut self, frames: &mut Vec<Frame>, problems: &mut Vec<Problem>) {
@@ -107,36 +94,6 @@ impl SseParser {
         }
         self.event = None;
         self.has_data = false;
-    }
-}
-
-/// The framing of a session.
-#[derive(Debug)]
-pub(crate) enum Framing {
-    /// Server-Sent Events (OpenAI, Anthropic, Gemini with `alt=sse`).
-    Sse(SseParser),
-    /// Newline-delimited JSON (Ollama).
-    Ndjson(NdjsonParser),
-}
-
-impl Framing {
-    pub(crate) fn feed(
-        &mut self,
-        bytes: &[u8],
-        frames: &mut Vec<Frame>,
-        problems: &mut Vec<Problem>,
-    ) {
-        match self {
-            Self::Sse(parser) => parser.feed(bytes, frames, problems),
-            Self::Ndjson(parser) => parser.feed(bytes, frames, problems),
-        }
-    }
-
-    pub(crate) fn finish(&mut self, frames: &mut Vec<Frame>, problems: &mut Vec<Problem>) {
-        match self {
-            Self::Sse(parser) => parser.finish(frames, problems),
-            Self::Ndjson(parser) => parser.finish(frames, problems),
-        }
     }
 }
 

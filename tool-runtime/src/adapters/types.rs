@@ -208,6 +208,17 @@ impl ToolCall {
     }
 }
 
+impl ToolCall {
+    /// Raises the arguments when the call names one of `specs`.
+    pub(crate) fn raise(&mut self, specs: &[&ToolSpec]) {
+        if let Some(spec) = specs.iter().find(|spec| spec.name() == self.name)
+            && let CallArguments::Parsed(value) = &mut self.arguments
+        {
+            super::raise_arguments(spec.input_schema(), value);
+        }
+    }
+}
+
 impl Serialize for ToolCall {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
@@ -322,7 +333,8 @@ impl Serialize for Finish {
 /// problem met on the way (nothing is dropped silently).
 ///
 /// Serialised (this is what `wire decode` prints), its keys are `tool_calls`, `text`, `finish`,
-/// `provider_finish`, `problems` and, when not empty, `extras`.
+/// `provider_finish`, `problems` and, when not empty, `extras`; [`usage`](Decoded::usage) is
+/// accounting, not part of the turn, and is left out.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Decoded {
@@ -337,6 +349,8 @@ pub struct Decoded {
     /// Response-level provider data to echo in the assistant turn (Anthropic thinking blocks,
     /// OpenAI Responses reasoning items).
     pub extras: Extras,
+    /// The tokens the turn used, when the provider reported them.
+    pub usage: Option<Usage>,
 }
 
 impl Decoded {
@@ -348,14 +362,13 @@ impl Decoded {
     /// Applies [`raise_arguments`](super::raise_arguments) to every parsed call whose name is
     /// one of `specs`, so arguments lowered for a provider validate against the original
     /// schema again.
+    ///
+    /// [`Adapter::decode_for`](super::Adapter::decode_for) and
+    /// [`Adapter::stream_for`](super::Adapter::stream_for) do this already; call it only on a
+    /// response decoded without the specs.
     pub fn raise(&mut self, specs: &[&ToolSpec]) {
         for call in &mut self.calls {
-            let Some(spec) = specs.iter().find(|spec| spec.name() == call.name) else {
-                continue;
-            };
-            if let CallArguments::Parsed(value) = &mut call.arguments {
-                super::raise_arguments(spec.input_schema(), value);
-            }
+            call.raise(specs);
         }
     }
 }
@@ -374,6 +387,30 @@ impl Serialize for Decoded {
         }
         map.end()
     }
+}
+
+/// Tokens a model turn used, as the provider reported them, in provider-independent terms.
+///
+/// Decoders read it from wherever the provider puts it (an OpenAI usage chunk, Anthropic's
+/// `message_start` and `message_delta`, Gemini's usage metadata, Ollama's eval counts) and
+/// report it as [`StreamEvent::Usage`] and in [`Decoded::usage`]. Input tokens include
+/// cached ones (Anthropic reports cache reads and writes apart).
+///
+/// ```
+/// use tool_runtime::adapters::{Adapter, Anthropic, Usage};
+///
+/// let decoded = Anthropic::new()
+///     .decode(br#"{"content": [], "stop_reason": "end_turn",
+///         "usage": {"input_tokens": 10, "cache_read_input_tokens": 5, "output_tokens": 3}}"#)
+///     .unwrap();
+/// assert_eq!(decoded.usage, Some(Usage { input_tokens: 15, output_tokens: 3 }));
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Usage {
+    /// Tokens read.
+    pub input_tokens: u64,
+    /// Tokens written.
+    pub output_tokens: u64,
 }
 
 /// What running a call produced, as the model will see it.
@@ -572,6 +609,9 @@ pub enum StreamEvent {
     TextDelta(String),
     /// The provider said the turn is over.
     Finish(Finish),
+    /// The provider reported the tokens used so far (the total, not an increment); the last
+    /// report is [`Decoded::usage`].
+    Usage(Usage),
     /// Something was wrong in the stream; decoding went on.
     Problem(Problem),
 }

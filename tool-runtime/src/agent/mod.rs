@@ -55,18 +55,20 @@
 
 #[cfg(feature = "http")]
 pub mod http;
-mod message;
 mod model;
 mod run;
 mod scripted;
 
+#[doc(no_inline)]
+pub use crate::adapters::openai_sse;
+#[doc(no_inline)]
+pub use crate::adapters::{Message, ModelRequest, Usage};
 #[cfg(feature = "http")]
 #[doc(no_inline)]
 pub use http::{
     AnthropicMessages, AnthropicMessagesBuilder, HttpConfigError, OpenAiCompatible,
     OpenAiCompatibleBuilder, RetryPolicy, Timeouts,
 };
-pub use message::Message;
-pub use model::{ChatModel, ModelError, ModelErrorKind, ModelRequest, ModelTurn, Usage};
+pub use model::{ChatModel, ModelError, ModelErrorKind, ModelTurn};
 pub use run::{Agent, AgentConfig, AgentDone, AgentEvent, AgentOutput, ResultSummary, StopReason};
-pub use scripted::{ScriptedModel, ScriptedTurn, SeenRequest, openai_sse};
+pub use scripted::{ScriptedModel, ScriptedTurn, SeenRequest};

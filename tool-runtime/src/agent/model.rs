@@ -2,37 +2,36 @@ use std::fmt;
 
 use async_trait::async_trait;
 
-use super::Message;
-use crate::adapters::{Decoded, StreamEvent, ToolChoice};
-use crate::spec::ToolSpec;
-
-/// What a model is asked: the conversation so far, the tools it may call and how.
-#[derive(Debug, Clone, Copy)]
-pub struct ModelRequest<'a> {
-    /// The conversation, oldest first.
-    pub messages: &'a [Message],
-    /// The tools the model may be shown (already filtered by policy).
-    pub tools: &'a [&'a ToolSpec],
-    /// Whether and which tools it must call.
-    pub choice: &'a ToolChoice,
-}
-
-/// Tokens a model turn used, as the provider reported them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct Usage {
-    /// Tokens read.
-    pub input_tokens: u64,
-    /// Tokens written.
-    pub output_tokens: u64,
-}
+use crate::adapters::{Decoded, ModelRequest, StreamEvent, Usage};
 
 /// One finished model turn: the decoded response and its usage.
+///
+/// Make it from what the adapter decoded: `ModelTurn::from(decoded)` takes the usage from
+/// [`Decoded::usage`].
+///
+/// ```
+/// use tool_runtime::adapters::{Adapter, Anthropic, Usage};
+/// use tool_runtime::agent::ModelTurn;
+///
+/// let decoded = Anthropic::new()
+///     .decode(br#"{"content": [{"type": "text", "text": "Hi."}], "stop_reason": "end_turn",
+///         "usage": {"input_tokens": 9, "output_tokens": 2}}"#)
+///     .unwrap();
+/// let turn = ModelTurn::from(decoded);
+/// assert_eq!(turn.usage, Some(Usage { input_tokens: 9, output_tokens: 2 }));
+/// ```
 #[derive(Debug, Clone)]
 pub struct ModelTurn {
     /// The assembled response: text, calls in model order, finish reason.
     pub decoded: Decoded,
     /// Token usage, when the provider reports it.
     pub usage: Option<Usage>,
+}
+
+impl From<Decoded> for ModelTurn {
+    fn from(decoded: Decoded) -> Self {
+        Self { usage: decoded.usage, decoded }
+    }
 }
 
 /// A model that could not answer.
@@ -98,6 +97,51 @@ impl std::error::Error for ModelError {}
 ///
 /// The agent loop reads calls only from the returned [`ModelTurn`], never from the streamed
 /// events, which are for display.
+///
+/// # Writing one
+///
+/// A model client is transport only; an [`Adapter`](crate::adapters::Adapter) does every
+/// wire format. Encode the whole request with
+/// [`encode_body`](crate::adapters::Adapter::encode_body), send it, and decode what comes back
+/// with the request's tools: [`stream_for`](crate::adapters::Adapter::stream_for) (feed it the
+/// bytes as they arrive, forward its events) or
+/// [`decode_for`](crate::adapters::Adapter::decode_for). Decoding with the tools undoes what
+/// lowering changed (a strict-mode `null` for a property the model left out), so the calls
+/// validate; nothing else needs calling. Usage is in [`Decoded::usage`].
+///
+/// ```
+/// use async_trait::async_trait;
+/// use tool_runtime::adapters::{Adapter, OpenAiChat, RequestOptions, StreamEvent, openai_sse};
+/// use tool_runtime::agent::{ChatModel, ModelError, ModelErrorKind, ModelRequest, ModelTurn};
+///
+/// /// A "transport" that always answers with the same recorded stream.
+/// #[derive(Debug)]
+/// struct Canned { adapter: OpenAiChat, reply: Vec<u8> }
+///
+/// #[async_trait]
+/// impl ChatModel for Canned {
+///     async fn respond(
+///         &self,
+///         request: ModelRequest<'_>,
+///         on_event: &(dyn Fn(StreamEvent) + Send + Sync),
+///     ) -> Result<ModelTurn, ModelError> {
+///         let options = RequestOptions::new("gpt-4o-mini");
+///         let _body = self.adapter.encode_body(&request, &options).map_err(|error| {
+///             ModelError::new(ModelErrorKind::Request, error.to_string())
+///         })?;
+///         // ... send `_body`, then feed the response's bytes as they arrive:
+///         let mut session = self.adapter.stream_for(request.tools);
+///         for piece in self.reply.chunks(16) {
+///             session.feed(piece).into_iter().for_each(on_event);
+///         }
+///         session.close().into_iter().for_each(on_event);
+///         Ok(ModelTurn::from(session.finish()))
+///     }
+/// }
+///
+/// let model = Canned { adapter: OpenAiChat::new(), reply: openai_sse::text("Hello.") };
+/// # let _ = model;
+/// ```
 #[async_trait]
 pub trait ChatModel: Send + Sync + fmt::Debug {
     /// Produces one turn.

@@ -2,10 +2,9 @@ use std::collections::VecDeque;
 use std::sync::{Mutex, PoisonError};
 
 use async_trait::async_trait;
-use serde_json::{Value, json};
 
 use super::{ChatModel, Message, ModelError, ModelErrorKind, ModelRequest, ModelTurn};
-use crate::adapters::{Provider, StreamEvent, ToolChoice};
+use crate::adapters::{Provider, StreamEvent, ToolChoice, openai_sse};
 
 /// One recorded model response, as the provider sent it.
 #[derive(Debug, Clone)]
@@ -114,8 +113,8 @@ impl ChatModel for ScriptedModel {
             ModelError::new(ModelErrorKind::ScriptExhausted, "the scripted model has no turn left")
         })?;
         let adapter = turn.provider.adapter(false);
-        let mut decoded = if turn.streamed {
-            let mut session = adapter.stream();
+        let decoded = if turn.streamed {
+            let mut session = adapter.stream_for(request.tools);
             for chunk in turn.body.chunks(self.chunk) {
                 session.feed(chunk).into_iter().for_each(on_event);
             }
@@ -123,68 +122,9 @@ impl ChatModel for ScriptedModel {
             session.finish()
         } else {
             adapter
-                .decode(&turn.body)
+                .decode_for(request.tools, &turn.body)
                 .map_err(|error| ModelError::new(ModelErrorKind::Decode, error.to_string()))?
         };
-        decoded.raise(request.tools);
-        Ok(ModelTurn { decoded, usage: None })
-    }
-}
-
-/// Builders of OpenAI Chat Completions SSE bodies, written the way the API streams them.
-pub mod openai_sse {
-    use super::{Value, json};
-
-    fn chunk(delta: &Value, finish: Option<&str>) -> String {
-        let body = json!({
-            "id": "chatcmpl-scripted",
-            "object": "chat.completion.chunk",
-            "created": 0,
-            "model": "scripted",
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-        });
-        format!("data: {body}\n\n")
-    }
-
-    /// Splits `text` into up to three pieces on character boundaries.
-    fn pieces(text: &str) -> Vec<&str> {
-        let bounds: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
-        if bounds.len() < 3 {
-            return vec![text];
-        }
-        let (a, b) = (bounds[bounds.len() / 3], bounds[2 * bounds.len() / 3]);
-        vec![&text[..a], &text[a..b], &text[b..]]
-    }
-
-    /// The model writes `text` and stops.
-    #[must_use]
-    pub fn text(text: &str) -> Vec<u8> {
-        let mut out = chunk(&json!({"role": "assistant", "content": ""}), None);
-        for piece in text.split_inclusive(' ') {
-            out.push_str(&chunk(&json!({"content": piece}), None));
-        }
-        out.push_str(&chunk(&json!({}), Some("stop")));
-        out.push_str("data: [DONE]\n\n");
-        out.into_bytes()
-    }
-
-    /// The model calls tools `(id, name, raw arguments)`; each call's id and name come in its
-    /// first fragment and its arguments in pieces after it.
-    #[must_use]
-    pub fn calls(calls: &[(&str, &str, &str)]) -> Vec<u8> {
-        let mut out = chunk(&json!({"role": "assistant", "content": null}), None);
-        for (index, (id, name, arguments)) in calls.iter().enumerate() {
-            let first = json!({"tool_calls": [{"index": index, "id": id, "type": "function",
-                "function": {"name": name, "arguments": ""}}]});
-            out.push_str(&chunk(&first, None));
-            for piece in pieces(arguments) {
-                let delta =
-                    json!({"tool_calls": [{"index": index, "function": {"arguments": piece}}]});
-                out.push_str(&chunk(&delta, None));
-            }
-        }
-        out.push_str(&chunk(&json!({}), Some("tool_calls")));
-        out.push_str("data: [DONE]\n\n");
-        out.into_bytes()
+        Ok(ModelTurn::from(decoded))
     }
 }

@@ -5,73 +5,7 @@ use std::sync::Arc;
 
 use super::ToolError;
 
-/// Something a tool uses to reach the world (a clock, an HTTP client, a database pool).
-///
-/// A tool declares the capabilities it uses in `#[tool(capabilities = [...])]` and is handed
-/// those and no others.
-///
-/// ```
-/// use tool_runtime::prelude::*;
-/// use tool_runtime::runtime::Capability;
-///
-/// struct Weather { base_url: String }
-/// impl Capability for Weather {
-///     const NAME: &'static str = "weather";
-/// }
-///
-/// let caps = ToolCapabilities::new().with(Weather { base_url: "http://localhost".into() });
-/// assert_eq!(caps.get::<Weather>().unwrap().base_url, "http://localhost");
-/// ```
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a capability",
-    label = "listed in `capabilities = [...]`",
-    note = "implement it: `impl Capability for {Self} {{ const NAME: &'static str = \"...\"; }}`"
-)]
-pub trait Capability: Send + Sync + 'static {
-    /// A short name, shown in specs and errors.
-    const NAME: &'static str;
-}
-
-/// A capability named in a spec: its name and its type.
-#[derive(Clone, Copy)]
-pub struct CapabilityRef {
-    name: &'static str,
-    type_id: fn() -> TypeId,
-}
-
-impl CapabilityRef {
-    /// The reference to capability `C`.
-    #[must_use]
-    pub const fn of<C: Capability>() -> Self {
-        Self { name: C::NAME, type_id: TypeId::of::<C> }
-    }
-
-    /// The capability's name.
-    #[must_use]
-    pub fn name(&self) -> &'static str {
-        self.name
-    }
-
-    /// The capability's type.
-    #[must_use]
-    pub fn type_id(&self) -> TypeId {
-        (self.type_id)()
-    }
-}
-
-impl fmt::Debug for CapabilityRef {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("CapabilityRef").field(&self.name).finish()
-    }
-}
-
-impl PartialEq for CapabilityRef {
-    fn eq(&self, other: &Self) -> bool {
-        self.type_id() == other.type_id()
-    }
-}
-
-impl Eq for CapabilityRef {}
+pub use crate::spec::{Capability, CapabilityRef};
 
 /// The capabilities handed to one tool call.
 ///

@@ -2,8 +2,9 @@
 //! Completions and the servers that speak it (Ollama's `/v1`, vLLM, llama.cpp's server), and
 //! [`AnthropicMessages`] for the Anthropic Messages API.
 //!
-//! Both stream (`"stream": true`) through the same [adapters](crate::adapters) the rest of the
-//! crate uses, so what the loop sees is decoded exactly as a
+//! Both are transport only: the [adapter](crate::adapters) encodes the whole request body
+//! ([`Adapter::encode_request`]) and decodes the streamed answer with the request's tools
+//! ([`Adapter::stream_for`]): calls, text, finish and usage, exactly as a
 //! [`ScriptedModel`](super::ScriptedModel) decodes a recording. Both share:
 //!
 //! - **Retries** ([`RetryPolicy`]) on `429`, on `5xx` and on connection errors and timeouts,
@@ -14,7 +15,8 @@
 //!   silence inside the streamed body.
 //! - **Errors that say what the provider answered**: a [`ModelError`] of kind
 //!   [`Status`](ModelErrorKind::Status) carries the status and the provider's own message
-//!   from its JSON error body, truncated.
+//!   from its JSON error body ([`ProviderError::from_error_body`]), truncated. Errors name
+//!   whoever answers: OpenAI, Anthropic, or "the OpenAI-compatible server at {host}".
 //! - **A cut stream is an error.** When the connection drops, or the body ends, before the
 //!   provider said the turn was over, `respond` fails with [`ModelErrorKind::Transport`]
 //!   ("the stream was cut") and no partial turn is returned, so the loop can never run a call
@@ -30,7 +32,7 @@
 //!
 //! | client | endpoint | settings from the environment |
 //! | --- | --- | --- |
-//! | [`OpenAiCompatible`] | `POST {base}/chat/completions` | `OPENAI_BASE_URL` (default `https://api.openai.com/v1`), `OPENAI_API_KEY` (optional), `OPENAI_MODEL` (default `gpt-4o-mini`) |
+//! | [`OpenAiCompatible`] | `POST {base}/chat/completions` | `OPENAI_BASE_URL` (default `https://api.openai.com/v1`), `OPENAI_API_KEY` (optional for a local server), `OPENAI_MODEL` (default `gpt-4o-mini`); one of the first two must be set |
 //! | [`AnthropicMessages`] | `POST {base}/v1/messages` | `ANTHROPIC_BASE_URL` (default `https://api.anthropic.com`), `ANTHROPIC_API_KEY` (required), `ANTHROPIC_MODEL` (default `claude-sonnet-4-5`) |
 //!
 //! ```
@@ -73,7 +75,6 @@
 mod anthropic;
 mod openai;
 mod retry;
-mod sse_body;
 mod transport;
 
 use std::fmt;
@@ -83,9 +84,11 @@ use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value};
 
 use super::{ModelError, ModelErrorKind, ModelTurn};
-use crate::adapters::{Adapter, Decoded, FinishReason, Problem, StreamEvent};
-use crate::spec::ToolSpec;
-use sse_body::UsageReader;
+#[cfg(doc)]
+use crate::adapters::ProviderError;
+use crate::adapters::{
+    Adapter, Decoded, FinishReason, ModelRequest, Problem, RequestOptions, StreamEvent,
+};
 use transport::{Delivered, Transport};
 
 pub use anthropic::{AnthropicMessages, AnthropicMessagesBuilder};
@@ -109,6 +112,12 @@ pub enum HttpConfigError {
         /// The environment variable that would provide it.
         variable: &'static str,
     },
+    /// The client was set up from the environment and none of its variables is set, so it
+    /// would talk to the public endpoint without a key.
+    NotConfigured {
+        /// The variables to set (one of them at least).
+        variables: &'static [&'static str],
+    },
     /// The API key holds characters an HTTP header cannot carry (a line break, say).
     InvalidApiKey,
     /// An extra header has an invalid name or value.
@@ -128,6 +137,14 @@ impl fmt::Display for HttpConfigError {
             }
             Self::MissingApiKey { variable } => {
                 write!(f, "no API key: set `{variable}` or give one with `api_key`")
+            }
+            Self::NotConfigured { variables } => {
+                let names: Vec<String> = variables.iter().map(|name| format!("`{name}`")).collect();
+                write!(
+                    f,
+                    "no model endpoint is configured: set {} (a key for the public endpoint, a base URL for a local server)",
+                    names.join(" or ")
+                )
             }
             Self::InvalidApiKey => f.write_str(
                 "the API key holds characters an HTTP header cannot carry; check for a stray line break",
@@ -160,6 +177,9 @@ struct Settings {
     timeouts: Timeouts,
     headers: Vec<(String, String)>,
     body: Map<String, Value>,
+    /// Set when read from an environment that configures nothing; cleared by a base URL or a
+    /// key given later.
+    unconfigured: Option<&'static [&'static str]>,
 }
 
 impl fmt::Debug for Settings {
@@ -188,31 +208,53 @@ impl Settings {
             timeouts: Timeouts::default(),
             headers: Vec::new(),
             body: Map::new(),
+            unconfigured: None,
         }
     }
 
     /// Reads `{prefix}_BASE_URL`, `{prefix}_API_KEY` and `{prefix}_MODEL` through `var`;
-    /// empty values count as unset.
-    fn read_vars(mut self, prefix: &str, var: &dyn Fn(&str) -> Option<String>) -> Self {
+    /// empty values count as unset. Neither a base URL nor a key leaves the settings
+    /// [unconfigured](HttpConfigError::NotConfigured) with `needed`.
+    fn read_vars(
+        mut self,
+        prefix: &str,
+        needed: &'static [&'static str],
+        var: &dyn Fn(&str) -> Option<String>,
+    ) -> Self {
         let read = |name: &str| var(&format!("{prefix}_{name}")).filter(|value| !value.is_empty());
-        if let Some(base) = read("BASE_URL") {
+        let base = read("BASE_URL");
+        self.api_key = read("API_KEY").map(ApiKey);
+        if base.is_none() && self.api_key.is_none() {
+            self.unconfigured = Some(needed);
+        }
+        if let Some(base) = base {
             self.base_url = base;
         }
-        self.api_key = read("API_KEY").map(ApiKey);
         if let Some(model) = read("MODEL") {
             self.model = model;
         }
         self
     }
 
+    /// The options every request is sent with.
+    fn options(&self) -> RequestOptions {
+        let mut options = RequestOptions::new(self.model.clone());
+        options.extra = self.body.clone();
+        options
+    }
+
     /// The transport to `{base}{path}`, with `auth` turning the key into its header.
+    /// `label` names whoever answers at the URL, for messages.
     fn transport(
         &self,
         path: &str,
-        label: &'static str,
+        label: impl FnOnce(&reqwest::Url) -> String,
         auth: impl FnOnce(&str) -> (HeaderName, String),
         mut headers: HeaderMap,
     ) -> Result<Transport, HttpConfigError> {
+        if let Some(variables) = self.unconfigured {
+            return Err(HttpConfigError::NotConfigured { variables });
+        }
         let joined = format!("{}{path}", self.base_url.trim_end_matches('/'));
         let invalid =
             |reason: String| HttpConfigError::InvalidBaseUrl { url: self.base_url.clone(), reason };
@@ -239,54 +281,98 @@ impl Settings {
             .map_err(|error| HttpConfigError::Client(error.to_string()))?;
         Ok(Transport {
             client,
-            url,
             headers,
             retry: self.retry.clone(),
             timeouts: self.timeouts,
             key: self.api_key.clone(),
-            label,
+            label: label(&url),
+            url,
         })
     }
+}
 
-    /// The request body: the extra fields, then `fields` over them.
-    fn body(&self, fields: Map<String, Value>) -> Result<Vec<u8>, ModelError> {
-        let mut body = self.body.clone();
-        body.extend(fields);
-        serde_json::to_vec(&Value::Object(body))
-            .map_err(|error| ModelError::new(ModelErrorKind::Request, error.to_string()))
+/// The setters both builders share, each documented with what differs per provider.
+macro_rules! shared_setters {
+    (base_url: $base_url:literal, api_key: $api_key:literal, header: $header:literal, body_field: $body_field:literal $(,)?) => {
+        #[doc = $base_url]
+        pub fn base_url(mut self, url: impl Into<String>) -> Self {
+            self.settings.base_url = url.into();
+            self.settings.unconfigured = None;
+            self
+        }
+
+        #[doc = $api_key]
+        pub fn api_key(mut self, key: impl Into<String>) -> Self {
+            self.settings.api_key = Some(super::ApiKey(key.into()));
+            self.settings.unconfigured = None;
+            self
+        }
+
+        /// The model to ask.
+        pub fn model(mut self, model: impl Into<String>) -> Self {
+            self.settings.model = model.into();
+            self
+        }
+
+        #[doc = $header]
+        pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+            self.settings.headers.push((name.into(), value.into()));
+            self
+        }
+
+        #[doc = $body_field]
+        pub fn body_field(mut self, name: impl Into<String>, value: serde_json::Value) -> Self {
+            self.settings.body.insert(name.into(), value);
+            self
+        }
+
+        /// How failed requests are retried.
+        pub fn retry(mut self, retry: RetryPolicy) -> Self {
+            self.settings.retry = retry;
+            self
+        }
+
+        /// How long to wait.
+        pub fn timeouts(mut self, timeouts: Timeouts) -> Self {
+            self.settings.timeouts = timeouts;
+            self
+        }
+    };
+}
+use shared_setters;
+
+/// `host` or `host:port` of `url`, to name a server in messages.
+fn authority(url: &reqwest::Url) -> String {
+    let host = url.host_str().unwrap_or_default();
+    match url.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_owned(),
     }
 }
 
-/// The tool fields of a request, or why they cannot be sent.
-fn tool_fields(
-    adapter: &dyn Adapter,
-    request: &super::ModelRequest<'_>,
-) -> Result<Map<String, Value>, ModelError> {
-    adapter.request(request.tools, request.choice).map_err(|error| {
-        ModelError::new(ModelErrorKind::Request, format!("the request cannot be sent: {error}"))
-    })
-}
-
-/// Sends `body` and turns what came back into a turn: calls raised against `specs`, a cut
-/// stream refused.
+/// Encodes `request` with `adapter`, sends it and decodes what came back with the request's
+/// tools (so lowered arguments are raised); a cut stream is refused.
 async fn exchange(
     transport: &Transport,
     adapter: &dyn Adapter,
-    read_usage: UsageReader,
-    body: Vec<u8>,
-    specs: &[&ToolSpec],
+    request: &ModelRequest<'_>,
+    options: &RequestOptions,
     on_event: &(dyn Fn(StreamEvent) + Send + Sync),
 ) -> Result<ModelTurn, ModelError> {
-    let reader = || sse_body::BodyReader::new(adapter.stream(), read_usage);
-    let (mut decoded, usage) = match transport.exchange(body, &reader, on_event).await? {
-        Delivered::Streamed(reader) => {
-            let bytes = reader.bytes();
-            let (decoded, usage) = reader.finish(on_event);
-            check_complete(&decoded, bytes, transport.label)?;
-            (decoded, usage)
+    let body = adapter.encode_body(request, options).map_err(|error| {
+        ModelError::new(ModelErrorKind::Request, format!("the request cannot be sent: {error}"))
+    })?;
+    let specs = request.tools;
+    let session = || adapter.stream_for(specs);
+    let decoded = match transport.exchange(body, &session, on_event).await? {
+        Delivered::Streamed(mut body) => {
+            body.session.close().into_iter().for_each(on_event);
+            let decoded = body.session.finish();
+            check_complete(&decoded, body.bytes, adapter, &transport.label)?;
+            decoded
         }
         Delivered::Whole(bytes) => {
-            let decoded = adapter.decode(&bytes).map_err(|error| {
+            let decoded = adapter.decode_for(specs, &bytes).map_err(|error| {
                 let message =
                     format!("the response of {} cannot be decoded: {error}", transport.label);
                 transport.scrub(ModelError::new(ModelErrorKind::Decode, message))
@@ -294,23 +380,28 @@ async fn exchange(
             if !decoded.text.is_empty() {
                 on_event(StreamEvent::TextDelta(decoded.text.clone()));
             }
-            let mut usage = super::Usage::default();
-            let value: Value = serde_json::from_slice(&bytes).unwrap_or_default();
-            (decoded, read_usage(&value, &mut usage).then_some(usage))
+            decoded
         }
     };
-    decoded.raise(specs);
-    Ok(ModelTurn { decoded, usage })
+    Ok(ModelTurn::from(decoded))
 }
 
 /// A stream that ended before the provider finished the turn is refused whole, so no call of
 /// it can run.
-fn check_complete(decoded: &Decoded, bytes: u64, label: &str) -> Result<(), ModelError> {
+fn check_complete(
+    decoded: &Decoded,
+    bytes: u64,
+    adapter: &dyn Adapter,
+    label: &str,
+) -> Result<(), ModelError> {
     if decoded.finish.reason != FinishReason::Unfinished {
         return Ok(());
     }
     if decoded.problems.iter().any(|problem| matches!(problem, Problem::NothingRecognised)) {
-        let message = format!("nothing in the {bytes}-byte response is a {label} stream event");
+        let message = format!(
+            "nothing in the {bytes}-byte response from {label} is a {} stream event",
+            adapter.provider().label()
+        );
         return Err(ModelError::new(ModelErrorKind::Decode, message));
     }
     let message = format!(

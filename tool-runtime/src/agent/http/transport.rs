@@ -6,12 +6,10 @@ use std::time::{Duration, SystemTime};
 use futures_util::StreamExt;
 use reqwest::header::{CONTENT_TYPE, HeaderMap};
 use reqwest::{Client, Url};
-use serde_json::Value;
 
 use super::ApiKey;
 use super::retry::{RetryPolicy, retry_after, retryable_status};
-use super::sse_body::BodyReader;
-use crate::adapters::StreamEvent;
+use crate::adapters::{ProviderError, StreamEvent, StreamSession};
 use crate::agent::{ModelError, ModelErrorKind};
 
 /// How long a client waits.
@@ -62,7 +60,9 @@ pub(super) struct Transport {
     pub(super) timeouts: Timeouts,
     /// Kept only to scrub it out of any message that might echo it.
     pub(super) key: Option<ApiKey>,
-    pub(super) label: &'static str,
+    /// Who is answering, for messages: `OpenAI`, `Anthropic`, `the OpenAI-compatible server at
+    /// localhost:8000`.
+    pub(super) label: String,
 }
 
 impl std::fmt::Debug for Transport {
@@ -76,10 +76,25 @@ impl std::fmt::Debug for Transport {
     }
 }
 
+/// A streamed body on its way into the adapter's session.
+pub(super) struct StreamedBody<'s> {
+    /// The session the bytes went to.
+    pub(super) session: Box<dyn StreamSession + 's>,
+    /// How many bytes arrived.
+    pub(super) bytes: u64,
+}
+
+impl StreamedBody<'_> {
+    fn feed(&mut self, chunk: &[u8], on_event: &(dyn Fn(StreamEvent) + Send + Sync)) {
+        self.bytes += chunk.len() as u64;
+        self.session.feed(chunk).into_iter().for_each(on_event);
+    }
+}
+
 /// What a successful exchange delivered.
-pub(super) enum Delivered {
-    /// The body was streamed into the reader.
-    Streamed(BodyReader),
+pub(super) enum Delivered<'s> {
+    /// The body was streamed into the session.
+    Streamed(StreamedBody<'s>),
     /// The server answered with a whole JSON body although a stream was asked for.
     Whole(Vec<u8>),
 }
@@ -102,20 +117,21 @@ impl Failure {
 }
 
 impl Transport {
-    /// POSTs `body` and streams the answer into a reader made by `reader`, retrying what may be
-    /// retried. Events are forwarded as the body arrives; once a byte of it has arrived, a
+    /// POSTs `body` and streams the answer into a session made by `session`, retrying what may
+    /// be retried. Events are forwarded as the body arrives; once a byte of it has arrived, a
     /// failure is final.
-    pub(super) async fn exchange(
+    pub(super) async fn exchange<'s>(
         &self,
         body: Vec<u8>,
-        reader: &(dyn Fn() -> BodyReader + Sync),
+        session: &(dyn Fn() -> Box<dyn StreamSession + 's> + Sync),
         on_event: &(dyn Fn(StreamEvent) + Send + Sync),
-    ) -> Result<Delivered, ModelError> {
+    ) -> Result<Delivered<'s>, ModelError> {
         // Every attempt sends the same bytes: shared, not copied.
         let body = bytes::Bytes::from(body);
         let mut attempt = 1;
         loop {
-            let outcome = self.attempt(body.clone(), reader(), on_event).await;
+            let reader = StreamedBody { session: session(), bytes: 0 };
+            let outcome = self.attempt(body.clone(), reader, on_event).await;
             match outcome
                 .map_err(|Failure { error, retry }| Failure { error: self.scrub(error), retry })
             {
@@ -125,7 +141,7 @@ impl Transport {
                 {
                     let wait = self.retry.delay(attempt, asked);
                     tracing::warn!(
-                        provider = self.label,
+                        provider = %self.label,
                         attempt,
                         wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
                         error = %error,
@@ -148,12 +164,12 @@ impl Transport {
         }
     }
 
-    async fn attempt(
+    async fn attempt<'s>(
         &self,
         body: bytes::Bytes,
-        mut reader: BodyReader,
+        mut reader: StreamedBody<'s>,
         on_event: &(dyn Fn(StreamEvent) + Send + Sync),
-    ) -> Result<Delivered, Failure> {
+    ) -> Result<Delivered<'s>, Failure> {
         let request = self.client.post(self.url.clone()).headers(self.headers.clone()).body(body);
         let response = match tokio::time::timeout(self.timeouts.response, request.send()).await {
             Err(_) => {
@@ -193,7 +209,7 @@ impl Transport {
         let mut whole_body = Vec::new();
         loop {
             let next = tokio::time::timeout(self.timeouts.idle, stream.next()).await;
-            let received = if whole { whole_body.len() as u64 } else { reader.bytes() };
+            let received = if whole { whole_body.len() as u64 } else { reader.bytes };
             // A cut before any event was passed on may be retried; after, it is final.
             let cut = |error| {
                 if received == 0 || whole {
@@ -258,28 +274,14 @@ impl Transport {
     }
 }
 
-/// What the provider said in an error body, truncated.
+/// What the provider said in an error body, truncated: its error as the adapters read it,
+/// else the body as text.
 pub(super) fn provider_message(bytes: &[u8]) -> String {
-    let json: Option<Value> = serde_json::from_slice(bytes).ok();
-    let text = |value: &Value| value.as_str().map(str::to_owned);
-    let from_json = json.as_ref().and_then(|body| {
-        let error = body.get("error");
-        let message = error
-            .and_then(|error| error.get("message"))
-            .and_then(text)
-            .or_else(|| error.and_then(text))
-            .or_else(|| body.get("message").and_then(text))
-            .or_else(|| body.get("detail").and_then(text))?;
-        let kind = error
-            .and_then(|error| error.get("type").or_else(|| error.get("code")))
-            .and_then(|kind| kind.as_str().map(str::to_owned).or_else(|| Some(kind.to_string())))
-            .filter(|kind| kind != "null" && kind != "error");
-        Some(match kind {
-            Some(kind) => format!("{kind}: {message}"),
-            None => message,
-        })
-    });
-    let message = from_json.unwrap_or_else(|| String::from_utf8_lossy(bytes).trim().to_owned());
+    let message = match ProviderError::from_error_body(bytes) {
+        Some(ProviderError { kind: Some(kind), message }) => format!("{kind}: {message}"),
+        Some(ProviderError { kind: None, message }) => message,
+        None => String::from_utf8_lossy(bytes).trim().to_owned(),
+    };
     let message = if message.is_empty() { "no error message given".to_owned() } else { message };
     truncate(message)
 }
@@ -313,11 +315,6 @@ mod tests {
 
     #[test]
     fn provider_messages() {
-        let openai = br#"{"error": {"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}}"#;
-        assert_eq!(provider_message(openai), "invalid_request_error: Incorrect API key provided");
-        let anthropic = br#"{"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}"#;
-        assert_eq!(provider_message(anthropic), "authentication_error: invalid x-api-key");
-        assert_eq!(provider_message(br#"{"error": "model 'x' not found"}"#), "model 'x' not found");
         assert_eq!(provider_message(b"  Bad Gateway \n"), "Bad Gateway");
         assert_eq!(provider_message(b""), "no error message given");
         let long = "\u{e9}".repeat(MESSAGE_LIMIT + 10);

@@ -1,0 +1,153 @@
+//! The layout rule (DESIGN.md 3a): provider wire formats live only in
+//! `tool-runtime/src/adapters/`. This walks the rest of `tool-runtime/src` and fails, naming
+//! file and line, where code (not comments) holds a string literal with a provider-specific
+//! JSON key.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Keys that belong to one provider's wire format or another and to nothing else in the crate.
+/// Keys shared with MCP's protocol JSON (`content`, `type`, `text`) or with the runtime's own
+/// records (`tool_call_id`, which `ToolExecResult` serialises) are not listed.
+const PROVIDER_KEYS: &[&str] = &[
+    "tool_calls",
+    "tool_use",
+    "tool_result",
+    "tool_use_id",
+    "tool_choice",
+    "parallel_tool_calls",
+    "functionCall",
+    "functionResponse",
+    "functionDeclarations",
+    "function_call",
+    "function_call_output",
+    "usage",
+    "usageMetadata",
+    "input_tokens",
+    "output_tokens",
+    "prompt_tokens",
+    "completion_tokens",
+    "cache_read_input_tokens",
+    "finish_reason",
+    "finishReason",
+    "stop_reason",
+    "candidates",
+    "choices",
+    "message_start",
+    "message_delta",
+    "content_block_delta",
+    "input_json_delta",
+    "stream_options",
+    "include_usage",
+    "max_tokens",
+    "max_completion_tokens",
+    "systemInstruction",
+    "eval_count",
+    "prompt_eval_count",
+];
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = fs::read_dir(dir)
+        .unwrap_or_else(|error| panic!("cannot read {}: {error}", dir.display()))
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|ext| ext == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The code of a line: everything before a `//` comment that does not start inside a string.
+/// Good enough for this crate's sources (no `//` inside char literals, no multi-line strings
+/// holding provider keys outside `adapters/`).
+fn code_of(line: &str) -> &str {
+    let bytes = line.as_bytes();
+    let mut in_string = false;
+    let mut escaped = false;
+    for (at, &byte) in bytes.iter().enumerate() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else if byte == b'"' {
+            in_string = true;
+        } else if byte == b'/' && bytes.get(at + 1) == Some(&b'/') {
+            return &line[..at];
+        }
+    }
+    line
+}
+
+/// Every `(file, line, key)` outside `adapters/` whose code holds `"key"` (or its escaped
+/// form `\"key\"`, as inside a string of JSON text).
+fn offences(src: &Path) -> Vec<String> {
+    let adapters = src.join("adapters");
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut found = Vec::new();
+    for file in files.iter().filter(|file| !file.starts_with(&adapters)) {
+        let text = fs::read_to_string(file).unwrap();
+        for (number, line) in text.lines().enumerate() {
+            let code = code_of(line);
+            for key in PROVIDER_KEYS {
+                if code.contains(&format!("\"{key}\"")) || code.contains(&format!("\\\"{key}\\\""))
+                {
+                    let relative = file.strip_prefix(src).unwrap_or(file);
+                    found.push(format!("{}:{}: `{key}`", relative.display(), number + 1));
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn provider_json_keys_appear_only_in_adapters() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tool-runtime/src");
+    let found = offences(&src);
+    assert!(
+        found.is_empty(),
+        "provider wire-format keys outside tool-runtime/src/adapters/ (move the JSON into an \
+         adapter):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_scan_sees_code_and_skips_comments() {
+    assert_eq!(
+        code_of(r#"let x = json!({"usage": 1}); // "usage""#),
+        r#"let x = json!({"usage": 1}); "#
+    );
+    assert_eq!(code_of(r#"/// `"usage"` in a doc comment"#), "");
+    assert_eq!(code_of(r#"let url = "http://host"; // note"#), r#"let url = "http://host"; "#);
+    assert_eq!(code_of(r#"let s = "a \" // b";"#), r#"let s = "a \" // b";"#);
+
+    // A planted offence in a scratch tree is found with its file and line; the same key under
+    // `adapters/` is not.
+    let root = std::env::temp_dir().join(format!("layout-scan-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&root);
+    fs::create_dir_all(root.join("agent")).unwrap();
+    fs::create_dir_all(root.join("adapters")).unwrap();
+    fs::write(root.join("agent/model.rs"), "fn f() {}\nlet v = json!({\"finish_reason\": 1});\n")
+        .unwrap();
+    fs::write(root.join("adapters/openai.rs"), "let v = json!({\"finish_reason\": 1});\n").unwrap();
+    fs::write(root.join("agent/sniff.rs"), "const KEY: &[u8] = b\"\\\"usage\\\"\";\n").unwrap();
+    let found = offences(&root);
+    fs::remove_dir_all(&root).unwrap();
+    let agent = Path::new("agent");
+    assert_eq!(
+        found,
+        [
+            format!("{}:2: `finish_reason`", agent.join("model.rs").display()),
+            format!("{}:1: `usage`", agent.join("sniff.rs").display()),
+        ]
+    );
+}

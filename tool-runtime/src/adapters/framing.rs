@@ -1,0 +1,24 @@
+//! Framing: how a streamed body is cut into event payloads before a provider protocol reads
+//! them. [`SseParser`](super::sse::SseParser) and
+//! [`NdjsonParser`](super::ndjson::NdjsonParser) implement [`Framing`]; this module depends on
+//! neither, so the parsers and the sessions that drive them never import each other.
+
+use super::problem::Problem;
+
+/// One dispatched event (or one NDJSON line).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Frame {
+    /// The `event:` field, when there was one.
+    pub(crate) event: Option<String>,
+    /// The joined `data:` lines.
+    pub(crate) data: String,
+}
+
+/// Cuts bytes, fed in pieces split anywhere, into [`Frame`]s.
+pub(crate) trait Framing: std::fmt::Debug + Send {
+    /// Takes the next bytes; completed frames go to `frames`, problems to `problems`.
+    fn feed(&mut self, bytes: &[u8], frames: &mut Vec<Frame>, problems: &mut Vec<Problem>);
+
+    /// The input ended: whatever is buffered and complete enough becomes a last frame.
+    fn finish(&mut self, frames: &mut Vec<Frame>, problems: &mut Vec<Problem>);
+}

@@ -1,0 +1,195 @@
+//! The canonical request: the conversation ([`Message`]), the tools and the tool choice
+//! ([`ModelRequest`]), and the settings of one call ([`RequestOptions`]). Each [`Adapter`]
+//! encodes the three into its provider's whole request body
+//! ([`Adapter::encode_request`](super::Adapter::encode_request)).
+
+use serde_json::{Map, Value};
+
+use crate::spec::ToolSpec;
+
+use super::types::{Decoded, ToolChoice, ToolResult};
+
+/// One entry of a conversation, in provider-independent terms. Adapters turn these into their
+/// provider's messages; the model's turns and the tool results keep the provider extras they
+/// must echo. Also at `tool_runtime::agent::Message`.
+///
+/// ```
+/// use tool_runtime::adapters::Message;
+///
+/// let conversation = [Message::system("Be brief."), Message::user("What time is it?")];
+/// assert!(matches!(&conversation[1], Message::User(text) if text == "What time is it?"));
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Message {
+    /// Instructions for the model.
+    System(String),
+    /// What the user said (or what the loop tells the model, such as that the tool-calling
+    /// limit is reached).
+    User(String),
+    /// A turn of the model: its text and its calls.
+    Assistant(Decoded),
+    /// The results of the previous turn's calls, in the model's call order.
+    ToolResults(Vec<ToolResult>),
+}
+
+impl Message {
+    /// A system message.
+    pub fn system(text: impl Into<String>) -> Self {
+        Self::System(text.into())
+    }
+
+    /// A user message.
+    pub fn user(text: impl Into<String>) -> Self {
+        Self::User(text.into())
+    }
+}
+
+/// What a model is asked: the conversation so far, the tools it may call and how. Also at
+/// `tool_runtime::agent::ModelRequest`, where the agent loop hands it to a
+/// [`ChatModel`](crate::agent::ChatModel).
+///
+/// ```
+/// use tool_runtime::adapters::{Message, ModelRequest, ToolChoice};
+///
+/// let messages = [Message::user("Hello!")];
+/// let request = ModelRequest { messages: &messages, tools: &[], choice: &ToolChoice::auto() };
+/// assert_eq!(request.messages.len(), 1);
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct ModelRequest<'a> {
+    /// The conversation, oldest first. System messages may stand anywhere; adapters whose
+    /// provider takes instructions apart (Anthropic, Gemini, OpenAI Responses) join them.
+    pub messages: &'a [Message],
+    /// The tools the model may be shown (already filtered by policy). Decoding with them
+    /// ([`Adapter::decode_for`](super::Adapter::decode_for),
+    /// [`Adapter::stream_for`](super::Adapter::stream_for)) undoes what lowering changed.
+    pub tools: &'a [&'a ToolSpec],
+    /// Whether and which tools it must call.
+    pub choice: &'a ToolChoice,
+}
+
+/// The settings of one request that are not conversation: the model, the output budget,
+/// whether to stream, and extra body fields.
+///
+/// ```
+/// use serde_json::json;
+/// use tool_runtime::adapters::RequestOptions;
+///
+/// let options = RequestOptions::new("gpt-4o-mini")
+///     .max_tokens(1024)
+///     .extra("temperature", json!(0.2));
+/// assert!(options.stream);
+/// assert_eq!(options.extra["temperature"], json!(0.2));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RequestOptions {
+    /// The model's name (Gemini takes it in the URL, not the body, and ignores this).
+    pub model: String,
+    /// The most tokens the turn may write; `None` keeps the provider's default (Anthropic,
+    /// which requires a value, then gets 4096).
+    pub max_tokens: Option<u32>,
+    /// Whether to ask for a streamed response (default `true`; Gemini takes it in the URL).
+    pub stream: bool,
+    /// Whether a streamed OpenAI Chat Completions response should end with a usage chunk
+    /// (`stream_options`; default `true`). Turn it off for a server that refuses it; other
+    /// providers report usage unasked.
+    pub stream_usage: bool,
+    /// Fields added to the body (`temperature`, `seed`, `thinking`). The adapter's own fields
+    /// win over these, except that an object the adapter extends (Gemini's
+    /// `generationConfig`, Ollama's `options`) keeps the entries given here.
+    pub extra: Map<String, Value>,
+}
+
+impl RequestOptions {
+    /// Streamed, with a usage report, the provider's default output budget, no extra fields.
+    pub fn new(model: impl Into<String>) -> Self {
+        Self {
+            model: model.into(),
+            max_tokens: None,
+            stream: true,
+            stream_usage: true,
+            extra: Map::new(),
+        }
+    }
+
+    /// The most tokens the turn may write.
+    #[must_use]
+    pub fn max_tokens(self, max_tokens: u32) -> Self {
+        Self { max_tokens: Some(max_tokens), ..self }
+    }
+
+    /// Whether to stream.
+    #[must_use]
+    pub fn stream(self, stream: bool) -> Self {
+        Self { stream, ..self }
+    }
+
+    /// Whether to ask for a usage report at the end of an OpenAI Chat Completions stream.
+    #[must_use]
+    pub fn stream_usage(self, stream_usage: bool) -> Self {
+        Self { stream_usage, ..self }
+    }
+
+    /// A field added to the body.
+    #[must_use]
+    pub fn extra(mut self, name: impl Into<String>, value: Value) -> Self {
+        self.extra.insert(name.into(), value);
+        self
+    }
+}
+
+/// The system messages of `messages`, joined by blank lines, if there are any.
+pub(crate) fn system_text(messages: &[Message]) -> Option<String> {
+    let parts: Vec<&str> = messages
+        .iter()
+        .filter_map(|message| match message {
+            Message::System(text) => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("\n\n"))
+}
+
+/// The body: the extra fields, then `fields` over them (in insertion order, an overwritten extra
+/// field keeps its place).
+pub(crate) fn body(options: &RequestOptions, fields: Map<String, Value>) -> Map<String, Value> {
+    let mut body = options.extra.clone();
+    body.extend(fields);
+    body
+}
+
+/// Puts `key: value` into the object `name` of `body`, keeping what the extra fields put there.
+pub(crate) fn insert_nested(body: &mut Map<String, Value>, name: &str, key: &str, value: Value) {
+    match body.get_mut(name) {
+        Some(Value::Object(object)) => {
+            object.insert(key.to_owned(), value);
+        }
+        _ => {
+            let mut object = Map::new();
+            object.insert(key.to_owned(), value);
+            body.insert(name.to_owned(), Value::Object(object));
+        }
+    }
+}
+
+/// Appends `parts` under `role` to `out` (`{"role", key: [...]}`), merged into the last entry
+/// when it has the same role; nothing is appended for no parts (providers refuse empty
+/// messages).
+pub(crate) fn push_merged(out: &mut Vec<Value>, role: &str, key: &str, parts: Vec<Value>) {
+    if parts.is_empty() {
+        return;
+    }
+    if let Some(last) = out.last_mut()
+        && last.get("role").and_then(Value::as_str) == Some(role)
+        && let Some(Value::Array(existing)) = last.get_mut(key)
+    {
+        existing.extend(parts);
+        return;
+    }
+    let mut message = Map::new();
+    message.insert("role".to_owned(), Value::String(role.to_owned()));
+    message.insert(key.to_owned(), Value::Array(parts));
+    out.push(Value::Object(message));
+}
