@@ -312,7 +312,22 @@ pub const fn is_connection_id(name: &str) -> bool {
     matched == TARGET.len()
 }
 
-/// Whether any property at any depth of `schema` is a connection id (see [`is_connection_id`]).
+/// Whether any property at any depth of `schema` is a connection id (see [`is_connection_id`]),
+/// by its name or by one of its aliases (an alias is accepted on input just as the name is).
+///
+/// ```
+/// use tool_runtime::prelude::*;
+/// use tool_runtime::schema::contains_connection_id;
+///
+/// #[derive(Deserialize, ToolSchema)]
+/// struct Target {
+///     #[serde(alias = "connection_id")]
+///     account: String,
+/// }
+///
+/// assert!(contains_connection_id(Target::SCHEMA));
+/// assert!(!contains_connection_id(<Vec<u8> as ToolSchema>::SCHEMA));
+/// ```
 #[must_use]
 pub const fn contains_connection_id(schema: &Schema) -> bool {
     match schema.kind {
@@ -323,6 +338,13 @@ pub const fn contains_connection_id(schema: &Schema) -> bool {
                 let property = &object.properties[i];
                 if is_connection_id(property.name) || contains_connection_id(property.schema) {
                     return true;
+                }
+                let mut j = 0;
+                while j < property.aliases.len() {
+                    if is_connection_id(property.aliases[j]) {
+                        return true;
+                    }
+                    j += 1;
                 }
                 i += 1;
             }
