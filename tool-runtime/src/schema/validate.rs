@@ -330,24 +330,17 @@ fn check_object(
     let mut entries = map.iter();
     let mut next = entries.next();
     for property in properties {
-        let found = match next {
+        let child = match next {
             Some((key, child)) if same_str(key, property.name) => {
                 next = entries.next();
-                Some((property.name, child))
+                Some(child)
             }
-            _ => match lookup(map, property.name) {
-                Some(child) => Some((property.name, child)),
-                None if property.aliases.is_empty() => None,
-                None => lookup_alias(map, property),
-            },
+            _ => lookup(map, property.name),
         };
-        match found {
-            Some((key, child)) => property.schema.check(child, &Path::Key(path, key), out),
-            None if property.required => out.push(
-                &Path::Key(path, property.name),
-                Constraint::Required,
-                format_args!("missing required property"),
-            ),
+        match child {
+            Some(child) => property.schema.check(child, &Path::Key(path, property.name), out),
+            None if !property.aliases.is_empty() => check_by_alias(property, map, path, out),
+            None if property.required => missing(property, path, out),
             None => {}
         }
     }
@@ -389,13 +382,33 @@ fn lookup<'v>(map: &'v Map<String, Value>, name: &str) -> Option<&'v Value> {
     }
 }
 
-/// The first of `property`'s aliases that `map` holds, with its value.
+/// Checks a property that `map` does not hold under its name: under its first alias that it
+/// holds (errors point at the alias, the key as sent), or reports it missing.
 #[inline(never)]
-fn lookup_alias<'v>(
-    map: &'v Map<String, Value>,
+fn check_by_alias(
     property: &Property,
-) -> Option<(&'static str, &'v Value)> {
-    property.aliases.iter().find_map(|&alias| lookup(map, alias).map(|child| (alias, child)))
+    map: &Map<String, Value>,
+    path: &Path<'_>,
+    out: &mut Findings,
+) {
+    let found =
+        property.aliases.iter().find_map(|&alias| lookup(map, alias).map(|child| (alias, child)));
+    match found {
+        Some((alias, child)) => property.schema.check(child, &Path::Key(path, alias), out),
+        None if property.required => missing(property, path, out),
+        None => {}
+    }
+}
+
+/// Reports a required property absent under every name.
+#[cold]
+#[inline(never)]
+fn missing(property: &Property, path: &Path<'_>, out: &mut Findings) {
+    out.push(
+        &Path::Key(path, property.name),
+        Constraint::Required,
+        format_args!("missing required property"),
+    );
 }
 
 /// Reports `key` (one of `property`'s names) when `map` also holds a name of the property that
