@@ -21,8 +21,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{Number, Value, json};
 use tool_runtime::prelude::*;
 use tool_runtime::schema::{
-    ArgumentsError, ArraySchema, IntegerSchema, NumberSchema, ObjectSchema, Schema, SchemaKind,
-    StringSchema, decode_checked, parse_arguments, parse_json,
+    ArgumentsError, ArraySchema, Constraint, IntegerSchema, NumberSchema, ObjectSchema, Schema,
+    SchemaKind, StringSchema, decode_checked, parse_arguments, parse_json,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -172,6 +172,32 @@ impl Tool for Echo {
     ) -> Result<Echoed, ToolError> {
         Ok(Echoed { text: self.text })
     }
+}
+
+/// `#[serde(alias)]` at two depths, one field with two aliases, beside a `rename_all`.
+#[derive(Debug, Serialize, Deserialize, ToolSchema)]
+#[serde(rename_all = "camelCase")]
+struct Aliased {
+    #[serde(alias = "q", alias = "query_text")]
+    #[schema(length(min = 1, max = 10))]
+    query_text: String,
+    #[serde(alias = "page_size")]
+    #[schema(range(min = 1, max = 50))]
+    page_size: Option<u8>,
+    #[serde(alias = "labels")]
+    #[schema(items(max = 3))]
+    tags: Vec<AliasedTag>,
+    order: Option<Order>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToolSchema)]
+struct AliasedTag {
+    #[serde(alias = "label")]
+    #[schema(length(min = 1, max = 8))]
+    name: String,
+    #[serde(alias = "w")]
+    #[schema(range(min = 0.0, max = 1.0))]
+    weight: Option<f64>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -715,6 +741,155 @@ fn assert_mostly_fast((accepted, fast): (u32, u32)) {
         fast * 2 >= accepted,
         "decode_checked vouched for only {fast} of {accepted} valid values"
     );
+}
+
+/// Rewrites some keys of `value` that are property names as one of the property's aliases (in
+/// place, keeping the order); with `duplicate`, also gives one property a second time under an
+/// alias. Returns how many properties were given twice.
+fn alias_keys(schema: &Schema, value: &mut Value, rng: &mut Rng, duplicate: bool) -> usize {
+    let mut twice = 0;
+    match (&schema.kind, value) {
+        (SchemaKind::Object(object), Value::Object(map)) => {
+            for property in object.properties {
+                if let Some(child) = map.get_mut(property.name) {
+                    twice += alias_keys(property.schema, child, rng, duplicate);
+                }
+            }
+            let entries = std::mem::take(map);
+            for (key, child) in entries {
+                let property = object.properties.iter().find(|property| property.name == key);
+                match property {
+                    Some(property) if !property.aliases.is_empty() && rng.below(3) > 0 => {
+                        let alias = rng.pick(property.aliases);
+                        if duplicate && twice == 0 && rng.below(2) == 0 {
+                            map.insert(key, child.clone());
+                            twice += 1;
+                        }
+                        map.insert(alias.to_owned(), child);
+                    }
+                    _ => {
+                        map.insert(key, child);
+                    }
+                }
+            }
+        }
+        (SchemaKind::Array(array), Value::Array(items)) => {
+            for item in items {
+                twice += alias_keys(array.items, item, rng, duplicate);
+            }
+        }
+        _ => {}
+    }
+    twice
+}
+
+/// A value written with aliases is judged as the same value written with names (the same
+/// constraints broken, in the same order; decoded alike, on both paths); one property given
+/// under two of its names is refused by both paths. The value written with names is the
+/// differential check's, against `jsonschema`, which sees the rendered schema: names only.
+fn check_aliased<T: ToolSchema + DeserializeOwned + Serialize>(
+    validator: &jsonschema::Validator,
+    named: &Value,
+    seed: u64,
+) -> Result<Verdict, TestCaseError> {
+    let verdict = check_one::<T>(validator, named)?;
+    let mut rng = Rng(seed);
+    let mut aliased = named.clone();
+    let duplicate = rng.below(4) == 0;
+    let twice = alias_keys(T::SCHEMA, &mut aliased, &mut rng, duplicate);
+    let raw = serde_json::to_vec(&aliased).expect("a Value serialises");
+    let value = parse_json(&raw).map_err(|error| TestCaseError::fail(format!("{error}")))?;
+
+    let constraints = |result: Result<(), tool_runtime::schema::ValidationErrors>| {
+        result.err().map(|errors| errors.iter().map(|error| error.constraint()).collect::<Vec<_>>())
+    };
+    let ours_named = constraints(T::SCHEMA.validate(named));
+    let ours = constraints(T::SCHEMA.validate(&value));
+    let fast = decode_checked::<T>(&raw);
+    let parsed = parse_arguments::<T>(&raw);
+    if twice > 0 {
+        let given_twice = ours
+            .iter()
+            .flatten()
+            .filter(|constraint| matches!(constraint, Constraint::GivenTwice { .. }))
+            .count();
+        prop_assert_eq!(given_twice, twice, "{} is a duplicate: {:?}", value, ours);
+        prop_assert!(fast.is_none(), "decode_checked accepted the duplicate in {}", value);
+        prop_assert!(
+            matches!(parsed, Err(ArgumentsError::Validation(_))),
+            "parse_arguments did not refuse the duplicate in {}",
+            value
+        );
+        return Ok(Verdict { accepted: verdict.accepted, fast: false });
+    }
+    prop_assert_eq!(&ours, &ours_named, "{} judged otherwise than {}", value, named);
+    match (parsed, verdict.accepted) {
+        (Ok(args), true) => {
+            let from_names: T = parse_arguments(&serde_json::to_vec(named).expect("serialises"))
+                .expect("accepted above");
+            let (args, from_names) =
+                (serde_json::to_value(&args), serde_json::to_value(&from_names));
+            prop_assert_eq!(
+                args.ok(),
+                from_names.ok(),
+                "{} decoded otherwise than {}",
+                value,
+                named
+            );
+            if let Some(fast) = &fast {
+                let fast = serde_json::to_value(fast).ok();
+                let slow = serde_json::to_value(parse_arguments::<T>(&raw).expect("accepted")).ok();
+                prop_assert_eq!(fast, slow, "decode_checked decoded {} otherwise", value);
+            }
+        }
+        (Err(ArgumentsError::Validation(_)), false) => {
+            prop_assert!(fast.is_none(), "decode_checked accepted {}, which is invalid", value);
+        }
+        (parsed, _) => {
+            return Err(TestCaseError::fail(format!(
+                "parse_arguments on {value} ({}) against {named}",
+                parsed.err().map_or_else(|| "accepted".to_owned(), |error| error.to_string())
+            )));
+        }
+    }
+    Ok(Verdict { accepted: verdict.accepted, fast: fast.is_some() })
+}
+
+#[test]
+fn aliases_agree_with_names() {
+    let schema = Aliased::SCHEMA;
+    let rendered = schema.to_json();
+    let validator = jsonschema::draft202012::options()
+        .should_validate_formats(false)
+        .build(&rendered)
+        .expect("the rendered schema compiles");
+    let values =
+        (valid(schema), any::<u64>(), 0usize..3).prop_map(move |(mut value, seed, count)| {
+            let mut rng = Rng(seed);
+            for _ in 0..count {
+                mutate(schema, &mut value, &mut rng);
+            }
+            (value, seed.rotate_left(17))
+        });
+    let config = Config {
+        cases: 256,
+        failure_persistence: None,
+        rng_seed: RngSeed::Fixed(0xa11a_5eed),
+        ..Config::default()
+    };
+    let (accepted, fast) = (Cell::new(0u32), Cell::new(0u32));
+    let mut runner = TestRunner::new(config);
+    let outcome = runner.run(&values, |(value, seed)| {
+        let verdict = check_aliased::<Aliased>(&validator, &value, seed)?;
+        accepted.set(accepted.get() + u32::from(verdict.accepted));
+        fast.set(fast.get() + u32::from(verdict.fast));
+        Ok(())
+    });
+    if let Err(error) = outcome {
+        panic!("{error}");
+    }
+    assert!(accepted.get() >= 32, "too few valid values: {}", accepted.get());
+    assert_mostly_fast((accepted.get(), fast.get()));
 }
 
 #[test]

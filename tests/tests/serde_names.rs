@@ -4,7 +4,9 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tool_runtime::prelude::*;
-use tool_runtime::schema::{SchemaKind, parse_arguments};
+use tool_runtime::schema::{
+    ArgumentsError, Constraint, SchemaKind, decode_checked, parse_arguments,
+};
 
 /// The schema's property names equal the keys serde writes for `value`, in order; the written
 /// object validates and reads back as `value`.
@@ -242,4 +244,181 @@ fn tool_arguments_follow_serde() {
     let output = serde_json::to_value(NamesOutput { result_count: 1 }).unwrap();
     assert_eq!(output, serde_json::json!({"resultCount": 1}));
     assert!(NamesOutput::SCHEMA.is_valid(&output));
+}
+
+// ---------------------------------------------------------------------------------------------
+// `#[serde(alias = "...")]`: accepted on input as a synonym of the name, never rendered
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Debug, PartialEq, Serialize, Deserialize, ToolSchema)]
+struct Query {
+    #[serde(alias = "query")]
+    q: String,
+}
+
+/// The issue's case: `{"query": "x"}` for a field `q` with `alias = "query"` was refused as
+/// `/q: missing required property; /query: unknown property`.
+#[test]
+fn an_alias_is_accepted_as_the_property() {
+    let raw = br#"{"query": "x"}"#;
+    let value = serde_json::from_slice::<Value>(raw).unwrap();
+    assert_eq!(Query::SCHEMA.validate(&value), Ok(()));
+    assert_eq!(parse_arguments::<Query>(raw).unwrap(), Query { q: "x".to_owned() });
+    assert_eq!(decode_checked::<Query>(raw), Some(Query { q: "x".to_owned() }));
+    // The name still works, on both paths.
+    assert_eq!(parse_arguments::<Query>(br#"{"q": "y"}"#).unwrap(), Query { q: "y".to_owned() });
+    assert_eq!(decode_checked::<Query>(br#"{"q": "y"}"#), Some(Query { q: "y".to_owned() }));
+}
+
+#[test]
+fn the_rendered_schema_names_the_primary_name_only() {
+    assert_eq!(
+        Query::SCHEMA.to_json(),
+        serde_json::json!({
+            "type": "object",
+            "properties": {"q": {"type": "string"}},
+            "required": ["q"],
+            "additionalProperties": false,
+        })
+    );
+    let property = Query::SCHEMA.properties().unwrap()[0];
+    assert_eq!((property.name, property.aliases), ("q", &["query"][..]));
+    // A field without an alias has none.
+    let plain = Names::SCHEMA.properties().unwrap();
+    assert!(plain.iter().all(|property| property.aliases.is_empty()));
+}
+
+#[test]
+fn a_property_given_under_two_names_is_refused() {
+    let raw = br#"{"q": "a", "query": "b"}"#;
+    let value = serde_json::from_slice::<Value>(raw).unwrap();
+    let errors = Query::SCHEMA.validate(&value).unwrap_err();
+    let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    assert_eq!(messages, ["/query: property `q` given twice, as `q` and `query`"]);
+    assert_eq!(
+        errors.iter().next().unwrap().constraint(),
+        Constraint::GivenTwice { property: "q" }
+    );
+    // The document order does not matter: the error is on the alias.
+    let swapped = serde_json::json!({"query": "b", "q": "a"});
+    let errors = Query::SCHEMA.validate(&swapped).unwrap_err();
+    assert_eq!(errors.iter().map(|error| error.pointer()).collect::<Vec<_>>(), ["/query"]);
+
+    assert!(matches!(parse_arguments::<Query>(raw), Err(ArgumentsError::Validation(_))));
+    assert_eq!(decode_checked::<Query>(raw), None);
+}
+
+#[test]
+fn errors_point_at_the_key_as_sent() {
+    let errors = Query::SCHEMA.validate(&serde_json::json!({"query": 5})).unwrap_err();
+    let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    assert_eq!(messages, ["/query: expected string, got integer"]);
+    // Absent under every name: the error names the property by its name.
+    let errors = Query::SCHEMA.validate(&serde_json::json!({})).unwrap_err();
+    let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    assert_eq!(messages, ["/q: missing required property"]);
+    // An unknown key is still unknown.
+    let errors = Query::SCHEMA.validate(&serde_json::json!({"q": "x", "qq": 1})).unwrap_err();
+    let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    assert_eq!(messages, ["/qq: unknown property `qq`"]);
+}
+
+/// Seed 002 §6.1's tolerance, where an author asks for it: a camelCase schema that also takes
+/// snake_case keys, through nested objects and arrays, with two aliases on one field.
+#[derive(Debug, PartialEq, Serialize, Deserialize, ToolSchema)]
+#[serde(rename_all = "camelCase")]
+struct Tolerant {
+    #[serde(alias = "user_id", alias = "uid")]
+    user_id: String,
+    #[serde(alias = "page_size")]
+    #[schema(range(min = 1, max = 50))]
+    page_size: Option<u8>,
+    #[serde(alias = "sort_keys")]
+    sort_keys: Vec<SortKey>,
+}
+
+#[derive(Debug, PartialEq, Serialize, Deserialize, ToolSchema)]
+#[serde(rename_all = "camelCase")]
+struct SortKey {
+    #[serde(alias = "field_name")]
+    field_name: String,
+}
+
+#[test]
+fn aliases_work_at_any_depth() {
+    let expected = Tolerant {
+        user_id: "u-1".to_owned(),
+        page_size: Some(3),
+        sort_keys: vec![
+            SortKey { field_name: "a".to_owned() },
+            SortKey { field_name: "b".to_owned() },
+        ],
+    };
+    let camel = br#"{"userId": "u-1", "pageSize": 3, "sortKeys": [{"fieldName": "a"}, {"fieldName": "b"}]}"#;
+    let snake = br#"{"user_id": "u-1", "page_size": 3, "sort_keys": [{"field_name": "a"}, {"fieldName": "b"}]}"#;
+    let short = br#"{"sort_keys": [{"field_name": "a"}, {"field_name": "b"}], "uid": "u-1", "pageSize": 3}"#;
+    for raw in [&camel[..], &snake[..], &short[..]] {
+        assert_eq!(parse_arguments::<Tolerant>(raw).unwrap(), expected);
+        assert_eq!(decode_checked::<Tolerant>(raw).as_ref(), Some(&expected));
+    }
+    // The rendered schema is the camelCase one.
+    assert_eq!(
+        Tolerant::SCHEMA.to_json()["properties"].as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["userId", "pageSize", "sortKeys"]
+    );
+    // Constraints hold under an alias, and the error points at it.
+    let errors = Tolerant::SCHEMA
+        .validate(
+            &serde_json::json!({"uid": "u", "page_size": 99, "sortKeys": [{"field_name": 1}]}),
+        )
+        .unwrap_err();
+    let pointers: Vec<&str> = errors.iter().map(|error| error.pointer()).collect();
+    assert_eq!(pointers, ["/page_size", "/sortKeys/0/field_name"]);
+    // Two aliases of one property are a duplicate too; the later alias carries the error.
+    let errors = Tolerant::SCHEMA
+        .validate(&serde_json::json!({"uid": "u", "user_id": "u", "sortKeys": []}))
+        .unwrap_err();
+    let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    assert_eq!(messages, ["/uid: property `userId` given twice, as `user_id` and `uid`"]);
+}
+
+#[test]
+fn an_integral_float_under_an_alias_is_normalised() {
+    // `3.0` is for the ordinary path, which normalises it where it was sent.
+    let raw = br#"{"uid": "u", "page_size": 3.0, "sort_keys": []}"#;
+    assert_eq!(decode_checked::<Tolerant>(raw), None);
+    let parsed = parse_arguments::<Tolerant>(raw).unwrap();
+    assert_eq!(parsed.page_size, Some(3));
+}
+
+/// A tool's arguments take aliases too, on the runner's path.
+#[tool(name = "test__aliased", effect = read_only, redact = ["resultCount"])]
+#[derive(Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AliasedTool {
+    #[serde(alias = "search_text")]
+    search_text: String,
+}
+
+impl Tool for AliasedTool {
+    type Output = NamesOutput;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<NamesOutput, ToolError> {
+        Ok(NamesOutput { result_count: u32::try_from(self.search_text.len()).unwrap_or(0) })
+    }
+}
+
+#[test]
+fn tool_arguments_take_aliases() {
+    let expected = AliasedTool { search_text: "rust".to_owned() };
+    assert_eq!(parse_arguments::<AliasedTool>(br#"{"search_text": "rust"}"#).unwrap(), expected);
+    assert_eq!(parse_arguments::<AliasedTool>(br#"{"searchText": "rust"}"#).unwrap(), expected);
+    let spec = AliasedTool::spec();
+    assert_eq!(
+        spec.input_schema().to_json()["properties"].as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["searchText"]
+    );
 }

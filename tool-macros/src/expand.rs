@@ -180,9 +180,13 @@ pub(crate) fn schema_impl(
                     quote_spanned!(ty.span()=> !<#ty as #p::ToolSchema>::OPTIONAL)
                 };
                 let name = &field.name;
-                properties.push(
-                    quote!(#p::Property { name: #name, schema: &#expr, required: #required }),
-                );
+                let aliases = &field.serde.aliases;
+                properties.push(quote!(#p::Property {
+                    name: #name,
+                    aliases: &[#(#aliases),*],
+                    schema: &#expr,
+                    required: #required,
+                }));
             }
             quote!(#p::Schema {
                 kind: #p::SchemaKind::Object(#p::ObjectSchema { properties: &[#(#properties),*] }),

@@ -285,7 +285,8 @@ impl Schema {
 }
 
 /// Whether any property at any depth of `schema` is a connection id
-/// ([`tool_rules::is_connection_id`]).
+/// ([`tool_rules::is_connection_id`]), by its name or by one of its aliases (an alias is
+/// accepted on input just as the name is).
 #[doc(hidden)]
 #[must_use]
 pub const fn contains_connection_id(schema: &Schema) -> bool {
@@ -299,6 +300,13 @@ pub const fn contains_connection_id(schema: &Schema) -> bool {
                     || contains_connection_id(property.schema)
                 {
                     return true;
+                }
+                let mut j = 0;
+                while j < property.aliases.len() {
+                    if tool_rules::is_connection_id(property.aliases[j]) {
+                        return true;
+                    }
+                    j += 1;
                 }
                 i += 1;
             }
@@ -372,12 +380,17 @@ mod tests {
     use crate::schema::Property;
 
     const HIT: Schema = Schema::object(&[
-        Property { name: "title", schema: &Schema::string(), required: true },
-        Property { name: "connection-id", schema: &Schema::string(), required: true },
+        Property { name: "title", schema: &Schema::string(), required: true, aliases: &[] },
+        Property { name: "connection-id", schema: &Schema::string(), required: true, aliases: &[] },
     ]);
     const HITS: Schema = Schema::object(&[
-        Property { name: "hits", schema: &Schema::array(&HIT), required: true },
-        Property { name: "total", schema: &Schema::integer(None, None), required: true },
+        Property { name: "hits", schema: &Schema::array(&HIT), required: true, aliases: &[] },
+        Property {
+            name: "total",
+            schema: &Schema::integer(None, None),
+            required: true,
+            aliases: &[],
+        },
     ]);
 
     #[test]
@@ -396,6 +409,17 @@ mod tests {
         assert!(contains_connection_id(&HITS));
         const STRINGS: Schema = Schema::array(&Schema::string());
         assert!(!contains_connection_id(&STRINGS));
+    }
+
+    #[test]
+    fn a_connection_id_alias_is_found_too() {
+        const ALIASED: Schema = Schema::object(&[Property {
+            name: "account",
+            schema: &Schema::string(),
+            required: true,
+            aliases: &["connection_id"],
+        }]);
+        assert!(contains_connection_id(&ALIASED));
     }
 
     #[test]

@@ -8,7 +8,12 @@
 //! path ([`parse_json`](super::parse_json), [`Schema::validate`], deserialise), which reports
 //! every error. So it may refuse more than the ordinary path, never accept more: every value
 //! of the input passes through [`Checked`] (serde's ignored values included), and a value is
-//! let through only after the same checks [`Schema::validate`] makes.
+//! let through only after the same checks [`Schema::validate`] makes: both decide with the rule
+//! functions of `rules`, one per constraint.
+//!
+//! A property's `#[serde(alias)]` keys are read as the property (serde's field visitor is
+//! handed the name); a property given twice, under any two of its names, is the ordinary
+//! path's to report.
 
 use std::fmt;
 
@@ -18,7 +23,7 @@ use serde::de::{
 };
 use serde_json::Number;
 
-use super::validate::{cmp_int, pattern_regex, same_str};
+use super::rules::{enum_index, property_index, same_str};
 use super::{Property, Schema, SchemaKind, ToolSchema};
 
 /// Decodes raw arguments into `T` in one pass, checking every value against `T`'s schema as it
@@ -169,20 +174,14 @@ impl Visitor<'_> for EnumIndex {
     }
 
     fn visit_str<E: de::Error>(self, text: &str) -> Result<usize, E> {
-        self.0.iter().position(|value| *value == text).ok_or_else(give_up)
+        enum_index(self.0, text).ok_or_else(give_up)
     }
 }
 
 /// The checks of an integer in an integer or number position.
 fn integer_ok(schema: &Schema, number: &Number) -> bool {
     match schema.kind {
-        SchemaKind::Integer(int) => match number.as_i64() {
-            Some(value) => int.admits(i128::from(value)),
-            None => {
-                int.minimum.is_none_or(|min| cmp_int(number, min).is_ge())
-                    && int.maximum.is_none_or(|max| cmp_int(number, max).is_le())
-            }
-        },
+        SchemaKind::Integer(int) => int.admits_number(number),
         SchemaKind::Number(_) => number_ok(schema, number.as_f64().unwrap_or(0.0)),
         _ => false,
     }
@@ -196,13 +195,8 @@ fn number_ok(schema: &Schema, value: f64) -> bool {
 /// The checks of a string in a string or enum position.
 fn string_ok(schema: &Schema, text: &str) -> bool {
     match schema.kind {
-        SchemaKind::String(string) => {
-            string.length_admits(text)
-                && string.pattern.is_none_or(|pattern| {
-                    pattern_regex(pattern).is_some_and(|regex| regex.is_match(text))
-                })
-        }
-        SchemaKind::Enum(values) => values.contains(&text),
+        SchemaKind::String(string) => string.admits(text),
+        SchemaKind::Enum(values) => enum_index(values, text).is_some(),
         _ => false,
     }
 }
@@ -304,12 +298,7 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for CheckedVisitor<V> {
         let mut items = CheckedSeq { seq, items: array.items, count: 0 };
         let value = self.inner.visit_seq(&mut items)?;
         let count = items.count;
-        if array.min_items.is_some_and(|min| count < min)
-            || array.max_items.is_some_and(|max| count > max)
-        {
-            return Err(give_up());
-        }
-        Ok(value)
+        if array.count_admits(count) { Ok(value) } else { Err(give_up()) }
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
@@ -369,7 +358,8 @@ struct CheckedMap<A> {
     next: usize,
 }
 
-/// Reads a key and finds its property, comparing it with `next`'s name first.
+/// Reads a key and finds its property (by name or alias), comparing it with `next`'s name
+/// first.
 struct PropertyIndex {
     properties: &'static [Property],
     next: usize,
@@ -391,11 +381,10 @@ impl Visitor<'_> for PropertyIndex {
     }
 
     fn visit_str<E: de::Error>(self, key: &str) -> Result<usize, E> {
-        let named = |property: &Property| same_str(property.name, key);
-        if self.properties.get(self.next).is_some_and(named) {
+        if self.properties.get(self.next).is_some_and(|property| same_str(property.name, key)) {
             return Ok(self.next);
         }
-        self.properties.iter().position(named).ok_or_else(give_up)
+        property_index(self.properties, key).ok_or_else(give_up)
     }
 }
 
@@ -418,7 +407,8 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for &mut CheckedMap<A> {
         self.next = index + 1;
         let property = &self.properties[index];
         self.current = Some(property.schema);
-        // The key read equals the property's name: hand the visitor that, borrowed for good.
+        // The key read is the property's name or one of its aliases: hand the visitor the name,
+        // which serde's field visitor takes for either, borrowed for good.
         seed.deserialize(BorrowedStrDeserializer::new(property.name)).map(Some)
     }
 

@@ -25,28 +25,31 @@
 //! );
 //! ```
 
+mod arguments;
 pub(crate) mod consts;
+mod error;
 mod fast;
 mod pattern;
 mod render;
+mod rules;
 #[cfg(feature = "schemars")]
 mod schemars_interop;
 mod std_impls;
+mod strict;
 mod subset;
 mod validate;
 
 #[cfg(feature = "runner")]
-pub(crate) use validate::Shown;
+pub(crate) use strict::Shown;
 
+pub use arguments::{ArgumentsError, SchemaMismatchError, parse_arguments};
 pub use consts::RangeBound;
+pub use error::{Constraint, ValidationError, ValidationErrors};
 pub use fast::decode_checked;
 #[cfg(feature = "schemars")]
 pub use schemars_interop::{schemars_schema, to_schemars};
+pub use strict::{JsonError, parse_json};
 pub use subset::{SubsetError, check_subset};
-pub use validate::{
-    ArgumentsError, Constraint, DecodeError, JsonError, ValidationError, ValidationErrors,
-    parse_arguments, parse_json,
-};
 
 /// A type that has a schema in the allowed subset and may therefore appear in a tool's input or
 /// output.
@@ -174,10 +177,39 @@ pub struct ObjectSchema {
 }
 
 /// One property of an [`ObjectSchema`].
+///
+/// `#[derive(ToolSchema)]` and `#[tool]` fill in `aliases` from `#[serde(alias = "...")]`.
+/// Validation and [`decode_checked`] accept an alias as a synonym of the name (an error points
+/// at the key as sent), and refuse a property given under two of its names. Aliases are not
+/// rendered: the schema a model sees, and [`ToolSpec::schema_hash`](crate::spec::ToolSpec::schema_hash), name each
+/// property once, by `name`.
+///
+/// ```
+/// use tool_runtime::prelude::*;
+/// use tool_runtime::schema::Constraint;
+///
+/// #[derive(Deserialize, ToolSchema)]
+/// struct Search {
+///     #[serde(alias = "query")]
+///     q: String,
+/// }
+///
+/// assert_eq!(Search::SCHEMA.properties().unwrap()[0].aliases, ["query"]);
+/// assert_eq!(Search::SCHEMA.to_json()["properties"], serde_json::json!({"q": {"type": "string"}}));
+/// assert!(Search::SCHEMA.is_valid(&serde_json::json!({"query": "rust"})));
+///
+/// let errors = Search::SCHEMA.validate(&serde_json::json!({"q": "a", "query": "b"})).unwrap_err();
+/// let error = errors.iter().next().unwrap();
+/// assert_eq!(error.constraint(), Constraint::GivenTwice { property: "q" });
+/// assert_eq!(error.to_string(), "/query: property `q` given twice, as `q` and `query`");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Property {
     /// The name as serialised (after `rename`/`rename_all`).
     pub name: &'static str,
+    /// Other keys accepted for the property on input (`#[serde(alias = "...")]`), in the
+    /// order written. Never rendered into the JSON schema.
+    pub aliases: &'static [&'static str],
     /// The property's schema; its description is the field's.
     pub schema: &'static Schema,
     /// Whether the property must be present.
