@@ -450,7 +450,7 @@ impl ToolSpec {
         }
     }
 
-    /// The tool's id, unique in a catalog (`<namespace>__<tool>`).
+    /// The tool's name, unique in a catalog (`<namespace>__<tool>`).
     #[must_use]
     pub fn name(&self) -> &str {
         &self.name
@@ -550,7 +550,7 @@ impl Serialize for ToolSpec {
     }
 }
 
-/// A tool id that breaks the naming rule.
+/// A tool name that breaks the naming rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NameError(String);
 
@@ -562,7 +562,7 @@ impl fmt::Display for NameError {
 
 impl std::error::Error for NameError {}
 
-/// Checks a tool id: 1 to 64 characters of `a-z`, `A-Z`, `0-9`, `_` and `-` (what every
+/// Checks a tool name: 1 to 64 characters of `a-z`, `A-Z`, `0-9`, `_` and `-` (what every
 /// provider accepts), namespaced as `<namespace>__<tool>`. `#[tool]` applies the same rule at
 /// compile time (and also reserves the `mcp` namespace for imported tools).
 ///
@@ -581,17 +581,17 @@ pub fn check_tool_name(name: &str) -> Result<(), NameError> {
     let count = name.chars().count();
     if count == 0 || count > 64 {
         return Err(NameError(format!(
-            "a tool id must be 1 to 64 characters long; this one has {count}"
+            "a tool name must be 1 to 64 characters long; this one has {count}"
         )));
     }
     if name.chars().any(|c| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')) {
         return Err(NameError(
-            "a tool id may use only `a-z`, `A-Z`, `0-9`, `_` and `-`".to_owned(),
+            "a tool name may use only `a-z`, `A-Z`, `0-9`, `_` and `-`".to_owned(),
         ));
     }
     match name.split_once("__") {
         Some((namespace, tool)) if !namespace.is_empty() && !tool.is_empty() => Ok(()),
-        _ => Err(NameError("a tool id is namespaced: `<namespace>__<tool>`".to_owned())),
+        _ => Err(NameError("a tool name is namespaced: `<namespace>__<tool>`".to_owned())),
     }
 }
 
