@@ -57,7 +57,7 @@ impl ToolRunner {
         redact_and_bound(tool, output, &budgets)
     }
 
-    /// 1. The tool, by name -> `unavailable`.
+    /// Step 1: the tool, by name -> `unavailable`.
     fn lookup(&self, name: &str) -> Result<Arc<dyn BoundToolRuntime>, ExecError> {
         self.catalog.get(name).ok_or_else(|| {
             ExecError::new(
@@ -67,7 +67,7 @@ impl ToolRunner {
         })
     }
 
-    /// 2. Policy -> `policy_denied`; a call that needs approval goes on to the approver.
+    /// Step 2: policy -> `policy_denied`; a call that needs approval goes on to the approver.
     fn decide(
         &self,
         ctx: &ToolInvocationContext,
@@ -80,7 +80,7 @@ impl ToolRunner {
         }
     }
 
-    /// 4. A tool that needs a connection (or declares [`Auth`]) runs only with one the policy
+    /// Step 4: a tool that needs a connection (or declares [`Auth`]) runs only with one the policy
     /// grants for this request -> `policy_denied`. Says whether the tool declares `Auth`.
     fn check_connection(
         &self,
@@ -136,7 +136,7 @@ impl ToolRunner {
         }
     }
 
-    /// 6. The capabilities the tool declared, for this call only; a tool that declares
+    /// Step 6: the capabilities the tool declared, for this call only; a tool that declares
     /// [`Auth`] gets the call's credential -> `authz_denied`.
     async fn capabilities(
         &self,
@@ -170,10 +170,10 @@ impl ToolRunner {
         Ok(caps.with(Auth::new(connection.to_owned(), credential)))
     }
 
-    /// 7. The `tool_call_start` event, and the context the tool runs in. Progress becomes an
-    /// event, and also reaches the reporter the caller put on `ctx`, if any (an MCP server
-    /// forwards it to its client as notifications). Without events, the caller's context
-    /// serves as it is when it already names the call.
+    /// Step 7: the `tool_call_start` event, and the context the tool runs in. Progress becomes an
+    /// event, and also reaches the reporter the caller put on `ctx`, if any (an MCP server forwards
+    /// it to its client as notifications). Without events, the caller's context serves as it is
+    /// when it already names the call.
     fn start<'c>(
         &self,
         call: &Call,
@@ -222,7 +222,7 @@ impl ToolRunner {
         })
     }
 
-    /// 11 and 12. The `tool_call_result` event and the call's one result.
+    /// Steps 11 and 12: the `tool_call_result` event and the call's one result.
     pub(super) fn finish(
         &self,
         call: Call,
@@ -246,9 +246,9 @@ impl ToolRunner {
     }
 }
 
-/// 5. The arguments within their size budget, validated by the tool -> `invalid_json` /
-/// `validation`. Decoding runs the tool type's `Deserialize`, which is user code: a panic there
-/// is the tool's failure (`execution`), not the runner's.
+/// Step 5: the arguments within their size budget, validated by the tool -> `invalid_json` /
+/// `validation`. Decoding runs the tool type's `Deserialize`, which is user code: a panic there is
+/// the tool's failure (`execution`), not the runner's.
 fn validate_arguments(
     tool: &dyn BoundToolRuntime,
     args: Arguments<'_>,
@@ -282,7 +282,7 @@ fn arguments_error(error: ArgumentsError, context: &str) -> ExecError {
     }
 }
 
-/// 8. The tool runs within its time budget; a panic is an execution error -> `execution` /
+/// Step 8: the tool runs within its time budget; a panic is an execution error -> `execution` /
 /// `timeout` (`cancelled` is the caller's: see `drive::until_cancelled`).
 async fn run(
     tool: &dyn BoundToolRuntime,
@@ -308,10 +308,10 @@ async fn run(
     }
 }
 
-/// 9. The output against the output schema -> `output_validation`. A compile-time schema is
-/// checked here, by the runner, whatever the tool's own check says; other schemas by the
-/// tool. The details name the unredacted output's fields (an unexpected property's name is
-/// text the tool chose), so only their number leaves the runner.
+/// Step 9: the output against the output schema -> `output_validation`. A compile-time schema is
+/// checked here, by the runner, whatever the tool's own check says; other schemas by the tool. The
+/// details name the unredacted output's fields (an unexpected property's name is text the tool
+/// chose), so only their number leaves the runner.
 fn check_output(tool: &dyn BoundToolRuntime, output: &Value) -> Result<(), ExecError> {
     let checked = match tool.spec().output_schema() {
         Some(SpecSchema::Static(schema)) => schema.validate(output),
@@ -329,10 +329,10 @@ fn check_output(tool: &dyn BoundToolRuntime, output: &Value) -> Result<(), ExecE
     })
 }
 
-/// 10. Only the allowlisted fields -> `redaction_failed`; within the result budget ->
-/// `result_too_large`. An output that passed step 9 against a compile-time schema whose
-/// every property the allowlist takes in needs no walk: output objects are closed, so it
-/// holds nothing else.
+/// Step 10: only the allowlisted fields -> `redaction_failed`; within the result budget ->
+/// `result_too_large`. An output that passed step 9 against a compile-time schema whose every
+/// property the allowlist takes in needs no walk: output objects are closed, so it holds nothing
+/// else.
 fn redact_and_bound(
     tool: &dyn BoundToolRuntime,
     output: Value,
