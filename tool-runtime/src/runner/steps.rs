@@ -3,7 +3,6 @@
 //! code; the mechanics they stand on (polling, timers, size bounds) are in `drive`.
 
 use std::any::TypeId;
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -14,7 +13,8 @@ use crate::catalog::ToolSource;
 use crate::policy::{Approval, ApprovalDecision, ApprovalRequest, Budgets, Decision};
 use crate::runtime::{
     Arguments, Auth, BoundToolRuntime, EventOutcome, ExecError, ProgressReporter, ToolCapabilities,
-    ToolErrorCode as Code, ToolEvent, ToolExecResult, ToolInvocationContext, ValidatedArgs,
+    ToolError, ToolErrorCode as Code, ToolEvent, ToolExecResult, ToolInvocationContext,
+    ValidatedArgs,
 };
 use crate::schema::{ArgumentsError, Shown};
 use crate::spec::SpecSchema;
@@ -51,13 +51,18 @@ impl ToolRunner {
         }
         call.args = Some(args.json().clone());
         let caps = self.capabilities(tool, declares_auth, ctx).await?;
-        let call_ctx = self.start(call, name, ctx);
-        let output = run(tool, args, &call_ctx, &caps, &budgets).await?;
+        let mut owned_ctx = None;
+        let call_ctx = self.start(call, name, ctx, &mut owned_ctx);
+        // Step 8, awaited here rather than in a function of its own: its state would be moved
+        // into this future's once more.
+        let ran = within_budget(tool.exec(args, call_ctx, &caps), budgets.max_runtime_ms).await;
+        let output = run_outcome(ran, &budgets)?;
         check_output(tool, &output)?;
         redact_and_bound(tool, output, &budgets)
     }
 
     /// Step 1: the tool, by name -> `unavailable`.
+    #[inline(always)]
     fn lookup(&self, name: &str) -> Result<Arc<dyn BoundToolRuntime>, ExecError> {
         self.catalog.get(name).ok_or_else(|| {
             ExecError::new(
@@ -68,6 +73,7 @@ impl ToolRunner {
     }
 
     /// Step 2: policy -> `policy_denied`; a call that needs approval goes on to the approver.
+    #[inline(always)]
     fn decide(
         &self,
         ctx: &ToolInvocationContext,
@@ -82,6 +88,7 @@ impl ToolRunner {
 
     /// Step 4: a tool that needs a connection (or declares [`Auth`]) runs only with one the policy
     /// grants for this request -> `policy_denied`. Says whether the tool declares `Auth`.
+    #[inline(always)]
     fn check_connection(
         &self,
         ctx: &ToolInvocationContext,
@@ -174,12 +181,16 @@ impl ToolRunner {
     /// event, and also reaches the reporter the caller put on `ctx`, if any (an MCP server forwards
     /// it to its client as notifications). Without events, the caller's context serves as it is
     /// when it already names the call.
+    /// (`owned` holds a context made for the call, in the caller's future: a context is large
+    /// and is not moved again.)
+    #[inline(always)]
     fn start<'c>(
         &self,
         call: &Call,
         name: &str,
         ctx: &'c ToolInvocationContext,
-    ) -> Cow<'c, ToolInvocationContext> {
+        owned: &'c mut Option<ToolInvocationContext>,
+    ) -> &'c ToolInvocationContext {
         if call.events {
             let call_ctx = ctx
                 .clone()
@@ -191,11 +202,11 @@ impl ToolRunner {
                 run_id: ctx.run_id().to_owned(),
                 at_ms: self.clock.epoch_ms(),
             });
-            Cow::Owned(call_ctx)
+            owned.insert(call_ctx)
         } else if ctx.tool_call_id() == Some(call.id.as_str()) {
-            Cow::Borrowed(ctx)
+            ctx
         } else {
-            Cow::Owned(ctx.clone().with_tool_call_id(call.id.clone()))
+            owned.insert(ctx.clone().with_tool_call_id(call.id.clone()))
         }
     }
 
@@ -223,6 +234,7 @@ impl ToolRunner {
     }
 
     /// Steps 11 and 12: the `tool_call_result` event and the call's one result.
+    #[inline(always)]
     pub(super) fn finish(
         &self,
         call: Call,
@@ -249,6 +261,7 @@ impl ToolRunner {
 /// Step 5: the arguments within their size budget, validated by the tool -> `invalid_json` /
 /// `validation`. Decoding runs the tool type's `Deserialize`, which is user code: a panic there is
 /// the tool's failure (`execution`), not the runner's.
+#[inline(always)]
 fn validate_arguments(
     tool: &dyn BoundToolRuntime,
     args: Arguments<'_>,
@@ -282,16 +295,11 @@ fn arguments_error(error: ArgumentsError, context: &str) -> ExecError {
     }
 }
 
-/// Step 8: the tool runs within its time budget; a panic is an execution error -> `execution` /
+/// Step 8: how the tool's run within its time budget ended; a panic is an execution error -> `execution` /
 /// `timeout` (`cancelled` is the caller's: see `drive::until_cancelled`).
-async fn run(
-    tool: &dyn BoundToolRuntime,
-    args: ValidatedArgs,
-    ctx: &ToolInvocationContext,
-    caps: &ToolCapabilities,
-    budgets: &Budgets,
-) -> Result<Value, ExecError> {
-    match within_budget(tool.exec(args, ctx, caps), budgets.max_runtime_ms).await {
+#[inline(always)]
+fn run_outcome(ran: Ran<Result<Value, ToolError>>, budgets: &Budgets) -> Result<Value, ExecError> {
+    match ran {
         Ran::Finished(Ok(output)) => Ok(output),
         Ran::Finished(Err(error)) => Err(ExecError {
             code: Code::Execution,
@@ -312,6 +320,7 @@ async fn run(
 /// checked here, by the runner, whatever the tool's own check says; other schemas by the tool. The
 /// details name the unredacted output's fields (an unexpected property's name is text the tool
 /// chose), so only their number leaves the runner.
+#[inline(always)]
 fn check_output(tool: &dyn BoundToolRuntime, output: &Value) -> Result<(), ExecError> {
     let checked = match tool.spec().output_schema() {
         Some(SpecSchema::Static(schema)) => schema.validate(output),
@@ -333,6 +342,7 @@ fn check_output(tool: &dyn BoundToolRuntime, output: &Value) -> Result<(), ExecE
 /// `result_too_large`. An output that passed step 9 against a compile-time schema whose every
 /// property the allowlist takes in needs no walk: output objects are closed, so it holds nothing
 /// else.
+#[inline(always)]
 fn redact_and_bound(
     tool: &dyn BoundToolRuntime,
     output: Value,
