@@ -189,6 +189,7 @@ impl Redaction {
 
     /// [`Redaction::apply`] to an output nobody needs afterwards: what is not allowed is
     /// removed in place, and nothing is copied.
+    #[cfg(feature = "runner")]
     pub(crate) fn apply_owned(&self, output: Value) -> Result<Value, RedactionError> {
         let Value::Object(mut map) = output else {
             return Err(RedactionError);
@@ -297,6 +298,7 @@ fn keep_nested(value: &Value, paths: &[&str]) -> Option<Value> {
 }
 
 /// [`keep_object`] in place, for a map nobody needs afterwards.
+#[cfg(feature = "runner")]
 fn retain_object(map: &mut Map<String, Value>, paths: &[&str]) {
     map.retain(|key, value| match allowed_below(paths, key) {
         Allowed::Nothing => false,
@@ -306,6 +308,7 @@ fn retain_object(map: &mut Map<String, Value>, paths: &[&str]) {
 }
 
 /// [`keep_nested`] in place; `false` when the value goes.
+#[cfg(feature = "runner")]
 fn retain_nested(value: &mut Value, paths: &[&str]) -> bool {
     match value {
         Value::Object(map) => {

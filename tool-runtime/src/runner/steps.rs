@@ -50,7 +50,11 @@ impl ToolRunner {
             }
         }
         call.args = Some(args.json().clone());
-        let caps = self.capabilities(tool, declares_auth, ctx).await?;
+        let mut caps = self.capabilities(tool);
+        if declares_auth {
+            // Boxed: only tools that declare `Auth` wait for a broker.
+            caps = Box::pin(self.with_credential(caps, ctx)).await?;
+        }
         let mut owned_ctx = None;
         let call_ctx = self.start(call, name, ctx, &mut owned_ctx);
         // Step 8, awaited here rather than in a function of its own: its state would be moved
@@ -143,23 +147,15 @@ impl ToolRunner {
         }
     }
 
-    /// Step 6: the capabilities the tool declared, for this call only; a tool that declares
-    /// [`Auth`] gets the call's credential -> `authz_denied`.
-    async fn capabilities(
-        &self,
-        tool: &dyn BoundToolRuntime,
-        declares_auth: bool,
-        ctx: &ToolInvocationContext,
-    ) -> Result<ToolCapabilities, ExecError> {
-        let caps = self.catalog.capabilities().restricted_to(tool.capabilities());
-        if !declares_auth {
-            return Ok(caps);
-        }
-        // Boxed: only tools that declare `Auth` wait for a broker.
-        Box::pin(self.with_credential(caps, ctx)).await
+    /// Step 6: the capabilities the tool declared, for this call only (a tool that declares
+    /// [`Auth`] then gets the call's credential, see `with_credential`).
+    #[inline(always)]
+    fn capabilities(&self, tool: &dyn BoundToolRuntime) -> ToolCapabilities {
+        self.catalog.capabilities().restricted_to(tool.capabilities())
     }
 
-    /// Adds the call's credential to `caps`.
+    /// Step 6 for a tool that declares [`Auth`]: the call's credential is added to `caps` ->
+    /// `authz_denied`.
     async fn with_credential(
         &self,
         caps: ToolCapabilities,
