@@ -129,9 +129,10 @@ impl ValidatedArgs {
 /// Validated arguments as JSON, shared by reference count between the arguments a tool runs
 /// with and the call's record: the validated value, or the raw bytes that were validated while
 /// they were decoded (parsed the first time the value is read). Raw bytes are only kept when
-/// they parse to exactly the validated value (no duplicate keys, nothing to normalise).
+/// they parse to exactly the validated value (no duplicate keys, nothing to normalise). The
+/// parse is boxed: it is rare, and a `Value` inline would make every call's state larger.
 pub(crate) enum ArgsJson {
-    Raw { bytes: Arc<[u8]>, parsed: OnceLock<Value> },
+    Raw { bytes: Arc<[u8]>, parsed: OnceLock<Box<Value>> },
     Value(Arc<Value>),
 }
 
@@ -151,7 +152,7 @@ impl ArgsJson {
 
     pub(crate) fn get(&self) -> &Value {
         match self {
-            Self::Raw { bytes, parsed } => parsed.get_or_init(|| Self::parse(bytes)),
+            Self::Raw { bytes, parsed } => parsed.get_or_init(|| Box::new(Self::parse(bytes))),
             Self::Value(value) => value,
         }
     }
@@ -159,7 +160,7 @@ impl ArgsJson {
     pub(crate) fn into_value(self) -> Value {
         match self {
             Self::Raw { bytes, parsed } => {
-                parsed.into_inner().unwrap_or_else(|| Self::parse(&bytes))
+                parsed.into_inner().map_or_else(|| Self::parse(&bytes), |value| *value)
             }
             Self::Value(value) => Arc::unwrap_or_clone(value),
         }
