@@ -27,7 +27,7 @@ fn build(c: &mut Criterion) {
         b.iter(|| {
             let mut map: BTreeMap<String, Arc<dyn BoundToolRuntime>> = BTreeMap::new();
             for tool in &tools {
-                map.insert(tool.id().to_owned(), Arc::clone(tool));
+                map.insert(tool.name().to_owned(), Arc::clone(tool));
             }
             map.len()
         });
@@ -36,7 +36,7 @@ fn build(c: &mut Criterion) {
     group.bench_function("catalog", |b| {
         b.iter(|| {
             let builder = tools.iter().fold(ToolCatalog::builder(), |builder, tool| {
-                let origin = format!("a dynamic tool (`{}`)", tool.id());
+                let origin = format!("a dynamic tool (`{}`)", tool.name());
                 builder.register_bound(Arc::clone(tool), origin)
             });
             builder.build().expect("distinct ids")
@@ -63,7 +63,7 @@ fn list(c: &mut Criterion) {
     let catalog = tools
         .iter()
         .fold(ToolCatalog::builder(), |builder, tool| {
-            builder.register_bound(Arc::clone(tool), tool.id().to_owned())
+            builder.register_bound(Arc::clone(tool), tool.name().to_owned())
         })
         .build()
         .expect("distinct ids");
@@ -75,7 +75,7 @@ fn list(c: &mut Criterion) {
     });
     assert_eq!(visible_tools(&catalog, &policy, &ctx).len(), TOOLS / 2);
     let mut sorted = tools.clone();
-    sorted.sort_by(|a, b| a.id().cmp(b.id()));
+    sorted.sort_by(|a, b| a.name().cmp(b.name()));
 
     let mut group = c.benchmark_group("catalog/list_10k");
     group.sample_size(30);

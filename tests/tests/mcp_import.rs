@@ -18,7 +18,7 @@ use tool_runtime::mcp::rmcp::model::{
 use tool_runtime::mcp::rmcp::service::{RequestContext, RoleServer, RunningService};
 use tool_runtime::mcp::rmcp::{ErrorData, ServerHandler, ServiceExt};
 use tool_runtime::mcp::{
-    McpImportOptions, McpToolSource, RefusalReason, ServerName, imported_tool_id,
+    McpImportOptions, McpToolSource, RefusalReason, ServerName, imported_tool_name,
 };
 use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
@@ -166,7 +166,7 @@ fn server_name() -> ServerName {
 }
 
 fn id(tool: &str) -> String {
-    imported_tool_id(&server_name(), tool)
+    imported_tool_name(&server_name(), tool)
 }
 
 async fn import(options: McpImportOptions) -> Harness {
@@ -213,7 +213,7 @@ async fn forbidden_schemas_are_refused_with_reasons_and_names_are_shortened() {
     );
 
     let mut ids: Vec<String> =
-        harness.source.tools().iter().map(|tool| tool.id().to_owned()).collect();
+        harness.source.tools().iter().map(|tool| tool.name().to_owned()).collect();
     ids.sort();
     let mut expected: Vec<String> =
         ["echo", "lookup", LONG, DOTTED, "writer", "wrong_output", "fails", "slow", "progress"]
@@ -412,8 +412,8 @@ async fn cancellation_and_progress_cross_the_connection() {
 async fn check_round_trip(source: &McpToolSource) {
     assert!(source.refused().is_empty(), "{:?}", source.refused());
     let server = ServerName::new("examples").unwrap();
-    let time = imported_tool_id(&server, "core__get_current_time");
-    let ticket = imported_tool_id(&server, "tickets__create_ticket");
+    let time = imported_tool_name(&server, "core__get_current_time");
+    let ticket = imported_tool_name(&server, "tickets__create_ticket");
     assert_eq!(source.get(&time).unwrap().effect(), ToolEffect::ReadOnly);
     assert_eq!(source.get(&ticket).unwrap().effect(), ToolEffect::StateChange);
     let runner = runner(source, &json!({"allowed_tools": [time]}).to_string());
@@ -427,7 +427,7 @@ async fn check_round_trip(source: &McpToolSource) {
 async fn round_trip_over_stdio_with_the_example_binary() {
     let binary = tokio::task::spawn_blocking(mcp_support::mcp_server).await.unwrap();
     let server = ServerName::new("examples").unwrap();
-    let time = imported_tool_id(&server, "core__get_current_time");
+    let time = imported_tool_name(&server, "core__get_current_time");
     let options = McpImportOptions::new().redact(time.clone(), ["timezone"]);
     let source =
         McpToolSource::connect_stdio(server, tokio::process::Command::new(binary), options)

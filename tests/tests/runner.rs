@@ -16,9 +16,11 @@ use tool_runtime::policy::{
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
 use tool_runtime::runtime::{
-    Auth, BrokerError, Clock, CollectingSink, ConnectionBroker, Credential, DynamicTool,
-    EventOutcome, ToolErrorCode as Code, ToolEvent,
+    Arguments, Auth, BoundToolRuntime, BrokerError, Clock, CollectingSink, ConnectionBroker,
+    Credential, DynamicTool, EventOutcome, StaticTool, ToolErrorCode as Code, ToolEvent,
+    ValidatedArgs,
 };
+use tool_runtime::schema::ArgumentsError;
 
 /// Echo the text back.
 #[tool(name = "test__echo", effect = read_only, redact = ["text", "length"])]
@@ -424,7 +426,7 @@ impl Approver for Wrongful {
     async fn review(&self, request: &ApprovalRequest<'_>) -> ApprovalDecision {
         // An approval of other arguments, replayed: it must not pass.
         ApprovalDecision::Approved(Approval::of(
-            request.tool_id,
+            request.tool_name,
             request.tool_call_id,
             &json!({"id": 1}),
         ))
@@ -560,7 +562,7 @@ fn unbound_capabilities_and_duplicate_ids_fail_the_build() {
     assert!(matches!(&problems[1], CatalogProblem::UnboundCapability { capability: "auth", .. }));
     assert!(
         error.to_string().contains(
-            "tool id `test__echo` is registered twice: by `runner::Echo` and by `runner::Echo`"
+            "tool name `test__echo` is registered twice: by `runner::Echo` and by `runner::Echo`"
         ),
         "{error}"
     );
@@ -959,4 +961,140 @@ async fn an_allowlist_that_keeps_every_field_skips_the_walk_and_changes_nothing(
     let mut expected = expected;
     expected["maybe"].as_object_mut().unwrap().remove("b");
     assert_eq!(most.value(), Some(&expected));
+}
+
+/// Refuses calls whose `text` is `"forbidden"`, judging by the validated arguments it is
+/// handed, and remembers what it saw.
+#[derive(Debug, Default)]
+struct Guard {
+    inner: StaticTool<Echo>,
+    seen: std::sync::Mutex<Vec<Value>>,
+}
+
+#[async_trait]
+impl BoundToolRuntime for Guard {
+    fn spec(&self) -> &ToolSpec {
+        self.inner.spec()
+    }
+
+    fn arguments(&self, args: Arguments<'_>) -> Result<ValidatedArgs, ArgumentsError> {
+        self.inner.arguments(args)
+    }
+
+    async fn exec(
+        &self,
+        args: ValidatedArgs,
+        ctx: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Value, ToolError> {
+        self.seen.lock().unwrap().push(args.value().clone());
+        if args.value()["text"] == "forbidden" {
+            return Err(ToolError::new("refused by the guard"));
+        }
+        self.inner.exec(args, ctx, caps).await
+    }
+}
+
+#[tokio::test]
+async fn a_wrapper_sees_the_validated_arguments_the_tool_runs_with() {
+    let guard = Arc::new(Guard::default());
+    let catalog = ToolCatalog::builder()
+        .register_bound(Arc::clone(&guard) as Arc<dyn BoundToolRuntime>, "the guard".into())
+        .build()
+        .unwrap();
+    let runner = ToolRunner::builder(catalog).policy(policy()).build();
+
+    // Raw text takes the one-pass path, a parsed value the ordinary one: the guard sees the
+    // arguments either way.
+    let refused = runner.exec("test__echo", br#"{"text": "forbidden"}"#, &ctx()).await;
+    assert_eq!(refused.error().map(|e| e.message.as_str()), Some("refused by the guard"));
+    let parsed = json!({"text": "forbidden", "times": 2});
+    let refused = runner.exec("test__echo", &parsed, &ctx()).await;
+    assert_eq!(refused.error_code(), Some(Code::Execution));
+    let allowed = runner.exec("test__echo", br#"{"text": "hi"}"#, &ctx()).await;
+    assert_eq!(allowed.value(), Some(&json!({"text": "hi", "length": 2})));
+    assert_eq!(
+        *guard.seen.lock().unwrap(),
+        [json!({"text": "forbidden"}), parsed.clone(), json!({"text": "hi"})]
+    );
+    // The record still has them too.
+    assert_eq!(refused.args(), Some(&parsed));
+    assert_eq!(allowed.into_record().args, Some(json!({"text": "hi"})));
+}
+
+#[tokio::test]
+async fn parsed_arguments_go_through_the_same_steps_as_text() {
+    let sink = CollectingSink::new();
+    let runner = runner(&sink);
+    let text = br#"{"text": "ab", "times": 3}"#;
+    let value = json!({"text": "ab", "times": 3});
+    let from_text = runner.exec("test__echo", text, &ctx()).await;
+    let borrowed = runner.exec("test__echo", &value, &ctx()).await;
+    let owned = runner.exec("test__echo", value.clone(), &ctx()).await;
+    for result in [&borrowed, &owned] {
+        assert_eq!(result.value(), from_text.value());
+        assert_eq!(result.args(), Some(&value));
+    }
+    assert_eq!(from_text.value(), Some(&json!({"text": "ababab", "length": 6})));
+
+    let bad_text = runner.exec("test__echo", br#"{"text": 1, "extra": true}"#, &ctx()).await;
+    let bad_value = runner.exec("test__echo", json!({"text": 1, "extra": true}), &ctx()).await;
+    assert_eq!(bad_value.error_code(), Some(Code::Validation));
+    assert_eq!(bad_value.error(), bad_text.error(), "the same errors, every one reported");
+    assert_eq!(bad_value.args(), None);
+
+    // The argument budget counts a value's compact JSON.
+    let small = ToolRunner::builder(catalog())
+        .policy(
+            ToolPolicy::from_json(
+                r#"{"allowed_tools": ["test__echo"], "budgets": {"max_argument_bytes": 15}}"#,
+            )
+            .unwrap(),
+        )
+        .build();
+    let fits = json!({"text": "abcdef"}); // 17 bytes
+    let too_large = small.exec("test__echo", &fits, &ctx()).await;
+    assert_eq!(too_large.error_code(), Some(Code::Validation));
+    assert_eq!(too_large.error().unwrap().message, "the arguments are 17 bytes; the limit is 15");
+    let fits = json!({"text": "abcd"}); // 15 bytes
+    assert!(small.exec("test__echo", &fits, &ctx()).await.is_ok());
+}
+
+/// The liar, wrapped by something that vouches for every output.
+#[derive(Debug, Default)]
+struct Lenient(StaticTool<Liar>);
+
+#[async_trait]
+impl BoundToolRuntime for Lenient {
+    fn spec(&self) -> &ToolSpec {
+        self.0.spec()
+    }
+
+    fn arguments(&self, args: Arguments<'_>) -> Result<ValidatedArgs, ArgumentsError> {
+        self.0.arguments(args)
+    }
+
+    async fn exec(
+        &self,
+        args: ValidatedArgs,
+        ctx: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Value, ToolError> {
+        self.0.exec(args, ctx, caps).await
+    }
+
+    fn validate_output(&self, _: &Value) -> Result<(), tool_runtime::schema::ValidationErrors> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_compile_time_output_schema_is_checked_whatever_the_tool_says() {
+    let catalog = ToolCatalog::builder()
+        .register_bound(Arc::new(Lenient::default()), "the lenient liar".into())
+        .build()
+        .unwrap();
+    let runner = ToolRunner::builder(catalog).policy(policy()).build();
+    let result = runner.exec("test__liar", b"{}", &ctx()).await;
+    assert_eq!(result.error_code(), Some(Code::OutputValidation));
 }

@@ -263,7 +263,7 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolArgs {
     out
 }
 
-/// Rule: a name follows the tool-name rule every tool id follows (`tool_rules::parse_tool_name`:
+/// Rule: a name follows the tool-name rule every tool name follows (`tool_rules::parse_tool_name`:
 /// 1 to 64 of `[a-zA-Z0-9_-]`, namespaced as `<namespace>__<tool>`), and is not in the
 /// namespace reserved for imported tools.
 fn check_name(cx: &Ctxt, lit: &LitStr) {

@@ -91,16 +91,19 @@ impl fmt::Display for ToolNameError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Empty => {
-                write!(f, "a tool id must be 1 to {MAX_TOOL_NAME} characters long; this one has 0")
+                write!(
+                    f,
+                    "a tool name must be 1 to {MAX_TOOL_NAME} characters long; this one has 0"
+                )
             }
             Self::TooLong { chars } => write!(
                 f,
-                "a tool id must be 1 to {MAX_TOOL_NAME} characters long; this one has {chars}"
+                "a tool name must be 1 to {MAX_TOOL_NAME} characters long; this one has {chars}"
             ),
             Self::InvalidChar { .. } => {
-                f.write_str("a tool id may use only `a-z`, `A-Z`, `0-9`, `_` and `-`")
+                f.write_str("a tool name may use only `a-z`, `A-Z`, `0-9`, `_` and `-`")
             }
-            Self::NoNamespace => f.write_str("a tool id is namespaced: `<namespace>__<tool>`"),
+            Self::NoNamespace => f.write_str("a tool name is namespaced: `<namespace>__<tool>`"),
         }
     }
 }
@@ -118,7 +121,7 @@ pub const fn is_name_byte(byte: u8) -> bool {
     byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-'
 }
 
-/// Checks a tool name against the rule every tool id follows: 1 to [`MAX_TOOL_NAME`]
+/// Checks a tool name against the rule every tool name follows: 1 to [`MAX_TOOL_NAME`]
 /// characters of `a-z`, `A-Z`, `0-9`, `_` and `-`, namespaced as `<namespace>__<tool>`. The
 /// parts of the rule are checked in that order; the first one broken is reported.
 ///

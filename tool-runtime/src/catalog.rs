@@ -2,7 +2,7 @@
 //!
 //! A [`ToolCatalog`] is built once, in the composition root: it holds every tool (compile-time
 //! tools and dynamic ones, plus [`ToolSource`]s whose tools may change at run time), the
-//! capabilities the application binds, and the connection broker. Building it fails on an id
+//! capabilities the application binds, and the connection broker. Building it fails on a name
 //! registered twice or a capability some tool declares but nobody bound.
 //!
 //! [`visible_tools`] then filters a source through policy for one caller: the [`VisibleTools`] it
@@ -65,9 +65,9 @@ pub trait ToolSource: Send + Sync + fmt::Debug {
     /// Every tool, in any order.
     fn tools(&self) -> Vec<Arc<dyn BoundToolRuntime>>;
 
-    /// The tool with this id.
-    fn get(&self, id: &str) -> Option<Arc<dyn BoundToolRuntime>> {
-        self.tools().into_iter().find(|tool| tool.id() == id)
+    /// The tool with this name.
+    fn get(&self, name: &str) -> Option<Arc<dyn BoundToolRuntime>> {
+        self.tools().into_iter().find(|tool| tool.name() == name)
     }
 }
 
@@ -94,10 +94,10 @@ pub struct ToolCatalogBuilder {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CatalogProblem {
-    /// Two registrations share an id.
-    DuplicateId {
-        /// The id.
-        id: String,
+    /// Two registrations share a name.
+    DuplicateName {
+        /// The name.
+        name: String,
         /// What registered it first.
         first: String,
         /// What registered it again.
@@ -115,8 +115,8 @@ pub enum CatalogProblem {
 impl fmt::Display for CatalogProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::DuplicateId { id, first, second } => {
-                write!(f, "tool id `{id}` is registered twice: by {first} and by {second}")
+            Self::DuplicateName { name, first, second } => {
+                write!(f, "tool name `{name}` is registered twice: by {first} and by {second}")
             }
             Self::UnboundCapability { tool, capability } if *capability == Auth::NAME => write!(
                 f,
@@ -176,22 +176,22 @@ impl ToolCatalog {
 }
 
 impl ToolSource for ToolCatalog {
-    /// Registered tools first (by id), then each source's tools whose ids are not taken.
+    /// Registered tools first (by name), then each source's tools whose names are not taken.
     fn tools(&self) -> Vec<Arc<dyn BoundToolRuntime>> {
         let mut all = self.tools.clone();
         for source in &self.sources {
             for tool in source.tools() {
-                all.entry(tool.id().to_owned()).or_insert(tool);
+                all.entry(tool.name().to_owned()).or_insert(tool);
             }
         }
         all.into_values().collect()
     }
 
-    fn get(&self, id: &str) -> Option<Arc<dyn BoundToolRuntime>> {
+    fn get(&self, name: &str) -> Option<Arc<dyn BoundToolRuntime>> {
         self.tools
-            .get(id)
+            .get(name)
             .cloned()
-            .or_else(|| self.sources.iter().find_map(|source| source.get(id)))
+            .or_else(|| self.sources.iter().find_map(|source| source.get(name)))
     }
 }
 
@@ -207,7 +207,7 @@ impl ToolCatalogBuilder {
     /// Registers a tool whose schema is known at run time.
     #[cfg(feature = "dynamic")]
     pub fn register_dynamic(self, tool: DynamicTool) -> Self {
-        let origin = format!("a dynamic tool (`{}`)", tool.id());
+        let origin = format!("a dynamic tool (`{}`)", tool.name());
         self.register_bound(Arc::new(tool), origin)
     }
 
@@ -217,7 +217,7 @@ impl ToolCatalogBuilder {
         self
     }
 
-    /// Adds a source whose tools may change at run time; its ids never shadow registered ones.
+    /// Adds a source whose tools may change at run time; its names never shadow registered ones.
     pub fn source(mut self, source: Arc<dyn ToolSource>) -> Self {
         self.sources.push(source);
         self
@@ -245,7 +245,7 @@ impl ToolCatalogBuilder {
     ///
     /// # Errors
     ///
-    /// [`CatalogError`] listing every id registered twice and every capability declared but
+    /// [`CatalogError`] listing every name registered twice and every capability declared but
     /// not bound.
     pub fn build(self) -> Result<ToolCatalog, CatalogError> {
         let mut problems = Vec::new();
@@ -259,19 +259,19 @@ impl ToolCatalogBuilder {
                 };
                 if !bound {
                     problems.push(CatalogProblem::UnboundCapability {
-                        tool: tool.id().to_owned(),
+                        tool: tool.name().to_owned(),
                         capability: capability.name(),
                     });
                 }
             }
-            match tools.get(tool.id()) {
-                Some((_, first)) => problems.push(CatalogProblem::DuplicateId {
-                    id: tool.id().to_owned(),
+            match tools.get(tool.name()) {
+                Some((_, first)) => problems.push(CatalogProblem::DuplicateName {
+                    name: tool.name().to_owned(),
                     first: first.clone(),
                     second: origin,
                 }),
                 None => {
-                    tools.insert(tool.id().to_owned(), (tool, origin));
+                    tools.insert(tool.name().to_owned(), (tool, origin));
                 }
             }
         }
@@ -279,7 +279,7 @@ impl ToolCatalogBuilder {
             return Err(CatalogError(problems));
         }
         Ok(ToolCatalog {
-            tools: tools.into_iter().map(|(id, (tool, _))| (id, tool)).collect(),
+            tools: tools.into_iter().map(|(name, (tool, _))| (name, tool)).collect(),
             sources: self.sources,
             capabilities: self.capabilities,
             broker: self.broker,
@@ -292,19 +292,19 @@ impl ToolCatalogBuilder {
 pub struct VisibleTools(Vec<Arc<dyn BoundToolRuntime>>);
 
 impl VisibleTools {
-    /// The tools, ordered by id.
+    /// The tools, ordered by name.
     pub fn iter(&self) -> impl Iterator<Item = &Arc<dyn BoundToolRuntime>> {
         self.0.iter()
     }
 
-    /// Their specs, ordered by id.
+    /// Their specs, ordered by name.
     pub fn specs(&self) -> impl Iterator<Item = &ToolSpec> {
         self.0.iter().map(|tool| tool.spec())
     }
 
-    /// Their ids, in order.
+    /// Their names, in order.
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.0.iter().map(|tool| tool.id())
+        self.0.iter().map(|tool| tool.name())
     }
 
     /// How many tools are visible.
@@ -326,7 +326,7 @@ impl Serialize for VisibleTools {
     }
 }
 
-/// The tools of `source` that `policy` lets this caller see, ordered by id: the only list to
+/// The tools of `source` that `policy` lets this caller see, ordered by name: the only list to
 /// offer a model. Denied tools are hidden, and so are connection-requiring tools when no
 /// connection is both granted and requested.
 #[must_use]
@@ -337,8 +337,8 @@ pub fn visible_tools(
 ) -> VisibleTools {
     let mut tools: Vec<_> =
         source.tools().into_iter().filter(|tool| policy.shows(ctx, tool.spec())).collect();
-    tools.sort_by(|a, b| a.id().cmp(b.id()));
-    tools.dedup_by(|a, b| a.id() == b.id());
+    tools.sort_by(|a, b| a.name().cmp(b.name()));
+    tools.dedup_by(|a, b| a.name() == b.name());
     VisibleTools(tools)
 }
 

@@ -40,14 +40,14 @@ use crate::spec::{ToolEffect, ToolSpec};
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ToolPolicy {
-    /// Tool ids that may run: exact ids, or `namespace__*` for every tool of a namespace.
-    /// Tools imported at run time (`mcp__...`) are allowed only by their exact id.
+    /// Tool names that may run: exact names, or `namespace__*` for every tool of a namespace.
+    /// Tools imported at run time (`mcp__...`) are allowed only by their exact name.
     pub allowed_tools: Vec<String>,
     /// Effects whose calls need an [`Approver`]'s yes.
     pub require_approval: Vec<ToolEffect>,
     /// Limits for every call.
     pub budgets: Budgets,
-    /// Per-tool exceptions, by exact tool id.
+    /// Per-tool exceptions, by exact tool name.
     pub tools: BTreeMap<String, ToolOverride>,
     /// The connections this application grants.
     pub connections: ConnectionGrant,
@@ -149,28 +149,28 @@ impl ToolPolicy {
         serde_json::from_str(json)
     }
 
-    /// Whether `allowed_tools` lets `tool_id` through (overrides aside).
+    /// Whether `allowed_tools` lets `tool_name` through (overrides aside).
     #[must_use]
-    pub fn lists(&self, tool_id: &str) -> bool {
+    pub fn lists(&self, tool_name: &str) -> bool {
         self.allowed_tools.iter().any(|entry| match entry.strip_suffix('*') {
             Some(prefix) if prefix.ends_with("__") => {
-                tool_id.starts_with(prefix) && !tool_id.starts_with("mcp__")
+                tool_name.starts_with(prefix) && !tool_name.starts_with("mcp__")
             }
-            _ => entry == tool_id,
+            _ => entry == tool_name,
         })
     }
 
-    /// The decision for a call of `tool_id` with `effect`: deny unless listed and not
+    /// The decision for a call of `tool_name` with `effect`: deny unless listed and not
     /// overridden; approval when the effect (or the tool's override) asks for it.
     #[must_use]
     pub fn decide(
         &self,
         _ctx: &ToolInvocationContext,
-        tool_id: &str,
+        tool_name: &str,
         effect: ToolEffect,
     ) -> Decision {
-        let exception = self.tools.get(tool_id);
-        if !self.lists(tool_id) || exception.is_some_and(|exception| exception.deny) {
+        let exception = self.tools.get(tool_name);
+        if !self.lists(tool_name) || exception.is_some_and(|exception| exception.deny) {
             return Decision::Deny { reason: "policy does not allow this tool".to_owned() };
         }
         let approval = exception
@@ -179,11 +179,11 @@ impl ToolPolicy {
         if approval { Decision::RequireApproval } else { Decision::Allow }
     }
 
-    /// The budgets that apply to `tool_id`.
+    /// The budgets that apply to `tool_name`.
     #[must_use]
-    pub fn budgets_for(&self, tool_id: &str) -> Budgets {
+    pub fn budgets_for(&self, tool_name: &str) -> Budgets {
         let mut budgets = self.budgets;
-        if let Some(exception) = self.tools.get(tool_id) {
+        if let Some(exception) = self.tools.get(tool_name) {
             budgets.max_runtime_ms = exception.max_runtime_ms.unwrap_or(budgets.max_runtime_ms);
             budgets.max_argument_bytes =
                 exception.max_argument_bytes.unwrap_or(budgets.max_argument_bytes);
@@ -253,13 +253,13 @@ fn canonical_json(value: &Value, out: &mut String) {
     }
 }
 
-/// An approval of one exact call: bound to the SHA-256 of the tool id, the tool call id and the
+/// An approval of one exact call: bound to the SHA-256 of the tool name, the tool call id and the
 /// canonical validated arguments, so it cannot be replayed for another call or other arguments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Approval([u8; 32]);
 
 impl Approval {
-    /// The approval of calling `tool_id` as `tool_call_id` with exactly `arguments` (for
+    /// The approval of calling `tool_name` as `tool_call_id` with exactly `arguments` (for
     /// approvals given ahead of time, out of band).
     ///
     /// ```
@@ -272,11 +272,11 @@ impl Approval {
     /// assert_ne!(approved, Approval::of("tickets__close", "call_2", &json!({"number": 7, "reason": "fixed"})));
     /// ```
     #[must_use]
-    pub fn of(tool_id: &str, tool_call_id: &str, arguments: &Value) -> Self {
+    pub fn of(tool_name: &str, tool_call_id: &str, arguments: &Value) -> Self {
         let mut canonical = String::new();
         canonical_json(arguments, &mut canonical);
         let mut hasher = Sha256::new();
-        for part in [tool_id, tool_call_id, canonical.as_str()] {
+        for part in [tool_name, tool_call_id, canonical.as_str()] {
             hasher.update((part.len() as u64).to_le_bytes());
             hasher.update(part.as_bytes());
         }
@@ -287,8 +287,8 @@ impl Approval {
 /// A call waiting for approval.
 #[derive(Debug)]
 pub struct ApprovalRequest<'a> {
-    /// The tool id.
-    pub tool_id: &'a str,
+    /// The tool's name.
+    pub tool_name: &'a str,
     /// The call's id.
     pub tool_call_id: &'a str,
     /// What the tool does to the world.
@@ -303,7 +303,7 @@ impl ApprovalRequest<'_> {
     /// Approves exactly this call.
     #[must_use]
     pub fn approve(&self) -> ApprovalDecision {
-        ApprovalDecision::Approved(Approval::of(self.tool_id, self.tool_call_id, self.arguments))
+        ApprovalDecision::Approved(Approval::of(self.tool_name, self.tool_call_id, self.arguments))
     }
 
     /// Denies it, with a message for the model.

@@ -188,6 +188,7 @@ impl Redaction {
 
     /// [`Redaction::apply`] to an output nobody needs afterwards: what is not allowed is
     /// removed in place, and nothing is copied.
+    #[cfg(feature = "runner")]
     pub(crate) fn apply_owned(&self, output: Value) -> Result<Value, RedactionError> {
         let Value::Object(mut map) = output else {
             return Err(RedactionError);
@@ -296,6 +297,7 @@ fn keep_nested(value: &Value, paths: &[&str]) -> Option<Value> {
 }
 
 /// [`keep_object`] in place, for a map nobody needs afterwards.
+#[cfg(feature = "runner")]
 fn retain_object(map: &mut Map<String, Value>, paths: &[&str]) {
     map.retain(|key, value| match allowed_below(paths, key) {
         Allowed::Nothing => false,
@@ -305,6 +307,7 @@ fn retain_object(map: &mut Map<String, Value>, paths: &[&str]) {
 }
 
 /// [`keep_nested`] in place; `false` when the value goes.
+#[cfg(feature = "runner")]
 fn retain_nested(value: &mut Value, paths: &[&str]) -> bool {
     match value {
         Value::Object(map) => {
@@ -449,7 +452,7 @@ impl ToolSpec {
         }
     }
 
-    /// The tool's id, unique in a catalog (`<namespace>__<tool>`).
+    /// The tool's name, unique in a catalog (`<namespace>__<tool>`).
     #[must_use]
     pub fn name(&self) -> &str {
         &self.name
@@ -549,7 +552,7 @@ impl Serialize for ToolSpec {
     }
 }
 
-/// A tool id that breaks the naming rule.
+/// A tool name that breaks the naming rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NameError(tool_rules::ToolNameError);
 
@@ -561,7 +564,7 @@ impl fmt::Display for NameError {
 
 impl std::error::Error for NameError {}
 
-/// Checks a tool id: 1 to 64 characters of `a-z`, `A-Z`, `0-9`, `_` and `-` (what every
+/// Checks a tool name: 1 to 64 characters of `a-z`, `A-Z`, `0-9`, `_` and `-` (what every
 /// provider accepts), namespaced as `<namespace>__<tool>`. `#[tool]` applies the same rule at
 /// compile time (and also reserves the `mcp` namespace for imported tools).
 ///

@@ -43,7 +43,7 @@ impl Approver for Announced {
         };
         println!(
             "  approval for {} ({}, {}): {verdict}",
-            request.tool_id, request.tool_call_id, request.effect
+            request.tool_name, request.tool_call_id, request.effect
         );
         decision
     }
@@ -142,7 +142,7 @@ fn show_records(records: &[ToolInvocationRecord]) {
         println!(
             "{} | {} | {} | {} | {}",
             cell(&record.tool_call_id, 14),
-            cell(&record.name, 23),
+            cell(&record.tool_name, 23),
             cell(&outcome, 15),
             cell(&args, 34),
             cell(&result, 34)

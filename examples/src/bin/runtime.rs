@@ -116,7 +116,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!(
             "{} | {} | {} | {}",
             cell(&record.tool_call_id, 7),
-            cell(&record.name, 23),
+            cell(&record.tool_name, 23),
             cell(&outcome, 16),
             cell(&format!("{args} -> {result}"), 60)
         );

@@ -9,7 +9,7 @@ use super::{ChatModel, Message, ModelError, ModelErrorKind, ModelRequest, ModelT
 use crate::adapters::{Decoded, FinishReason, StreamEvent, ToolChoice, ToolOutcome, ToolResult};
 use crate::catalog::ToolSource;
 use crate::runner::ToolRunner;
-use crate::runtime::{ToolExecResult, ToolInvocationContext, ToolInvocationRecord};
+use crate::runtime::{Arguments, ToolExecResult, ToolInvocationContext, ToolInvocationRecord};
 use crate::spec::{ToolEffect, ToolSpec};
 
 /// How an [`Agent`] runs. Start from `AgentConfig::default()` and change what you need:
@@ -498,18 +498,28 @@ impl Agent {
         results: &mut [Option<ToolResult>],
         records: &mut [Option<ToolInvocationRecord>],
     ) {
-        let outcomes: Vec<(usize, ToolExecResult)> = futures_util::stream::iter(
-            indices.iter().copied(),
-        )
-        .map(|index| {
-            let call = &decoded.calls[index];
-            let call_ctx = ctx.clone().with_tool_call_id(call.id.clone());
-            let raw = call.arguments.to_json_text();
-            async move { (index, self.runner.exec(&call.name, raw.as_bytes(), &call_ctx).await) }
-        })
-        .buffered(self.config.max_concurrent.max(1))
-        .collect()
-        .await;
+        let outcomes: Vec<(usize, ToolExecResult)> =
+            futures_util::stream::iter(indices.iter().copied())
+                .map(|index| {
+                    let call = &decoded.calls[index];
+                    let call_ctx = ctx.clone().with_tool_call_id(call.id.clone());
+                    async move {
+                        // Parsed arguments go to the runner as they are; only text that did not parse
+                        // goes as text (the runner reports it as `invalid_json`).
+                        let text;
+                        let args = match call.arguments.value() {
+                            Some(value) => Arguments::from(value),
+                            None => {
+                                text = call.arguments.to_json_text();
+                                Arguments::from(text.as_str())
+                            }
+                        };
+                        (index, self.runner.exec(&call.name, args, &call_ctx).await)
+                    }
+                })
+                .buffered(self.config.max_concurrent.max(1))
+                .collect()
+                .await;
         for (index, executed) in outcomes {
             let call = &decoded.calls[index];
             let result = match &executed.outcome {

@@ -15,7 +15,7 @@ use serde_json::Value;
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::names::{ServerName, imported_tool_id};
+use super::names::{ServerName, imported_tool_name};
 use super::remote::{ProgressRoutes, Remote};
 use crate::catalog::ToolSource;
 use crate::runtime::{BoundToolRuntime, DynamicTool, DynamicToolError};
@@ -42,15 +42,15 @@ impl McpImportOptions {
         Self::default()
     }
 
-    /// The output fields of the tool with this imported id that may leave the runner (dotted
+    /// The output fields of the tool with this imported name that may leave the runner (dotted
     /// paths, as in `#[tool(redact = [...])]`). For a tool without an `outputSchema` the output
     /// is `{"content": [...]}`, the MCP content blocks; allow `content` to let them through.
-    pub fn redact<I, S>(mut self, tool_id: impl Into<String>, paths: I) -> Self
+    pub fn redact<I, S>(mut self, tool_name: impl Into<String>, paths: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.redact.insert(tool_id.into(), paths.into_iter().map(Into::into).collect());
+        self.redact.insert(tool_name.into(), paths.into_iter().map(Into::into).collect());
         self
     }
 }
@@ -62,9 +62,9 @@ pub enum RefusalReason {
     /// Its definition is unusable: a schema outside the allowed subset (with the JSON pointer
     /// of the construct), an invalid schema, or a redaction path the output schema lacks.
     Definition(DynamicToolError),
-    /// Another tool of the same server got the same id.
-    DuplicateId {
-        /// The MCP name of the tool that kept the id.
+    /// Another tool of the same server got the same imported name.
+    DuplicateName {
+        /// The MCP name of the tool that kept the imported name.
         kept: String,
     },
 }
@@ -73,7 +73,7 @@ impl fmt::Display for RefusalReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Definition(error) => write!(f, "{error}"),
-            Self::DuplicateId { kept } => write!(f, "its id is already taken by `{kept}`"),
+            Self::DuplicateName { kept } => write!(f, "its name is already taken by `{kept}`"),
         }
     }
 }
@@ -83,15 +83,15 @@ impl fmt::Display for RefusalReason {
 pub struct RefusedTool {
     /// The tool's name on the MCP server.
     pub name: String,
-    /// The id it would have had.
-    pub id: String,
+    /// The name it would have had in a catalog.
+    pub imported_name: String,
     /// Why it was refused.
     pub reason: RefusalReason,
 }
 
 impl fmt::Display for RefusedTool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "`{}` (`{}`): {}", self.name.escape_debug(), self.id, self.reason)
+        write!(f, "`{}` (`{}`): {}", self.name.escape_debug(), self.imported_name, self.reason)
     }
 }
 
@@ -184,30 +184,30 @@ impl ClientHandler for ImportClient {
     }
 }
 
-/// The tools of one MCP server, imported as untrusted [`DynamicTool`]s with ids
-/// `mcp__<server>__<tool>` (see [`imported_tool_id`]). Add it to a catalog with
+/// The tools of one MCP server, imported as untrusted [`DynamicTool`]s named
+/// `mcp__<server>__<tool>` (see [`imported_tool_name`]). Add it to a catalog with
 /// [`ToolCatalogBuilder::source`](crate::catalog::ToolCatalogBuilder::source).
 ///
 /// - Nothing is visible by itself: policy shows an `mcp__` tool only when `allowed_tools`
-///   names its exact id, so a tool the server adds later stays hidden.
+///   names it exactly, so a tool the server adds later stays hidden.
 /// - Arguments are validated against the server's `inputSchema` before they are sent;
 ///   outputs against its `outputSchema` when it has one; redaction lets nothing through
 ///   unless [`McpImportOptions::redact`] allowlists fields.
 /// - Tools whose definitions cannot be trusted to mean what they say (a schema construct
 ///   outside the subset, an invalid schema) are [`refused`](Self::refused), with the reason.
 /// - On `notifications/tools/list_changed` the list is fetched again: definitions are
-///   replaced, new tools are added (still hidden), vanished tools removed; an id's effect
+///   replaced, new tools are added (still hidden), vanished tools removed; a name's effect
 ///   never becomes less cautious than it was.
 /// - A failed call reports a fixed message, never the server's text.
 ///
 /// ```no_run
 /// use std::sync::Arc;
 /// use tool_runtime::catalog::ToolCatalog;
-/// use tool_runtime::mcp::{McpImportOptions, McpToolSource, ServerName, imported_tool_id};
+/// use tool_runtime::mcp::{McpImportOptions, McpToolSource, ServerName, imported_tool_name};
 ///
 /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
 /// let server = ServerName::new("tracker")?;
-/// let create = imported_tool_id(&server, "create_issue");          // "mcp__tracker__create_issue"
+/// let create = imported_tool_name(&server, "create_issue");          // "mcp__tracker__create_issue"
 /// let options = McpImportOptions::new().redact(create.as_str(), ["number", "url"]);
 /// let tracker = McpToolSource::connect_http(server, "http://127.0.0.1:8931/mcp", options).await?;
 /// for refused in tracker.refused() {
@@ -392,23 +392,27 @@ impl SourceInner {
             let mut refused = Vec::new();
             let mut owners: BTreeMap<String, String> = BTreeMap::new();
             for tool in listed {
-                let id = imported_tool_id(&self.server, &tool.name);
-                if let Some(kept) = owners.get(&id) {
-                    let reason = RefusalReason::DuplicateId { kept: kept.clone() };
-                    refused.push(RefusedTool { name: tool.name.to_string(), id, reason });
+                let imported = imported_tool_name(&self.server, &tool.name);
+                if let Some(kept) = owners.get(&imported) {
+                    let reason = RefusalReason::DuplicateName { kept: kept.clone() };
+                    refused.push(RefusedTool {
+                        name: tool.name.to_string(),
+                        imported_name: imported,
+                        reason,
+                    });
                     continue;
                 }
-                owners.insert(id.clone(), tool.name.to_string());
+                owners.insert(imported.clone(), tool.name.to_string());
                 let effect = effect_from_annotations(tool.annotations.as_ref())
-                    .max(state.effects.get(&id).copied().unwrap_or(ToolEffect::ReadOnly));
-                state.effects.insert(id.clone(), effect);
-                match self.bind(&id, &tool, effect) {
+                    .max(state.effects.get(&imported).copied().unwrap_or(ToolEffect::ReadOnly));
+                state.effects.insert(imported.clone(), effect);
+                match self.bind(&imported, &tool, effect) {
                     Ok(bound) => {
-                        tools.insert(id, Arc::new(bound));
+                        tools.insert(imported, Arc::new(bound));
                     }
                     Err(error) => refused.push(RefusedTool {
                         name: tool.name.to_string(),
-                        id,
+                        imported_name: imported,
                         reason: RefusalReason::Definition(error),
                     }),
                 }
@@ -432,14 +436,14 @@ impl SourceInner {
 
     fn bind(
         &self,
-        id: &str,
+        name: &str,
         tool: &Tool,
         effect: ToolEffect,
     ) -> Result<DynamicTool, DynamicToolError> {
-        let redact = self.options.redact.get(id).cloned().unwrap_or_default();
+        let redact = self.options.redact.get(name).cloned().unwrap_or_default();
         let description = tool.description.as_deref().unwrap_or_default();
         let mut builder =
-            DynamicTool::builder(id, description, Value::Object((*tool.input_schema).clone()))
+            DynamicTool::builder(name, description, Value::Object((*tool.input_schema).clone()))
                 .effect(effect)
                 .redact(redact);
         if let Some(output) = &tool.output_schema {
@@ -464,8 +468,8 @@ impl ToolSource for McpToolSource {
         state.tools.values().map(|tool| Arc::clone(tool) as Arc<dyn BoundToolRuntime>).collect()
     }
 
-    fn get(&self, id: &str) -> Option<Arc<dyn BoundToolRuntime>> {
+    fn get(&self, name: &str) -> Option<Arc<dyn BoundToolRuntime>> {
         let state = self.inner.state.read().unwrap_or_else(PoisonError::into_inner);
-        state.tools.get(id).map(|tool| Arc::clone(tool) as Arc<dyn BoundToolRuntime>)
+        state.tools.get(name).map(|tool| Arc::clone(tool) as Arc<dyn BoundToolRuntime>)
     }
 }

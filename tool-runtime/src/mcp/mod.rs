@@ -9,9 +9,9 @@
 //!   [`ToolRunner::exec`](crate::runner::ToolRunner::exec): policy, approval, validation,
 //!   budgets and redaction all apply.
 //! - **Import**: [`McpToolSource`] connects to an MCP server (a child process over stdio, or
-//!   Streamable HTTP) and offers its tools as untrusted dynamic tools with ids
-//!   `mcp__<server>__<tool>` ([`imported_tool_id`]). Policy shows them only when
-//!   `allowed_tools` names the exact id; their arguments and outputs are validated against the
+//!   Streamable HTTP) and offers its tools as untrusted dynamic tools named
+//!   `mcp__<server>__<tool>` ([`imported_tool_name`]). Policy shows them only when
+//!   `allowed_tools` names them exactly; their arguments and outputs are validated against the
 //!   server's schemas; redaction lets nothing through unless the application allowlists fields
 //!   ([`McpImportOptions::redact`]); tools with forbidden schema constructs are
 //!   [refused with the reason](McpToolSource::refused); effects are read from annotations,
@@ -55,7 +55,7 @@
 //!     }
 //! });
 //!
-//! // Import: untrusted until the policy names the exact id.
+//! // Import: untrusted until the policy names the tool exactly.
 //! let options = McpImportOptions::new().redact("mcp__calc__math__add", ["sum"]);
 //! let source = McpToolSource::connect(ServerName::new("calc").unwrap(), ours, options).await.unwrap();
 //! assert!(source.get("mcp__calc__math__add").is_some());
@@ -99,7 +99,7 @@ pub use import::{
     McpImportError, McpImportOptions, McpToolSource, RefusalReason, RefusedTool,
     effect_from_annotations,
 };
-pub use names::{ServerName, ServerNameError, imported_tool_id};
+pub use names::{ServerName, ServerNameError, imported_tool_name};
 pub use serve::{McpServeError, McpServer, McpServerBuilder, ToolHints, annotations};
 
 /// The rmcp crate this module is built on, for transports, the model types and clients.

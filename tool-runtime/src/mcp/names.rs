@@ -1,20 +1,20 @@
-//! Ids for imported tools: `mcp__<server>__<tool>`, shortened deterministically when the MCP
-//! name would break the id rule (64 characters of `a-z`, `A-Z`, `0-9`, `_`, `-`).
+//! Names for imported tools: `mcp__<server>__<tool>`, shortened deterministically when the MCP
+//! name would break the naming rule (64 characters of `a-z`, `A-Z`, `0-9`, `_`, `-`).
 
 use std::fmt;
 
 use sha2::{Digest, Sha256};
 
-/// The longest server name: leaves room in a 64-character id for a recognisable tool name.
+/// The longest server name: leaves room in a 64-character name for a recognisable tool name.
 const MAX_SERVER: usize = 24;
-/// The longest id every provider accepts.
-const MAX_ID: usize = tool_rules::MAX_TOOL_NAME;
-/// Hex digits of the hash suffix a shortened id ends with.
+/// The longest tool name every provider accepts.
+const MAX_NAME: usize = tool_rules::MAX_TOOL_NAME;
+/// Hex digits of the hash suffix a shortened name ends with.
 const HASH_DIGITS: usize = 8;
 
 /// The name an application gives an MCP server it imports from: the `<server>` in
 /// `mcp__<server>__<tool>`. 1 to 24 characters of `a-z`, `A-Z`, `0-9`, `_` and `-`, without
-/// `__` and not starting or ending with `_`, so an id splits back into its parts one way only.
+/// `__` and not starting or ending with `_`, so a tool name splits back into its parts one way only.
 ///
 /// ```
 /// use tool_runtime::mcp::ServerName;
@@ -38,8 +38,8 @@ impl fmt::Display for ServerNameError {
 
 impl std::error::Error for ServerNameError {}
 
-/// Whether every provider accepts `c` in a tool id.
-fn id_char(c: char) -> bool {
+/// Whether every provider accepts `c` in a tool name.
+fn name_char(c: char) -> bool {
     u8::try_from(c).is_ok_and(tool_rules::is_name_byte)
 }
 
@@ -57,7 +57,7 @@ impl ServerName {
                 "an MCP server name must be 1 to {MAX_SERVER} characters long; this one has {count}"
             )));
         }
-        if !name.chars().all(id_char) {
+        if !name.chars().all(name_char) {
             return Err(ServerNameError(
                 "an MCP server name may use only `a-z`, `A-Z`, `0-9`, `_` and `-`".to_owned(),
             ));
@@ -83,30 +83,31 @@ impl fmt::Display for ServerName {
     }
 }
 
-/// The id of the tool `tool` of `server`: `mcp__<server>__<tool>` when that is a valid id;
+/// The name of the tool `tool` of `server` in a catalog: `mcp__<server>__<tool>` when that is a
+/// valid tool name;
 /// otherwise the tool part is cut to fit, its rejected characters become `_`, and it ends with
 /// `_` and 8 hex digits of SHA-256 over the server and the original name, so distinct names
-/// keep distinct ids and the same name always gets the same id. The original name is what the
+/// keep distinct names and the same name always gets the same one. The original name is what the
 /// importer sends to the server.
 ///
 /// ```
-/// use tool_runtime::mcp::{ServerName, imported_tool_id};
+/// use tool_runtime::mcp::{ServerName, imported_tool_name};
 ///
 /// let github = ServerName::new("github").unwrap();
-/// assert_eq!(imported_tool_id(&github, "create_issue"), "mcp__github__create_issue");
+/// assert_eq!(imported_tool_name(&github, "create_issue"), "mcp__github__create_issue");
 ///
-/// let dotted = imported_tool_id(&github, "issues.create");
+/// let dotted = imported_tool_name(&github, "issues.create");
 /// assert!(dotted.starts_with("mcp__github__issues_create_"));
-/// assert_eq!(dotted, imported_tool_id(&github, "issues.create"));   // deterministic
-/// assert_ne!(dotted, imported_tool_id(&github, "issues/create"));  // distinct
+/// assert_eq!(dotted, imported_tool_name(&github, "issues.create"));   // deterministic
+/// assert_ne!(dotted, imported_tool_name(&github, "issues/create"));  // distinct
 ///
-/// let long = imported_tool_id(&github, &"x".repeat(100));
+/// let long = imported_tool_name(&github, &"x".repeat(100));
 /// assert_eq!(long.len(), 64);
 /// ```
 #[must_use]
-pub fn imported_tool_id(server: &ServerName, tool: &str) -> String {
+pub fn imported_tool_name(server: &ServerName, tool: &str) -> String {
     let plain = format!("mcp__{server}__{tool}");
-    if !tool.is_empty() && plain.len() <= MAX_ID && tool.chars().all(id_char) {
+    if !tool.is_empty() && plain.len() <= MAX_NAME && tool.chars().all(name_char) {
         return plain;
     }
     let mut hasher = Sha256::new();
@@ -115,8 +116,9 @@ pub fn imported_tool_id(server: &ServerName, tool: &str) -> String {
     hasher.update(tool.as_bytes());
     let digest: String =
         hasher.finalize().iter().take(HASH_DIGITS / 2).map(|byte| format!("{byte:02x}")).collect();
-    let room = MAX_ID - "mcp__".len() - server.as_str().len() - "__".len() - 1 - HASH_DIGITS;
-    let stem: String = tool.chars().map(|c| if id_char(c) { c } else { '_' }).take(room).collect();
+    let room = MAX_NAME - "mcp__".len() - server.as_str().len() - "__".len() - 1 - HASH_DIGITS;
+    let stem: String =
+        tool.chars().map(|c| if name_char(c) { c } else { '_' }).take(room).collect();
     if stem.is_empty() {
         format!("mcp__{server}__{digest}")
     } else {
@@ -130,11 +132,11 @@ mod tests {
     use crate::spec::check_tool_name;
 
     #[test]
-    fn every_id_is_valid() {
+    fn every_name_is_valid() {
         let server = ServerName::new("a-server-name-of-24-char").unwrap();
         for tool in ["", "ok", "with space", "ünïcödé", "a/b.c", &"y".repeat(200), "__"] {
-            let id = imported_tool_id(&server, tool);
-            assert!(check_tool_name(&id).is_ok(), "{id}");
+            let name = imported_tool_name(&server, tool);
+            assert!(check_tool_name(&name).is_ok(), "{name}");
         }
     }
 

@@ -28,7 +28,7 @@ type ContextFn = Arc<dyn Fn() -> ToolInvocationContext + Send + Sync>;
 /// A [`ToolRunner`] as an MCP server (an rmcp [`ServerHandler`]). Cheap to clone.
 ///
 /// - `tools/list` lists the tools the runner's policy shows for the server's
-///   [context](McpServerBuilder::context), ordered by id, with `inputSchema`, `outputSchema`
+///   [context](McpServerBuilder::context), ordered by name, with `inputSchema`, `outputSchema`
 ///   (narrowed to the fields redaction lets through, since that is what `structuredContent`
 ///   carries) and every annotation hint written out (see [`annotations`]).
 /// - `tools/call` runs [`ToolRunner::exec`]: policy, approval, validation and redaction all
@@ -256,7 +256,7 @@ impl McpServer {
         }
     }
 
-    /// The `tools/list` answer: the tools the policy shows, ordered by id.
+    /// The `tools/list` answer: the tools the policy shows, ordered by name.
     #[must_use]
     pub fn tools(&self) -> Vec<Tool> {
         let ctx = (self.inner.context)();
@@ -360,10 +360,8 @@ impl McpServer {
                 None,
             ));
         }
+        // Already parsed by the transport: handed over as they are, never re-encoded.
         let args = Value::Object(request.arguments.unwrap_or_default());
-        let raw = serde_json::to_vec(&args).map_err(|error| {
-            ErrorData::internal_error(format!("arguments could not be encoded: {error}"), None)
-        })?;
         let (progress_tx, mut progress_rx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
         let token = context.meta.get_progress_token();
         if token.is_some() {
@@ -383,7 +381,7 @@ impl McpServer {
                 let _ = peer.notify_progress(param).await;
             }
         };
-        let exec = inner.runner.exec(&request.name, &raw, &ctx);
+        let exec = inner.runner.exec(&request.name, args, &ctx);
         tokio::pin!(exec);
         let result = loop {
             tokio::select! {
@@ -426,9 +424,9 @@ impl McpServerBuilder {
         self
     }
 
-    /// Overrides the annotation hints of one tool, by id.
-    pub fn hints(mut self, tool_id: impl Into<String>, hints: ToolHints) -> Self {
-        self.hints.insert(tool_id.into(), hints);
+    /// Overrides the annotation hints of one tool, by name.
+    pub fn hints(mut self, tool_name: impl Into<String>, hints: ToolHints) -> Self {
+        self.hints.insert(tool_name.into(), hints);
         self
     }
 

@@ -1,93 +1,181 @@
 use std::any::Any;
+use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
 use serde_json::Value;
 
 use super::{CapabilityRef, Tool, ToolCapabilities, ToolError, ToolInvocationContext};
 use crate::schema::{ArgumentsError, ToolSchema, ValidationErrors, decode_checked, parse_json};
-use crate::spec::{RedactionError, ToolEffect, ToolSpec};
+use crate::spec::{SpecSchema, ToolEffect, ToolSpec};
 
-/// Arguments that passed a tool's validation: the canonical JSON value (recorded, hashed for
-/// approvals) and, for compile-time tools, the typed arguments decoded from that same value.
+/// The arguments of one call, as they reach a tool: JSON text as the model sent it, or a value
+/// that is already parsed (an agent loop or an MCP server holds one). Either way the tool
+/// validates them the same way and reports every error.
+///
+/// Made with `From`: `&[u8]`, `&[u8; N]`, `&str`, `&String` and `&Vec<u8>` are JSON *text*;
+/// `&Value` and `Value` are parsed (an owned value is used without a copy).
+///
+/// ```
+/// use serde_json::json;
+/// use tool_runtime::runtime::Arguments;
+///
+/// let raw = Arguments::from(br#"{"a": 1}"#);
+/// let parsed = Arguments::from(json!({"a": 1}));
+/// assert_eq!(raw.into_value().unwrap(), parsed.into_value().unwrap());
+/// assert!(Arguments::from("{not json").into_value().is_err());
+/// ```
+#[derive(Debug, Clone)]
+pub enum Arguments<'a> {
+    /// JSON text (UTF-8 bytes), not yet parsed.
+    Raw(&'a [u8]),
+    /// A parsed JSON value, borrowed or owned.
+    Parsed(Cow<'a, Value>),
+}
+
+impl Arguments<'_> {
+    /// The arguments as a value: raw text parsed strictly (exactly one JSON value, no duplicate
+    /// keys), a borrowed value copied, an owned one moved.
+    ///
+    /// # Errors
+    ///
+    /// [`ArgumentsError::InvalidJson`] when raw text is not exactly one JSON value.
+    pub fn into_value(self) -> Result<Value, ArgumentsError> {
+        match self {
+            Self::Raw(raw) => parse_json(raw).map_err(ArgumentsError::InvalidJson),
+            Self::Parsed(value) => Ok(value.into_owned()),
+        }
+    }
+}
+
+impl<'a> From<&'a [u8]> for Arguments<'a> {
+    fn from(raw: &'a [u8]) -> Self {
+        Self::Raw(raw)
+    }
+}
+
+impl<'a, const N: usize> From<&'a [u8; N]> for Arguments<'a> {
+    fn from(raw: &'a [u8; N]) -> Self {
+        Self::Raw(raw)
+    }
+}
+
+impl<'a> From<&'a Vec<u8>> for Arguments<'a> {
+    fn from(raw: &'a Vec<u8>) -> Self {
+        Self::Raw(raw)
+    }
+}
+
+impl<'a> From<&'a str> for Arguments<'a> {
+    fn from(text: &'a str) -> Self {
+        Self::Raw(text.as_bytes())
+    }
+}
+
+impl<'a> From<&'a String> for Arguments<'a> {
+    fn from(text: &'a String) -> Self {
+        Self::Raw(text.as_bytes())
+    }
+}
+
+impl<'a> From<&'a Value> for Arguments<'a> {
+    fn from(value: &'a Value) -> Self {
+        Self::Parsed(Cow::Borrowed(value))
+    }
+}
+
+impl From<Value> for Arguments<'_> {
+    fn from(value: Value) -> Self {
+        Self::Parsed(Cow::Owned(value))
+    }
+}
+
+/// Arguments that passed a tool's validation: the validated JSON value (recorded, hashed for
+/// approvals, readable by anything that wraps a tool) and, for compile-time tools, the typed
+/// arguments decoded from that same value.
 pub struct ValidatedArgs {
-    value: ArgsJson,
+    json: ArgsJson,
     typed: Option<Box<dyn Any + Send + Sync>>,
 }
 
 impl ValidatedArgs {
-    /// The validated arguments as JSON.
+    /// The validated arguments as JSON: always the arguments the tool runs with.
     #[must_use]
     pub fn value(&self) -> &Value {
-        self.value.get()
+        self.json.get()
     }
 
-    /// The value, for the call's record. A compile-time tool runs from its typed arguments and
-    /// never reads the value again, so it is moved out rather than copied.
+    /// The value, shared with the call's record (no copy).
     #[cfg(feature = "runner")]
-    pub(crate) fn value_for_record(&mut self) -> ArgsJson {
-        if self.typed.is_some() {
-            std::mem::replace(&mut self.value, ArgsJson::null())
-        } else {
-            self.value.clone()
-        }
+    pub(crate) fn json(&self) -> &ArgsJson {
+        &self.json
     }
 
     /// Arguments validated as a value, with no typed form (run-time tools).
     #[cfg(feature = "dynamic")]
     pub(crate) fn untyped(value: Value) -> Self {
-        Self { value: ArgsJson::from_value(value), typed: None }
+        Self { json: ArgsJson::from_value(value), typed: None }
     }
 
     /// The arguments as a value, parsed now if they were kept as raw bytes.
     #[cfg(feature = "dynamic")]
     pub(crate) fn into_value(self) -> Value {
-        self.value.into_value()
+        self.json.into_value()
     }
 }
 
-/// Validated arguments as JSON: a value, or the raw bytes that were validated while they were
-/// decoded ([`BoundToolRuntime::validate_raw`]), parsed the first time the value is read.
-/// Raw bytes are only kept when they parse to exactly the validated value (no duplicate keys,
-/// nothing to normalise).
-#[derive(Clone)]
-pub(crate) struct ArgsJson {
-    raw: Option<Box<[u8]>>,
-    value: OnceLock<Value>,
+/// Validated arguments as JSON, shared by reference count between the arguments a tool runs
+/// with and the call's record: the validated value, or the raw bytes that were validated while
+/// they were decoded (parsed the first time the value is read). Raw bytes are only kept when
+/// they parse to exactly the validated value (no duplicate keys, nothing to normalise). The
+/// parse is boxed: it is rare, and a `Value` inline would make every call's state larger.
+pub(crate) enum ArgsJson {
+    Raw { bytes: Arc<[u8]>, parsed: OnceLock<Box<Value>> },
+    Value(Arc<Value>),
 }
 
 impl ArgsJson {
     pub(crate) fn from_value(value: Value) -> Self {
-        Self { raw: None, value: OnceLock::from(value) }
-    }
-
-    /// Reads as `null`; sets nothing up (a value built with `from_value` costs a `OnceLock`
-    /// initialisation).
-    #[cfg(feature = "runner")]
-    fn null() -> Self {
-        Self { raw: None, value: OnceLock::new() }
+        Self::Value(Arc::new(value))
     }
 
     fn from_raw(raw: &[u8]) -> Self {
-        Self { raw: Some(raw.into()), value: OnceLock::new() }
+        Self::Raw { bytes: raw.into(), parsed: OnceLock::new() }
     }
 
-    fn parse(raw: Option<&[u8]>) -> Value {
-        // No bytes: `ArgsJson::null`. Bytes were validated, so they parse; `Null` only guards
-        // against the impossible.
-        raw.and_then(|raw| parse_json(raw).ok()).unwrap_or(Value::Null)
+    fn parse(raw: &[u8]) -> Value {
+        // The bytes were validated, so they parse; `Null` only guards against the impossible.
+        parse_json(raw).unwrap_or(Value::Null)
     }
 
     pub(crate) fn get(&self) -> &Value {
-        self.value.get_or_init(|| Self::parse(self.raw.as_deref()))
+        match self {
+            Self::Raw { bytes, parsed } => parsed.get_or_init(|| Box::new(Self::parse(bytes))),
+            Self::Value(value) => value,
+        }
     }
 
     pub(crate) fn into_value(self) -> Value {
-        match self.value.into_inner() {
-            Some(value) => value,
-            None => Self::parse(self.raw.as_deref()),
+        match self {
+            Self::Raw { bytes, parsed } => {
+                parsed.into_inner().map_or_else(|| Self::parse(&bytes), |value| *value)
+            }
+            Self::Value(value) => Arc::unwrap_or_clone(value),
+        }
+    }
+}
+
+impl Clone for ArgsJson {
+    /// Shares the bytes or the value; a parse already made is not copied (the clone parses
+    /// again if it is read).
+    fn clone(&self) -> Self {
+        match self {
+            Self::Raw { bytes, .. } => {
+                Self::Raw { bytes: Arc::clone(bytes), parsed: OnceLock::new() }
+            }
+            Self::Value(value) => Self::Value(Arc::clone(value)),
         }
     }
 }
@@ -116,16 +204,76 @@ impl fmt::Debug for ValidatedArgs {
 /// compile-time tools ([`StaticTool`]) and run-time ones
 /// ([`DynamicTool`](crate::runtime::DynamicTool)) side by side.
 ///
-/// The runner calls, in order: [`validate_input`](Self::validate_input),
-/// [`exec`](Self::exec), [`validate_output`](Self::validate_output),
-/// [`redact`](Self::redact). Nothing else may run a tool.
+/// A tool is what it declares ([`spec`](Self::spec)), what it accepts
+/// ([`arguments`](Self::arguments)), what it does ([`exec`](Self::exec)) and what it may
+/// return ([`validate_output`](Self::validate_output)); the other methods read the spec. The
+/// runner calls them in that order, and applies the spec's redaction allowlist to the output
+/// itself. Nothing else may run a tool.
+///
+/// Wrapping a tool is implementing this trait by delegation; the arguments a wrapper sees are
+/// the validated arguments the tool runs with:
+///
+/// ```
+/// use std::sync::Arc;
+/// use serde_json::Value;
+/// use tool_runtime::prelude::*;
+/// use tool_runtime::runtime::{Arguments, BoundToolRuntime, StaticTool, ValidatedArgs};
+/// use tool_runtime::schema::ArgumentsError;
+///
+/// /// Read a file.
+/// #[tool(name = "fs__read", effect = read_only, redact = ["text"])]
+/// struct Read { path: String }
+/// #[derive(Serialize, ToolSchema)]
+/// struct Text { text: String }
+/// impl Tool for Read {
+///     type Output = Text;
+///     async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Text, ToolError> {
+///         Ok(Text { text: format!("contents of {}", self.path) })
+///     }
+/// }
+///
+/// /// Refuses paths under `/etc`, whatever the tool would do with them.
+/// #[derive(Debug)]
+/// struct NoEtc(StaticTool<Read>);
+///
+/// #[async_trait::async_trait]
+/// impl BoundToolRuntime for NoEtc {
+///     fn spec(&self) -> &ToolSpec {
+///         self.0.spec()
+///     }
+///     fn arguments(&self, args: Arguments<'_>) -> Result<ValidatedArgs, ArgumentsError> {
+///         self.0.arguments(args)
+///     }
+///     async fn exec(
+///         &self,
+///         args: ValidatedArgs,
+///         ctx: &ToolInvocationContext,
+///         caps: &ToolCapabilities,
+///     ) -> Result<Value, ToolError> {
+///         if args.value()["path"].as_str().is_some_and(|path| path.starts_with("/etc")) {
+///             return Err(ToolError::new("paths under /etc are off limits"));
+///         }
+///         self.0.exec(args, ctx, caps).await
+///     }
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let guarded = NoEtc(StaticTool::new());
+/// let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "user-1", tenant_id: "tenant-1" });
+/// let caps = ToolCapabilities::new();
+/// let args = guarded.arguments(Arguments::from(r#"{"path": "/etc/passwd"}"#)).unwrap();
+/// assert!(guarded.exec(args, &ctx, &caps).await.is_err());
+/// let args = guarded.arguments(Arguments::from(r#"{"path": "notes.txt"}"#)).unwrap();
+/// assert!(guarded.exec(args, &ctx, &caps).await.is_ok());
+/// # });
+/// ```
 #[async_trait]
 pub trait BoundToolRuntime: Send + Sync + fmt::Debug {
     /// The tool's spec.
     fn spec(&self) -> &ToolSpec;
 
-    /// The tool's id.
-    fn id(&self) -> &str {
+    /// The tool's name, unique in a catalog (the spec's).
+    fn name(&self) -> &str {
         self.spec().name()
     }
 
@@ -144,23 +292,17 @@ pub trait BoundToolRuntime: Send + Sync + fmt::Debug {
         self.spec().capabilities()
     }
 
-    /// Validates parsed arguments against the input schema (every error collected) and
-    /// prepares them for [`exec`](Self::exec).
+    /// Validates a call's arguments against the input schema, raw text or parsed, and
+    /// prepares them for [`exec`](Self::exec). Refused arguments come back with every error
+    /// (JSON pointers included). How the tool gets there is its own affair: a [`StaticTool`]
+    /// validates raw text while decoding it, in one pass, and goes the ordinary way (parse,
+    /// validate, decode) only for what that pass cannot vouch for.
     ///
     /// # Errors
     ///
+    /// [`ArgumentsError::InvalidJson`] for raw text that is not one JSON value,
     /// [`ArgumentsError::Validation`] (or `Decode`) when the arguments are refused.
-    fn validate_input(&self, args: Value) -> Result<ValidatedArgs, ArgumentsError>;
-
-    /// A fast path for the runner: validates raw arguments while decoding them, in one pass
-    /// and without building a JSON value. `None` means "take the ordinary path" (parse, then
-    /// [`validate_input`](Self::validate_input)); it must be returned for every input that path
-    /// would refuse, and may be returned for any other. The default always returns `None`.
-    /// [`StaticTool`] implements it for `#[tool]` types.
-    fn validate_raw(&self, raw: &[u8]) -> Option<ValidatedArgs> {
-        let _ = raw;
-        None
-    }
+    fn arguments(&self, args: Arguments<'_>) -> Result<ValidatedArgs, ArgumentsError>;
 
     /// Runs the tool once and returns its output as JSON.
     ///
@@ -174,44 +316,48 @@ pub trait BoundToolRuntime: Send + Sync + fmt::Debug {
         caps: &ToolCapabilities,
     ) -> Result<Value, ToolError>;
 
-    /// Checks an output against the output schema (when the tool has one).
+    /// Checks an output against the output schema. The default checks a compile-time output
+    /// schema and accepts anything else: a tool whose output schema arrived at run time checks
+    /// it here. (The runner checks every output against a compile-time output schema itself,
+    /// so that no tool's output escapes its declared schema, and calls this method for the
+    /// others.)
     ///
     /// # Errors
     ///
     /// [`ValidationErrors`] listing every violation.
-    fn validate_output(&self, output: &Value) -> Result<(), ValidationErrors>;
-
-    /// Keeps only the allowlisted output fields.
-    ///
-    /// # Errors
-    ///
-    /// [`RedactionError`] when the output is not an object.
-    fn redact(&self, output: &Value) -> Result<Value, RedactionError> {
-        self.spec().redaction().apply(output)
-    }
-
-    /// [`redact`](Self::redact) for an output nobody needs afterwards (the runner's), so that
-    /// kept values can be moved rather than copied. Must give what `redact` gives; the default
-    /// calls it.
-    ///
-    /// # Errors
-    ///
-    /// [`RedactionError`] when the output is not an object.
-    fn redact_owned(&self, output: Value) -> Result<Value, RedactionError> {
-        self.redact(&output)
-    }
-
-    /// Whether an output that passed [`validate_output`](Self::validate_output) always comes
-    /// through redaction unchanged, so that the runner may skip it. `true` only when
-    /// `validate_output` checks the output against the spec's compile-time output schema and
-    /// [`ToolSpec::redaction_keeps_valid_output`] holds; the default, `false`, is always safe.
-    fn redaction_keeps_valid_output(&self) -> bool {
-        false
+    fn validate_output(&self, output: &Value) -> Result<(), ValidationErrors> {
+        match self.spec().output_schema() {
+            Some(SpecSchema::Static(schema)) => schema.validate(output),
+            _ => Ok(()),
+        }
     }
 }
 
 /// A `#[tool]` type, bound for the runner. Register it with
 /// [`ToolCatalogBuilder::register`](crate::catalog::ToolCatalogBuilder::register).
+///
+/// ```
+/// use tool_runtime::prelude::*;
+/// use tool_runtime::runtime::{Arguments, BoundToolRuntime, StaticTool};
+///
+/// /// Add two numbers.
+/// #[tool(name = "math__add", effect = read_only, redact = ["sum"])]
+/// struct Add { a: i32, b: i32 }
+/// #[derive(Serialize, ToolSchema)]
+/// struct Sum { sum: i64 }
+/// impl Tool for Add {
+///     type Output = Sum;
+///     async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Sum, ToolError> {
+///         Ok(Sum { sum: i64::from(self.a) + i64::from(self.b) })
+///     }
+/// }
+///
+/// let add = StaticTool::<Add>::new();
+/// assert_eq!(add.name(), "math__add");
+/// let args = add.arguments(Arguments::from(br#"{"a": 2, "b": 3}"#)).unwrap();
+/// assert_eq!(args.value(), &serde_json::json!({"a": 2, "b": 3}));
+/// assert!(add.arguments(Arguments::from(br#"{"a": "two"}"#)).is_err());
+/// ```
 pub struct StaticTool<T>(PhantomData<fn() -> T>);
 
 impl<T> StaticTool<T> {
@@ -248,17 +394,25 @@ impl<T: Tool + Sync> BoundToolRuntime for StaticTool<T> {
         T::spec()
     }
 
-    fn validate_input(&self, mut args: Value) -> Result<ValidatedArgs, ArgumentsError> {
+    fn arguments(&self, args: Arguments<'_>) -> Result<ValidatedArgs, ArgumentsError> {
+        let mut value = match args {
+            Arguments::Raw(raw) => {
+                // One pass: validated while decoded, no intermediate value. Whatever it cannot
+                // vouch for (every invalid input among it) takes the ordinary path, which
+                // reports every error.
+                if let Some(typed) = decode_checked::<T>(raw) {
+                    let typed: Box<dyn Any + Send + Sync> = Box::new(typed);
+                    return Ok(ValidatedArgs { json: ArgsJson::from_raw(raw), typed: Some(typed) });
+                }
+                parse_json(raw).map_err(ArgumentsError::InvalidJson)?
+            }
+            Arguments::Parsed(value) => value.into_owned(),
+        };
         <T as ToolSchema>::SCHEMA
-            .validate_and_normalize(&mut args)
+            .validate_and_normalize(&mut value)
             .map_err(ArgumentsError::Validation)?;
-        let typed = T::deserialize(&args).map_err(ArgumentsError::decode)?;
-        Ok(ValidatedArgs { value: ArgsJson::from_value(args), typed: Some(Box::new(typed)) })
-    }
-
-    fn validate_raw(&self, raw: &[u8]) -> Option<ValidatedArgs> {
-        let typed: T = decode_checked(raw)?;
-        Some(ValidatedArgs { value: ArgsJson::from_raw(raw), typed: Some(Box::new(typed)) })
+        let typed = T::deserialize(&value).map_err(ArgumentsError::decode)?;
+        Ok(ValidatedArgs { json: ArgsJson::from_value(value), typed: Some(Box::new(typed)) })
     }
 
     async fn exec(
@@ -269,7 +423,7 @@ impl<T: Tool + Sync> BoundToolRuntime for StaticTool<T> {
     ) -> Result<Value, ToolError> {
         let typed = match args.typed.and_then(|typed| typed.downcast::<T>().ok()) {
             Some(typed) => *typed,
-            None => T::deserialize(args.value.get()).map_err(|error| {
+            None => T::deserialize(args.json.get()).map_err(|error| {
                 ToolError::new(format!(
                     "arguments could not be decoded ({:?} error)",
                     error.classify()
@@ -278,17 +432,5 @@ impl<T: Tool + Sync> BoundToolRuntime for StaticTool<T> {
         };
         let output = typed.run(ctx, caps).await?;
         serde_json::to_value(&output).map_err(|error| serialise_error(&error))
-    }
-
-    fn validate_output(&self, output: &Value) -> Result<(), ValidationErrors> {
-        <T::Output as ToolSchema>::SCHEMA.validate(output)
-    }
-
-    fn redact_owned(&self, output: Value) -> Result<Value, RedactionError> {
-        self.spec().redaction().apply_owned(output)
-    }
-
-    fn redaction_keeps_valid_output(&self) -> bool {
-        T::spec().redaction_keeps_valid_output()
     }
 }

@@ -9,9 +9,11 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 
-use super::{BoundToolRuntime, ToolCapabilities, ToolError, ToolInvocationContext, ValidatedArgs};
+use super::{
+    Arguments, BoundToolRuntime, ToolCapabilities, ToolError, ToolInvocationContext, ValidatedArgs,
+};
 use crate::schema::{ArgumentsError, SubsetError, ValidationErrors, check_subset};
-use crate::spec::{NameError, Redaction, RedactionError, ToolEffect, ToolSpec, check_tool_name};
+use crate::spec::{NameError, Redaction, ToolEffect, ToolSpec, check_tool_name};
 
 /// Builds a [`DynamicTool`]: a tool whose schemas arrive at run time.
 ///
@@ -54,7 +56,7 @@ pub struct DynamicToolBuilder {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum DynamicToolError {
-    /// The id breaks the naming rule.
+    /// The name breaks the naming rule.
     Name(NameError),
     /// The input schema leaves the allowed subset.
     InputSchema(SubsetError),
@@ -69,7 +71,7 @@ pub enum DynamicToolError {
 impl fmt::Display for DynamicToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Name(error) => write!(f, "tool id: {error}"),
+            Self::Name(error) => write!(f, "tool name: {error}"),
             Self::InputSchema(error) => write!(f, "input schema: {error}"),
             Self::OutputSchema(error) => write!(f, "output schema: {error}"),
             Self::InvalidSchema(message) => write!(f, "invalid schema: {message}"),
@@ -110,7 +112,7 @@ fn object(schema: Value) -> Map<String, Value> {
 }
 
 impl DynamicTool {
-    /// Starts a dynamic tool with its id, description and input schema. Unless told otherwise
+    /// Starts a dynamic tool with its name, description and input schema. Unless told otherwise
     /// it is an `external_side_effect` (the most cautious reading), needs no connection, has no
     /// output schema and lets no output field through redaction.
     pub fn builder(
@@ -159,7 +161,7 @@ impl DynamicToolBuilder {
     ///
     /// # Errors
     ///
-    /// [`DynamicToolError`]: a bad id, a schema outside the subset or invalid, or a redaction
+    /// [`DynamicToolError`]: a bad name, a schema outside the subset or invalid, or a redaction
     /// path the output schema does not have.
     pub fn build<F, Fut>(self, handler: F) -> Result<DynamicTool, DynamicToolError>
     where
@@ -238,7 +240,8 @@ impl BoundToolRuntime for DynamicTool {
         &self.spec
     }
 
-    fn validate_input(&self, args: Value) -> Result<ValidatedArgs, ArgumentsError> {
+    fn arguments(&self, args: Arguments<'_>) -> Result<ValidatedArgs, ArgumentsError> {
+        let args = args.into_value()?;
         external_errors(&self.input, &args).map_err(ArgumentsError::Validation)?;
         Ok(ValidatedArgs::untyped(args))
     }
@@ -257,9 +260,5 @@ impl BoundToolRuntime for DynamicTool {
             Some(validator) => external_errors(validator, output),
             None => Ok(()),
         }
-    }
-
-    fn redact_owned(&self, output: Value) -> Result<Value, RedactionError> {
-        self.spec.redaction().apply_owned(output)
     }
 }

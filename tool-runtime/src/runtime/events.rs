@@ -20,7 +20,7 @@ pub enum ToolEvent {
     ToolCallStart {
         /// The call's id.
         tool_call_id: String,
-        /// The tool id.
+        /// The tool's name.
         tool_name: String,
         /// The run the call belongs to.
         run_id: String,
@@ -31,7 +31,7 @@ pub enum ToolEvent {
     ToolCallProgress {
         /// The call's id.
         tool_call_id: String,
-        /// The tool id.
+        /// The tool's name.
         tool_name: String,
         /// The report.
         progress: Progress,
@@ -40,7 +40,7 @@ pub enum ToolEvent {
     ToolCallResult {
         /// The call's id.
         tool_call_id: String,
-        /// The tool id.
+        /// The tool's name.
         tool_name: String,
         /// The redacted output, or the error.
         #[serde(flatten)]

@@ -16,7 +16,7 @@ mod result;
 mod tool;
 
 pub use auth::{Auth, BrokerError, ConnectionBroker, Credential};
-pub use bound::{BoundToolRuntime, StaticTool, ValidatedArgs};
+pub use bound::{Arguments, BoundToolRuntime, StaticTool, ValidatedArgs};
 pub use capabilities::{Capability, CapabilityRef, MissingCapability, ToolCapabilities};
 pub use clock::Clock;
 pub use context::{ContextIds, Progress, ProgressReporter, ToolInvocationContext};

@@ -10,7 +10,7 @@ use super::bound::ArgsJson;
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ToolErrorCode {
-    /// No tool with that id (or it is not visible to this caller).
+    /// No tool with that name (or it is not visible to this caller).
     Unavailable,
     /// Policy does not allow the call (or its connection).
     PolicyDenied,
@@ -98,7 +98,7 @@ impl std::error::Error for ExecError {}
 pub struct ToolExecResult {
     /// The call's id, the same in every event of the call.
     pub tool_call_id: String,
-    /// The tool id that was asked for.
+    /// The name of the tool that was asked for.
     pub tool_name: String,
     /// The redacted output, or the error.
     pub outcome: Result<Value, ExecError>,
@@ -164,7 +164,7 @@ impl ToolExecResult {
         };
         ToolInvocationRecord {
             tool_call_id: self.tool_call_id,
-            name: self.tool_name,
+            tool_name: self.tool_name,
             args: self.args.map(ArgsJson::into_value),
             result,
             error,
@@ -195,15 +195,15 @@ impl Serialize for ToolExecResult {
 
 /// The record of one call: what was asked, what came back, when.
 ///
-/// `args` are the validated arguments; `result` is the redacted output. `raw` keeps a
+/// `args` are the validated arguments the tool ran with; `result` is the redacted output. `raw` keeps a
 /// provider-native payload for debugging only: it is never serialised, so it stays out of every
 /// UI, log and telemetry path, and nothing in the runtime reads it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolInvocationRecord {
     /// The call's id.
     pub tool_call_id: String,
-    /// The tool id.
-    pub name: String,
+    /// The name of the tool that was asked for.
+    pub tool_name: String,
     /// The validated arguments (absent when they never validated).
     pub args: Option<Value>,
     /// The redacted output.

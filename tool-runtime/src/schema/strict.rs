@@ -117,7 +117,7 @@ impl<'de> Visitor<'de> for StrictValue {
     }
 }
 
-/// Shows a string from the caller (a key, a tool id), cut to 64 characters and escaped.
+/// Shows a string from the caller (a key, a tool name), cut to 64 characters and escaped.
 pub(crate) struct Shown<'a>(pub(crate) &'a str);
 
 impl fmt::Display for Shown<'_> {

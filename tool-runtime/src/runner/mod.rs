@@ -1,0 +1,275 @@
+//! [`ToolRunner::exec`]: the one path every tool call takes.
+//!
+//! ```text
+//!  arguments ──► 1 lookup ──► 2 policy ──► 3 authorize ──► 4 connection ──► 5 arguments
+//!                  │            │             │                │              │
+//!            unavailable  policy_denied  authz_denied    policy_denied   invalid_json
+//!                                                                         validation
+//!  ──► (approval) ──► 6 capabilities ──► 7 start event ──► 8 run (budget, panics, cancel)
+//!          │               │                                  │
+//!   approval_denied   authz_denied                   execution / timeout / cancelled
+//!  ──► 9 validate output ──► 10 redact + size ──► 11 result event ──► 12 ToolExecResult
+//!          │                      │
+//!   output_validation     redaction_failed / result_too_large
+//! ```
+//!
+//! Every call yields exactly one [`ToolExecResult`] and one `tool_call_result` event; a call
+//! that reaches step 7 also yields one `tool_call_start` event, with the same call id. (A sink
+//! whose [`EventSink::enabled`] says `false`, such as [`NullSink`], gets no events, and none
+//! are built.) Error messages are safe: they never repeat raw arguments, outputs or secrets.
+//!
+//! Arguments come in as the model sent them (JSON text) or already parsed (an agent loop and
+//! an MCP server hold a value): see [`Arguments`]. Step 5 is the tool's
+//! [`BoundToolRuntime::arguments`](crate::runtime::BoundToolRuntime::arguments); for a `#[tool]` type it validates raw text while decoding
+//! it, with no intermediate JSON value, and parses, validates and decodes in turn (reporting
+//! every error) only what that pass cannot vouch for.
+//!
+//! The steps are in `steps.rs`, one function each; the mechanics they stand on (the hand-polled
+//! call, its timer, panic guards, size bounds) in `drive.rs`.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use tool_runtime::catalog::ToolCatalog;
+//! use tool_runtime::policy::ToolPolicy;
+//! use tool_runtime::prelude::*;
+//! use tool_runtime::runner::ToolRunner;
+//! use tool_runtime::runtime::{CollectingSink, ToolErrorCode};
+//!
+//! /// Add two numbers.
+//! #[tool(name = "math__add", effect = read_only, redact = ["sum"])]
+//! struct Add { a: i32, b: i32 }
+//! #[derive(Serialize, ToolSchema)]
+//! struct Sum { sum: i64, debug: String }
+//! impl Tool for Add {
+//!     type Output = Sum;
+//!     async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Sum, ToolError> {
+//!         Ok(Sum { sum: i64::from(self.a) + i64::from(self.b), debug: "internal".into() })
+//!     }
+//! }
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let catalog = ToolCatalog::builder().register::<Add>().build().unwrap();
+//! let events = CollectingSink::new();
+//! let runner = ToolRunner::builder(catalog)
+//!     .policy(ToolPolicy::from_json(r#"{"allowed_tools": ["math__*"]}"#).unwrap())
+//!     .event_sink(Arc::new(events.clone()))
+//!     .build();
+//! let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "user-1", tenant_id: "tenant-1" }).with_tool_call_id("call_1");
+//!
+//! let result = runner.exec("math__add", br#"{"a": 2, "b": 3}"#, &ctx).await;
+//! assert_eq!(result.value(), Some(&serde_json::json!({"sum": 5})));   // `debug` is redacted
+//! assert_eq!(events.events().len(), 2);                              // start, result
+//!
+//! let refused = runner.exec("math__add", br#"{"a": "two"}"#, &ctx).await;
+//! assert_eq!(refused.error_code(), Some(ToolErrorCode::Validation));
+//! # });
+//! ```
+
+mod drive;
+mod steps;
+
+use std::future::Future;
+use std::pin::pin;
+use std::sync::Arc;
+
+use tracing::Instrument;
+
+use crate::catalog::{ToolCatalog, VisibleTools, visible_tools};
+use crate::policy::{Approver, Authorizer, DenyAll, ToolPolicy};
+use crate::runtime::bound::ArgsJson;
+use crate::runtime::{
+    Arguments, Clock, EventSink, NullSink, ToolExecResult, ToolInvocationContext,
+};
+use crate::schema::Shown;
+
+/// Runs tool calls: the only way a tool runs. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct ToolRunner {
+    catalog: Arc<ToolCatalog>,
+    policy: Arc<ToolPolicy>,
+    approver: Arc<dyn Approver>,
+    /// `None`: every call that policy allows is authorized, with no hook to await (as by
+    /// [`AllowAll`](crate::policy::AllowAll)).
+    authorizer: Option<Arc<dyn Authorizer>>,
+    sink: Arc<dyn EventSink>,
+    clock: Clock,
+}
+
+/// Builds a [`ToolRunner`]. Defaults: a policy that allows nothing, an approver that denies,
+/// an authorizer that allows, no event sink, the system clock.
+#[derive(Debug)]
+#[must_use]
+pub struct ToolRunnerBuilder {
+    catalog: Arc<ToolCatalog>,
+    policy: Arc<ToolPolicy>,
+    approver: Arc<dyn Approver>,
+    authorizer: Option<Arc<dyn Authorizer>>,
+    sink: Arc<dyn EventSink>,
+    clock: Clock,
+}
+
+impl ToolRunnerBuilder {
+    /// The policy every call is checked against.
+    pub fn policy(mut self, policy: ToolPolicy) -> Self {
+        self.policy = Arc::new(policy);
+        self
+    }
+
+    /// Who decides calls that need approval.
+    pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = approver;
+        self
+    }
+
+    /// The per-call authorization hook (by default every call policy allows is authorized,
+    /// as with [`AllowAll`](crate::policy::AllowAll)).
+    pub fn authorizer(mut self, authorizer: Arc<dyn Authorizer>) -> Self {
+        self.authorizer = Some(authorizer);
+        self
+    }
+
+    /// Where events go: any [`EventSink`], such as a clone of a
+    /// [`CollectingSink`](crate::runtime::CollectingSink) whose other clone you keep, or an
+    /// `Arc` of one.
+    pub fn event_sink(mut self, sink: impl EventSink + 'static) -> Self {
+        self.sink = Arc::new(sink);
+        self
+    }
+
+    /// The clock for timestamps in events and records.
+    pub fn clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The runner.
+    pub fn build(self) -> ToolRunner {
+        ToolRunner {
+            catalog: self.catalog,
+            policy: self.policy,
+            approver: self.approver,
+            authorizer: self.authorizer,
+            sink: self.sink,
+            clock: self.clock,
+        }
+    }
+}
+
+/// What is known about a call while it goes through the pipeline.
+struct Call {
+    id: String,
+    /// The validated arguments, shared with the ones the tool runs with.
+    args: Option<ArgsJson>,
+    /// Whether the sink takes events (asked once per call).
+    events: bool,
+}
+
+impl ToolRunner {
+    /// Starts a runner over `catalog`.
+    pub fn builder(catalog: impl Into<Arc<ToolCatalog>>) -> ToolRunnerBuilder {
+        ToolRunnerBuilder {
+            catalog: catalog.into(),
+            policy: Arc::new(ToolPolicy::default()),
+            approver: Arc::new(DenyAll),
+            authorizer: None,
+            sink: Arc::new(NullSink),
+            clock: Clock::system(),
+        }
+    }
+
+    /// The catalog.
+    #[must_use]
+    pub fn catalog(&self) -> &ToolCatalog {
+        &self.catalog
+    }
+
+    /// The policy.
+    #[must_use]
+    pub fn policy(&self) -> &ToolPolicy {
+        &self.policy
+    }
+
+    /// The tools this caller's model may be shown: [`visible_tools`] over the catalog.
+    #[must_use]
+    pub fn visible_tools(&self, ctx: &ToolInvocationContext) -> VisibleTools {
+        visible_tools(&*self.catalog, &self.policy, ctx)
+    }
+
+    /// Runs one call of the tool `name` with its arguments: JSON text as the model sent it
+    /// (`&[u8]`, `&str`) or a parsed value (`&Value`, or `Value` to use it without a copy); see
+    /// [`Arguments`]. Never panics and never fails: the outcome, good or bad, is in the
+    /// result. The call id is `ctx.tool_call_id()`, or a fresh one when the model gave none.
+    /// Needs a Tokio runtime with timers enabled.
+    ///
+    /// ```
+    /// # use tool_runtime::catalog::ToolCatalog;
+    /// # use tool_runtime::policy::ToolPolicy;
+    /// # use tool_runtime::prelude::*;
+    /// # use tool_runtime::runner::ToolRunner;
+    /// /// Echo a word.
+    /// #[tool(name = "text__echo", effect = read_only, redact = ["word"])]
+    /// struct Echo { word: String }
+    /// #[derive(Serialize, ToolSchema)]
+    /// struct Word { word: String }
+    /// impl Tool for Echo {
+    ///     type Output = Word;
+    ///     async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Word, ToolError> {
+    ///         Ok(Word { word: self.word })
+    ///     }
+    /// }
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let catalog = ToolCatalog::builder().register::<Echo>().build().unwrap();
+    /// let policy = ToolPolicy::from_json(r#"{"allowed_tools": ["text__*"]}"#).unwrap();
+    /// let runner = ToolRunner::builder(catalog).policy(policy).build();
+    /// let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "user-1", tenant_id: "tenant-1" });
+    ///
+    /// let from_text = runner.exec("text__echo", r#"{"word": "hi"}"#, &ctx).await;
+    /// let parsed = serde_json::json!({"word": "hi"});
+    /// let from_value = runner.exec("text__echo", &parsed, &ctx).await;
+    /// assert_eq!(from_text.value(), from_value.value());
+    /// assert_eq!(from_value.args(), Some(&parsed));
+    /// # });
+    /// ```
+    pub fn exec<'a>(
+        &'a self,
+        name: &'a str,
+        args: impl Into<Arguments<'a>>,
+        ctx: &'a ToolInvocationContext,
+    ) -> impl Future<Output = ToolExecResult> + Send + 'a {
+        // Not generic below this line: one pipeline whatever the arguments' type.
+        self.exec_arguments(name, args.into(), ctx)
+    }
+
+    async fn exec_arguments(
+        &self,
+        name: &str,
+        args: Arguments<'_>,
+        ctx: &ToolInvocationContext,
+    ) -> ToolExecResult {
+        let started_ms = self.clock.epoch_ms();
+        let mut call = Call {
+            id: ctx.tool_call_id().map_or_else(drive::mint_call_id, str::to_owned),
+            args: None,
+            events: self.sink.enabled(),
+        };
+        let span = tracing::info_span!(
+            "execute_tool",
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = %Shown(name),
+            gen_ai.tool.call.id = %call.id,
+            error.r#type = tracing::field::Empty,
+        );
+        // A call cancelled before it starts does nothing.
+        let outcome = if ctx.cancellation().is_cancelled() {
+            Err(drive::cancelled())
+        } else {
+            let pipeline = pin!(self.pipeline(&mut call, name, args, ctx).instrument(span.clone()));
+            drive::until_cancelled(pipeline, ctx.cancellation()).await
+        };
+        if let Err(error) = &outcome {
+            span.record("error.type", error.code.as_str());
+        }
+        self.finish(call, name, outcome, started_ms)
+    }
+}

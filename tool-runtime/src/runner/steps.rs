@@ -1,0 +1,362 @@
+//! The pipeline of [`ToolRunner::exec`], one named step after another, as DESIGN §3 lists
+//! them. Each step either hands the next one what it needs or ends the call with its error
+//! code; the mechanics they stand on (polling, timers, size bounds) are in `drive`.
+
+use std::any::TypeId;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::drive::{Ran, catch_decode_panic, json_len_over, within_budget};
+use super::{Call, ToolRunner};
+use crate::catalog::ToolSource;
+use crate::policy::{Approval, ApprovalDecision, ApprovalRequest, Budgets, Decision};
+use crate::runtime::{
+    Arguments, Auth, BoundToolRuntime, EventOutcome, ExecError, ProgressReporter, ToolCapabilities,
+    ToolError, ToolErrorCode as Code, ToolEvent, ToolExecResult, ToolInvocationContext,
+    ValidatedArgs,
+};
+use crate::schema::{ArgumentsError, Shown};
+use crate::spec::SpecSchema;
+
+impl ToolRunner {
+    /// Steps 1 to 10: from the tool's name to its redacted output.
+    pub(super) async fn pipeline(
+        &self,
+        call: &mut Call,
+        name: &str,
+        args: Arguments<'_>,
+        ctx: &ToolInvocationContext,
+    ) -> Result<Value, ExecError> {
+        let tool = self.lookup(name)?;
+        let tool = tool.as_ref();
+        let decision = self.decide(ctx, name, tool)?;
+        if let Some(authorizer) = &self.authorizer {
+            // Step 3; with no hook set there is no future to await.
+            authorizer
+                .authorize(ctx, tool.spec())
+                .await
+                .map_err(|denied| ExecError::new(Code::AuthzDenied, denied.0))?;
+        }
+        let declares_auth = self.check_connection(ctx, tool)?;
+        let budgets = self.policy.budgets_for(name);
+        let mut args = validate_arguments(tool, args, &budgets)?;
+        if decision == Decision::RequireApproval {
+            // Recorded even if the approval fails.
+            call.args = Some(args.json().clone());
+            // Boxed: the approval's state would otherwise make every call's future larger.
+            if let Some(edited) = Box::pin(self.approve(call, tool, args.value(), ctx)).await? {
+                args = edited;
+            }
+        }
+        call.args = Some(args.json().clone());
+        let mut caps = self.capabilities(tool);
+        if declares_auth {
+            // Boxed: only tools that declare `Auth` wait for a broker.
+            caps = Box::pin(self.with_credential(caps, ctx)).await?;
+        }
+        let mut owned_ctx = None;
+        let call_ctx = self.start(call, name, ctx, &mut owned_ctx);
+        // Step 8, awaited here rather than in a function of its own: its state would be moved
+        // into this future's once more.
+        let ran = within_budget(tool.exec(args, call_ctx, &caps), budgets.max_runtime_ms).await;
+        let output = run_outcome(ran, &budgets)?;
+        check_output(tool, &output)?;
+        redact_and_bound(tool, output, &budgets)
+    }
+
+    /// Step 1: the tool, by name -> `unavailable`.
+    #[inline(always)]
+    fn lookup(&self, name: &str) -> Result<Arc<dyn BoundToolRuntime>, ExecError> {
+        self.catalog.get(name).ok_or_else(|| {
+            ExecError::new(
+                Code::Unavailable,
+                format!("no tool named `{}` is available", Shown(name)),
+            )
+        })
+    }
+
+    /// Step 2: policy -> `policy_denied`; a call that needs approval goes on to the approver.
+    #[inline(always)]
+    fn decide(
+        &self,
+        ctx: &ToolInvocationContext,
+        name: &str,
+        tool: &dyn BoundToolRuntime,
+    ) -> Result<Decision, ExecError> {
+        match self.policy.decide(ctx, name, tool.effect()) {
+            Decision::Deny { reason } => Err(ExecError::new(Code::PolicyDenied, reason)),
+            decision => Ok(decision),
+        }
+    }
+
+    /// Step 4: a tool that needs a connection (or declares [`Auth`]) runs only with one the policy
+    /// grants for this request -> `policy_denied`. Says whether the tool declares `Auth`.
+    #[inline(always)]
+    fn check_connection(
+        &self,
+        ctx: &ToolInvocationContext,
+        tool: &dyn BoundToolRuntime,
+    ) -> Result<bool, ExecError> {
+        let declares_auth = tool.capabilities().iter().any(|c| c.type_id() == TypeId::of::<Auth>());
+        if (tool.requires_connection() || declares_auth) && !self.policy.connection_allowed(ctx) {
+            let message = match ctx.connection_id() {
+                None => "this tool needs a connection and the call has none",
+                Some(_) => "the call's connection is not granted for this request",
+            };
+            return Err(ExecError::new(Code::PolicyDenied, message));
+        }
+        Ok(declares_auth)
+    }
+
+    /// (After 5.) The approver decides a call that needs approval -> `approval_denied`;
+    /// `Some` holds the arguments an approver edited, validated.
+    async fn approve(
+        &self,
+        call: &Call,
+        tool: &dyn BoundToolRuntime,
+        arguments: &Value,
+        ctx: &ToolInvocationContext,
+    ) -> Result<Option<ValidatedArgs>, ExecError> {
+        let request = ApprovalRequest {
+            tool_name: tool.name(),
+            tool_call_id: &call.id,
+            effect: tool.effect(),
+            arguments,
+            ctx,
+        };
+        match self.approver.review(&request).await {
+            ApprovalDecision::Approved(approval)
+                if approval == Approval::of(tool.name(), &call.id, arguments) =>
+            {
+                Ok(None)
+            }
+            ApprovalDecision::Approved(_) => Err(ExecError::new(
+                Code::ApprovalDenied,
+                "the approval was given for another call or other arguments",
+            )),
+            ApprovalDecision::Denied { message } => {
+                Err(ExecError::new(Code::ApprovalDenied, message))
+            }
+            ApprovalDecision::Edited { arguments } => {
+                let edited = catch_decode_panic(|| tool.arguments(Arguments::from(arguments)))?;
+                edited
+                    .map(Some)
+                    .map_err(|error| arguments_error(error, "the approver's edited arguments: "))
+            }
+        }
+    }
+
+    /// Step 6: the capabilities the tool declared, for this call only (a tool that declares
+    /// [`Auth`] then gets the call's credential, see `with_credential`).
+    #[inline(always)]
+    fn capabilities(&self, tool: &dyn BoundToolRuntime) -> ToolCapabilities {
+        self.catalog.capabilities().restricted_to(tool.capabilities())
+    }
+
+    /// Step 6 for a tool that declares [`Auth`]: the call's credential is added to `caps` ->
+    /// `authz_denied`.
+    async fn with_credential(
+        &self,
+        caps: ToolCapabilities,
+        ctx: &ToolInvocationContext,
+    ) -> Result<ToolCapabilities, ExecError> {
+        let denied = |message: String| ExecError::new(Code::AuthzDenied, message);
+        let connection =
+            ctx.connection_id().ok_or_else(|| denied("the call has no connection".to_owned()))?;
+        let broker = self
+            .catalog
+            .broker()
+            .ok_or_else(|| denied("no connection broker is bound".to_owned()))?;
+        let credential =
+            broker.credential(ctx, connection).await.map_err(|error| denied(error.to_string()))?;
+        Ok(caps.with(Auth::new(connection.to_owned(), credential)))
+    }
+
+    /// Step 7: the `tool_call_start` event, and the context the tool runs in. Progress becomes an
+    /// event, and also reaches the reporter the caller put on `ctx`, if any (an MCP server forwards
+    /// it to its client as notifications). Without events, the caller's context serves as it is
+    /// when it already names the call.
+    /// (`owned` holds a context made for the call, in the caller's future: a context is large
+    /// and is not moved again.)
+    #[inline(always)]
+    fn start<'c>(
+        &self,
+        call: &Call,
+        name: &str,
+        ctx: &'c ToolInvocationContext,
+        owned: &'c mut Option<ToolInvocationContext>,
+    ) -> &'c ToolInvocationContext {
+        if call.events {
+            let call_ctx = ctx
+                .clone()
+                .with_tool_call_id(call.id.clone())
+                .with_progress(self.progress_events(&call.id, name, ctx.progress_reporter()));
+            self.sink.emit(ToolEvent::ToolCallStart {
+                tool_call_id: call.id.clone(),
+                tool_name: name.to_owned(),
+                run_id: ctx.run_id().to_owned(),
+                at_ms: self.clock.epoch_ms(),
+            });
+            owned.insert(call_ctx)
+        } else if ctx.tool_call_id() == Some(call.id.as_str()) {
+            ctx
+        } else {
+            owned.insert(ctx.clone().with_tool_call_id(call.id.clone()))
+        }
+    }
+
+    /// The progress hook of a call whose sink takes events: each report becomes a
+    /// `tool_call_progress` event and also goes to `caller`'s reporter, if any.
+    fn progress_events(
+        &self,
+        call_id: &str,
+        name: &str,
+        caller: Option<ProgressReporter>,
+    ) -> ProgressReporter {
+        let sink = Arc::clone(&self.sink);
+        let (call_id, name) = (call_id.to_owned(), name.to_owned());
+        ProgressReporter::new(move |progress| {
+            if let Some(caller) = &caller {
+                let message = progress.message.clone().unwrap_or_default();
+                caller.report(progress.progress, progress.total, message);
+            }
+            sink.emit(ToolEvent::ToolCallProgress {
+                tool_call_id: call_id.clone(),
+                tool_name: name.clone(),
+                progress,
+            });
+        })
+    }
+
+    /// Steps 11 and 12: the `tool_call_result` event and the call's one result.
+    #[inline(always)]
+    pub(super) fn finish(
+        &self,
+        call: Call,
+        name: &str,
+        outcome: Result<Value, ExecError>,
+        started_ms: i64,
+    ) -> ToolExecResult {
+        let ended_ms = self.clock.epoch_ms();
+        if call.events {
+            self.sink.emit(ToolEvent::ToolCallResult {
+                tool_call_id: call.id.clone(),
+                tool_name: name.to_owned(),
+                outcome: match &outcome {
+                    Ok(value) => EventOutcome::Ok { value: value.clone() },
+                    Err(error) => EventOutcome::Err { error: error.clone() },
+                },
+                at_ms: ended_ms,
+            });
+        }
+        ToolExecResult::new(call.id, name.to_owned(), outcome, call.args, (started_ms, ended_ms))
+    }
+}
+
+/// Step 5: the arguments within their size budget, validated by the tool -> `invalid_json` /
+/// `validation`. Decoding runs the tool type's `Deserialize`, which is user code: a panic there is
+/// the tool's failure (`execution`), not the runner's.
+#[inline(always)]
+fn validate_arguments(
+    tool: &dyn BoundToolRuntime,
+    args: Arguments<'_>,
+    budgets: &Budgets,
+) -> Result<ValidatedArgs, ExecError> {
+    let limit = budgets.max_argument_bytes;
+    let size = match &args {
+        Arguments::Raw(raw) => Some(raw.len()).filter(|size| *size > limit),
+        Arguments::Parsed(value) => json_len_over(value, limit),
+    };
+    if let Some(size) = size {
+        return Err(ExecError::new(
+            Code::Validation,
+            format!("the arguments are {size} bytes; the limit is {limit}"),
+        ));
+    }
+    catch_decode_panic(|| tool.arguments(args))?.map_err(|error| arguments_error(error, ""))
+}
+
+/// The error of refused arguments; `context` says whose they were.
+fn arguments_error(error: ArgumentsError, context: &str) -> ExecError {
+    match error {
+        ArgumentsError::InvalidJson(error) => ExecError::new(
+            Code::InvalidJson,
+            format!("{context}the arguments are not valid JSON: {error}"),
+        ),
+        ArgumentsError::Validation(errors) => {
+            ExecError::new(Code::Validation, format!("{context}{errors}"))
+        }
+        other => ExecError::new(Code::Validation, format!("{context}{other}")),
+    }
+}
+
+/// Step 8: how the tool's run within its time budget ended; a panic is an execution error -> `execution` /
+/// `timeout` (`cancelled` is the caller's: see `drive::until_cancelled`).
+#[inline(always)]
+fn run_outcome(ran: Ran<Result<Value, ToolError>>, budgets: &Budgets) -> Result<Value, ExecError> {
+    match ran {
+        Ran::Finished(Ok(output)) => Ok(output),
+        Ran::Finished(Err(error)) => Err(ExecError {
+            code: Code::Execution,
+            message: error.message().to_owned(),
+            retryable: error.is_retryable(),
+        }),
+        Ran::Panicked => {
+            Err(ExecError::new(Code::Execution, "the tool failed unexpectedly (it panicked)"))
+        }
+        Ran::TimedOut => Err(ExecError::new(
+            Code::Timeout,
+            format!("the tool did not finish within {} ms", budgets.max_runtime_ms),
+        )),
+    }
+}
+
+/// Step 9: the output against the output schema -> `output_validation`. A compile-time schema is
+/// checked here, by the runner, whatever the tool's own check says; other schemas by the tool. The
+/// details name the unredacted output's fields (an unexpected property's name is text the tool
+/// chose), so only their number leaves the runner.
+#[inline(always)]
+fn check_output(tool: &dyn BoundToolRuntime, output: &Value) -> Result<(), ExecError> {
+    let checked = match tool.spec().output_schema() {
+        Some(SpecSchema::Static(schema)) => schema.validate(output),
+        _ => tool.validate_output(output),
+    };
+    checked.map_err(|errors| {
+        ExecError::new(
+            Code::OutputValidation,
+            format!(
+                "the tool's output does not match its output schema ({} problem{})",
+                errors.len(),
+                if errors.len() == 1 { "" } else { "s" }
+            ),
+        )
+    })
+}
+
+/// Step 10: only the allowlisted fields -> `redaction_failed`; within the result budget ->
+/// `result_too_large`. An output that passed step 9 against a compile-time schema whose every
+/// property the allowlist takes in needs no walk: output objects are closed, so it holds nothing
+/// else.
+#[inline(always)]
+fn redact_and_bound(
+    tool: &dyn BoundToolRuntime,
+    output: Value,
+    budgets: &Budgets,
+) -> Result<Value, ExecError> {
+    let spec = tool.spec();
+    let redacted = if spec.redaction_keeps_valid_output() {
+        output
+    } else {
+        spec.redaction()
+            .apply_owned(output)
+            .map_err(|error| ExecError::new(Code::RedactionFailed, error.to_string()))?
+    };
+    if let Some(size) = json_len_over(&redacted, budgets.max_result_bytes) {
+        return Err(ExecError::new(
+            Code::ResultTooLarge,
+            format!("the result is {size} bytes; the limit is {}", budgets.max_result_bytes),
+        ));
+    }
+    Ok(redacted)
+}
