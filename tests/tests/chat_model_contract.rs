@@ -191,9 +191,9 @@ async fn a_documented_model_runs_a_strict_call_with_a_null_raised_away() {
 }
 
 #[tokio::test]
-async fn without_the_tools_the_strict_null_fails_validation() {
-    // The same model decoding with the bare session: the `null` reaches validation. This is
-    // what decoding with the request's tools prevents.
+async fn a_model_that_decodes_without_the_tools_still_has_its_null_raised() {
+    // The same model decoding with the bare session, as a model that forgot `stream_for`
+    // would: the agent raises the turn against the tools it offered, so the call runs.
     let model = Arc::new(FakeModel {
         adapter: OpenAiChat::new().strict(true),
         options: RequestOptions::new("gpt-4o-mini"),
@@ -201,8 +201,9 @@ async fn without_the_tools_the_strict_null_fails_validation() {
         decoding: Decoding::Bare,
     });
     let output = run(model).await;
+    assert_eq!(output.done.stop, StopReason::Answered);
     assert_eq!(output.done.records.len(), 1);
-    assert_eq!(output.done.records[0].result, None);
+    assert_eq!(output.done.records[0].result, Some(json!({"hits": ["wire x3"]})));
 }
 
 #[tokio::test]

@@ -17,7 +17,7 @@ use super::assemble::{Core, DecodeOptions};
 use super::framing::Frame;
 use super::ndjson::NdjsonParser;
 use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
-use super::request::{self, Message, ModelRequest, RequestOptions};
+use super::request::{self, ModelRequest, RequestOptions};
 use super::session::{Protocol, Session, StreamSession, body, count_at, payload, str_at};
 use super::types::{
     ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolResult,
@@ -110,15 +110,7 @@ impl Adapter for Ollama {
         request: &ModelRequest<'_>,
         options: &RequestOptions,
     ) -> Result<Map<String, Value>, EncodeError> {
-        let mut messages = Vec::with_capacity(request.messages.len());
-        for message in request.messages {
-            match message {
-                Message::System(text) => messages.push(json!({"role": "system", "content": text})),
-                Message::User(text) => messages.push(json!({"role": "user", "content": text})),
-                Message::Assistant(decoded) => messages.push(self.assistant_message(decoded)),
-                Message::ToolResults(results) => messages.extend(self.result_messages(results)),
-            }
-        }
+        let messages = request::role_messages(self, request.messages);
         let mut fields = Map::new();
         fields.insert("model".to_owned(), json!(options.model));
         fields.insert("messages".to_owned(), Value::Array(messages));

@@ -3,10 +3,11 @@
 //! encodes the three into its provider's whole request body
 //! ([`Adapter::encode_request`](super::Adapter::encode_request)).
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use crate::spec::ToolSpec;
 
+use super::Adapter;
 use super::types::{Decoded, ToolChoice, ToolResult};
 
 /// One entry of a conversation, in provider-independent terms. Adapters turn these into their
@@ -150,6 +151,22 @@ pub(crate) fn system_text(messages: &[Message]) -> Option<String> {
         })
         .collect();
     (!parts.is_empty()).then(|| parts.join("\n\n"))
+}
+
+/// The conversation as `{"role", "content"}` messages, for the providers that speak that
+/// shape (OpenAI Chat Completions, Ollama): system and user messages as text, the model's turns
+/// and the results as `adapter` encodes them.
+pub(crate) fn role_messages(adapter: &dyn Adapter, messages: &[Message]) -> Vec<Value> {
+    let mut out = Vec::with_capacity(messages.len());
+    for message in messages {
+        match message {
+            Message::System(text) => out.push(json!({"role": "system", "content": text})),
+            Message::User(text) => out.push(json!({"role": "user", "content": text})),
+            Message::Assistant(decoded) => out.push(adapter.assistant_message(decoded)),
+            Message::ToolResults(results) => out.extend(adapter.result_messages(results)),
+        }
+    }
+    out
 }
 
 /// The body: the extra fields, then `fields` over them (in insertion order, an overwritten extra

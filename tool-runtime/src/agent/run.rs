@@ -350,7 +350,7 @@ impl Agent {
                     turn.map_err(|error| StopReason::model_failed(&error))
                 }
             };
-            let ModelTurn { decoded, usage } = match turn {
+            let ModelTurn { mut decoded, usage } = match turn {
                 Ok(turn) => turn,
                 Err(stop) => {
                     let announced = announced.into_inner().unwrap_or_else(PoisonError::into_inner);
@@ -367,6 +367,10 @@ impl Agent {
                     return stop;
                 }
             };
+            // Whatever the model did with its response, the calls are checked against the
+            // tools as declared, not as lowered for the provider: a model that decoded without
+            // the tools still has its strict-mode `null`s taken back (raising is idempotent).
+            decoded.raise(specs);
             if let Some(usage) = usage {
                 state.usage.input_tokens += usage.input_tokens;
                 state.usage.output_tokens += usage.output_tokens;
