@@ -2,8 +2,9 @@
 //! (in `tool-macros`) applies them while it expands, so a broken name is a compile error on the
 //! user's literal, and the runtime applies them to tools and schemas that arrive at run time.
 //!
-//! Depend on `tool-runtime`, not on this crate: it re-exports what users call
-//! (`tool_runtime::spec::check_tool_name`) and pins this crate's exact version.
+//! Depend on `tool-runtime`, not on this crate: it offers what users call
+//! (`tool_runtime::spec::check_tool_name`, over [`parse_tool_name`]) and pins this crate's exact
+//! version.
 //!
 //! Every check is a `const fn` over bytes, so it also runs in `const` assertions.
 //!

@@ -34,12 +34,28 @@ pub use tool_macros::ToolSchema;
 /// `Tool` or is specific enough not to clash with an application's own `Error` or `Message`.
 ///
 /// ```
+/// # #[cfg(feature = "runner")] {
 /// use tool_runtime::prelude::*;
 ///
-/// let catalog = ToolCatalog::builder().build().unwrap();
-/// let runner = ToolRunner::builder(catalog).policy(ToolPolicy::allowing(["shop__*"])).build();
+/// /// Look up an order.
+/// #[tool(name = "shop__get_order", effect = read_only, redact = ["status"])]
+/// struct GetOrder { number: u32 }
+/// #[derive(Serialize, ToolSchema)]
+/// struct Order { status: String }
+/// impl Tool for GetOrder {
+///     type Output = Order;
+///     async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Order, ToolError> {
+///         Ok(Order { status: "shipped".into() })
+///     }
+/// }
+///
+/// let catalog = || ToolCatalog::builder().register::<GetOrder>().build().unwrap();
 /// let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "user-1", tenant_id: "acme" });
-/// assert!(runner.visible_tools(&ctx).is_empty());
+/// let shop = ToolRunner::builder(catalog()).policy(ToolPolicy::allowing(["shop__*"])).build();
+/// assert_eq!(shop.visible_tools(&ctx).len(), 1);
+/// let other = ToolRunner::builder(catalog()).policy(ToolPolicy::allowing(["crm__*"])).build();
+/// assert_eq!(other.visible_tools(&ctx).len(), 0);
+/// # }
 /// ```
 pub mod prelude {
     #[cfg(feature = "runner")]
@@ -60,7 +76,8 @@ pub mod prelude {
 
 /// Guides: how to run tools, serve and import them over MCP, and drive them from a model.
 ///
-/// Each is a page of its own; every example in them compiles and runs as a doc test.
+/// Each is a page of its own; every example in them compiles as a doc test, and every one that
+/// needs no model endpoint runs.
 pub mod guide {
     #[cfg(feature = "runner")]
     pub mod running_tools {

@@ -207,8 +207,9 @@ impl fmt::Debug for ValidatedArgs {
 /// A tool is what it declares ([`spec`](Self::spec)), what it accepts
 /// ([`arguments`](Self::arguments)), what it does ([`exec`](Self::exec)) and what it may
 /// return ([`validate_output`](Self::validate_output)); the other methods read the spec. The
-/// runner calls them in that order, and applies the spec's redaction allowlist to the output
-/// itself. Nothing else may run a tool.
+/// runner calls them in that order, checks an output against a compile-time output schema
+/// itself too, and applies the spec's redaction allowlist to the output itself. Nothing else
+/// may run a tool.
 ///
 /// Wrapping a tool is implementing this trait by delegation; the arguments a wrapper sees are
 /// the validated arguments the tool runs with:
@@ -218,7 +219,7 @@ impl fmt::Debug for ValidatedArgs {
 /// use serde_json::Value;
 /// use tool_runtime::prelude::*;
 /// use tool_runtime::runtime::{Arguments, BoundToolRuntime, StaticTool, ValidatedArgs};
-/// use tool_runtime::schema::ArgumentsError;
+/// use tool_runtime::schema::{ArgumentsError, ValidationErrors};
 ///
 /// /// Read a file.
 /// #[tool(name = "fs__read", effect = read_only, redact = ["text"])]
@@ -254,6 +255,9 @@ impl fmt::Debug for ValidatedArgs {
 ///             return Err(ToolError::new("paths under /etc are off limits"));
 ///         }
 ///         self.0.exec(args, ctx, caps).await
+///     }
+///     fn validate_output(&self, output: &Value) -> Result<(), ValidationErrors> {
+///         self.0.validate_output(output)
 ///     }
 /// }
 ///
@@ -316,21 +320,16 @@ pub trait BoundToolRuntime: Send + Sync + fmt::Debug {
         caps: &ToolCapabilities,
     ) -> Result<Value, ToolError>;
 
-    /// Checks an output against the output schema. The default checks a compile-time output
-    /// schema and accepts anything else: a tool whose output schema arrived at run time checks
-    /// it here. (The runner checks every output against a compile-time output schema itself,
-    /// so that no tool's output escapes its declared schema, and calls this method for the
-    /// others.)
+    /// Checks an output against the output schema. A wrapper delegates it like the rest: a
+    /// tool whose output schema arrived at run time ([`DynamicTool`](crate::runtime::DynamicTool),
+    /// an imported MCP tool) is checked only here. (The runner checks every output against a
+    /// compile-time output schema itself as well, so that no wrapper can let a `#[tool]`'s
+    /// output escape its declared schema.)
     ///
     /// # Errors
     ///
     /// [`ValidationErrors`] listing every violation.
-    fn validate_output(&self, output: &Value) -> Result<(), ValidationErrors> {
-        match self.spec().output_schema() {
-            Some(SpecSchema::Static(schema)) => schema.validate(output),
-            _ => Ok(()),
-        }
-    }
+    fn validate_output(&self, output: &Value) -> Result<(), ValidationErrors>;
 }
 
 /// A `#[tool]` type, bound for the runner. Register it with
@@ -432,5 +431,12 @@ impl<T: Tool + Sync> BoundToolRuntime for StaticTool<T> {
         };
         let output = typed.run(ctx, caps).await?;
         serde_json::to_value(&output).map_err(|error| serialise_error(&error))
+    }
+
+    fn validate_output(&self, output: &Value) -> Result<(), ValidationErrors> {
+        match self.spec().output_schema() {
+            Some(SpecSchema::Static(schema)) => schema.validate(output),
+            _ => Ok(()),
+        }
     }
 }

@@ -131,10 +131,17 @@ impl EventSink for NullSink {
 /// Clones share one list, so keep a clone and give the runner the other:
 ///
 /// ```
-/// use tool_runtime::runtime::{CollectingSink, EventSink};
+/// use tool_runtime::runtime::{CollectingSink, EventSink, ToolEvent};
 /// let sink = CollectingSink::new();
 /// let given = sink.clone();
-/// assert!(sink.events().is_empty() && given.events().is_empty());
+/// given.emit(ToolEvent::ToolCallStart {
+///     tool_call_id: "call_1".into(),
+///     tool_name: "shop__get_order".into(),
+///     run_id: "run-1".into(),
+///     at_ms: 0,
+/// });
+/// assert_eq!(sink.events().len(), 1);
+/// assert_eq!(sink.events()[0].tool_call_id(), "call_1");
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct CollectingSink {
