@@ -511,9 +511,20 @@ fn settings_from_the_environment() {
         unset,
         HttpConfigError::NotConfigured { variables: &["OPENAI_API_KEY", "OPENAI_BASE_URL"] }
     );
-    assert!(unset.to_string().contains("`OPENAI_API_KEY` or `OPENAI_BASE_URL`"), "{unset}");
+    assert_eq!(
+        unset.to_string(),
+        "no model endpoint is configured: set `OPENAI_API_KEY` or `OPENAI_BASE_URL` (a key for the public endpoint, a base URL for a local server)"
+    );
     let unset = AnthropicMessages::builder_from_vars(vars(&[])).build().unwrap_err();
     assert_eq!(unset, HttpConfigError::NotConfigured { variables: &["ANTHROPIC_API_KEY"] });
+    // Only the key is listed, so no local server is suggested.
+    assert_eq!(unset.to_string(), "no model endpoint is configured: set `ANTHROPIC_API_KEY`");
+    // A builder given a base URL but no key still needs one.
+    let keyless = AnthropicMessages::builder_from_vars(vars(&[]))
+        .base_url("http://127.0.0.1:9")
+        .build()
+        .unwrap_err();
+    assert_eq!(keyless, HttpConfigError::MissingApiKey { variable: "ANTHROPIC_API_KEY" });
     // A base URL or key given to the builder afterwards is configuration enough.
     let local = OpenAiCompatible::builder_from_vars(vars(&[]))
         .base_url("http://127.0.0.1:8000/v1")
