@@ -94,7 +94,10 @@ fn bodies_byte_for_byte() {
         "gemini_body",
         encode_text(&Gemini::new(), &RequestOptions::new("gemini-2.5-flash"))
     );
-    insta::assert_snapshot!("ollama_body", encode_text(&Ollama::new(), &RequestOptions::new("qwen3:8b")));
+    insta::assert_snapshot!(
+        "ollama_body",
+        encode_text(&Ollama::new(), &RequestOptions::new("qwen3:8b"))
+    );
 }
 
 fn keys(value: &Value) -> Vec<&str> {

@@ -556,10 +556,16 @@ fn an_openai_chat_usage_chunk_without_choices_is_read() {
     let mut events = session.feed(stream.as_bytes());
     events.extend(session.close());
     let expected = Usage { input_tokens: 12, output_tokens: 3 };
-    assert!(events.iter().any(|event| matches!(event, StreamEvent::Usage(usage) if *usage == expected)));
+    assert!(
+        events.iter().any(|event| matches!(event, StreamEvent::Usage(usage) if *usage == expected))
+    );
     let decoded = session.finish();
     assert_eq!(decoded.usage, Some(expected));
-    assert!(decoded.problems.is_empty(), "a usage-only chunk is no unexpected payload: {:?}", decoded.problems);
+    assert!(
+        decoded.problems.is_empty(),
+        "a usage-only chunk is no unexpected payload: {:?}",
+        decoded.problems
+    );
     // A chunk with neither is still reported.
     let mut session = adapter("openai-chat").stream();
     session.feed(b"data: {\"id\":\"c1\"}\n\n");

@@ -479,7 +479,10 @@ async fn a_model_failure_ends_the_run_with_one_done() {
         output.done.stop,
         StopReason::ModelFailed { kind: ModelErrorKind::ScriptExhausted, .. }
     ));
-    assert_eq!(serde_json::to_value(&output.done.stop).unwrap()["error"], json!("script_exhausted"));
+    assert_eq!(
+        serde_json::to_value(&output.done.stop).unwrap()["error"],
+        json!("script_exhausted")
+    );
 }
 
 #[tokio::test]
