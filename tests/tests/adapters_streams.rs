@@ -516,3 +516,64 @@ fn usage_is_decoded_for_every_provider() {
     assert!(!events.iter().any(|event| matches!(event, StreamEvent::Usage(_))));
     assert_eq!(session.finish().usage, None);
 }
+
+#[test]
+fn token_counts_near_the_limit_saturate_instead_of_panicking() {
+    let max = u64::MAX;
+    let anthropic = format!(
+        r#"{{"content": [], "stop_reason": "end_turn", "usage": {{"input_tokens": {max},
+            "cache_creation_input_tokens": {max}, "cache_read_input_tokens": 1, "output_tokens": 2}}}}"#
+    );
+    let decoded = adapter("anthropic").decode(anthropic.as_bytes()).unwrap();
+    assert_eq!(decoded.usage, Some(Usage { input_tokens: max, output_tokens: 2 }));
+
+    let gemini = format!(
+        r#"{{"candidates": [{{"content": {{"role": "model", "parts": [{{"text": "hi"}}]}},
+            "finishReason": "STOP"}}], "usageMetadata": {{"promptTokenCount": 3,
+            "candidatesTokenCount": {max}, "thoughtsTokenCount": {max}}}}}"#
+    );
+    let decoded = adapter("gemini").decode(gemini.as_bytes()).unwrap();
+    assert_eq!(decoded.usage, Some(Usage { input_tokens: 3, output_tokens: max }));
+
+    // The same in a stream: the counts arrive in events, not in a whole body.
+    let stream = format!(
+        "event: message_start\ndata: {{\"type\":\"message_start\",\"message\":{{\"usage\":\
+         {{\"input_tokens\":{max},\"cache_read_input_tokens\":{max}}}}}}}\n\n"
+    );
+    let mut session = adapter("anthropic").stream();
+    session.feed(stream.as_bytes());
+    assert_eq!(session.finish().usage, Some(Usage { input_tokens: max, output_tokens: 0 }));
+}
+
+#[test]
+fn an_openai_chat_usage_chunk_without_choices_is_read() {
+    let stream = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\n",
+        "data: {\"id\":\"c1\",\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":3}}\n\n",
+        "data: [DONE]\n\n",
+    );
+    let mut session = adapter("openai-chat").stream();
+    let mut events = session.feed(stream.as_bytes());
+    events.extend(session.close());
+    let expected = Usage { input_tokens: 12, output_tokens: 3 };
+    assert!(
+        events.iter().any(|event| matches!(event, StreamEvent::Usage(usage) if *usage == expected))
+    );
+    let decoded = session.finish();
+    assert_eq!(decoded.usage, Some(expected));
+    assert!(
+        decoded.problems.is_empty(),
+        "a usage-only chunk is no unexpected payload: {:?}",
+        decoded.problems
+    );
+    // A chunk with neither is still reported.
+    let mut session = adapter("openai-chat").stream();
+    session.feed(b"data: {\"id\":\"c1\"}\n\n");
+    assert!(
+        session
+            .finish()
+            .problems
+            .iter()
+            .any(|problem| matches!(problem, Problem::UnexpectedPayload { .. }))
+    );
+}

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use tool_runtime::adapters::{ChoiceMode, ToolOutcome};
 use tool_runtime::agent::{
     Agent, AgentConfig, AgentEvent, ChatModel, Message, ModelError, ModelErrorKind, ModelRequest,
-    ModelTurn, ScriptedModel, ScriptedTurn, StopReason,
+    ModelTurn, ScriptedModel, ScriptedTurn, StopReason, Usage,
 };
 use tool_runtime::catalog::ToolCatalog;
 use tool_runtime::policy::{ApprovalDecision, ApprovalRequest, Approver, ToolPolicy};
@@ -479,6 +479,10 @@ async fn a_model_failure_ends_the_run_with_one_done() {
         output.done.stop,
         StopReason::ModelFailed { kind: ModelErrorKind::ScriptExhausted, .. }
     ));
+    assert_eq!(
+        serde_json::to_value(&output.done.stop).unwrap()["error"],
+        json!("script_exhausted")
+    );
 }
 
 #[tokio::test]
@@ -596,4 +600,54 @@ async fn a_call_announced_in_a_dropped_turn_gets_a_not_run_result_event() {
     let (started, finished) = started_and_finished(&events);
     assert_eq!((started, finished), (vec!["pending".to_owned()], vec!["pending".to_owned()]));
     assert!(events.iter().any(|e| matches!(e, AgentEvent::ToolCallResult { outcome: tool_runtime::agent::ResultSummary::Err { code: Some(code), .. }, .. } if code == "not_run")));
+}
+
+/// Answers with whole Anthropic bodies it decodes itself, building the turn by hand.
+#[derive(Debug)]
+struct HandBuilt {
+    bodies: Mutex<Vec<String>>,
+}
+
+#[async_trait]
+impl ChatModel for HandBuilt {
+    async fn respond(
+        &self,
+        _: ModelRequest<'_>,
+        _: &(dyn Fn(tool_runtime::adapters::StreamEvent) + Send + Sync),
+    ) -> Result<ModelTurn, ModelError> {
+        use tool_runtime::adapters::{Adapter, Anthropic};
+        let body = self.bodies.lock().unwrap().remove(0);
+        let decoded = Anthropic::new()
+            .decode(body.as_bytes())
+            .map_err(|error| ModelError::new(ModelErrorKind::Decode, error.to_string()))?;
+        Ok(ModelTurn { decoded })
+    }
+}
+
+#[tokio::test]
+async fn usage_is_read_from_the_decoded_turn_and_its_sum_saturates() {
+    let max = u64::MAX;
+    let bodies = vec![
+        format!(
+            r#"{{"content": [{{"type": "tool_use", "id": "toolu_1", "name": "test__wait",
+                "input": {{"label": "a", "millis": 0}}}}], "stop_reason": "tool_use",
+                "usage": {{"input_tokens": {max}, "output_tokens": 1}}}}"#
+        ),
+        r#"{"content": [{"type": "text", "text": "Done."}], "stop_reason": "end_turn",
+            "usage": {"input_tokens": 5, "output_tokens": 2}}"#
+            .to_owned(),
+    ];
+    let model = HandBuilt { bodies: Mutex::new(bodies) };
+    let agent = Agent::new(Arc::new(model), runner(&Arc::new(Gauge::default()), ALLOW, None));
+    let (events, sink) = collect();
+    let output = agent.run(vec![Message::user("go")], &ctx(), &sink).await;
+    assert_eq!(output.done.stop, StopReason::Answered);
+    assert_eq!(output.done.usage, Usage { input_tokens: max, output_tokens: 3 });
+    let reported = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|event| matches!(event, AgentEvent::Usage { .. }))
+        .count();
+    assert_eq!(reported, 2);
 }

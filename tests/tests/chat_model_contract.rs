@@ -14,10 +14,7 @@ use tool_runtime::agent::{
     Agent, AgentEvent, ChatModel, Message, ModelError, ModelErrorKind, ModelRequest, ModelTurn,
     StopReason,
 };
-use tool_runtime::catalog::ToolCatalog;
-use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
-use tool_runtime::runner::ToolRunner;
 
 /// Search the documentation.
 #[tool(name = "docs__search", effect = read_only, redact = ["hits"])]
@@ -113,7 +110,7 @@ impl<A: Adapter> ChatModel for FakeModel<A> {
 
 fn runner() -> ToolRunner {
     ToolRunner::builder(ToolCatalog::builder().register::<Search>().build().unwrap())
-        .policy(ToolPolicy::from_json(r#"{"allowed_tools": ["docs__search"]}"#).unwrap())
+        .policy(ToolPolicy::allowing(["docs__search"]))
         .build()
 }
 
@@ -188,6 +185,32 @@ async fn a_documented_model_runs_a_strict_call_with_a_null_raised_away() {
     assert_eq!(messages.len(), 3);
     assert_eq!(messages[1]["tool_calls"][0]["id"], json!("call_1"));
     assert_eq!(messages[2]["tool_call_id"], json!("call_1"));
+}
+
+/// The `CallReady` arguments of the first OpenAI reply fed in pieces to `session`.
+fn ready_arguments(mut session: Box<dyn tool_runtime::adapters::StreamSession + '_>) -> Vec<Value> {
+    let mut events = Vec::new();
+    for piece in openai_replies()[0].chunks(5) {
+        events.extend(session.feed(piece));
+    }
+    events.extend(session.close());
+    events
+        .into_iter()
+        .filter_map(|event| match event {
+            StreamEvent::CallReady { call, .. } => call.arguments.value().cloned(),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn stream_for_raises_the_streamed_calls_and_stream_does_not() {
+    // The agent raises every turn, so the run above cannot tell whether `stream_for` did:
+    // its streamed events, which only the model's caller sees, can.
+    let adapter = OpenAiChat::new().strict(true);
+    let specs = [Search::spec()];
+    assert_eq!(ready_arguments(adapter.stream_for(&specs)), [json!({"query": "wire"})]);
+    assert_eq!(ready_arguments(adapter.stream()), [json!({"query": "wire", "limit": null})]);
 }
 
 #[tokio::test]

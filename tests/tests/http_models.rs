@@ -283,7 +283,7 @@ async fn openai_streamed_tool_call() {
     let turn = turn.unwrap();
     assert_add_call(&turn);
     assert_eq!(turn.decoded.calls[0].id, "call_abc");
-    assert_eq!(turn.usage, Some(Usage { input_tokens: 81, output_tokens: 18 }));
+    assert_eq!(turn.decoded.usage, Some(Usage { input_tokens: 81, output_tokens: 18 }));
     assert_eq!(events.first().map(String::as_str), Some("call math__add"));
     assert!(events.contains(&"ready math__add".to_owned()), "{events:?}");
 
@@ -310,7 +310,7 @@ async fn openai_text_answer() {
     assert_eq!(turn.decoded.text, "2 + 40 = 42.");
     assert_eq!(turn.decoded.finish.reason, FinishReason::Stop);
     assert!(turn.decoded.calls.is_empty());
-    assert_eq!(turn.usage, Some(Usage { input_tokens: 120, output_tokens: 7 }));
+    assert_eq!(turn.decoded.usage, Some(Usage { input_tokens: 120, output_tokens: 7 }));
     assert!(events.contains(&"text = 42.".to_owned()), "{events:?}");
 }
 
@@ -328,7 +328,7 @@ async fn openai_whole_json_answer_when_the_server_does_not_stream() {
     let (turn, events) = ask(&openai(&server)).await;
     let turn = turn.unwrap();
     assert_eq!(turn.decoded.text, "42");
-    assert_eq!(turn.usage, Some(Usage { input_tokens: 5, output_tokens: 1 }));
+    assert_eq!(turn.decoded.usage, Some(Usage { input_tokens: 5, output_tokens: 1 }));
     assert_eq!(events, ["text 42"]);
 }
 
@@ -465,7 +465,7 @@ async fn anthropic_streamed_tool_call() {
     let turn = turn.unwrap();
     assert_add_call(&turn);
     assert_eq!(turn.decoded.text, "Let me add.");
-    assert_eq!(turn.usage, Some(Usage { input_tokens: 480, output_tokens: 89 }));
+    assert_eq!(turn.decoded.usage, Some(Usage { input_tokens: 480, output_tokens: 89 }));
     assert!(events.contains(&"ready math__add".to_owned()), "{events:?}");
 
     let (path, headers, body) = server.request(0);
@@ -511,9 +511,20 @@ fn settings_from_the_environment() {
         unset,
         HttpConfigError::NotConfigured { variables: &["OPENAI_API_KEY", "OPENAI_BASE_URL"] }
     );
-    assert!(unset.to_string().contains("`OPENAI_API_KEY` or `OPENAI_BASE_URL`"), "{unset}");
+    assert_eq!(
+        unset.to_string(),
+        "no model endpoint is configured: set `OPENAI_API_KEY` or `OPENAI_BASE_URL` (a key for the public endpoint, a base URL for a local server)"
+    );
     let unset = AnthropicMessages::builder_from_vars(vars(&[])).build().unwrap_err();
     assert_eq!(unset, HttpConfigError::NotConfigured { variables: &["ANTHROPIC_API_KEY"] });
+    // Only the key is listed, so no local server is suggested.
+    assert_eq!(unset.to_string(), "no model endpoint is configured: set `ANTHROPIC_API_KEY`");
+    // A builder given a base URL but no key still needs one.
+    let keyless = AnthropicMessages::builder_from_vars(vars(&[]))
+        .base_url("http://127.0.0.1:9")
+        .build()
+        .unwrap_err();
+    assert_eq!(keyless, HttpConfigError::MissingApiKey { variable: "ANTHROPIC_API_KEY" });
     // A base URL or key given to the builder afterwards is configuration enough.
     let local = OpenAiCompatible::builder_from_vars(vars(&[]))
         .base_url("http://127.0.0.1:8000/v1")

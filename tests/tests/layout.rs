@@ -1,7 +1,7 @@
 //! The layout rule (DESIGN.md 3a): provider wire formats live only in
 //! `tool-runtime/src/adapters/`. This walks the rest of `tool-runtime/src` and fails, naming
 //! file and line, where code (not comments) holds a string literal with a provider-specific
-//! JSON key.
+//! JSON key, as a key or as a segment of a JSON pointer (`"/usage/prompt_tokens"`).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -85,8 +85,35 @@ fn code_of(line: &str) -> &str {
     line
 }
 
+/// The contents of the string literals of a line of code (escapes left as written).
+fn string_literals(code: &str) -> Vec<&str> {
+    let mut literals = Vec::new();
+    let mut start = None;
+    let mut escaped = false;
+    for (at, byte) in code.bytes().enumerate() {
+        match start {
+            Some(_) if escaped => escaped = false,
+            Some(_) if byte == b'\\' => escaped = true,
+            Some(from) if byte == b'"' => {
+                literals.push(&code[from..at]);
+                start = None;
+            }
+            Some(_) => {}
+            None if byte == b'"' => start = Some(at + 1),
+            None => {}
+        }
+    }
+    literals
+}
+
+/// Whether a string literal holds `/key` as a JSON-pointer segment (`"/usage/prompt_tokens"`).
+fn pointer_holds(literal: &str, key: &str) -> bool {
+    literal.split('/').skip(1).any(|segment| segment == key)
+}
+
 /// Every `(file, line, key)` outside `adapters/` whose code holds `"key"` (or its escaped
-/// form `\"key\"`, as inside a string of JSON text).
+/// form `\"key\"`, as inside a string of JSON text) or a string literal with the segment
+/// `/key` (a JSON pointer).
 fn offences(src: &Path) -> Vec<String> {
     let adapters = src.join("adapters");
     let mut files = Vec::new();
@@ -96,8 +123,11 @@ fn offences(src: &Path) -> Vec<String> {
         let text = fs::read_to_string(file).unwrap();
         for (number, line) in text.lines().enumerate() {
             let code = code_of(line);
+            let literals = string_literals(code);
             for key in PROVIDER_KEYS {
-                if code.contains(&format!("\"{key}\"")) || code.contains(&format!("\\\"{key}\\\""))
+                if code.contains(&format!("\"{key}\""))
+                    || code.contains(&format!("\\\"{key}\\\""))
+                    || literals.iter().any(|literal| pointer_holds(literal, key))
                 {
                     let relative = file.strip_prefix(src).unwrap_or(file);
                     found.push(format!("{}:{}: `{key}`", relative.display(), number + 1));
@@ -129,6 +159,9 @@ fn the_scan_sees_code_and_skips_comments() {
     assert_eq!(code_of(r#"/// `"usage"` in a doc comment"#), "");
     assert_eq!(code_of(r#"let url = "http://host"; // note"#), r#"let url = "http://host"; "#);
     assert_eq!(code_of(r#"let s = "a \" // b";"#), r#"let s = "a \" // b";"#);
+    assert_eq!(string_literals(r#"f("/a/b", "c \" d")"#), ["/a/b", r#"c \" d"#]);
+    assert!(pointer_holds("/usage/prompt_tokens", "prompt_tokens"));
+    assert!(!pointer_holds("/usageMetadata", "usage"));
 
     // A planted offence in a scratch tree is found with its file and line; the same key under
     // `adapters/` is not.
@@ -140,6 +173,11 @@ fn the_scan_sees_code_and_skips_comments() {
         .unwrap();
     fs::write(root.join("adapters/openai.rs"), "let v = json!({\"finish_reason\": 1});\n").unwrap();
     fs::write(root.join("agent/sniff.rs"), "const KEY: &[u8] = b\"\\\"usage\\\"\";\n").unwrap();
+    fs::write(
+        root.join("agent/pointer.rs"),
+        "let n = v.pointer(\"/usage/prompt_tokens\");\nlet m = v.pointer(\"/usageMetadata\");\n",
+    )
+    .unwrap();
     let found = offences(&root);
     fs::remove_dir_all(&root).unwrap();
     let agent = Path::new("agent");
@@ -147,6 +185,9 @@ fn the_scan_sees_code_and_skips_comments() {
         found,
         [
             format!("{}:2: `finish_reason`", agent.join("model.rs").display()),
+            format!("{}:1: `usage`", agent.join("pointer.rs").display()),
+            format!("{}:1: `prompt_tokens`", agent.join("pointer.rs").display()),
+            format!("{}:2: `usageMetadata`", agent.join("pointer.rs").display()),
             format!("{}:1: `usage`", agent.join("sniff.rs").display()),
         ]
     );

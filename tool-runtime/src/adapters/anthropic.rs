@@ -146,11 +146,11 @@ impl Adapter for Anthropic {
                     vec![json!({"type": "text", "text": text})],
                 ),
                 Message::Assistant(decoded) => {
-                    append(&mut messages, self.assistant_message(decoded));
+                    request::append(&mut messages, "content", self.assistant_message(decoded));
                 }
                 Message::ToolResults(results) => {
                     for message in self.result_messages(results) {
-                        append(&mut messages, message);
+                        request::append(&mut messages, "content", message);
                     }
                 }
             }
@@ -261,7 +261,8 @@ fn read_usage(core: &mut Core, usage: Option<&Value>, out: &mut Vec<StreamEvent>
     let input = count_at(usage, "input_tokens").map(|tokens| {
         let cached = ["cache_creation_input_tokens", "cache_read_input_tokens"]
             .map(|key| count_at(usage, key).unwrap_or(0));
-        tokens + cached[0] + cached[1]
+        // Counts come from the provider: near `u64::MAX` they must not overflow.
+        tokens.saturating_add(cached[0]).saturating_add(cached[1])
     });
     core.usage(input, count_at(usage, "output_tokens"), out);
 }
@@ -393,20 +394,6 @@ impl MessagesProtocol {
             _ => {}
         }
     }
-}
-
-/// Appends an encoded `{"role", "content": [...]}` message, merged into the last one when the
-/// role is the same; a message with no content is left out (the API refuses it).
-fn append(out: &mut Vec<Value>, mut message: Value) {
-    let role = str_at(&message, "role").unwrap_or("user").to_owned();
-    let blocks = match message.get_mut("content").map(Value::take) {
-        Some(Value::Array(blocks)) => blocks,
-        Some(Value::String(text)) if !text.is_empty() => {
-            vec![json!({"type": "text", "text": text})]
-        }
-        _ => Vec::new(),
-    };
-    request::push_merged(out, &role, "content", blocks);
 }
 
 #[cfg(test)]

@@ -136,11 +136,7 @@ impl Adapter for Gemini {
         options: &RequestOptions,
     ) -> Result<Map<String, Value>, EncodeError> {
         let mut contents: Vec<Value> = Vec::with_capacity(request.messages.len());
-        let mut append = |content: Value| {
-            let role = str_at(&content, "role").unwrap_or("user").to_owned();
-            let parts = content.get("parts").and_then(Value::as_array).cloned().unwrap_or_default();
-            request::push_merged(&mut contents, &role, "parts", parts);
-        };
+        let mut append = |content: Value| request::append(&mut contents, "parts", content);
         for message in request.messages {
             match message {
                 Message::System(_) => {}
@@ -284,7 +280,7 @@ fn on_chunk(core: &mut Core, chunk: &mut Value, out: &mut Vec<StreamEvent>) {
         // Thinking tokens are written and billed like the answer's.
         let written =
             [count_at(usage, "candidatesTokenCount"), count_at(usage, "thoughtsTokenCount")];
-        let output = written.iter().flatten().copied().reduce(|a, b| a + b);
+        let output = written.iter().flatten().copied().reduce(u64::saturating_add);
         core.usage(count_at(usage, "promptTokenCount"), output, out);
     }
     let feedback = chunk.get("promptFeedback");

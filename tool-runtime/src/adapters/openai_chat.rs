@@ -21,7 +21,7 @@ use super::budget::OpenAiStrictBudget;
 use super::framing::Frame;
 use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
 use super::request::{self, ModelRequest, RequestOptions};
-use super::session::{Protocol, Session, StreamSession, body, count_at, payload, str_at};
+use super::session::{Protocol, Session, StreamSession, body, payload, str_at, usage_object};
 use super::sse::SseParser;
 use super::types::{
     ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolResult,
@@ -226,12 +226,9 @@ fn whole_call(core: &mut Core, slot: usize, call: &Value, out: &mut Vec<StreamEv
 }
 
 /// `usage.prompt_tokens` and `usage.completion_tokens`, from the usage chunk (asked for with
-/// `stream_options.include_usage`) or a whole response. vLLM sends `"usage": null` on every
-/// chunk; that is no report.
-fn read_usage(core: &mut Core, value: &Value, out: &mut Vec<StreamEvent>) {
-    if let Some(usage) = value.get("usage").filter(|usage| usage.is_object()) {
-        core.usage(count_at(usage, "prompt_tokens"), count_at(usage, "completion_tokens"), out);
-    }
+/// `stream_options.include_usage`) or a whole response. Whether there was a report.
+fn read_usage(core: &mut Core, value: &Value, out: &mut Vec<StreamEvent>) -> bool {
+    usage_object(core, value, ["prompt_tokens", "completion_tokens"], out)
 }
 
 /// The canonical reason for a Chat Completions `finish_reason`.
@@ -272,7 +269,15 @@ impl Protocol for ChatProtocol {
             return;
         }
         let Some(choices) = chunk.get("choices").and_then(Value::as_array) else {
-            core.problem(Problem::UnexpectedPayload { expected: "a chat completion chunk" }, out);
+            // Some servers send the usage chunk without `choices` at all.
+            if read_usage(core, &chunk, out) {
+                core.recognised += 1;
+            } else {
+                core.problem(
+                    Problem::UnexpectedPayload { expected: "a chat completion chunk" },
+                    out,
+                );
+            }
             return;
         };
         core.recognised += 1;

@@ -23,7 +23,7 @@ use super::budget::OpenAiStrictBudget;
 use super::framing::Frame;
 use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
 use super::request::{self, Message, ModelRequest, RequestOptions};
-use super::session::{Protocol, Session, StreamSession, body, count_at, payload, str_at};
+use super::session::{Protocol, Session, StreamSession, body, payload, str_at, usage_object};
 use super::sse::SseParser;
 use super::types::{
     ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolResult,
@@ -237,9 +237,7 @@ impl Adapter for OpenAiResponses {
 
 /// A response's `usage.input_tokens` and `usage.output_tokens`.
 fn read_usage(core: &mut Core, response: &Value, out: &mut Vec<StreamEvent>) {
-    if let Some(usage) = response.get("usage").filter(|usage| usage.is_object()) {
-        core.usage(count_at(usage, "input_tokens"), count_at(usage, "output_tokens"), out);
-    }
+    usage_object(core, response, ["input_tokens", "output_tokens"], out);
 }
 
 /// Gives a complete `function_call` item a slot of its own.

@@ -191,6 +191,17 @@ pub(crate) fn insert_nested(body: &mut Map<String, Value>, name: &str, key: &str
     }
 }
 
+/// Appends an encoded `{"role", key: [...]}` message (an adapter's assistant or result message)
+/// with [`push_merged`]: merged into the last one of the same role, left out when empty.
+pub(crate) fn append(out: &mut Vec<Value>, key: &str, mut message: Value) {
+    let role = message.get("role").and_then(Value::as_str).unwrap_or("user").to_owned();
+    let parts = match message.get_mut(key).map(Value::take) {
+        Some(Value::Array(parts)) => parts,
+        _ => Vec::new(),
+    };
+    push_merged(out, &role, key, parts);
+}
+
 /// Appends `parts` under `role` to `out` (`{"role", key: [...]}`), merged into the last entry
 /// when it has the same role; nothing is appended for no parts (providers refuse empty
 /// messages).

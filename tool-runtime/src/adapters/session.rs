@@ -137,3 +137,17 @@ pub(crate) fn str_at<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
 pub(crate) fn count_at(value: &Value, key: &str) -> Option<u64> {
     value.get(key).and_then(Value::as_u64)
 }
+
+/// Reads `value.usage` when it is an object (vLLM sends `"usage": null` on every chunk; that
+/// is no report), with its input and output counts under `input` and `output`. Whether there
+/// was a report.
+pub(crate) fn usage_object(
+    core: &mut Core,
+    value: &Value,
+    [input, output]: [&str; 2],
+    out: &mut Vec<StreamEvent>,
+) -> bool {
+    let Some(usage) = value.get("usage").filter(|usage| usage.is_object()) else { return false };
+    core.usage(count_at(usage, input), count_at(usage, output), out);
+    true
+}

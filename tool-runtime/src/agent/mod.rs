@@ -10,10 +10,7 @@
 //! ```
 //! use std::sync::{Arc, Mutex};
 //! use tool_runtime::agent::{Agent, AgentEvent, Message, ScriptedModel, ScriptedTurn, StopReason};
-//! use tool_runtime::catalog::ToolCatalog;
-//! use tool_runtime::policy::ToolPolicy;
 //! use tool_runtime::prelude::*;
-//! use tool_runtime::runner::ToolRunner;
 //!
 //! /// Add two numbers.
 //! #[tool(name = "math__add", effect = read_only, redact = ["sum"])]
@@ -29,7 +26,7 @@
 //!
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! let runner = ToolRunner::builder(ToolCatalog::builder().register::<Add>().build().unwrap())
-//!     .policy(ToolPolicy::from_json(r#"{"allowed_tools": ["math__add"]}"#).unwrap())
+//!     .policy(ToolPolicy::allowing(["math__add"]))
 //!     .build();
 //! let model = ScriptedModel::new([
 //!     ScriptedTurn::openai_calls(&[("call_1", "math__add", r#"{"a": 2, "b": 40}"#)]),

@@ -1,13 +1,12 @@
 use std::fmt;
 
 use async_trait::async_trait;
+use serde::Serialize;
 
-use crate::adapters::{Decoded, ModelRequest, StreamEvent, Usage};
+use crate::adapters::{Decoded, ModelRequest, StreamEvent};
 
-/// One finished model turn: the decoded response and its usage.
-///
-/// Make it from what the adapter decoded: `ModelTurn::from(decoded)` takes the usage from
-/// [`Decoded::usage`].
+/// One finished model turn: the decoded response, with its usage in [`Decoded::usage`] (the
+/// one place the agent reads it from).
 ///
 /// ```
 /// use tool_runtime::adapters::{Adapter, Anthropic, Usage};
@@ -18,19 +17,18 @@ use crate::adapters::{Decoded, ModelRequest, StreamEvent, Usage};
 ///         "usage": {"input_tokens": 9, "output_tokens": 2}}"#)
 ///     .unwrap();
 /// let turn = ModelTurn::from(decoded);
-/// assert_eq!(turn.usage, Some(Usage { input_tokens: 9, output_tokens: 2 }));
+/// assert_eq!(turn.decoded.usage, Some(Usage { input_tokens: 9, output_tokens: 2 }));
 /// ```
 #[derive(Debug, Clone)]
 pub struct ModelTurn {
-    /// The assembled response: text, calls in model order, finish reason.
+    /// The assembled response: text, calls in model order, finish reason, and token usage
+    /// when the provider reports it.
     pub decoded: Decoded,
-    /// Token usage, when the provider reports it.
-    pub usage: Option<Usage>,
 }
 
 impl From<Decoded> for ModelTurn {
     fn from(decoded: Decoded) -> Self {
-        Self { usage: decoded.usage, decoded }
+        Self { decoded }
     }
 }
 
@@ -41,8 +39,16 @@ pub struct ModelError {
     message: String,
 }
 
-/// The kind of a [`ModelError`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The kind of a [`ModelError`]. Serialised in snake case: `"transport"`, `{"status": 503}`.
+///
+/// ```
+/// use tool_runtime::agent::ModelErrorKind;
+///
+/// assert_eq!(serde_json::to_string(&ModelErrorKind::Status(503)).unwrap(), r#"{"status":503}"#);
+/// assert_eq!(serde_json::to_string(&ModelErrorKind::ScriptExhausted).unwrap(), r#""script_exhausted""#);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ModelErrorKind {
     /// The provider answered with an error status (after any retries).

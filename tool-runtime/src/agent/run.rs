@@ -2,7 +2,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 use tokio::time::Instant;
 
 use super::{ChatModel, Message, ModelError, ModelErrorKind, ModelRequest, ModelTurn, Usage};
@@ -89,7 +89,7 @@ pub enum StopReason {
     /// clients report a cut stream).
     ModelFailed {
         /// What failed, as the [`ModelError`] said; match on it to retry or report.
-        #[serde(rename = "error", serialize_with = "serialize_error_kind")]
+        #[serde(rename = "error")]
         kind: ModelErrorKind,
         /// What happened, safe to show.
         message: String,
@@ -99,27 +99,6 @@ pub enum StopReason {
 impl StopReason {
     fn model_failed(error: &ModelError) -> Self {
         Self::ModelFailed { kind: error.kind(), message: error.to_string() }
-    }
-}
-
-/// Writes a [`ModelErrorKind`] the way `#[derive(Serialize)]` with snake-case names would:
-/// `"transport"`, `{"status": 503}`.
-fn serialize_error_kind<S: Serializer>(
-    kind: &ModelErrorKind,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    const NAME: &str = "ModelErrorKind";
-    match *kind {
-        ModelErrorKind::Status(status) => {
-            serializer.serialize_newtype_variant(NAME, 0, "status", &status)
-        }
-        ModelErrorKind::Transport => serializer.serialize_unit_variant(NAME, 1, "transport"),
-        ModelErrorKind::Timeout => serializer.serialize_unit_variant(NAME, 2, "timeout"),
-        ModelErrorKind::Request => serializer.serialize_unit_variant(NAME, 3, "request"),
-        ModelErrorKind::Decode => serializer.serialize_unit_variant(NAME, 4, "decode"),
-        ModelErrorKind::ScriptExhausted => {
-            serializer.serialize_unit_variant(NAME, 5, "script_exhausted")
-        }
     }
 }
 
@@ -350,7 +329,7 @@ impl Agent {
                     turn.map_err(|error| StopReason::model_failed(&error))
                 }
             };
-            let ModelTurn { mut decoded, usage } = match turn {
+            let ModelTurn { mut decoded } = match turn {
                 Ok(turn) => turn,
                 Err(stop) => {
                     let announced = announced.into_inner().unwrap_or_else(PoisonError::into_inner);
@@ -371,9 +350,12 @@ impl Agent {
             // tools as declared, not as lowered for the provider: a model that decoded without
             // the tools still has its strict-mode `null`s taken back (raising is idempotent).
             decoded.raise(specs);
-            if let Some(usage) = usage {
-                state.usage.input_tokens += usage.input_tokens;
-                state.usage.output_tokens += usage.output_tokens;
+            if let Some(usage) = decoded.usage {
+                // Counts come from the provider: a sum near `u64::MAX` must not overflow.
+                state.usage.input_tokens =
+                    state.usage.input_tokens.saturating_add(usage.input_tokens);
+                state.usage.output_tokens =
+                    state.usage.output_tokens.saturating_add(usage.output_tokens);
                 on_event(AgentEvent::Usage { usage });
             }
             on_event(AgentEvent::IterationFinished {

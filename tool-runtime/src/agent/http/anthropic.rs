@@ -12,9 +12,10 @@ use crate::agent::{ChatModel, ModelError, ModelRequest, ModelTurn};
 const BASE_URL: &str = "https://api.anthropic.com";
 const MODEL: &str = "claude-sonnet-4-5";
 const VERSION: &str = "2023-06-01";
-const MAX_TOKENS: u32 = 4096;
 /// What `from_env` needs one of.
-const VARIABLES: &[&str] = &["ANTHROPIC_API_KEY"];
+const VARIABLES: &[&str] = &[KEY_VARIABLE];
+/// Where `from_env` reads the key the API requires.
+const KEY_VARIABLE: &str = "ANTHROPIC_API_KEY";
 
 /// A [`ChatModel`] speaking the Anthropic Messages API.
 ///
@@ -22,7 +23,7 @@ const VARIABLES: &[&str] = &["ANTHROPIC_API_KEY"];
 /// `anthropic-version: 2023-06-01`. The whole body is encoded by [`Anthropic`]
 /// ([`encode_request`](crate::adapters::Adapter::encode_request)): streamed, system messages
 /// in the top-level `system` field, consecutive messages of one role merged. `max_tokens`,
-/// which the API requires, defaults to 4096. See the [module docs](super) for retries,
+/// which the API requires, defaults to the adapter's 4096. See the [module docs](super) for retries,
 /// timeouts and what a cut stream does.
 ///
 /// ```
@@ -50,7 +51,8 @@ pub struct AnthropicMessages {
 pub struct AnthropicMessagesBuilder {
     settings: Settings,
     adapter: Anthropic,
-    max_tokens: u32,
+    /// `None` leaves the output budget to the adapter's default.
+    max_tokens: Option<u32>,
 }
 
 impl AnthropicMessages {
@@ -60,7 +62,7 @@ impl AnthropicMessages {
         AnthropicMessagesBuilder {
             settings: Settings::new(BASE_URL, MODEL),
             adapter: Anthropic::new(),
-            max_tokens: MAX_TOKENS,
+            max_tokens: None,
         }
     }
 
@@ -116,7 +118,7 @@ impl AnthropicMessagesBuilder {
 
     /// The most tokens a turn may write (default 4096).
     pub fn max_tokens(mut self, max_tokens: u32) -> Self {
-        self.max_tokens = max_tokens;
+        self.max_tokens = Some(max_tokens);
         self
     }
 
@@ -134,12 +136,6 @@ impl AnthropicMessagesBuilder {
     /// nothing, [`HttpConfigError::MissingApiKey`] without a key, and the other
     /// [`HttpConfigError`]s for a base URL, key or header that cannot be used.
     pub fn build(self) -> Result<AnthropicMessages, HttpConfigError> {
-        if let Some(variables) = self.settings.unconfigured {
-            return Err(HttpConfigError::NotConfigured { variables });
-        }
-        if self.settings.api_key.is_none() {
-            return Err(HttpConfigError::MissingApiKey { variable: "ANTHROPIC_API_KEY" });
-        }
         let mut headers = HeaderMap::new();
         headers.insert(
             HeaderName::from_static("anthropic-version"),
@@ -147,8 +143,10 @@ impl AnthropicMessagesBuilder {
         );
         let auth = |key: &str| (HeaderName::from_static("x-api-key"), key.to_owned());
         let label = |_: &reqwest::Url| "Anthropic".to_owned();
-        let transport = self.settings.transport("/v1/messages", label, auth, headers)?;
-        let options = self.settings.options().max_tokens(self.max_tokens);
+        let transport =
+            self.settings.transport("/v1/messages", label, auth, Some(KEY_VARIABLE), headers)?;
+        let mut options = self.settings.options();
+        options.max_tokens = self.max_tokens;
         Ok(AnthropicMessages { transport, options, adapter: self.adapter })
     }
 }

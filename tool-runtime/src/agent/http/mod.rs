@@ -140,11 +140,12 @@ impl fmt::Display for HttpConfigError {
             }
             Self::NotConfigured { variables } => {
                 let names: Vec<String> = variables.iter().map(|name| format!("`{name}`")).collect();
-                write!(
-                    f,
-                    "no model endpoint is configured: set {} (a key for the public endpoint, a base URL for a local server)",
-                    names.join(" or ")
-                )
+                write!(f, "no model endpoint is configured: set {}", names.join(" or "))?;
+                // Only a provider that can be pointed elsewhere has a local server to name.
+                if variables.iter().any(|name| name.ends_with("_BASE_URL")) {
+                    f.write_str(" (a key for the public endpoint, a base URL for a local server)")?;
+                }
+                Ok(())
             }
             Self::InvalidApiKey => f.write_str(
                 "the API key holds characters an HTTP header cannot carry; check for a stray line break",
@@ -244,16 +245,22 @@ impl Settings {
     }
 
     /// The transport to `{base}{path}`, with `auth` turning the key into its header.
-    /// `label` names whoever answers at the URL, for messages.
+    /// `label` names whoever answers at the URL, for messages. `key_variable` names the
+    /// variable of a key the provider requires (none when it is optional).
     fn transport(
         &self,
         path: &str,
         label: impl FnOnce(&reqwest::Url) -> String,
         auth: impl FnOnce(&str) -> (HeaderName, String),
+        key_variable: Option<&'static str>,
         mut headers: HeaderMap,
     ) -> Result<Transport, HttpConfigError> {
+        // An environment that sets nothing is reported as such, before what it leaves out.
         if let Some(variables) = self.unconfigured {
             return Err(HttpConfigError::NotConfigured { variables });
+        }
+        if let (Some(variable), None) = (key_variable, &self.api_key) {
+            return Err(HttpConfigError::MissingApiKey { variable });
         }
         let joined = format!("{}{path}", self.base_url.trim_end_matches('/'));
         let invalid =

@@ -145,7 +145,7 @@ impl OpenAiCompatibleBuilder {
             _ => format!("the OpenAI-compatible server at {}", authority(url)),
         };
         let transport =
-            self.settings.transport("/chat/completions", label, auth, HeaderMap::new())?;
+            self.settings.transport("/chat/completions", label, auth, None, HeaderMap::new())?;
         let options = self.settings.options().stream_usage(self.include_usage);
         Ok(OpenAiCompatible { transport, options, adapter: self.adapter })
     }
