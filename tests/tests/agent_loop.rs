@@ -320,6 +320,25 @@ async fn the_budget_stops_the_run_and_started_calls_still_get_results() {
 }
 
 #[tokio::test]
+async fn a_budget_beyond_the_clock_is_no_deadline() {
+    // `Instant::now() + Duration::MAX` overflows; such a budget can never run out.
+    let gauge = Arc::new(Gauge::default());
+    let model = ScriptedModel::new([
+        ScriptedTurn::openai_calls(&[(
+            "quick",
+            "test__wait",
+            r#"{"label": "quick", "millis": 1}"#,
+        )]),
+        ScriptedTurn::openai_text("done"),
+    ]);
+    let config = AgentConfig { budget: Some(Duration::MAX), ..AgentConfig::default() };
+    let agent = Agent::new(Arc::new(model), runner(&gauge, ALLOW, None)).with_config(config);
+    let output = agent.run(vec![Message::user("go")], &ctx(), &|_| {}).await;
+    assert_eq!(output.done.stop, StopReason::Answered);
+    assert_eq!(output.done.answer, "done");
+}
+
+#[tokio::test]
 async fn cancellation_stops_the_run() {
     let gauge = Arc::new(Gauge::default());
     let model = ScriptedModel::new([

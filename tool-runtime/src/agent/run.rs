@@ -262,7 +262,8 @@ impl Agent {
     ) -> AgentOutput {
         let token = ctx.cancellation().child_token();
         let ctx = ctx.clone().with_cancellation(token.clone());
-        let deadline = self.config.budget.map(|budget| Instant::now() + budget);
+        // A budget past the clock's range (`Duration::MAX`) never runs out: no deadline.
+        let deadline = self.config.budget.and_then(|budget| Instant::now().checked_add(budget));
         let visible = self.runner.visible_tools(&ctx);
         let specs: Vec<&ToolSpec> = visible.specs().collect();
         let mut state =
