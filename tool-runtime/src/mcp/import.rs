@@ -445,7 +445,8 @@ impl SourceInner {
         let mut builder =
             DynamicTool::builder(name, description, Value::Object((*tool.input_schema).clone()))
                 .effect(effect)
-                .redact(redact);
+                .redact(redact)
+                .imported();
         if let Some(output) = &tool.output_schema {
             builder = builder.output_schema(Value::Object((**output).clone()));
         }

@@ -39,6 +39,12 @@ use crate::spec::{NameError, Redaction, ToolEffect, ToolSpec, check_tool_name};
 ///     .build(|_, _, _| async { Ok(json!({})) })
 ///     .unwrap_err();
 /// assert_eq!(refused.to_string(), "input schema: /properties/x/oneOf: `oneOf`: unions and negations are outside the subset providers accept");
+///
+/// // `mcp__<server>__<tool>` names belong to tools imported over MCP.
+/// let squatter = DynamicTool::builder("mcp__github__create_issue", "", json!({"type": "object"}))
+///     .build(|_, _, _| async { Ok(json!({})) })
+///     .unwrap_err();
+/// assert!(matches!(squatter, tool_runtime::runtime::DynamicToolError::ReservedNamespace(_)));
 /// ```
 #[derive(Debug)]
 #[must_use]
@@ -50,6 +56,8 @@ pub struct DynamicToolBuilder {
     effect: ToolEffect,
     redaction: Vec<String>,
     requires_connection: bool,
+    /// Made by the MCP import, the only source allowed the reserved `mcp` namespace.
+    imported: bool,
 }
 
 /// Why a [`DynamicTool`] was refused.
@@ -58,6 +66,9 @@ pub struct DynamicToolBuilder {
 pub enum DynamicToolError {
     /// The name breaks the naming rule.
     Name(NameError),
+    /// The name is in the namespace reserved for tools imported over MCP
+    /// (`mcp__<server>__<tool>`), which only [`McpToolSource`](crate::mcp::McpToolSource) gives.
+    ReservedNamespace(String),
     /// The input schema leaves the allowed subset.
     InputSchema(SubsetError),
     /// The output schema leaves the allowed subset.
@@ -72,6 +83,11 @@ impl fmt::Display for DynamicToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Name(error) => write!(f, "tool name: {error}"),
+            Self::ReservedNamespace(name) => write!(
+                f,
+                "tool name `{name}` is in the `{}` namespace, which is reserved for tools imported over MCP; choose another namespace",
+                tool_rules::RESERVED_NAMESPACE
+            ),
             Self::InputSchema(error) => write!(f, "input schema: {error}"),
             Self::OutputSchema(error) => write!(f, "output schema: {error}"),
             Self::InvalidSchema(message) => write!(f, "invalid schema: {message}"),
@@ -128,6 +144,7 @@ impl DynamicTool {
             effect: ToolEffect::ExternalSideEffect,
             redaction: Vec::new(),
             requires_connection: false,
+            imported: false,
         }
     }
 }
@@ -157,6 +174,13 @@ impl DynamicToolBuilder {
         self
     }
 
+    /// Marks a tool imported over MCP, which may use the reserved `mcp` namespace.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn imported(mut self) -> Self {
+        self.imported = true;
+        self
+    }
+
     /// Checks everything and binds the handler that runs the tool.
     ///
     /// # Errors
@@ -169,6 +193,11 @@ impl DynamicToolBuilder {
         Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
     {
         check_tool_name(&self.name).map_err(DynamicToolError::Name)?;
+        if !self.imported
+            && tool_rules::parse_tool_name(&self.name).is_ok_and(|name| name.is_reserved())
+        {
+            return Err(DynamicToolError::ReservedNamespace(self.name));
+        }
         check_subset(&self.input_schema).map_err(DynamicToolError::InputSchema)?;
         let input = compile(&self.input_schema)?;
         let output = match &self.output_schema {
