@@ -784,9 +784,12 @@ fn alias_keys(schema: &Schema, value: &mut Value, rng: &mut Rng, duplicate: bool
 }
 
 /// A value written with aliases is judged as the same value written with names (the same
-/// constraints broken, in the same order; decoded alike, on both paths); one property given
-/// under two of its names is refused by both paths. The value written with names is the
-/// differential check's, against `jsonschema`, which sees the rendered schema: names only.
+/// constraints broken, in the same order; decoded alike) and, accepted, normalises to the very
+/// value written with names, key order included: validated arguments name every property by its
+/// name. One property given under two of its names is refused by both paths; the one-pass
+/// decoder vouches for no value with an alias. The value written with names is the
+/// differential check's, against `jsonschema`, which sees the rendered schema: names only, and
+/// its verdict (one-pass decoding included) is the one returned.
 fn check_aliased<T: ToolSchema + DeserializeOwned + Serialize>(
     validator: &jsonschema::Validator,
     named: &Value,
@@ -797,6 +800,8 @@ fn check_aliased<T: ToolSchema + DeserializeOwned + Serialize>(
     let mut aliased = named.clone();
     let duplicate = rng.below(4) == 0;
     let twice = alias_keys(T::SCHEMA, &mut aliased, &mut rng, duplicate);
+    // Keys differ only where an alias was written.
+    let has_alias = aliased != *named;
     let raw = serde_json::to_vec(&aliased).expect("a Value serialises");
     let value = parse_json(&raw).map_err(|error| TestCaseError::fail(format!("{error}")))?;
 
@@ -820,8 +825,13 @@ fn check_aliased<T: ToolSchema + DeserializeOwned + Serialize>(
             "parse_arguments did not refuse the duplicate in {}",
             value
         );
-        return Ok(Verdict { accepted: verdict.accepted, fast: false });
+        return Ok(verdict);
     }
+    prop_assert!(
+        !has_alias || fast.is_none(),
+        "decode_checked vouched for the aliases in {}",
+        value
+    );
     prop_assert_eq!(&ours, &ours_named, "{} judged otherwise than {}", value, named);
     match (parsed, verdict.accepted) {
         (Ok(args), true) => {
@@ -833,6 +843,16 @@ fn check_aliased<T: ToolSchema + DeserializeOwned + Serialize>(
                 args.ok(),
                 from_names.ok(),
                 "{} decoded otherwise than {}",
+                value,
+                named
+            );
+            let (mut normalised, mut normalised_named) = (value.clone(), named.clone());
+            T::SCHEMA.normalize(&mut normalised);
+            T::SCHEMA.normalize(&mut normalised_named);
+            prop_assert_eq!(
+                normalised.to_string(),
+                normalised_named.to_string(),
+                "{} normalised otherwise than {}",
                 value,
                 named
             );
@@ -852,7 +872,7 @@ fn check_aliased<T: ToolSchema + DeserializeOwned + Serialize>(
             )));
         }
     }
-    Ok(Verdict { accepted: verdict.accepted, fast: fast.is_some() })
+    Ok(verdict)
 }
 
 #[test]

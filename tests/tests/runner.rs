@@ -1105,3 +1105,96 @@ async fn a_compile_time_output_schema_is_checked_whatever_the_tool_says() {
     let result = runner.exec("test__liar", b"{}", &ctx()).await;
     assert_eq!(result.error_code(), Some(Code::OutputValidation));
 }
+
+/// Read a file.
+#[tool(name = "test__read", effect = read_only, redact = ["path", "lines"])]
+struct ReadFile {
+    /// Where to read.
+    #[serde(alias = "file")]
+    path: String,
+    lines: Option<u32>,
+}
+
+#[derive(Serialize, ToolSchema)]
+struct ReadOut {
+    path: String,
+    lines: u32,
+}
+
+impl Tool for ReadFile {
+    type Output = ReadOut;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<ReadOut, ToolError> {
+        Ok(ReadOut { path: self.path, lines: self.lines.unwrap_or(0) })
+    }
+}
+
+/// Refuses paths under `/etc`, judging by `args.value()["path"]`, and remembers what it saw.
+#[derive(Debug, Default)]
+struct NoEtc {
+    inner: StaticTool<ReadFile>,
+    seen: std::sync::Mutex<Vec<String>>,
+}
+
+#[async_trait]
+impl BoundToolRuntime for NoEtc {
+    fn spec(&self) -> &ToolSpec {
+        self.inner.spec()
+    }
+
+    fn arguments(&self, args: Arguments<'_>) -> Result<ValidatedArgs, ArgumentsError> {
+        self.inner.arguments(args)
+    }
+
+    async fn exec(
+        &self,
+        args: ValidatedArgs,
+        ctx: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Value, ToolError> {
+        self.seen.lock().unwrap().push(args.value().to_string());
+        if args.value()["path"].as_str().is_some_and(|path| path.starts_with("/etc")) {
+            return Err(ToolError::new("paths under /etc are off limits"));
+        }
+        self.inner.exec(args, ctx, caps).await
+    }
+}
+
+#[tokio::test]
+async fn arguments_sent_under_an_alias_reach_wrappers_and_records_under_the_name() {
+    let guard = Arc::new(NoEtc::default());
+    let catalog = ToolCatalog::builder()
+        .register_bound(Arc::clone(&guard) as Arc<dyn BoundToolRuntime>, "the guard".into())
+        .build()
+        .unwrap();
+    let runner = ToolRunner::builder(catalog).policy(policy()).build();
+
+    // The alias, as text (the one-pass path) and as a parsed value (the ordinary path): the
+    // guard reads `path` and refuses both.
+    let from_text = runner.exec("test__read", br#"{"file": "/etc/passwd"}"#, &ctx()).await;
+    let from_value = runner.exec("test__read", json!({"file": "/etc/passwd"}), &ctx()).await;
+    for refused in [&from_text, &from_value] {
+        assert_eq!(
+            refused.error().map(|e| e.message.as_str()),
+            Some("paths under /etc are off limits")
+        );
+        assert_eq!(refused.record().args, Some(json!({"path": "/etc/passwd"})));
+    }
+    // The renamed key keeps the alias's place among the others.
+    let later = runner.exec("test__read", br#"{"lines": 2, "file": "notes.txt"}"#, &ctx()).await;
+    assert_eq!(later.value(), Some(&json!({"path": "notes.txt", "lines": 2})));
+    let named = runner.exec("test__read", br#"{"path": "notes.txt", "lines": 2}"#, &ctx()).await;
+    assert_eq!(later.record().args, named.record().args);
+    assert_eq!(
+        *guard.seen.lock().unwrap(),
+        [
+            r#"{"path":"/etc/passwd"}"#,
+            r#"{"path":"/etc/passwd"}"#,
+            r#"{"lines":2,"path":"notes.txt"}"#,
+            r#"{"path":"notes.txt","lines":2}"#,
+        ]
+    );
+}

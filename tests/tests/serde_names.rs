@@ -4,6 +4,7 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tool_runtime::prelude::*;
+use tool_runtime::runtime::{Arguments, BoundToolRuntime, StaticTool};
 use tool_runtime::schema::{
     ArgumentsError, Constraint, SchemaKind, decode_checked, parse_arguments,
 };
@@ -264,8 +265,9 @@ fn an_alias_is_accepted_as_the_property() {
     let value = serde_json::from_slice::<Value>(raw).unwrap();
     assert_eq!(Query::SCHEMA.validate(&value), Ok(()));
     assert_eq!(parse_arguments::<Query>(raw).unwrap(), Query { q: "x".to_owned() });
-    assert_eq!(decode_checked::<Query>(raw), Some(Query { q: "x".to_owned() }));
-    // The name still works, on both paths.
+    // The one-pass decoder leaves an alias to the ordinary path, which renames it.
+    assert_eq!(decode_checked::<Query>(raw), None);
+    // The name works on both paths.
     assert_eq!(parse_arguments::<Query>(br#"{"q": "y"}"#).unwrap(), Query { q: "y".to_owned() });
     assert_eq!(decode_checked::<Query>(br#"{"q": "y"}"#), Some(Query { q: "y".to_owned() }));
 }
@@ -359,8 +361,20 @@ fn aliases_work_at_any_depth() {
     let short = br#"{"sort_keys": [{"field_name": "a"}, {"field_name": "b"}], "uid": "u-1", "pageSize": 3}"#;
     for raw in [&camel[..], &snake[..], &short[..]] {
         assert_eq!(parse_arguments::<Tolerant>(raw).unwrap(), expected);
-        assert_eq!(decode_checked::<Tolerant>(raw).as_ref(), Some(&expected));
     }
+    assert_eq!(decode_checked::<Tolerant>(camel).as_ref(), Some(&expected));
+    // Every alias, at any depth, is the ordinary path's, which names each property by its name
+    // and keeps the entries where they were.
+    for raw in [&snake[..], &short[..]] {
+        assert_eq!(decode_checked::<Tolerant>(raw), None);
+    }
+    let mut short = serde_json::from_slice::<Value>(short).unwrap();
+    assert!(Tolerant::SCHEMA.is_valid(&short));
+    Tolerant::SCHEMA.normalize(&mut short);
+    assert_eq!(
+        short.to_string(),
+        r#"{"sortKeys":[{"fieldName":"a"},{"fieldName":"b"}],"userId":"u-1","pageSize":3}"#
+    );
     // The rendered schema is the camelCase one.
     assert_eq!(
         Tolerant::SCHEMA.to_json()["properties"].as_object().unwrap().keys().collect::<Vec<_>>(),
@@ -391,7 +405,8 @@ fn an_integral_float_under_an_alias_is_normalised() {
     assert_eq!(parsed.page_size, Some(3));
 }
 
-/// A tool's arguments take aliases too, on the runner's path.
+/// A tool's arguments take aliases too, and what the runner's binding makes of them names the
+/// property by its name, from text (the one-pass path) and from a parsed value alike.
 #[tool(name = "test__aliased", effect = read_only, redact = ["resultCount"])]
 #[derive(Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -412,10 +427,20 @@ impl Tool for AliasedTool {
 }
 
 #[test]
-fn tool_arguments_take_aliases() {
+fn tool_arguments_take_aliases_and_are_validated_under_the_name() {
     let expected = AliasedTool { search_text: "rust".to_owned() };
     assert_eq!(parse_arguments::<AliasedTool>(br#"{"search_text": "rust"}"#).unwrap(), expected);
     assert_eq!(parse_arguments::<AliasedTool>(br#"{"searchText": "rust"}"#).unwrap(), expected);
+    let tool = StaticTool::<AliasedTool>::new();
+    let aliased = serde_json::json!({"search_text": "rust"});
+    let named = serde_json::json!({"searchText": "rust"});
+    for args in [Arguments::from(r#"{"search_text": "rust"}"#), Arguments::from(&aliased)] {
+        assert_eq!(tool.arguments(args).unwrap().value(), &named);
+    }
+    assert_eq!(
+        tool.arguments(Arguments::from(r#"{"searchText": "rust"}"#)).unwrap().value(),
+        &named
+    );
     let spec = AliasedTool::spec();
     assert_eq!(
         spec.input_schema().to_json()["properties"].as_object().unwrap().keys().collect::<Vec<_>>(),

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use syn::visit::Visit;
 
-use crate::ast::{Body, Container};
+use crate::ast::{Body, Container, Field};
 use crate::ctxt::Ctxt;
 
 /// Runs every container rule.
@@ -15,23 +15,31 @@ pub(crate) fn check_container(cx: &Ctxt, container: &Container<'_>) {
 }
 
 /// Rule: no property is a connection id, however spelt (`tool_rules::is_connection_id`, the
-/// rule the runtime applies too): connections travel in the invocation context, never in
-/// arguments or results.
+/// rule the runtime applies too), under its name or under one of its `#[serde(alias)]` keys:
+/// connections travel in the invocation context, never in arguments or results.
 fn check_connection_id(cx: &Ctxt, container: &Container<'_>) {
     if let Body::Struct(fields) = &container.body {
-        for field in fields.iter().filter(|field| tool_rules::is_connection_id(&field.name)) {
-            cx.error_at(
-                field.name_span,
-                format_args!(
-                    "property `{}` is a connection id: connections travel in the invocation context (`ctx.connection_id()`), never in a tool's arguments or results; remove the field and add `requires_connection` to the tool",
-                    field.name
-                ),
-            );
+        for field in fields {
+            let aliases = field.serde.aliases.iter().map(|alias| (alias.value(), alias.span()));
+            for (name, span) in
+                std::iter::once((field.name.clone(), field.name_span)).chain(aliases)
+            {
+                if tool_rules::is_connection_id(&name) {
+                    cx.error_at(
+                        span,
+                        format_args!(
+                            "property `{name}` is a connection id: connections travel in the invocation context (`ctx.connection_id()`), never in a tool's arguments or results; remove the field and add `requires_connection` to the tool"
+                        ),
+                    );
+                }
+            }
         }
     }
 }
 
-/// Rule: no two properties (or enum values) serialise under the same name.
+/// Rule: no two properties (or enum values) serialise under the same name, and no
+/// `#[serde(alias)]` of a property is another property's name or alias (serde would read the
+/// key as whichever field comes first, which the schema cannot say).
 fn check_unique_names(cx: &Ctxt, container: &Container<'_>) {
     let names: Vec<(&str, proc_macro2::Span)> = match &container.body {
         Body::Struct(fields) => {
@@ -49,6 +57,44 @@ fn check_unique_names(cx: &Ctxt, container: &Container<'_>) {
                 span,
                 format_args!("`{name}` is serialised twice in this type; rename one of them"),
             );
+        }
+    }
+    if let Body::Struct(fields) = &container.body {
+        check_unique_aliases(cx, fields);
+    }
+}
+
+/// The alias half of `check_unique_names`: every key a property is read under (its name, its
+/// aliases) belongs to that property alone. An alias repeating its own field's name is
+/// harmless and left alone.
+fn check_unique_aliases(cx: &Ctxt, fields: &[Field<'_>]) {
+    // Each key read as a property, with the index of the field it belongs to.
+    let mut owners: BTreeMap<String, usize> =
+        fields.iter().enumerate().map(|(index, field)| (field.name.clone(), index)).collect();
+    for (index, field) in fields.iter().enumerate() {
+        for alias in &field.serde.aliases {
+            let key = alias.value();
+            match owners.get(&key) {
+                Some(&owner) if owner != index => {
+                    let other = &fields[owner];
+                    let what = if other.name == key {
+                        format!("the name of the property `{key}`")
+                    } else {
+                        format!("an alias of the property `{}` too", other.name)
+                    };
+                    cx.error_at(
+                        alias.span(),
+                        format_args!(
+                            "alias `{key}` of the property `{}` is {what}: serde would read `{key}` as whichever field comes first; remove the alias or rename one of the fields",
+                            field.name
+                        ),
+                    );
+                }
+                Some(_) => {}
+                None => {
+                    owners.insert(key, index);
+                }
+            }
         }
     }
 }

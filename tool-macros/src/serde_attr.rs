@@ -25,8 +25,9 @@ pub(crate) struct SerdeField {
     pub(crate) rename: Option<(String, Span)>,
     pub(crate) default: bool,
     pub(crate) skip: bool,
-    /// The `alias` values, in the order written: accepted on input as synonyms of the name.
-    pub(crate) aliases: Vec<String>,
+    /// The `alias` literals, in the order written: accepted on input as synonyms of the name.
+    /// Each keeps its span, for errors about the alias itself.
+    pub(crate) aliases: Vec<LitStr>,
     /// Where `skip_serializing_if` was written.
     pub(crate) skip_serializing_if: Option<Span>,
 }
@@ -155,7 +156,7 @@ pub(crate) fn field(cx: &Ctxt, attrs: &[Attribute]) -> SerdeField {
     for arg in serde_args(attrs) {
         match arg.key.to_string().as_str() {
             "rename" => out.rename = one_name(cx, &arg),
-            "alias" => out.aliases.extend(lit_str(cx, &arg).map(|lit| lit.value())),
+            "alias" => out.aliases.extend(lit_str(cx, &arg)),
             "default" => out.default = true,
             "skip" => out.skip = true,
             "skip_serializing_if" => out.skip_serializing_if = Some(arg.key.span()),

@@ -11,9 +11,9 @@
 //! let through only after the same checks [`Schema::validate`] makes: both decide with the rule
 //! functions of `rules`, one per constraint.
 //!
-//! A property's `#[serde(alias)]` keys are read as the property (serde's field visitor is
-//! handed the name); a property given twice, under any two of its names, is the ordinary
-//! path's to report.
+//! Keys are property names only: a `#[serde(alias)]` key is left to the ordinary path too,
+//! which renames it to the property's name, so that raw arguments this pass vouches for (and
+//! the runner keeps as they were sent) always name every property by its name.
 
 use std::fmt;
 
@@ -23,14 +23,14 @@ use serde::de::{
 };
 use serde_json::Number;
 
-use super::rules::{enum_index, property_index, same_str};
+use super::rules::{enum_index, same_str};
 use super::{Property, Schema, SchemaKind, ToolSchema};
 
 /// Decodes raw arguments into `T` in one pass, checking every value against `T`'s schema as it
 /// is read, with no intermediate JSON value. `None` when the ordinary path must decide: for
 /// every input [`parse_arguments`](super::parse_arguments) refuses, and for inputs it may
-/// accept but this pass does not vouch for (a repeated key, `3.0` where an integer goes, an
-/// array with `uniqueItems`). `Some` only for arguments `parse_arguments` accepts, decoded the
+/// accept but this pass does not vouch for (a repeated key, a `#[serde(alias)]` key, `3.0`
+/// where an integer goes, an array with `uniqueItems`). `Some` only for arguments `parse_arguments` accepts, decoded the
 /// same. The runner tries it first for `#[tool]` types.
 ///
 /// ```
@@ -358,8 +358,8 @@ struct CheckedMap<A> {
     next: usize,
 }
 
-/// Reads a key and finds its property (by name or alias), comparing it with `next`'s name
-/// first.
+/// Reads a key and finds the property it names, comparing it with `next`'s name first. An
+/// alias is not looked for: it gives up like an unknown key.
 struct PropertyIndex {
     properties: &'static [Property],
     next: usize,
@@ -384,7 +384,7 @@ impl Visitor<'_> for PropertyIndex {
         if self.properties.get(self.next).is_some_and(|property| same_str(property.name, key)) {
             return Ok(self.next);
         }
-        property_index(self.properties, key).ok_or_else(give_up)
+        self.properties.iter().position(|property| same_str(property.name, key)).ok_or_else(give_up)
     }
 }
 
@@ -407,8 +407,7 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for &mut CheckedMap<A> {
         self.next = index + 1;
         let property = &self.properties[index];
         self.current = Some(property.schema);
-        // The key read is the property's name or one of its aliases: hand the visitor the name,
-        // which serde's field visitor takes for either, borrowed for good.
+        // The key read is the property's name: hand it on borrowed for good.
         seed.deserialize(BorrowedStrDeserializer::new(property.name)).map(Some)
     }
 

@@ -179,8 +179,10 @@ pub struct ObjectSchema {
 /// One property of an [`ObjectSchema`].
 ///
 /// `#[derive(ToolSchema)]` and `#[tool]` fill in `aliases` from `#[serde(alias = "...")]`.
-/// Validation and [`decode_checked`] accept an alias as a synonym of the name (an error points
-/// at the key as sent), and refuse a property given under two of its names. Aliases are not
+/// Validation accepts an alias as a synonym of the name (an error points at the key as sent)
+/// and refuses a property given under two of its names; [`Schema::normalize`] then renames the
+/// alias to the name, so validated arguments (what a wrapper reads, what a record keeps) name
+/// each property one way. [`decode_checked`] leaves aliases to that path. Aliases are not
 /// rendered: the schema a model sees, and [`ToolSpec::schema_hash`](crate::spec::ToolSpec::schema_hash), name each
 /// property once, by `name`.
 ///

@@ -90,12 +90,13 @@ fn push_decimal(out: &mut String, mut n: u64) {
     }
 }
 
-/// What one validation found: its errors, and whether an integer position held an integral
-/// float.
+/// What one validation found: its errors, whether an integer position held an integral
+/// float, and whether a property was given under an alias.
 #[derive(Debug, Default)]
 struct Findings {
     errors: ValidationErrors,
     integral_floats: bool,
+    aliases: bool,
 }
 
 impl Findings {
@@ -394,7 +395,10 @@ fn check_by_alias(
     let found =
         property.aliases.iter().find_map(|&alias| lookup(map, alias).map(|child| (alias, child)));
     match found {
-        Some((alias, child)) => property.schema.check(child, &Path::Key(path, alias), out),
+        Some((alias, child)) => {
+            out.aliases = true;
+            property.schema.check(child, &Path::Key(path, alias), out);
+        }
         None if property.required => missing(property, path, out),
         None => {}
     }
@@ -487,17 +491,18 @@ impl Schema {
         self.validate_for_decode(value).map(|_| ())
     }
 
-    /// [`Schema::validate`], also telling whether some integer position holds an integral
-    /// float (`3.0`), so that [`Schema::normalize`] has work to do.
+    /// [`Schema::validate`], also telling whether [`Schema::normalize`] has work to do: some
+    /// integer position holds an integral float (`3.0`), or some property was given under an
+    /// alias.
     #[inline]
     fn validate_for_decode(&self, value: &Value) -> Result<bool, ValidationErrors> {
         let mut out = Findings::default();
         self.check(value, &Path::Root, &mut out);
-        if out.errors.is_empty() { Ok(out.integral_floats) } else { Err(out.errors) }
+        if out.errors.is_empty() { Ok(out.integral_floats || out.aliases) } else { Err(out.errors) }
     }
 
-    /// Validates `value` and, if it passes, rewrites its integral floats in integer positions
-    /// as integers: afterwards it deserialises as the schema promised.
+    /// Validates `value` and, if it passes, normalises it ([`Schema::normalize`]): afterwards
+    /// it deserialises as the schema promised and names every property by its name.
     pub(crate) fn validate_and_normalize(&self, value: &mut Value) -> Result<(), ValidationErrors> {
         if self.validate_for_decode(value)? {
             self.normalize(value);
@@ -557,8 +562,27 @@ impl Schema {
         });
     }
 
-    /// Rewrites integral floats (`3.0`) in integer positions as integers, so that a value that
-    /// passed [`Schema::validate`] deserialises as the schema promised.
+    /// Rewrites a value that passed [`Schema::validate`] in its canonical form: integral floats
+    /// (`3.0`) in integer positions become integers, so that it deserialises as the schema
+    /// promised, and a property given under one of its `#[serde(alias)]` keys is renamed to
+    /// the property's name, in the place the alias held. What reads the value afterwards (a
+    /// guard, a record, an approval hash) sees one spelling of every argument.
+    ///
+    /// ```
+    /// use tool_runtime::prelude::*;
+    ///
+    /// #[derive(Deserialize, ToolSchema)]
+    /// struct Read {
+    ///     #[serde(alias = "file")]
+    ///     path: String,
+    ///     lines: Option<u32>,
+    /// }
+    ///
+    /// let mut value = serde_json::json!({"file": "/tmp/a", "lines": 3.0});
+    /// assert!(Read::SCHEMA.is_valid(&value));
+    /// Read::SCHEMA.normalize(&mut value);
+    /// assert_eq!(value.to_string(), r#"{"path":"/tmp/a","lines":3}"#);
+    /// ```
     pub fn normalize(&self, value: &mut Value) {
         match (&self.kind, value) {
             (SchemaKind::Integer(_), Value::Number(number)) if number.is_f64() => {
@@ -588,10 +612,9 @@ impl Schema {
                 }
             }
             (SchemaKind::Object(object), Value::Object(map)) => {
+                rename_aliases(object.properties, map);
                 for property in object.properties {
-                    // The key the walk validated: the name, else the first alias present.
-                    let key = property.names().find(|name| map.contains_key(*name));
-                    if let Some(child) = key.and_then(|key| map.get_mut(key)) {
+                    if let Some(child) = map.get_mut(property.name) {
                         property.schema.normalize(child);
                     }
                 }
@@ -599,4 +622,28 @@ impl Schema {
             _ => {}
         }
     }
+}
+
+/// Renames the key of each property that `map` holds under an alias and not under its name
+/// (the first alias present, the one validation read) to the property's name, keeping the
+/// order of the entries.
+fn rename_aliases(properties: &[Property], map: &mut Map<String, Value>) {
+    let renames: Vec<(&str, &'static str)> = properties
+        .iter()
+        .filter(|property| !property.aliases.is_empty() && !map.contains_key(property.name))
+        .filter_map(|property| {
+            let alias = property.aliases.iter().find(|alias| map.contains_key(**alias))?;
+            Some((*alias, property.name))
+        })
+        .collect();
+    if renames.is_empty() {
+        return;
+    }
+    *map = std::mem::take(map)
+        .into_iter()
+        .map(|(key, child)| match renames.iter().find(|(alias, _)| same_str(alias, &key)) {
+            Some((_, name)) => ((*name).to_owned(), child),
+            None => (key, child),
+        })
+        .collect();
 }
