@@ -1161,6 +1161,13 @@ impl BoundToolRuntime for NoEtc {
         }
         self.inner.exec(args, ctx, caps).await
     }
+
+    fn validate_output(
+        &self,
+        output: &Value,
+    ) -> Result<(), tool_runtime::schema::ValidationErrors> {
+        self.inner.validate_output(output)
+    }
 }
 
 #[tokio::test]
