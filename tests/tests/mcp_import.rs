@@ -75,6 +75,11 @@ fn upstream_tools() -> Vec<Tool> {
                 json!({"type": "object", "properties": {"x": {"$ref": "#/$defs/x"}}, "$defs": {"x": {"type": "string"}}}),
             ),
         ),
+        Tool::new(
+            "connection_arg",
+            "Takes the connection as an argument.",
+            obj(json!({"type": "object", "properties": {"connectionId": {"type": "string"}}})),
+        ),
         Tool::new("bad_output_schema", "Output is a union.", Arc::clone(&empty))
             .with_raw_output_schema(obj(
                 json!({"type": "object", "properties": {"v": {"oneOf": []}}}),
@@ -201,11 +206,16 @@ async fn forbidden_schemas_are_refused_with_reasons_and_names_are_shortened() {
     let harness = import(McpImportOptions::new()).await;
     let refused = harness.source.refused();
     let names: Vec<&str> = refused.iter().map(|tool| tool.name.as_str()).collect();
-    assert_eq!(names, ["union_arg", "ref_arg", "bad_output_schema"]);
+    assert_eq!(names, ["union_arg", "ref_arg", "connection_arg", "bad_output_schema"]);
     let reasons: Vec<String> = refused.iter().map(|tool| tool.reason.to_string()).collect();
     assert!(reasons[0].starts_with("input schema: /properties/id/anyOf:"), "{}", reasons[0]);
     assert!(reasons[1].starts_with("input schema: /"), "{}", reasons[1]);
-    assert!(reasons[2].starts_with("output schema: /properties/v/oneOf:"), "{}", reasons[2]);
+    assert!(
+        reasons[2].starts_with("input schema: /properties/connectionId: a connection id property"),
+        "{}",
+        reasons[2]
+    );
+    assert!(reasons[3].starts_with("output schema: /properties/v/oneOf:"), "{}", reasons[3]);
     assert!(matches!(refused[0].reason, RefusalReason::Definition(_)));
     assert_eq!(
         refused[0].to_string(),

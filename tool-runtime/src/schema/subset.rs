@@ -67,8 +67,10 @@ impl fmt::Display for SubsetError {
 
 impl std::error::Error for SubsetError {}
 
-/// Checks that a JSON Schema stays inside the subset `#[tool]` schemas use, and that its root is
-/// an object schema (a tool's arguments are an object). Reports the first offending place.
+/// Checks that a JSON Schema stays inside the subset `#[tool]` schemas use, that its root is an
+/// object schema (a tool's arguments are an object), and that no property at any depth is a
+/// connection id (`connectionId`, `connection_id`, ...: the rule `#[tool]` applies at compile
+/// time). Reports the first offending place.
 ///
 /// ```
 /// use serde_json::json;
@@ -81,6 +83,14 @@ impl std::error::Error for SubsetError {}
 /// }))
 /// .unwrap_err();
 /// assert_eq!(error.pointer(), "/properties/id/anyOf");
+///
+/// // Whatever its source, no schema may carry a connection id, however it is spelt.
+/// let error = check_subset(&json!({
+///     "type": "object",
+///     "properties": {"target": {"type": "object", "properties": {"connection_id": {"type": "string"}}}}
+/// }))
+/// .unwrap_err();
+/// assert_eq!(error.pointer(), "/properties/target/properties/connection_id");
 /// ```
 ///
 /// # Errors
@@ -167,6 +177,12 @@ fn check_node(
             for (name, property) in properties {
                 pointer.push_str("/properties/");
                 pointer.push_str(&escape(name));
+                if tool_rules::is_connection_id(name) {
+                    return Err(error(
+                        pointer.clone(),
+                        "a connection id property: connections travel in the invocation context, never in a tool's arguments or results",
+                    ));
+                }
                 match property {
                     Value::Object(property) => check_node(property, pointer, depth + 1)?,
                     _ => {
