@@ -963,16 +963,28 @@ async fn an_allowlist_that_keeps_every_field_skips_the_walk_and_changes_nothing(
     assert_eq!(most.value(), Some(&expected));
 }
 
-/// Refuses calls whose `text` is `"forbidden"`, judging by the validated arguments it is
-/// handed, and remembers what it saw.
-#[derive(Debug, Default)]
-struct Guard {
-    inner: StaticTool<Echo>,
+/// Wraps a tool and refuses the calls `refuses` picks (with its message), judging by the
+/// validated arguments it is handed, and remembers what it saw.
+struct Guard<T: Tool> {
+    inner: StaticTool<T>,
+    refuses: fn(&Value) -> Option<&'static str>,
     seen: std::sync::Mutex<Vec<Value>>,
 }
 
+impl<T: Tool> Guard<T> {
+    fn new(refuses: fn(&Value) -> Option<&'static str>) -> Self {
+        Self { inner: StaticTool::new(), refuses, seen: std::sync::Mutex::default() }
+    }
+}
+
+impl<T: Tool> std::fmt::Debug for Guard<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Guard").field("tool", &T::spec().name()).finish_non_exhaustive()
+    }
+}
+
 #[async_trait]
-impl BoundToolRuntime for Guard {
+impl<T: Tool + Sync> BoundToolRuntime for Guard<T> {
     fn spec(&self) -> &ToolSpec {
         self.inner.spec()
     }
@@ -988,8 +1000,8 @@ impl BoundToolRuntime for Guard {
         caps: &ToolCapabilities,
     ) -> Result<Value, ToolError> {
         self.seen.lock().unwrap().push(args.value().clone());
-        if args.value()["text"] == "forbidden" {
-            return Err(ToolError::new("refused by the guard"));
+        if let Some(message) = (self.refuses)(args.value()) {
+            return Err(ToolError::new(message));
         }
         self.inner.exec(args, ctx, caps).await
     }
@@ -1004,7 +1016,9 @@ impl BoundToolRuntime for Guard {
 
 #[tokio::test]
 async fn a_wrapper_sees_the_validated_arguments_the_tool_runs_with() {
-    let guard = Arc::new(Guard::default());
+    let guard = Arc::new(Guard::<Echo>::new(|args| {
+        (args["text"] == "forbidden").then_some("refused by the guard")
+    }));
     let catalog = ToolCatalog::builder()
         .register_bound(Arc::clone(&guard) as Arc<dyn BoundToolRuntime>, "the guard".into())
         .build()
@@ -1132,47 +1146,12 @@ impl Tool for ReadFile {
     }
 }
 
-/// Refuses paths under `/etc`, judging by `args.value()["path"]`, and remembers what it saw.
-#[derive(Debug, Default)]
-struct NoEtc {
-    inner: StaticTool<ReadFile>,
-    seen: std::sync::Mutex<Vec<String>>,
-}
-
-#[async_trait]
-impl BoundToolRuntime for NoEtc {
-    fn spec(&self) -> &ToolSpec {
-        self.inner.spec()
-    }
-
-    fn arguments(&self, args: Arguments<'_>) -> Result<ValidatedArgs, ArgumentsError> {
-        self.inner.arguments(args)
-    }
-
-    async fn exec(
-        &self,
-        args: ValidatedArgs,
-        ctx: &ToolInvocationContext,
-        caps: &ToolCapabilities,
-    ) -> Result<Value, ToolError> {
-        self.seen.lock().unwrap().push(args.value().to_string());
-        if args.value()["path"].as_str().is_some_and(|path| path.starts_with("/etc")) {
-            return Err(ToolError::new("paths under /etc are off limits"));
-        }
-        self.inner.exec(args, ctx, caps).await
-    }
-
-    fn validate_output(
-        &self,
-        output: &Value,
-    ) -> Result<(), tool_runtime::schema::ValidationErrors> {
-        self.inner.validate_output(output)
-    }
-}
-
 #[tokio::test]
 async fn arguments_sent_under_an_alias_reach_wrappers_and_records_under_the_name() {
-    let guard = Arc::new(NoEtc::default());
+    let guard = Arc::new(Guard::<ReadFile>::new(|args| {
+        let under_etc = args["path"].as_str().is_some_and(|path| path.starts_with("/etc"));
+        under_etc.then_some("paths under /etc are off limits")
+    }));
     let catalog = ToolCatalog::builder()
         .register_bound(Arc::clone(&guard) as Arc<dyn BoundToolRuntime>, "the guard".into())
         .build()
@@ -1195,8 +1174,9 @@ async fn arguments_sent_under_an_alias_reach_wrappers_and_records_under_the_name
     assert_eq!(later.value(), Some(&json!({"path": "notes.txt", "lines": 2})));
     let named = runner.exec("test__read", br#"{"path": "notes.txt", "lines": 2}"#, &ctx()).await;
     assert_eq!(later.record().args, named.record().args);
+    let seen: Vec<String> = guard.seen.lock().unwrap().iter().map(Value::to_string).collect();
     assert_eq!(
-        *guard.seen.lock().unwrap(),
+        seen,
         [
             r#"{"path":"/etc/passwd"}"#,
             r#"{"path":"/etc/passwd"}"#,
