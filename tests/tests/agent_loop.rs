@@ -134,7 +134,7 @@ fn results(message: &Message) -> Vec<(String, Result<Value, String>)> {
         .iter()
         .map(|result| {
             let outcome = match &result.outcome {
-                ToolOutcome::Ok(value) => Ok(value.clone()),
+                ToolOutcome::Ok(output) => Ok(output.structured().cloned().unwrap_or_default()),
                 ToolOutcome::Error { code, .. } => Err(code.clone().unwrap_or_default()),
             };
             (result.call_id.clone(), outcome)

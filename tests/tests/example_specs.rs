@@ -8,6 +8,7 @@ use examples::search::{DocumentIndex, SearchDocs};
 use examples::tickets::{CloseTicket, CreateTicket, TicketStore};
 use examples::time::GetCurrentTime;
 use serde_json::{Value, json};
+use tool_runtime::content::IntoToolOutput;
 use tool_runtime::prelude::*;
 use tool_runtime::runtime::{Auth, Clock, Credential};
 use tool_runtime::schema::{ArgumentsError, parse_arguments};
@@ -38,7 +39,7 @@ async fn run<T: Tool>(raw: Value) -> (Value, Value) {
         .run(&ctx(), &caps().restricted_to(spec.capabilities()))
         .await
         .expect("the tool succeeds");
-    let output = serde_json::to_value(&output).unwrap();
+    let output = output.into_output().unwrap().into_structured().unwrap();
     let schema = spec.output_schema().and_then(|schema| schema.as_static()).unwrap();
     schema.validate(&output).expect("output satisfies the output schema");
     let seen = spec.redaction().apply(&output).unwrap();

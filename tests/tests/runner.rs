@@ -9,6 +9,7 @@ use serde::Serializer;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tool_runtime::catalog::{CatalogProblem, ToolCatalog};
+use tool_runtime::content::ToolOutput;
 use tool_runtime::policy::{
     Approval, ApprovalDecision, ApprovalRequest, Approver, Authorizer, AuthzDenied, PreApproved,
     ToolPolicy,
@@ -998,7 +999,7 @@ impl<T: Tool + Sync> BoundToolRuntime for Guard<T> {
         args: ValidatedArgs,
         ctx: &ToolInvocationContext,
         caps: &ToolCapabilities,
-    ) -> Result<Value, ToolError> {
+    ) -> Result<ToolOutput, ToolError> {
         self.seen.lock().unwrap().push(args.value().clone());
         if let Some(message) = (self.refuses)(args.value()) {
             return Err(ToolError::new(message));
@@ -1100,7 +1101,7 @@ impl BoundToolRuntime for Lenient {
         args: ValidatedArgs,
         ctx: &ToolInvocationContext,
         caps: &ToolCapabilities,
-    ) -> Result<Value, ToolError> {
+    ) -> Result<ToolOutput, ToolError> {
         self.0.exec(args, ctx, caps).await
     }
 

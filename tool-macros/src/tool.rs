@@ -232,14 +232,17 @@ fn definition_impl(
             "`redact` entry `{}` is not a field of this tool's output (`<{ident} as Tool>::Output`); name a field as serialised, with dots for nested ones (`\"hits.title\"`)",
             lit.value()
         );
-        quote_spanned!(lit.span()=> const _: () = ::core::assert!(#p::has_path(#output, #lit), #message);)
+        quote_spanned!(lit.span()=> const _: () = ::core::assert!(#p::has_output_path(#output, #lit), #message);)
     });
     let connection_message = "a property of this tool's arguments is a connection id; connections travel in the invocation context, never in arguments";
     quote! {
         // Reads the output schema through `T: Tool` alone, so an `Output` that breaks the trait's
         // bounds is reported once, at the user's `type Output`, and not again here.
-        const fn output_schema<T: #p::Tool>() -> &'static #p::Schema {
-            <T::Output as #p::ToolSchema>::SCHEMA
+        const fn output_schema<T: #p::Tool>() -> ::core::option::Option<&'static #p::Schema> {
+            <T::Output as #p::IntoToolOutput>::OUTPUT_SCHEMA
+        }
+        const fn details_schema<T: #p::Tool>() -> ::core::option::Option<&'static #p::Schema> {
+            <T::Output as #p::IntoToolOutput>::DETAILS_SCHEMA
         }
         #[automatically_derived]
         impl #p::ToolDefinition for #ident {
@@ -251,6 +254,8 @@ fn definition_impl(
                     input_schema: <#ident as #p::ToolSchema>::SCHEMA,
                     output_schema: #output,
                     redaction: &[#(#paths),*],
+                    details_schema: details_schema::<#ident>(),
+                    details_redaction: &[],
                     requires_connection: #requires_connection,
                     capabilities: &[#(#capabilities),*],
                 };

@@ -7,6 +7,7 @@ pub mod adapters;
 pub mod agent;
 #[cfg(feature = "runner")]
 pub mod catalog;
+pub mod content;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 #[cfg(feature = "runner")]
@@ -100,10 +101,11 @@ pub mod guide {
 pub mod __private {
     pub use serde;
 
+    pub use crate::content::IntoToolOutput;
     pub use crate::runtime::{Capability, CapabilityRef, Tool};
     pub use crate::schema::consts::{
         accepts_item_constraints, accepts_range, accepts_range_bounds, accepts_string_constraints,
-        contains_connection_id, has_path, is_satisfiable,
+        contains_connection_id, has_output_path, has_path, is_satisfiable,
     };
     pub use crate::schema::{ObjectSchema, Property, RangeBound, Schema, SchemaKind, ToolSchema};
     pub use crate::spec::{StaticSpecParts, ToolDefinition, ToolEffect, ToolSpec};
@@ -117,8 +119,10 @@ pub mod __private {
         description: "",
         effect: ToolEffect::ExternalSideEffect,
         input_schema: STUB_SCHEMA,
-        output_schema: STUB_SCHEMA,
+        output_schema: None,
         redaction: &[],
+        details_schema: None,
+        details_redaction: &[],
         requires_connection: false,
         capabilities: &[],
     });

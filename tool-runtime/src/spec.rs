@@ -7,7 +7,6 @@ use std::sync::{Arc, OnceLock};
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 
 use crate::schema::{Schema, SchemaKind, ToolSchema};
 
@@ -387,6 +386,8 @@ pub struct ToolSpec {
     input_schema: SpecSchema,
     output_schema: Option<SpecSchema>,
     redaction: Redaction,
+    details_schema: Option<SpecSchema>,
+    details_redaction: Redaction,
     requires_connection: bool,
     capabilities: Cow<'static, [CapabilityRef]>,
     schema_hash: OnceLock<String>,
@@ -402,8 +403,10 @@ pub struct StaticSpecParts {
     pub description: &'static str,
     pub effect: ToolEffect,
     pub input_schema: &'static Schema,
-    pub output_schema: &'static Schema,
+    pub output_schema: Option<&'static Schema>,
     pub redaction: &'static [&'static str],
+    pub details_schema: Option<&'static Schema>,
+    pub details_redaction: &'static [&'static str],
     pub requires_connection: bool,
     pub capabilities: &'static [CapabilityRef],
 }
@@ -417,8 +420,16 @@ impl ToolSpec {
             description: Cow::Borrowed(parts.description),
             effect: parts.effect,
             input_schema: SpecSchema::Static(parts.input_schema),
-            output_schema: Some(SpecSchema::Static(parts.output_schema)),
+            output_schema: match parts.output_schema {
+                Some(schema) => Some(SpecSchema::Static(schema)),
+                None => None,
+            },
             redaction: Redaction::from_static(parts.redaction),
+            details_schema: match parts.details_schema {
+                Some(schema) => Some(SpecSchema::Static(schema)),
+                None => None,
+            },
+            details_redaction: Redaction::from_static(parts.details_redaction),
             requires_connection: parts.requires_connection,
             capabilities: Cow::Borrowed(parts.capabilities),
             schema_hash: OnceLock::new(),
@@ -445,6 +456,8 @@ impl ToolSpec {
             input_schema: SpecSchema::Json(Arc::new(input_schema)),
             output_schema: output_schema.map(|schema| SpecSchema::Json(Arc::new(schema))),
             redaction,
+            details_schema: None,
+            details_redaction: Redaction::from_static(&[]),
             requires_connection,
             capabilities: Cow::Borrowed(&[]),
             schema_hash: OnceLock::new(),
@@ -488,6 +501,20 @@ impl ToolSpec {
         &self.redaction
     }
 
+    /// The schema of the details a tool returns for the application (never for the model);
+    /// `None` when it returns none.
+    #[must_use]
+    pub fn details_schema(&self) -> Option<&SpecSchema> {
+        self.details_schema.as_ref()
+    }
+
+    /// Which fields of the details may leave the runner (details of a tool without this
+    /// allowlist are dropped).
+    #[must_use]
+    pub fn details_redaction(&self) -> &Redaction {
+        &self.details_redaction
+    }
+
     /// Whether redaction leaves every output that is valid under the compile-time output
     /// schema exactly as it is: the allowlist takes in every property the schema has, at every
     /// depth. (Output objects are closed, so a valid output holds nothing else.) `false` for
@@ -515,8 +542,9 @@ impl ToolSpec {
     }
 
     /// SHA-256 (lowercase hex) of the compact JSON
-    /// `{"input_schema": ..., "output_schema": ...}`: equal across builds and machines for equal
-    /// schemas, different when either schema changes.
+    /// `{"input_schema": ..., "output_schema": ...}` (with `"details_schema"` added for a tool
+    /// that returns details): equal across builds and machines for equal schemas, different
+    /// when either schema changes.
     pub fn schema_hash(&self) -> &str {
         self.schema_hash.get_or_init(|| {
             let mut both = Map::new();
@@ -525,25 +553,27 @@ impl ToolSpec {
                 "output_schema".to_owned(),
                 self.output_schema.as_ref().map_or(Value::Null, SpecSchema::to_json),
             );
-            let digest = Sha256::digest(Value::Object(both).to_string().as_bytes());
-            digest.iter().fold(String::with_capacity(64), |mut hex, byte| {
-                use fmt::Write as _;
-                let _ = write!(hex, "{byte:02x}");
-                hex
-            })
+            if let Some(details) = &self.details_schema {
+                both.insert("details_schema".to_owned(), details.to_json());
+            }
+            crate::content::sha256_hex(Value::Object(both).to_string().as_bytes())
         })
     }
 }
 
 impl Serialize for ToolSpec {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(9))?;
+        let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("name", self.name())?;
         map.serialize_entry("description", self.description())?;
         map.serialize_entry("effect", &self.effect)?;
         map.serialize_entry("input_schema", &self.input_schema)?;
         map.serialize_entry("output_schema", &self.output_schema)?;
         map.serialize_entry("redaction", &self.redaction)?;
+        if let Some(details) = &self.details_schema {
+            map.serialize_entry("details_schema", details)?;
+            map.serialize_entry("details_redaction", &self.details_redaction)?;
+        }
         map.serialize_entry("requires_connection", &self.requires_connection)?;
         let capabilities: Vec<&str> = self.capabilities.iter().map(|c| c.name()).collect();
         map.serialize_entry("capabilities", &capabilities)?;

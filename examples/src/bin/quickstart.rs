@@ -84,8 +84,8 @@ fn show_conversation(messages: &[Message]) {
             Message::ToolResults(results) => {
                 for result in results {
                     match &result.outcome {
-                        ToolOutcome::Ok(value) => {
-                            println!("tool       {} ok: {value}", result.call_id)
+                        ToolOutcome::Ok(_) => {
+                            println!("tool       {} ok: {}", result.call_id, result.content_text())
                         }
                         ToolOutcome::Error { code, message } => println!(
                             "tool       {} {}: {message}",

@@ -69,7 +69,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let ctx = ctx.clone().with_tool_call_id(format!("call_{}", index + 1));
         let result = runner.exec(tool, raw.as_bytes(), &ctx).await;
         match &result.outcome {
-            Ok(value) => println!("[{why}] {tool} {raw}\n  ok: {value}\n"),
+            Ok(output) => println!(
+                "[{why}] {tool} {raw}\n  ok: {}\n",
+                output.structured().map(ToString::to_string).unwrap_or_default()
+            ),
             Err(error) => println!("[{why}] {tool} {raw}\n  {}: {}\n", error.code, error.message),
         }
         records.push(result.into_record());

@@ -236,7 +236,10 @@ impl Adapter for Gemini {
                 }
                 response.insert("name".to_owned(), json!(result.name));
                 let body = match &result.outcome {
-                    ToolOutcome::Ok(output) => json!({"output": output}),
+                    ToolOutcome::Ok(output) => match output.structured() {
+                        Some(value) if output.is_structured_only() => json!({"output": value}),
+                        _ => json!({"output": result.content_text()}),
+                    },
                     ToolOutcome::Error { .. } => Value::Object(result.error_object()),
                 };
                 response.insert("response".to_owned(), body);

@@ -9,6 +9,7 @@ use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
+use crate::content::{Part, ToolOutput};
 use crate::schema::JsonError;
 use crate::spec::ToolSpec;
 
@@ -416,8 +417,8 @@ pub struct Usage {
 /// What running a call produced, as the model will see it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolOutcome {
-    /// The (already redacted) output.
-    Ok(Value),
+    /// The (already redacted) output: its parts, in order.
+    Ok(ToolOutput),
     /// A failure the model may read: a stable code and a message that is safe to show.
     Error {
         /// A short machine-readable code (`validation`, `timeout`), when there is one.
@@ -460,12 +461,13 @@ impl ToolResult {
         Self { call_id: call_id.into(), name: name.into(), outcome, extras: Extras::new() }
     }
 
-    /// A successful result answering `call`.
+    /// A successful result answering `call`: a JSON value, or a
+    /// [`ToolOutput`] of several parts.
     #[must_use]
-    pub fn ok(call: &ToolCall, output: Value) -> Self {
+    pub fn ok(call: &ToolCall, output: impl Into<ToolOutput>) -> Self {
         Self {
             extras: call.extras.clone(),
-            ..Self::new(&call.id, &call.name, ToolOutcome::Ok(output))
+            ..Self::new(&call.id, &call.name, ToolOutcome::Ok(output.into()))
         }
     }
 
@@ -482,12 +484,34 @@ impl ToolResult {
         matches!(self.outcome, ToolOutcome::Error { .. })
     }
 
-    /// The outcome as JSON text for providers that take a string: the output, or
+    /// The outcome as text for providers that take a string: a string output as it is, any
+    /// other structured value as JSON text, text parts as they are (one line apart), or
     /// `{"error": {"code": ..., "message": ...}}`.
     #[must_use]
     pub fn content_text(&self) -> String {
         match &self.outcome {
-            ToolOutcome::Ok(value) => value.to_string(),
+            ToolOutcome::Ok(output) => {
+                let mut out = String::new();
+                for part in output.parts() {
+                    if !out.is_empty() {
+                        out.push('\n');
+                    }
+                    match part {
+                        Part::Text(text) | Part::Json(Value::String(text)) => out.push_str(text),
+                        Part::Json(value) => out.push_str(&value.to_string()),
+                        other => {
+                            let summary = other.summary();
+                            out.push_str(&format!(
+                                "[{} {} of {} bytes]",
+                                summary.kind,
+                                summary.mime_type.as_deref().unwrap_or("data"),
+                                summary.size.unwrap_or(0)
+                            ));
+                        }
+                    }
+                }
+                out
+            }
             ToolOutcome::Error { .. } => Value::Object(self.error_object()).to_string(),
         }
     }

@@ -8,6 +8,7 @@ use tokio::time::Instant;
 use super::{ChatModel, Message, ModelError, ModelErrorKind, ModelRequest, ModelTurn, Usage};
 use crate::adapters::{Decoded, FinishReason, StreamEvent, ToolChoice, ToolOutcome, ToolResult};
 use crate::catalog::ToolSource;
+use crate::content::PartSummary;
 use crate::runner::ToolRunner;
 use crate::runtime::{Arguments, ToolExecResult, ToolInvocationContext, ToolInvocationRecord};
 use crate::spec::{ToolEffect, ToolSpec};
@@ -176,14 +177,18 @@ pub enum AgentEvent {
 }
 
 /// A tool result as events carry it. Spelt like the runner's
-/// [`EventOutcome`](crate::runtime::EventOutcome): `Ok { value }` or `Err { .. }`.
+/// [`EventOutcome`](crate::runtime::EventOutcome): `Ok { value, parts }` or `Err { .. }`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum ResultSummary {
     /// The redacted output.
     Ok {
-        /// The output.
+        /// The structured value (`null` for a result without one).
         value: serde_json::Value,
+        /// Every part, in order, without bytes (digests instead): empty for a result that is
+        /// its structured value alone.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        parts: Vec<PartSummary>,
     },
     /// The failure.
     Err {
@@ -197,7 +202,10 @@ pub enum ResultSummary {
 impl From<&ToolOutcome> for ResultSummary {
     fn from(outcome: &ToolOutcome) -> Self {
         match outcome {
-            ToolOutcome::Ok(value) => Self::Ok { value: value.clone() },
+            ToolOutcome::Ok(output) => Self::Ok {
+                value: output.structured().cloned().unwrap_or(serde_json::Value::Null),
+                parts: if output.is_structured_only() { Vec::new() } else { output.summaries() },
+            },
             ToolOutcome::Error { code, message } => {
                 Self::Err { code: code.clone(), message: message.clone() }
             }
@@ -510,7 +518,7 @@ impl Agent {
         for (index, executed) in outcomes {
             let call = &decoded.calls[index];
             let result = match &executed.outcome {
-                Ok(value) => ToolResult::ok(call, value.clone()),
+                Ok(output) => ToolResult::ok(call, output.clone()),
                 Err(error) => {
                     ToolResult::error(call, Some(error.code.as_str()), error.message.clone())
                 }

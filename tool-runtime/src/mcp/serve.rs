@@ -394,7 +394,25 @@ impl McpServer {
             notify(progress).await;
         }
         Ok(match result.outcome {
-            Ok(value) => CallToolResult::structured(value),
+            Ok(output) => match output.into_structured() {
+                Ok(value) => CallToolResult::structured(value),
+                // Text only until parts are served as content blocks.
+                Err(output) => CallToolResult::success(
+                    output
+                        .parts()
+                        .iter()
+                        .filter_map(|part| match part {
+                            crate::content::Part::Text(text) => {
+                                Some(ContentBlock::text(text.clone()))
+                            }
+                            crate::content::Part::Json(value) => {
+                                Some(ContentBlock::text(value.to_string()))
+                            }
+                            _ => None,
+                        })
+                        .collect(),
+                ),
+            },
             Err(error) => CallToolResult::error(vec![ContentBlock::text(error.message)]),
         })
     }

@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::drive::{Ran, catch_decode_panic, json_len_over, within_budget};
 use super::{Call, ToolRunner};
 use crate::catalog::ToolSource;
+use crate::content::ToolOutput;
 use crate::policy::{Approval, ApprovalDecision, ApprovalRequest, Budgets, Decision};
 use crate::runtime::{
     Arguments, Auth, BoundToolRuntime, EventOutcome, ExecError, ProgressReporter, ToolCapabilities,
@@ -17,7 +18,7 @@ use crate::runtime::{
     ValidatedArgs,
 };
 use crate::schema::{ArgumentsError, Shown};
-use crate::spec::SpecSchema;
+use crate::spec::{RedactionError, SpecSchema};
 
 impl ToolRunner {
     /// Steps 1 to 10: from the tool's name to its redacted output.
@@ -27,7 +28,7 @@ impl ToolRunner {
         name: &str,
         args: Arguments<'_>,
         ctx: &ToolInvocationContext,
-    ) -> Result<Value, ExecError> {
+    ) -> Result<ToolOutput, ExecError> {
         let tool = self.lookup(name)?;
         let tool = tool.as_ref();
         let decision = self.decide(ctx, name, tool)?;
@@ -235,7 +236,7 @@ impl ToolRunner {
         &self,
         call: Call,
         name: &str,
-        outcome: Result<Value, ExecError>,
+        outcome: Result<ToolOutput, ExecError>,
         started_ms: i64,
     ) -> ToolExecResult {
         let ended_ms = self.clock.epoch_ms();
@@ -244,7 +245,7 @@ impl ToolRunner {
                 tool_call_id: call.id.clone(),
                 tool_name: name.to_owned(),
                 outcome: match &outcome {
-                    Ok(value) => EventOutcome::Ok { value: value.clone() },
+                    Ok(output) => EventOutcome::ok(output),
                     Err(error) => EventOutcome::Err { error: error.clone() },
                 },
                 at_ms: ended_ms,
@@ -294,7 +295,10 @@ fn arguments_error(error: ArgumentsError, context: &str) -> ExecError {
 /// Step 8: how the tool's run within its time budget ended; a panic is an execution error -> `execution` /
 /// `timeout` (`cancelled` is the caller's: see `drive::until_cancelled`).
 #[inline(always)]
-fn run_outcome(ran: Ran<Result<Value, ToolError>>, budgets: &Budgets) -> Result<Value, ExecError> {
+fn run_outcome(
+    ran: Ran<Result<ToolOutput, ToolError>>,
+    budgets: &Budgets,
+) -> Result<ToolOutput, ExecError> {
     match ran {
         Ran::Finished(Ok(output)) => Ok(output),
         Ran::Finished(Err(error)) => Err(ExecError {
@@ -312,15 +316,26 @@ fn run_outcome(ran: Ran<Result<Value, ToolError>>, budgets: &Budgets) -> Result<
     }
 }
 
-/// Step 9: the output against the output schema -> `output_validation`. A compile-time schema is
-/// checked here, by the runner, whatever the tool's own check says; other schemas by the tool. The
-/// details name the unredacted output's fields (an unexpected property's name is text the tool
-/// chose), so only their number leaves the runner.
+/// Step 9: the structured value against the output schema -> `output_validation`. A tool with
+/// an output schema must return a structured value. A compile-time schema is checked here, by
+/// the runner, whatever the tool's own check says; other schemas by the tool. The details name
+/// the unredacted output's fields (an unexpected property's name is text the tool chose), so
+/// only their number leaves the runner.
 #[inline(always)]
-fn check_output(tool: &dyn BoundToolRuntime, output: &Value) -> Result<(), ExecError> {
-    let checked = match tool.spec().output_schema() {
-        Some(SpecSchema::Static(schema)) => schema.validate(output),
-        _ => tool.validate_output(output),
+fn check_output(tool: &dyn BoundToolRuntime, output: &ToolOutput) -> Result<(), ExecError> {
+    let schema = tool.spec().output_schema();
+    let Some(structured) = output.structured() else {
+        if schema.is_some() {
+            return Err(ExecError::new(
+                Code::OutputValidation,
+                "the tool has an output schema but returned no structured value",
+            ));
+        }
+        return Ok(());
+    };
+    let checked = match schema {
+        Some(SpecSchema::Static(schema)) => schema.validate(structured),
+        _ => tool.validate_output(structured),
     };
     checked.map_err(|errors| {
         ExecError::new(
@@ -334,29 +349,37 @@ fn check_output(tool: &dyn BoundToolRuntime, output: &Value) -> Result<(), ExecE
     })
 }
 
-/// Step 10: only the allowlisted fields -> `redaction_failed`; within the result budget ->
-/// `result_too_large`. An output that passed step 9 against a compile-time schema whose every
-/// property the allowlist takes in needs no walk: output objects are closed, so it holds nothing
-/// else.
+/// Step 10: only the allowlisted fields of the structured value and of the details ->
+/// `redaction_failed`; within the result budget -> `result_too_large`. A structured value that
+/// passed step 9 against a compile-time schema whose every property the allowlist takes in needs
+/// no walk: output objects are closed, so it holds nothing else. Details without an allowlist are
+/// dropped. Other parts are what the tool chose to show and pass as they are.
 #[inline(always)]
 fn redact_and_bound(
     tool: &dyn BoundToolRuntime,
-    output: Value,
+    mut output: ToolOutput,
     budgets: &Budgets,
-) -> Result<Value, ExecError> {
+) -> Result<ToolOutput, ExecError> {
     let spec = tool.spec();
-    let redacted = if spec.redaction_keeps_valid_output() {
-        output
-    } else {
-        spec.redaction()
-            .apply_owned(output)
-            .map_err(|error| ExecError::new(Code::RedactionFailed, error.to_string()))?
-    };
-    if let Some(size) = json_len_over(&redacted, budgets.max_result_bytes) {
-        return Err(ExecError::new(
-            Code::ResultTooLarge,
-            format!("the result is {size} bytes; the limit is {}", budgets.max_result_bytes),
-        ));
+    let redaction_failed =
+        |error: RedactionError| ExecError::new(Code::RedactionFailed, error.to_string());
+    if let Some(structured) = output.structured_mut() {
+        if !spec.redaction_keeps_valid_output() {
+            let value = std::mem::take(structured);
+            *structured = spec.redaction().apply_owned(value).map_err(redaction_failed)?;
+        }
+        if let Some(size) = json_len_over(structured, budgets.max_result_bytes) {
+            return Err(ExecError::new(
+                Code::ResultTooLarge,
+                format!("the result is {size} bytes; the limit is {}", budgets.max_result_bytes),
+            ));
+        }
     }
-    Ok(redacted)
+    let details = output.details_mut();
+    if let Some(value) = details.take() {
+        if spec.details_schema().is_some() && !spec.details_redaction().is_empty() {
+            *details = Some(spec.details_redaction().apply_owned(value).map_err(redaction_failed)?);
+        }
+    }
+    Ok(output)
 }

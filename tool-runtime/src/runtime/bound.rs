@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use super::{CapabilityRef, Tool, ToolCapabilities, ToolError, ToolInvocationContext};
+use crate::content::{IntoToolOutput, ToolOutput};
 use crate::schema::{ArgumentsError, ToolSchema, ValidationErrors, decode_checked, parse_json};
 use crate::spec::{SpecSchema, ToolEffect, ToolSpec};
 
@@ -218,6 +219,7 @@ impl fmt::Debug for ValidatedArgs {
 /// use std::sync::Arc;
 /// use serde_json::Value;
 /// use tool_runtime::prelude::*;
+/// use tool_runtime::content::ToolOutput;
 /// use tool_runtime::runtime::{Arguments, BoundToolRuntime, StaticTool, ValidatedArgs};
 /// use tool_runtime::schema::{ArgumentsError, ValidationErrors};
 ///
@@ -250,7 +252,7 @@ impl fmt::Debug for ValidatedArgs {
 ///         args: ValidatedArgs,
 ///         ctx: &ToolInvocationContext,
 ///         caps: &ToolCapabilities,
-///     ) -> Result<Value, ToolError> {
+///     ) -> Result<ToolOutput, ToolError> {
 ///         if args.value()["path"].as_str().is_some_and(|path| path.starts_with("/etc")) {
 ///             return Err(ToolError::new("paths under /etc are off limits"));
 ///         }
@@ -308,7 +310,8 @@ pub trait BoundToolRuntime: Send + Sync + fmt::Debug {
     /// [`ArgumentsError::Validation`] (or `Decode`) when the arguments are refused.
     fn arguments(&self, args: Arguments<'_>) -> Result<ValidatedArgs, ArgumentsError>;
 
-    /// Runs the tool once and returns its output as JSON.
+    /// Runs the tool once and returns its output, unredacted: its parts (the structured value
+    /// is the [`Part::Json`](crate::content::Part::Json) one) and details.
     ///
     /// # Errors
     ///
@@ -318,9 +321,9 @@ pub trait BoundToolRuntime: Send + Sync + fmt::Debug {
         args: ValidatedArgs,
         ctx: &ToolInvocationContext,
         caps: &ToolCapabilities,
-    ) -> Result<Value, ToolError>;
+    ) -> Result<ToolOutput, ToolError>;
 
-    /// Checks an output against the output schema. A wrapper delegates it like the rest: a
+    /// Checks an output's structured value against the output schema. A wrapper delegates it like the rest: a
     /// tool whose output schema arrived at run time ([`DynamicTool`](crate::runtime::DynamicTool),
     /// an imported MCP tool) is checked only here. (The runner checks every output against a
     /// compile-time output schema itself as well, so that no wrapper can let a `#[tool]`'s
@@ -419,7 +422,7 @@ impl<T: Tool + Sync> BoundToolRuntime for StaticTool<T> {
         args: ValidatedArgs,
         ctx: &ToolInvocationContext,
         caps: &ToolCapabilities,
-    ) -> Result<Value, ToolError> {
+    ) -> Result<ToolOutput, ToolError> {
         let typed = match args.typed.and_then(|typed| typed.downcast::<T>().ok()) {
             Some(typed) => *typed,
             None => T::deserialize(args.json.get()).map_err(|error| {
@@ -430,7 +433,7 @@ impl<T: Tool + Sync> BoundToolRuntime for StaticTool<T> {
             })?,
         };
         let output = typed.run(ctx, caps).await?;
-        serde_json::to_value(&output).map_err(|error| serialise_error(&error))
+        output.into_output().map_err(|error| serialise_error(&error))
     }
 
     fn validate_output(&self, output: &Value) -> Result<(), ValidationErrors> {

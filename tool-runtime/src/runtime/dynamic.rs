@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use super::{
     Arguments, BoundToolRuntime, ToolCapabilities, ToolError, ToolInvocationContext, ValidatedArgs,
 };
+use crate::content::ToolOutput;
 use crate::schema::{ArgumentsError, SubsetError, ValidationErrors, check_subset};
 use crate::spec::{NameError, Redaction, ToolEffect, ToolSpec, check_tool_name};
 
@@ -181,16 +182,18 @@ impl DynamicToolBuilder {
         self
     }
 
-    /// Checks everything and binds the handler that runs the tool.
+    /// Checks everything and binds the handler that runs the tool. The handler returns a JSON
+    /// value (the structured output) or a [`ToolOutput`] of several parts.
     ///
     /// # Errors
     ///
     /// [`DynamicToolError`]: a bad name, a schema outside the subset or invalid, or a redaction
     /// path the output schema does not have.
-    pub fn build<F, Fut>(self, handler: F) -> Result<DynamicTool, DynamicToolError>
+    pub fn build<F, Fut, O>(self, handler: F) -> Result<DynamicTool, DynamicToolError>
     where
         F: Fn(Value, ToolInvocationContext, ToolCapabilities) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
+        Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
+        O: Into<ToolOutput>,
     {
         check_tool_name(&self.name).map_err(DynamicToolError::Name)?;
         if !self.imported
@@ -221,14 +224,15 @@ impl DynamicToolBuilder {
             self.requires_connection,
         );
         let handler = Arc::new(move |args, ctx, caps| -> DynamicFuture {
-            Box::pin(handler(args, ctx, caps))
+            let run = handler(args, ctx, caps);
+            Box::pin(async move { run.await.map(Into::into) })
         });
         Ok(DynamicTool { spec, input, output, handler })
     }
 }
 
 /// The future a [`DynamicTool`]'s handler returns.
-pub type DynamicFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send>>;
+pub type DynamicFuture = Pin<Box<dyn Future<Output = Result<ToolOutput, ToolError>> + Send>>;
 
 type Handler =
     Arc<dyn Fn(Value, ToolInvocationContext, ToolCapabilities) -> DynamicFuture + Send + Sync>;
@@ -280,7 +284,7 @@ impl BoundToolRuntime for DynamicTool {
         args: ValidatedArgs,
         ctx: &ToolInvocationContext,
         caps: &ToolCapabilities,
-    ) -> Result<Value, ToolError> {
+    ) -> Result<ToolOutput, ToolError> {
         (self.handler)(args.into_value(), ctx.clone(), caps.clone()).await
     }
 

@@ -6,6 +6,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::{ExecError, Progress};
+use crate::content::{PartSummary, ToolOutput};
 
 /// What happens during a call, in order: one `ToolCallStart`, any number of
 /// `ToolCallProgress`, one `ToolCallResult`, all with the same `tool_call_id`. A call refused
@@ -68,14 +69,35 @@ impl ToolEvent {
 pub enum EventOutcome {
     /// The redacted output.
     Ok {
-        /// The redacted output.
+        /// The redacted structured value (`null` for a result without one).
         value: Value,
+        /// Every part, in order, without bytes: empty for a result that is its structured value
+        /// alone.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        parts: Vec<PartSummary>,
+        /// The redacted details, for the application's UI.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        details: Option<Value>,
     },
     /// The error.
     Err {
         /// The error.
         error: ExecError,
     },
+}
+
+impl EventOutcome {
+    /// The event's view of a redacted output: its structured value, part summaries (none when
+    /// the value is all there is) and details.
+    #[must_use]
+    pub fn ok(output: &ToolOutput) -> Self {
+        let parts = if output.is_structured_only() { Vec::new() } else { output.summaries() };
+        Self::Ok {
+            value: output.structured().cloned().unwrap_or(Value::Null),
+            parts,
+            details: output.details().cloned(),
+        }
+    }
 }
 
 /// Where the runner sends events. `emit` is called on the call's path, so it must not block.

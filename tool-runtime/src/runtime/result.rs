@@ -4,6 +4,7 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use super::bound::ArgsJson;
+use crate::content::{Part, PartSummary, ToolOutput};
 
 /// Why a call produced no value: one code per step of the pipeline that can refuse or fail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
@@ -100,8 +101,8 @@ pub struct ToolExecResult {
     pub tool_call_id: String,
     /// The name of the tool that was asked for.
     pub tool_name: String,
-    /// The redacted output, or the error.
-    pub outcome: Result<Value, ExecError>,
+    /// The redacted output (its parts and details), or the error.
+    pub outcome: Result<ToolOutput, ExecError>,
     args: Option<ArgsJson>,
     started_ms: i64,
     ended_ms: i64,
@@ -112,7 +113,7 @@ impl ToolExecResult {
     pub(crate) fn new(
         tool_call_id: String,
         tool_name: String,
-        outcome: Result<Value, ExecError>,
+        outcome: Result<ToolOutput, ExecError>,
         args: Option<ArgsJson>,
         (started_ms, ended_ms): (i64, i64),
     ) -> Self {
@@ -125,9 +126,15 @@ impl ToolExecResult {
         self.outcome.is_ok()
     }
 
-    /// The redacted output, if any.
+    /// The redacted structured value, if the call produced one.
     #[must_use]
     pub fn value(&self) -> Option<&Value> {
+        self.outcome.as_ref().ok().and_then(ToolOutput::structured)
+    }
+
+    /// The redacted output (every part, and the details), if the call succeeded.
+    #[must_use]
+    pub fn output(&self) -> Option<&ToolOutput> {
         self.outcome.as_ref().ok()
     }
 
@@ -158,15 +165,26 @@ impl ToolExecResult {
     /// The call's record, made from this result without copying.
     #[must_use]
     pub fn into_record(self) -> ToolInvocationRecord {
-        let (result, error) = match self.outcome {
-            Ok(value) => (Some(value), None),
-            Err(error) => (None, Some(error)),
+        let (result, parts, details, error) = match self.outcome {
+            Ok(output) => {
+                let parts =
+                    if output.is_structured_only() { Vec::new() } else { output.summaries() };
+                let (all, details) = output.into_parts();
+                let structured = all.into_iter().find_map(|part| match part {
+                    Part::Json(value) => Some(value),
+                    _ => None,
+                });
+                (structured, parts, details, None)
+            }
+            Err(error) => (None, Vec::new(), None, Some(error)),
         };
         ToolInvocationRecord {
             tool_call_id: self.tool_call_id,
             tool_name: self.tool_name,
             args: self.args.map(ArgsJson::into_value),
             result,
+            parts,
+            details,
             error,
             started_ms: self.started_ms,
             ended_ms: self.ended_ms,
@@ -183,7 +201,15 @@ impl Serialize for ToolExecResult {
         map.serialize_entry("tool_name", &self.tool_name)?;
         map.serialize_entry("ok", &self.is_ok())?;
         match &self.outcome {
-            Ok(value) => map.serialize_entry("value", value)?,
+            Ok(output) => {
+                map.serialize_entry("value", output.structured().unwrap_or(&Value::Null))?;
+                if !output.is_structured_only() {
+                    map.serialize_entry("parts", &output.summaries())?;
+                }
+                if let Some(details) = output.details() {
+                    map.serialize_entry("details", details)?;
+                }
+            }
             Err(error) => {
                 map.serialize_entry("error_code", &error.code)?;
                 map.serialize_entry("message", &error.message)?;
@@ -206,8 +232,15 @@ pub struct ToolInvocationRecord {
     pub tool_name: String,
     /// The validated arguments (absent when they never validated).
     pub args: Option<Value>,
-    /// The redacted output.
+    /// The redacted structured value.
     pub result: Option<Value>,
+    /// Every part of the result, in order, as MIME type, size and digest (no bytes): empty for
+    /// a result that is its structured value alone.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<PartSummary>,
+    /// The redacted details.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
     /// The error.
     pub error: Option<ExecError>,
     /// When the call entered the runner, in ms since the Unix epoch.

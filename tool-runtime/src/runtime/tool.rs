@@ -1,10 +1,9 @@
 use std::future::Future;
 
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::{ToolCapabilities, ToolError, ToolInvocationContext};
-use crate::schema::ToolSchema;
+use crate::content::IntoToolOutput;
 use crate::spec::ToolDefinition;
 
 /// The behaviour of a tool: the one trait a tool author implements by hand, on a struct that
@@ -43,9 +42,11 @@ use crate::spec::ToolDefinition;
     note = "implement it: `impl Tool for {Self} {{ type Output = ...; async fn run(self, ctx: &ToolInvocationContext, caps: &ToolCapabilities) -> Result<Self::Output, ToolError> {{ ... }} }}`"
 )]
 pub trait Tool: ToolDefinition + DeserializeOwned + Send + Sized + 'static {
-    /// What the tool returns; its schema is the tool's output schema and `redact` paths
-    /// must name its fields.
-    type Output: ToolSchema + Serialize + Send + 'static;
+    /// What the tool returns: any type with a schema (a struct, `String`, a number, `bool`,
+    /// `Vec<T>`, a unit enum, `Option<T>`), whose schema is the tool's output schema and whose
+    /// fields `redact` paths name; or a [`Content`](crate::content::Content) of text, images,
+    /// audio, files and a structured value.
+    type Output: IntoToolOutput;
 
     /// Runs the tool once.
     fn run(

@@ -360,6 +360,16 @@ pub const fn has_path(schema: &Schema, path: &str) -> bool {
     }
 }
 
+/// [`has_path`] in an output schema; an output without a structured part has no paths.
+#[doc(hidden)]
+#[must_use]
+pub const fn has_output_path(schema: Option<&Schema>, path: &str) -> bool {
+    match schema {
+        Some(schema) => has_path(schema, path),
+        None => false,
+    }
+}
+
 const fn str_eq_bytes(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
