@@ -5,6 +5,8 @@
 //! the decoder hands the input to the walk).
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hash, Hasher, RandomState};
 
 use serde_json::{Number, Value};
 
@@ -76,6 +78,53 @@ fn json_eq(a: &Value, b: &Value) -> bool {
         _ => a == b,
     }
 }
+
+/// Arrays up to this long are checked for `uniqueItems` pair by pair (no allocation).
+const PAIRWISE_UNIQUE_ITEMS: usize = 16;
+
+/// A hash that [`json_eq`] items share: numbers hash by value (`1` and `1.0` alike) and
+/// objects whatever the order of their keys.
+fn json_hash(keys: &RandomState, value: &Value) -> u64 {
+    let mut hasher = keys.build_hasher();
+    match value {
+        Value::Null => 0u8.hash(&mut hasher),
+        Value::Bool(flag) => (1u8, flag).hash(&mut hasher),
+        Value::Number(number) => {
+            2u8.hash(&mut hasher);
+            let exact = number.as_i64().map(i128::from).or(number.as_u64().map(i128::from));
+            match (exact, number.as_f64()) {
+                (Some(int), _) => (0u8, int).hash(&mut hasher),
+                // An integral float in range equals exactly one integer (`-0.0` is `0`).
+                (None, Some(float)) if float.fract() == 0.0 && float.abs() < I128_BOUND => {
+                    #[allow(clippy::cast_possible_truncation)]
+                    (0u8, float as i128).hash(&mut hasher);
+                }
+                (None, float) => (1u8, float.map(f64::to_bits)).hash(&mut hasher),
+            }
+        }
+        Value::String(text) => (3u8, text).hash(&mut hasher),
+        Value::Array(items) => {
+            (4u8, items.len()).hash(&mut hasher);
+            for item in items {
+                json_hash(keys, item).hash(&mut hasher);
+            }
+        }
+        Value::Object(map) => {
+            (5u8, map.len()).hash(&mut hasher);
+            // Added up, so the order of the keys does not count.
+            let entries = map.iter().fold(0u64, |sum, (key, value)| {
+                let mut entry = keys.build_hasher();
+                (key, json_hash(keys, value)).hash(&mut entry);
+                sum.wrapping_add(entry.finish())
+            });
+            entries.hash(&mut hasher);
+        }
+    }
+    hasher.finish()
+}
+
+/// 2^127: every integral `f64` below it in magnitude is an `i128`.
+const I128_BOUND: f64 = 170_141_183_460_469_231_731_687_303_715_884_105_728.0;
 
 impl IntegerSchema {
     /// `minimum`: the bound, when the value that `cmp` compares with a bound is below it.
@@ -232,12 +281,29 @@ impl ArraySchema {
 
     /// `uniqueItems`: the first two equal items (JSON Schema equality, `1 == 1.0`), when the
     /// schema asks for unique items.
+    ///
+    /// Short arrays are compared pair by pair; longer ones through a hash of each item that
+    /// equal items share (keyed per process, so a sender cannot choose colliding items), in
+    /// expected linear time: an array of 100 000 items costs 100 000 hashes, not 5 000 000 000
+    /// comparisons.
     pub(super) fn broken_unique_items(&self, items: &[Value]) -> Option<(usize, usize)> {
         if !self.unique_items {
             return None;
         }
-        (1..items.len())
-            .find_map(|j| (0..j).find(|&i| json_eq(&items[i], &items[j])).map(|i| (i, j)))
+        if items.len() <= PAIRWISE_UNIQUE_ITEMS {
+            return (1..items.len())
+                .find_map(|j| (0..j).find(|&i| json_eq(&items[i], &items[j])).map(|i| (i, j)));
+        }
+        let keys = RandomState::new();
+        let mut seen: HashMap<u64, Vec<usize>> = HashMap::with_capacity(items.len());
+        for (j, item) in items.iter().enumerate() {
+            let earlier = seen.entry(json_hash(&keys, item)).or_default();
+            if let Some(&i) = earlier.iter().find(|&&i| json_eq(&items[i], item)) {
+                return Some((i, j));
+            }
+            earlier.push(j);
+        }
+        None
     }
 }
 
@@ -285,4 +351,67 @@ pub(super) fn same_str(a: &str, b: &str) -> bool {
 /// The number of Unicode scalar values in `text`: the bytes that do not continue a character.
 pub(super) fn char_count(text: &str) -> u64 {
     text.bytes().filter(|byte| (byte & 0xC0) != 0x80).count() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::schema::Schema;
+
+    fn unique() -> ArraySchema {
+        const STRING: Schema = Schema::string();
+        ArraySchema { items: &STRING, min_items: None, max_items: None, unique_items: true }
+    }
+
+    /// The first pair (smallest `j`, then smallest `i`), found pair by pair.
+    fn pairwise(items: &[Value]) -> Option<(usize, usize)> {
+        (1..items.len())
+            .find_map(|j| (0..j).find(|&i| json_eq(&items[i], &items[j])).map(|i| (i, j)))
+    }
+
+    #[test]
+    fn long_arrays_find_the_same_first_pair_as_pairwise() {
+        let pool = [
+            json!(1),
+            json!(1.0),
+            json!(-0.0),
+            json!(0),
+            json!(2.5),
+            json!(u64::MAX),
+            json!(1e300),
+            json!("a"),
+            json!({"a": 1, "b": [1, 2]}),
+            json!({"b": [1.0, 2], "a": 1.0}),
+            json!([1, {"x": null}]),
+            json!(null),
+            json!(true),
+        ];
+        // Every window of the pool, repeated with an offset, past the pairwise threshold.
+        for start in 0..pool.len() {
+            let mut items: Vec<Value> = (0..40).map(|i| json!(format!("filler {i}"))).collect();
+            items.extend(pool[start..].iter().cloned());
+            items.extend(pool[..start].iter().cloned());
+            assert_eq!(unique().broken_unique_items(&items), pairwise(&items), "start {start}");
+        }
+    }
+
+    #[test]
+    fn equal_numbers_and_reordered_objects_are_duplicates() {
+        let mut items: Vec<Value> = (0..30).map(|i| json!(i)).collect();
+        items.push(json!(7.0));
+        assert_eq!(unique().broken_unique_items(&items), Some((7, 30)));
+        let mut items: Vec<Value> = (0..30).map(|i| json!({"n": i})).collect();
+        items.push(json!({"n": 3, "m": 1}));
+        items.push(json!({"m": 1, "n": 3.0}));
+        assert_eq!(unique().broken_unique_items(&items), Some((30, 31)));
+    }
+
+    #[test]
+    fn a_hundred_thousand_distinct_items_are_checked_without_comparing_every_pair() {
+        // Pair by pair this is five billion comparisons: the test would not finish.
+        let items: Vec<Value> = (0..100_000).map(|i| json!(format!("item {i}"))).collect();
+        assert_eq!(unique().broken_unique_items(&items), None);
+    }
 }
