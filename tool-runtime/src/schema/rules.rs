@@ -113,9 +113,7 @@ fn json_hash(keys: &RandomState, value: &Value) -> u64 {
             (5u8, map.len()).hash(&mut hasher);
             // Added up, so the order of the keys does not count.
             let entries = map.iter().fold(0u64, |sum, (key, value)| {
-                let mut entry = keys.build_hasher();
-                (key, json_hash(keys, value)).hash(&mut entry);
-                sum.wrapping_add(entry.finish())
+                sum.wrapping_add(keys.hash_one((key, json_hash(keys, value))))
             });
             entries.hash(&mut hasher);
         }
