@@ -548,6 +548,69 @@ async fn a_tool_gets_only_what_it_declared() {
     assert_eq!(result.value(), Some(&json!({"ms": 1_800_000_000_000_i64, "has_index": false})));
 }
 
+/// A source whose tools the test changes.
+#[derive(Debug, Default)]
+struct Changing(std::sync::Mutex<Vec<Arc<dyn BoundToolRuntime>>>);
+
+impl Changing {
+    fn offering(tools: Vec<Arc<dyn BoundToolRuntime>>) -> Arc<Self> {
+        Arc::new(Self(std::sync::Mutex::new(tools)))
+    }
+}
+
+impl tool_runtime::catalog::ToolSource for Changing {
+    fn tools(&self) -> Vec<Arc<dyn BoundToolRuntime>> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+#[test]
+fn a_source_offering_a_taken_name_fails_the_build_naming_both() {
+    let echo = || Arc::new(StaticTool::<Echo>::new()) as Arc<dyn BoundToolRuntime>;
+    let error = ToolCatalog::builder()
+        .register::<Echo>()
+        .source(Changing::offering(vec![echo()]))
+        .build()
+        .unwrap_err();
+    assert!(
+        error.to_string().contains(
+            "tool name `test__echo` is registered twice: by `runner::Echo` and by source #1"
+        ),
+        "{error}"
+    );
+    let error = ToolCatalog::builder()
+        .source(Changing::offering(vec![echo()]))
+        .source(Changing::offering(vec![echo()]))
+        .build()
+        .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("by source #1 (`.source(...)` call 1 of the builder) and by source #2"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn a_later_collision_is_reported_and_the_registered_tool_runs() {
+    let source = Changing::offering(Vec::new());
+    let catalog = ToolCatalog::builder().register::<Echo>().source(source.clone()).build().unwrap();
+    assert!(catalog.collisions().is_empty());
+    source.0.lock().unwrap().push(Arc::new(StaticTool::<Echo>::new()));
+    assert_eq!(
+        catalog.collisions(),
+        vec![(
+            "test__echo".to_owned(),
+            vec![
+                "a registered tool".to_owned(),
+                "source #1 (`.source(...)` call 1 of the builder)".to_owned()
+            ]
+        )]
+    );
+    let tool = tool_runtime::catalog::ToolSource::get(&catalog, "test__echo").unwrap();
+    assert_eq!(tool.name(), "test__echo");
+}
+
 #[test]
 fn unbound_capabilities_and_duplicate_ids_fail_the_build() {
     let error = ToolCatalog::builder()

@@ -175,6 +175,39 @@ impl ToolCatalog {
     }
 }
 
+/// How errors name the source at `index` of a builder.
+fn source_origin(index: usize) -> String {
+    format!("source #{} (`.source(...)` call {} of the builder)", index + 1, index + 1)
+}
+
+impl ToolCatalog {
+    /// Names offered more than once right now, with what offers them (registered tools first,
+    /// then sources in the order they were added); the first of each list is the one that
+    /// runs. Empty for a catalog whose sources kept their tools since it was built: check it
+    /// after a source's tools change (an MCP server's `list_changed`).
+    ///
+    /// ```
+    /// use tool_runtime::catalog::ToolCatalog;
+    ///
+    /// let catalog = ToolCatalog::builder().build().unwrap();
+    /// assert!(catalog.collisions().is_empty());
+    /// ```
+    #[must_use]
+    pub fn collisions(&self) -> Vec<(String, Vec<String>)> {
+        let mut offered: BTreeMap<String, Vec<String>> = self
+            .tools
+            .keys()
+            .map(|name| (name.clone(), vec!["a registered tool".to_owned()]))
+            .collect();
+        for (index, source) in self.sources.iter().enumerate() {
+            for tool in source.tools() {
+                offered.entry(tool.name().to_owned()).or_default().push(source_origin(index));
+            }
+        }
+        offered.into_iter().filter(|(_, origins)| origins.len() > 1).collect()
+    }
+}
+
 impl ToolSource for ToolCatalog {
     /// Registered tools first (by name), then each source's tools whose names are not taken.
     fn tools(&self) -> Vec<Arc<dyn BoundToolRuntime>> {
@@ -217,7 +250,11 @@ impl ToolCatalogBuilder {
         self
     }
 
-    /// Adds a source whose tools may change at run time; its names never shadow registered ones.
+    /// Adds a source whose tools may change at run time. A name it offers when the catalog is
+    /// built that is registered already, or offered by an earlier source, is a
+    /// [`CatalogProblem::DuplicateName`] naming both. A name that collides later (the source's
+    /// tools changed) resolves to the registered tool, then to the earliest source; see
+    /// [`ToolCatalog::collisions`].
     pub fn source(mut self, source: Arc<dyn ToolSource>) -> Self {
         self.sources.push(source);
         self
@@ -272,6 +309,23 @@ impl ToolCatalogBuilder {
                 }),
                 None => {
                     tools.insert(tool.name().to_owned(), (tool, origin));
+                }
+            }
+        }
+        let mut offered: BTreeMap<String, String> =
+            tools.iter().map(|(name, (_, origin))| (name.clone(), origin.clone())).collect();
+        for (index, source) in self.sources.iter().enumerate() {
+            let origin = source_origin(index);
+            for tool in source.tools() {
+                match offered.get(tool.name()) {
+                    Some(first) => problems.push(CatalogProblem::DuplicateName {
+                        name: tool.name().to_owned(),
+                        first: first.clone(),
+                        second: origin.clone(),
+                    }),
+                    None => {
+                        offered.insert(tool.name().to_owned(), origin.clone());
+                    }
                 }
             }
         }
