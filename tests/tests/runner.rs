@@ -611,6 +611,36 @@ async fn a_later_collision_is_reported_and_the_registered_tool_runs() {
     assert_eq!(tool.name(), "test__echo");
 }
 
+/// A source that answers `alias__echo` with `test__echo`.
+#[derive(Debug)]
+struct Aliasing;
+
+impl tool_runtime::catalog::ToolSource for Aliasing {
+    fn tools(&self) -> Vec<Arc<dyn BoundToolRuntime>> {
+        vec![Arc::new(StaticTool::<Echo>::new())]
+    }
+
+    fn get(&self, name: &str) -> Option<Arc<dyn BoundToolRuntime>> {
+        (name == "alias__echo" || name == "test__echo")
+            .then(|| Arc::new(StaticTool::<Echo>::new()) as Arc<dyn BoundToolRuntime>)
+    }
+}
+
+#[tokio::test]
+async fn policy_and_budgets_go_by_the_tools_own_name_not_the_requested_one() {
+    let catalog = || ToolCatalog::builder().source(Arc::new(Aliasing)).build().unwrap();
+    let runner = ToolRunner::builder(catalog()).policy(ToolPolicy::allowing(["alias__*"])).build();
+    let result = runner.exec("alias__echo", br#"{"text": "hi"}"#, &ctx()).await;
+    assert_eq!(result.error_code(), Some(Code::PolicyDenied), "{result:?}");
+    let policy = ToolPolicy::from_json(
+        r#"{"allowed_tools": ["test__*", "alias__*"], "tools": {"test__echo": {"max_argument_bytes": 4}}}"#,
+    )
+    .unwrap();
+    let runner = ToolRunner::builder(catalog()).policy(policy).build();
+    let result = runner.exec("alias__echo", br#"{"text": "hi"}"#, &ctx()).await;
+    assert_eq!(result.error_code(), Some(Code::Validation), "{result:?}");
+}
+
 #[test]
 fn unbound_capabilities_and_duplicate_ids_fail_the_build() {
     let error = ToolCatalog::builder()

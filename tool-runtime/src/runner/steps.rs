@@ -31,7 +31,9 @@ impl ToolRunner {
     ) -> Result<ToolOutput, ExecError> {
         let tool = self.lookup(name)?;
         let tool = tool.as_ref();
-        let decision = self.decide(ctx, name, tool)?;
+        // Policy and budgets go by the tool's own name: a source may answer another name
+        // (an alias) with it.
+        let decision = self.decide(ctx, tool.name(), tool)?;
         if let Some(authorizer) = &self.authorizer {
             // Step 3; with no hook set there is no future to await.
             authorizer
@@ -40,7 +42,7 @@ impl ToolRunner {
                 .map_err(|denied| ExecError::new(Code::AuthzDenied, denied.0))?;
         }
         let declares_auth = self.check_connection(ctx, tool)?;
-        let budgets = self.policy.budgets_for(name);
+        let budgets = self.policy.budgets_for(tool.name());
         let mut args = validate_arguments(tool, args, &budgets)?;
         if decision == Decision::RequireApproval {
             // Recorded even if the approval fails.
