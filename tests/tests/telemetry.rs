@@ -168,3 +168,29 @@ fn a_canary_secret_never_leaves_the_tool_and_spans_carry_genai_attributes() {
     assert!(lines.iter().any(|(name, fields)| name == "record"
         && fields.get("error.type").map(String::as_str) == Some("execution")));
 }
+
+#[test]
+fn model_supplied_ids_and_names_reach_spans_escaped_and_cut() {
+    let capture = Capture::default();
+    let subscriber = tracing_subscriber::registry().with(capture.clone());
+    let catalog = ToolCatalog::builder().build().unwrap();
+    let runner = ToolRunner::builder(catalog).build();
+    let hostile_id = format!("call\n\u{1b}[2J{}", "x".repeat(300));
+    let ctx =
+        ToolInvocationContext::new(ContextIds { run_id: "run", actor_id: "a", tenant_id: "t" })
+            .with_tool_call_id(hostile_id.as_str());
+    let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    let result = tracing::subscriber::with_default(subscriber, || {
+        rt.block_on(runner.exec("evil\u{7}__tool\r\n", b"{}", &ctx))
+    });
+    assert_eq!(result.error().map(|e| e.code.as_str()), Some("unavailable"));
+    let lines = capture.0.lock().unwrap().clone();
+    let span = lines.iter().find(|(name, _)| name == "execute_tool").expect("a span");
+    let id = &span.1["gen_ai.tool.call.id"];
+    assert!(!id.contains('\n') && !id.contains('\u{1b}'), "{id:?}");
+    assert!(id.ends_with("..."), "{id:?}");
+    assert!(id.chars().count() < 100, "{id:?}");
+    let name = &span.1["gen_ai.tool.name"];
+    assert!(!name.contains('\u{7}') && !name.contains('\r'), "{name:?}");
+    assert!(!result.error().unwrap().message.contains('\u{7}'));
+}

@@ -175,6 +175,17 @@ fn a_missing_property_points_where_it_belongs() {
 }
 
 #[test]
+fn an_unknown_key_reaches_the_pointer_escaped_and_cut() {
+    let mut value = valid_profile();
+    let long = format!("\u{1b}[31m{}", "k".repeat(500));
+    value.as_object_mut().unwrap().insert(long, json!(1));
+    let errors = errors_of::<Profile>(&value);
+    let pointer = errors.iter().next().unwrap().pointer().to_owned();
+    assert_eq!(pointer, format!("/\\u{{1b}}[31m{}...", "k".repeat(59)));
+    assert!(!errors.to_string().contains('\u{1b}'), "{errors}");
+}
+
+#[test]
 fn the_whole_document_is_the_empty_pointer() {
     let errors = errors_of::<Profile>(&json!([1, 2]));
     assert_eq!(summary(&errors), [at("", Constraint::Type { expected: "object" })]);

@@ -257,7 +257,7 @@ impl ToolRunner {
             "execute_tool",
             gen_ai.operation.name = "execute_tool",
             gen_ai.tool.name = %Shown(name),
-            gen_ai.tool.call.id = %call.id,
+            gen_ai.tool.call.id = %Shown(&call.id),
             error.r#type = tracing::field::Empty,
         );
         // A call cancelled before it starts does nothing.

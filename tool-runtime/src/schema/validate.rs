@@ -127,16 +127,29 @@ impl Findings {
     }
 }
 
+/// Segments longer than this many characters (unknown keys the sender chose) are cut.
+const MAX_SEGMENT_CHARS: usize = 64;
+
+/// Appends `/segment`, escaped as RFC 6901 says (`~0`, `~1`). A segment comes from the sender
+/// when it is an unknown key, and pointers reach logs and the model: control characters are
+/// written as `\u{..}` escapes and a segment is cut after 64 characters, marked `...`.
 fn push_pointer_segment(pointer: &mut String, segment: &str) {
     pointer.push('/');
-    if !segment.bytes().any(|byte| matches!(byte, b'~' | b'/')) {
+    let plain = segment.len() <= MAX_SEGMENT_CHARS
+        && !segment.bytes().any(|byte| matches!(byte, b'~' | b'/' | 0..=0x1f | 0x7f));
+    if plain {
         pointer.push_str(segment);
         return;
     }
-    for c in segment.chars() {
+    for (count, c) in segment.chars().enumerate() {
+        if count == MAX_SEGMENT_CHARS {
+            pointer.push_str("...");
+            break;
+        }
         match c {
             '~' => pointer.push_str("~0"),
             '/' => pointer.push_str("~1"),
+            c if c.is_control() => pointer.extend(c.escape_unicode()),
             c => pointer.push(c),
         }
     }
