@@ -220,7 +220,8 @@ pub struct PartSummary {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ToolOutput {
     parts: Vec<Part>,
-    details: Option<Value>,
+    // Boxed: most results have none, and the output is moved through every call's futures.
+    details: Option<Box<Value>>,
 }
 
 impl ToolOutput {
@@ -254,7 +255,7 @@ impl ToolOutput {
     /// `self` with these details.
     #[must_use]
     pub fn with_details(mut self, details: Value) -> Self {
-        self.details = Some(details);
+        self.details = Some(Box::new(details));
         self
     }
 
@@ -273,7 +274,7 @@ impl ToolOutput {
     /// The parts and the details, taken apart.
     #[must_use]
     pub fn into_parts(self) -> (Vec<Part>, Option<Value>) {
-        (self.parts, self.details)
+        (self.parts, self.details.map(|details| *details))
     }
 
     /// The structured JSON part, if any.
@@ -311,12 +312,17 @@ impl ToolOutput {
     /// The application's details, if any: never sent to the model.
     #[must_use]
     pub fn details(&self) -> Option<&Value> {
-        self.details.as_ref()
+        self.details.as_deref()
     }
 
-    /// The details, to change in place.
-    pub fn details_mut(&mut self) -> &mut Option<Value> {
-        &mut self.details
+    /// Takes the details out, leaving none.
+    pub fn take_details(&mut self) -> Option<Value> {
+        self.details.take().map(|details| *details)
+    }
+
+    /// Sets (or, with `None`, removes) the details.
+    pub fn set_details(&mut self, details: Option<Value>) {
+        self.details = details.map(Box::new);
     }
 
     /// Whether the output is one JSON part and nothing else (an ordinary `Output`).
@@ -549,7 +555,7 @@ impl<T: Slot, D: Slot> IntoToolOutput for Content<T, D> {
             Some(details) => details.to_json()?,
             None => None,
         };
-        Ok(ToolOutput { parts, details })
+        Ok(ToolOutput { parts, details: details.map(Box::new) })
     }
 }
 

@@ -377,12 +377,13 @@ fn redact_and_bound(
             ));
         }
     }
-    let details = output.details_mut();
-    if let Some(value) = details.take()
+    if let Some(value) = output.take_details()
         && spec.details_schema().is_some()
         && !spec.details_redaction().is_empty()
     {
-        *details = Some(spec.details_redaction().apply_owned(value).map_err(redaction_failed)?);
+        output.set_details(Some(
+            spec.details_redaction().apply_owned(value).map_err(redaction_failed)?,
+        ));
     }
     Ok(output)
 }
