@@ -237,6 +237,36 @@ async fn bad_calls_get_error_results_and_the_model_corrects_itself() {
 }
 
 #[tokio::test]
+async fn a_history_that_breaks_the_chat_contract_runs_nothing() {
+    use tool_runtime::adapters::{ConversationProblem, Decoded, ToolCall, ToolResult};
+    let gauge = Arc::new(Gauge::default());
+    let model = Arc::new(ScriptedModel::new([ScriptedTurn::openai_text("never asked")]));
+    let agent = Agent::new(model.clone(), runner(&gauge, ALLOW, None));
+    let call = ToolCall::new("call_1", "test__write", json!({"label": "x"}));
+    let history = vec![
+        Message::user("go"),
+        Message::Assistant(Decoded::new("", vec![call.clone()])),
+        Message::ToolResults(vec![
+            ToolResult::ok(&call, json!({})),
+            ToolResult::ok(&call, json!({})),
+        ]),
+        Message::user("again"),
+    ];
+    let output = agent.run(history, &ctx(), &|_| {}).await;
+    let StopReason::InvalidConversation { problem } = &output.done.stop else {
+        panic!("expected an invalid conversation, got {:?}", output.done.stop)
+    };
+    assert_eq!(problem.index, 2);
+    assert_eq!(problem.problem, ConversationProblem::DuplicateResult { call_id: "call_1".into() });
+    assert!(model.requests().is_empty(), "the model was not asked");
+    assert!(gauge.order.lock().unwrap().is_empty(), "nothing ran");
+    assert_eq!(
+        serde_json::to_value(&output.done.stop).unwrap(),
+        json!({"kind": "invalid_conversation", "problem": {"index": 2, "kind": "duplicate_result", "call_id": "call_1"}})
+    );
+}
+
+#[tokio::test]
 async fn a_truncated_call_is_never_run() {
     let gauge = Arc::new(Gauge::default());
     let cut = concat!(

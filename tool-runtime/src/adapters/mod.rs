@@ -122,6 +122,7 @@ mod anthropic;
 mod args;
 mod assemble;
 mod budget;
+mod conversation;
 mod framing;
 mod gemini;
 mod lower;
@@ -146,6 +147,9 @@ use crate::spec::ToolSpec;
 
 pub use anthropic::Anthropic;
 pub use assemble::DecodeOptions;
+pub use conversation::{
+    ConversationError, ConversationProblem, MAX_CALL_ID_LEN, check_conversation,
+};
 pub use gemini::{Gemini, GeminiParameters};
 pub use ollama::Ollama;
 pub use openai_chat::OpenAiChat;

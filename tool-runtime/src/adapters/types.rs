@@ -355,6 +355,30 @@ pub struct Decoded {
 }
 
 impl Decoded {
+    /// A turn built by hand (a test, a stored conversation): its text and calls, finished
+    /// normally (`tool_calls` when it has calls, `stop` otherwise), with no problems, extras or
+    /// usage.
+    ///
+    /// ```
+    /// use tool_runtime::adapters::{Decoded, FinishReason, ToolCall};
+    ///
+    /// let turn = Decoded::new("", vec![ToolCall::new("call_1", "core__time", serde_json::json!({}))]);
+    /// assert_eq!(turn.finish.reason, FinishReason::ToolCalls);
+    /// assert_eq!(Decoded::new("Hello!", Vec::new()).finish.reason, FinishReason::Stop);
+    /// ```
+    #[must_use]
+    pub fn new(text: impl Into<String>, calls: Vec<ToolCall>) -> Self {
+        let reason = if calls.is_empty() { FinishReason::Stop } else { FinishReason::ToolCalls };
+        Self {
+            calls,
+            text: text.into(),
+            finish: Finish::new(reason, None),
+            problems: Vec::new(),
+            extras: Extras::new(),
+            usage: None,
+        }
+    }
+
     /// The calls that may be handed to the runner.
     pub fn executable(&self) -> impl Iterator<Item = &ToolCall> {
         self.calls.iter().filter(|call| call.is_executable())

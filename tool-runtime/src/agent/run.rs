@@ -6,6 +6,7 @@ use serde::Serialize;
 use tokio::time::Instant;
 
 use super::{ChatModel, Message, ModelError, ModelErrorKind, ModelRequest, ModelTurn, Usage};
+use crate::adapters::{ConversationError, check_conversation};
 use crate::adapters::{Decoded, FinishReason, StreamEvent, ToolChoice, ToolOutcome, ToolResult};
 use crate::catalog::ToolSource;
 use crate::content::PartSummary;
@@ -94,6 +95,12 @@ pub enum StopReason {
         kind: ModelErrorKind,
         /// What happened, safe to show.
         message: String,
+    },
+    /// The conversation handed in breaks the chat contract (a result without its call, a
+    /// call left unanswered, a call id over 128 bytes...): nothing was sent and nothing ran.
+    InvalidConversation {
+        /// The first message at fault and what is wrong with it.
+        problem: ConversationError,
     },
 }
 
@@ -259,7 +266,9 @@ impl Agent {
     }
 
     /// Runs the loop on `messages` for the caller described by `ctx`, reporting to `on_event`,
-    /// and returns the answer, the records and the conversation. Ends with exactly one
+    /// and returns the answer, the records and the conversation. `messages` are checked first
+    /// ([`check_conversation`]); a conversation that breaks the chat contract stops the run at
+    /// once with [`StopReason::InvalidConversation`]. Ends with exactly one
     /// [`AgentEvent::Done`]. Cancelling `ctx.cancellation()` stops the run; every call already
     /// started still gets its one result.
     pub async fn run(
@@ -276,7 +285,10 @@ impl Agent {
         let specs: Vec<&ToolSpec> = visible.specs().collect();
         let mut state =
             RunState { messages, records: Vec::new(), usage: Usage::default(), iterations: 0 };
-        let stop = self.drive(&mut state, &specs, &ctx, deadline, on_event).await;
+        let stop = match check_conversation(&state.messages) {
+            Ok(()) => self.drive(&mut state, &specs, &ctx, deadline, on_event).await,
+            Err(problem) => StopReason::InvalidConversation { problem },
+        };
         let answer = match (&stop, state.messages.last()) {
             (StopReason::Answered | StopReason::IterationLimit, Some(Message::Assistant(turn))) => {
                 turn.text.clone()
