@@ -136,6 +136,7 @@ mod raise;
 mod request;
 mod session;
 mod sse;
+pub mod stored;
 mod types;
 
 use std::fmt;

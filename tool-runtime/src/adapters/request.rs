@@ -20,6 +20,10 @@ use super::types::{Decoded, ToolChoice, ToolResult};
 /// let conversation = [Message::system("Be brief."), Message::user("What time is it?")];
 /// assert!(matches!(&conversation[1], Message::User(text) if text == "What time is it?"));
 /// ```
+///
+/// A conversation is stored as JSON through `Serialize`/`Deserialize` in a stable,
+/// provider-neutral form (see [`stored`](super::stored)), so it can wait between requests or
+/// move to another process.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum Message {
