@@ -144,12 +144,9 @@ fn openai_chat_definitions() {
         for tool in tools.as_array().unwrap() {
             assert_eq!(keys(tool), set(&["type", "function"]));
             let function = &tool["function"];
-            let expected: &[&str] = if strict {
-                &["name", "description", "parameters", "strict"]
-            } else {
-                &["name", "description", "parameters"]
-            };
-            assert_eq!(keys(function), set(expected));
+            // `strict` is always said, so no provider default decides it.
+            assert_eq!(keys(function), set(&["name", "description", "parameters", "strict"]));
+            assert_eq!(function["strict"], strict);
             let name = function["name"].as_str().unwrap();
             if strict {
                 check_openai_strict(name, &function["parameters"]);

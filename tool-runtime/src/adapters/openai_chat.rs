@@ -80,9 +80,9 @@ impl Adapter for OpenAiChat {
 
     fn tool(&self, spec: &ToolSpec) -> Result<Value, EncodeError> {
         let mut function = named(spec, [("parameters", Value::Object(self.parameters(spec)?))]);
-        if self.strict {
-            function.insert("strict".to_owned(), Value::Bool(true));
-        }
+        // Always said, either way: a provider that defaults to strict mode would make every
+        // optional property required.
+        function.insert("strict".to_owned(), Value::Bool(self.strict));
         Ok(json!({"type": "function", "function": function}))
     }
 
