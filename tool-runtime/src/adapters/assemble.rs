@@ -15,7 +15,7 @@ use crate::spec::ToolSpec;
 use super::args;
 use super::problem::Problem;
 use super::types::{
-    CallArguments, Decoded, Extras, Finish, FinishReason, IdOrigin, StreamEvent, ToolCall, Usage,
+    ArgumentsProblem, CallArguments, Decoded, Extras, Finish, FinishReason, IdOrigin, StreamEvent, ToolCall, Usage,
 };
 
 /// The name of the wrapper some OpenAI models invent to call several tools at once.
@@ -33,11 +33,154 @@ const PARALLEL_WRAPPER: &str = "multi_tool_use.parallel";
 pub struct DecodeOptions {
     id_prefix: String,
     declared: Option<Arc<[String]>>,
+    limits: StreamLimits,
 }
 
 impl Default for DecodeOptions {
     fn default() -> Self {
-        Self { id_prefix: "call_".to_owned(), declared: None }
+        Self { id_prefix: "call_".to_owned(), declared: None, limits: StreamLimits::default() }
+    }
+}
+
+/// Which cap of [`StreamLimits`] a peer went over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Limit {
+    /// Bytes of one response body ([`StreamLimits::body_bytes`]).
+    BodyBytes,
+    /// Bytes of one SSE or NDJSON line, or of one event's joined `data`
+    /// ([`StreamLimits::line_bytes`]).
+    LineBytes,
+    /// Bytes of one call's argument text ([`StreamLimits::argument_bytes`]).
+    ArgumentBytes,
+    /// Bytes of one call's name ([`StreamLimits::name_bytes`]).
+    NameBytes,
+    /// Calls in one response ([`StreamLimits::calls`]).
+    Calls,
+    /// Problems in one response ([`StreamLimits::problems`]).
+    Problems,
+}
+
+impl Limit {
+    /// What the limit counts, for messages.
+    #[must_use]
+    pub const fn what(self) -> &'static str {
+        match self {
+            Self::BodyBytes => "bytes in the response body",
+            Self::LineBytes => "bytes in one line or event",
+            Self::ArgumentBytes => "bytes of arguments in one call",
+            Self::NameBytes => "bytes in one call's name",
+            Self::Calls => "calls in one response",
+            Self::Problems => "problems in one response",
+        }
+    }
+}
+
+/// Caps on what one model response may make a decoder (and an HTTP client) hold. A peer that
+/// goes over one gets [`Problem::LimitExceeded`]: decoding stops there, the turn ends as an
+/// error and none of its calls is ready to run. The defaults are far above what any real
+/// provider sends.
+///
+/// ```
+/// use tool_runtime::adapters::{DecodeOptions, StreamLimits};
+///
+/// let limits = StreamLimits::new().line_bytes(64 * 1024).calls(16);
+/// assert_eq!(limits.get_calls(), 16);
+/// assert_eq!(StreamLimits::default().get_body_bytes(), 16 * 1024 * 1024);
+/// let options = DecodeOptions::new().limits(limits);
+/// # let _ = options;
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamLimits {
+    body_bytes: usize,
+    line_bytes: usize,
+    argument_bytes: usize,
+    name_bytes: usize,
+    calls: usize,
+    problems: usize,
+}
+
+impl Default for StreamLimits {
+    /// 16 MiB body, 1 MiB line, 4 MiB arguments per call, 1 KiB name, 512 calls, 1 024
+    /// problems.
+    fn default() -> Self {
+        Self {
+            body_bytes: 16 << 20,
+            line_bytes: 1 << 20,
+            argument_bytes: 4 << 20,
+            name_bytes: 1 << 10,
+            calls: 512,
+            problems: 1024,
+        }
+    }
+}
+
+impl StreamLimits {
+    /// The defaults (see [`StreamLimits::default`]).
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Bytes of one response body, streamed or whole (HTTP clients).
+    #[must_use]
+    pub const fn body_bytes(self, bytes: usize) -> Self {
+        Self { body_bytes: bytes, ..self }
+    }
+
+    /// Bytes of one SSE or NDJSON line, and of one SSE event's joined `data` lines.
+    #[must_use]
+    pub const fn line_bytes(self, bytes: usize) -> Self {
+        Self { line_bytes: bytes, ..self }
+    }
+
+    /// Bytes of one call's argument text.
+    #[must_use]
+    pub const fn argument_bytes(self, bytes: usize) -> Self {
+        Self { argument_bytes: bytes, ..self }
+    }
+
+    /// Bytes of one call's name.
+    #[must_use]
+    pub const fn name_bytes(self, bytes: usize) -> Self {
+        Self { name_bytes: bytes, ..self }
+    }
+
+    /// Calls in one response.
+    #[must_use]
+    pub const fn calls(self, calls: usize) -> Self {
+        Self { calls, ..self }
+    }
+
+    /// Problems recorded for one response.
+    #[must_use]
+    pub const fn problems(self, problems: usize) -> Self {
+        Self { problems, ..self }
+    }
+
+    /// The cap of `limit`.
+    #[must_use]
+    pub const fn get(&self, limit: Limit) -> usize {
+        match limit {
+            Limit::BodyBytes => self.body_bytes,
+            Limit::LineBytes => self.line_bytes,
+            Limit::ArgumentBytes => self.argument_bytes,
+            Limit::NameBytes => self.name_bytes,
+            Limit::Calls => self.calls,
+            Limit::Problems => self.problems,
+        }
+    }
+
+    /// [`StreamLimits::body_bytes`].
+    #[must_use]
+    pub const fn get_body_bytes(&self) -> usize {
+        self.body_bytes
+    }
+
+    /// [`StreamLimits::calls`].
+    #[must_use]
+    pub const fn get_calls(&self) -> usize {
+        self.calls
     }
 }
 
@@ -61,6 +204,18 @@ impl DecodeOptions {
     #[must_use]
     pub fn declared_tools<I: IntoIterator<Item = S>, S: Into<String>>(self, names: I) -> Self {
         Self { declared: Some(names.into_iter().map(Into::into).collect()), ..self }
+    }
+
+    /// Caps on what one response may make the decoder hold (see [`StreamLimits`]).
+    #[must_use]
+    pub fn limits(self, limits: StreamLimits) -> Self {
+        Self { limits, ..self }
+    }
+
+    /// The caps in force.
+    #[must_use]
+    pub fn stream_limits(&self) -> StreamLimits {
+        self.limits
     }
 
     /// [`DecodeOptions::declared_tools`] from specs.
@@ -93,6 +248,8 @@ struct Slot {
     extras: Extras,
     started: bool,
     emitted: usize,
+    /// The call's arguments were never seen complete (its message was cut off).
+    cut: bool,
 }
 
 /// The state of one decoding: calls being assembled, text, finish and problems.
@@ -116,6 +273,8 @@ pub(crate) struct Core {
     /// How many payloads the protocol recognised.
     pub(crate) recognised: usize,
     usage: Option<Usage>,
+    /// A limit was exceeded: everything after it is ignored.
+    halted: bool,
 }
 
 impl Core {
@@ -135,6 +294,7 @@ impl Core {
             extras: Extras::new(),
             recognised: 0,
             usage: None,
+            halted: false,
         }
     }
 
@@ -159,10 +319,66 @@ impl Core {
         out.push(StreamEvent::Usage(*usage));
     }
 
-    /// Records a problem and reports it.
+    /// Records a problem and reports it. A limit problem (or one problem too many) halts the
+    /// decoding: the turn ends as an error and nothing after it is read.
     pub(crate) fn problem(&mut self, problem: Problem, out: &mut Vec<StreamEvent>) {
+        if self.halted {
+            return;
+        }
+        let limit = self.options.limits.problems;
+        let problem = if self.problems.len() >= limit {
+            Problem::LimitExceeded { limit: Limit::Problems, value: limit }
+        } else {
+            problem
+        };
+        let halts = matches!(problem, Problem::LimitExceeded { .. });
         out.push(StreamEvent::Problem(problem.clone()));
         self.problems.push(problem);
+        if halts {
+            self.halt(out);
+        }
+    }
+
+    /// The caps in force.
+    pub(crate) fn limits(&self) -> StreamLimits {
+        self.options.limits
+    }
+
+    /// Reports that `limit` was exceeded and halts.
+    pub(crate) fn exceeded(&mut self, limit: Limit, out: &mut Vec<StreamEvent>) {
+        let value = self.options.limits.get(limit);
+        self.problem(Problem::LimitExceeded { limit, value }, out);
+    }
+
+    /// Whether a limit halted the decoding.
+    pub(crate) fn halted(&self) -> bool {
+        self.halted
+    }
+
+    fn halt(&mut self, out: &mut Vec<StreamEvent>) {
+        for slot in self.finalised..self.slots.len() {
+            self.slots[slot].cut = true;
+        }
+        self.halted = true;
+        self.finish_turn(Finish::new(FinishReason::Error, Some("limit_exceeded")), out);
+    }
+
+    /// The call in `slot` lost the rest of its arguments (its message was cut off): it is
+    /// reported and never becomes ready.
+    pub(crate) fn cut(&mut self, slot: usize) {
+        if let Some(slot) = self.slots.get_mut(slot).filter(|_| slot >= self.finalised) {
+            slot.cut = true;
+        }
+    }
+
+    /// The stream said it is over without saying why: calls of the open turn that received a
+    /// name but no argument text at all were cut right after their name.
+    pub(crate) fn cut_nameonly(&mut self) {
+        for slot in &mut self.slots[self.finalised..] {
+            if slot.args.is_empty() && slot.object.is_none() {
+                slot.cut = true;
+            }
+        }
     }
 
     /// Appends model text.
@@ -180,12 +396,21 @@ impl Core {
 
     /// Starts a new call and returns its slot.
     pub(crate) fn open(&mut self) -> usize {
+        if self.slots.len() >= self.options.limits.calls && !self.halted {
+            // The slot is still handed out (callers index by it); the halt marks it cut.
+            self.slots.push(Slot::default());
+            self.exceeded(Limit::Calls, &mut Vec::new());
+            return self.slots.len() - 1;
+        }
         self.slots.push(Slot::default());
         self.slots.len() - 1
     }
 
     /// Whether `slot` may still change; reports a late fragment otherwise.
     fn live(&mut self, slot: usize, out: &mut Vec<StreamEvent>) -> bool {
+        if self.halted {
+            return false;
+        }
         if slot < self.finalised {
             self.problem(Problem::LateFragment { index: slot }, out);
             return false;
@@ -233,6 +458,16 @@ impl Core {
         if name.as_str() == fragment {
             return;
         }
+        let grows_to = if !name.is_empty() && fragment.starts_with(name.as_str()) {
+            fragment.len()
+        } else {
+            name.len().saturating_add(fragment.len())
+        };
+        if grows_to > self.options.limits.name_bytes {
+            self.exceeded(Limit::NameBytes, out);
+            return;
+        }
+        let name = &mut self.slots[slot].name;
         if !name.is_empty() && fragment.starts_with(name.as_str()) {
             fragment.clone_into(name);
         } else {
@@ -243,6 +478,12 @@ impl Core {
     /// More argument text.
     pub(crate) fn push_args(&mut self, slot: usize, fragment: &str, out: &mut Vec<StreamEvent>) {
         if !self.live(slot, out) {
+            return;
+        }
+        if self.slots[slot].args.len().saturating_add(fragment.len())
+            > self.options.limits.argument_bytes
+        {
+            self.exceeded(Limit::ArgumentBytes, out);
             return;
         }
         self.slots[slot].args.push_str(fragment);
@@ -263,6 +504,9 @@ impl Core {
             Some(rest) => {
                 let rest = rest.to_owned();
                 self.push_args(slot, &rest, out);
+            }
+            None if full.len() > self.options.limits.argument_bytes => {
+                self.exceeded(Limit::ArgumentBytes, out);
             }
             None => {
                 full.clone_into(&mut self.slots[slot].args);
@@ -360,6 +604,12 @@ impl Core {
     /// The provider said the turn is over: finalises the calls opened since the last finish.
     /// `Stop` with calls becomes `ToolCalls`.
     pub(crate) fn finish(&mut self, finish: Finish, out: &mut Vec<StreamEvent>) {
+        if !self.halted {
+            self.finish_turn(finish, out);
+        }
+    }
+
+    fn finish_turn(&mut self, finish: Finish, out: &mut Vec<StreamEvent>) {
         let mut finish = finish;
         if finish.reason == FinishReason::Stop && !self.slots.is_empty() {
             finish.reason = FinishReason::ToolCalls;
@@ -373,6 +623,9 @@ impl Core {
     }
 
     fn finalise(&mut self, slot: usize, finish: &Finish, out: &mut Vec<StreamEvent>) {
+        if self.slots[slot].cut && !self.halted {
+            self.problem(Problem::CutCall { index: slot }, out);
+        }
         if !self.slots[slot].name.is_empty() {
             self.start(slot, out);
         } else {
@@ -388,12 +641,15 @@ impl Core {
         };
         let taken = std::mem::take(&mut self.slots[slot]);
         let arguments = match taken.object {
+            _ if taken.cut => {
+                CallArguments::Invalid { raw: taken.args, problem: ArgumentsProblem::Cut }
+            }
             Some(object) if taken.args.trim().is_empty() => args::from_value(object),
             _ => args::from_text(taken.args),
         };
         let call = ToolCall {
             id,
-            complete: finish.allows_execution() && !taken.name.is_empty(),
+            complete: finish.allows_execution() && !taken.name.is_empty() && !taken.cut,
             name: taken.name,
             arguments,
             id_origin: taken.origin.unwrap_or(IdOrigin::Minted),
@@ -443,11 +699,11 @@ impl Core {
     /// The assembled response is moved out (a large call's argument tree is not copied), so
     /// this is called once; the session keeps what it returns.
     pub(crate) fn end(&mut self, out: &mut Vec<StreamEvent>) -> Decoded {
-        if self.finish.is_none() || self.finalised < self.slots.len() {
+        if !self.halted && (self.finish.is_none() || self.finalised < self.slots.len()) {
             self.problem(Problem::Unfinished, out);
             self.finish(Finish::new(FinishReason::Unfinished, None), out);
         }
-        if self.recognised == 0 {
+        if self.recognised == 0 && !self.halted {
             self.problem(Problem::NothingRecognised, out);
         }
         Decoded {

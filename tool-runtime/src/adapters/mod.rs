@@ -145,7 +145,7 @@ use serde_json::{Map, Value};
 use crate::spec::ToolSpec;
 
 pub use anthropic::Anthropic;
-pub use assemble::DecodeOptions;
+pub use assemble::{DecodeOptions, Limit, StreamLimits};
 pub use gemini::{Gemini, GeminiParameters};
 pub use ollama::Ollama;
 pub use openai_chat::OpenAiChat;

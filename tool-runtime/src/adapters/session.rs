@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::schema::parse_json;
 
-use super::assemble::Core;
+use super::assemble::{Core, Limit};
 use super::framing::{Frame, Framing};
 use super::problem::{DecodeError, Problem};
 use super::types::{Decoded, StreamEvent};
@@ -63,7 +63,8 @@ pub(crate) struct Session<F, P> {
 }
 
 impl<F: Framing, P: Protocol> Session<F, P> {
-    pub(crate) fn new(framing: F, core: Core, protocol: P) -> Self {
+    pub(crate) fn new(mut framing: F, core: Core, protocol: P) -> Self {
+        framing.limit_lines(core.limits().get(Limit::LineBytes));
         Self { framing, core, protocol, done: None, frames: Vec::new(), problems: Vec::new() }
     }
 
@@ -76,6 +77,9 @@ impl<F: Framing, P: Protocol> Session<F, P> {
         }
         if !self.frames.is_empty() {
             for frame in self.frames.drain(..) {
+                if self.core.halted() {
+                    break;
+                }
                 self.protocol.on_frame(&mut self.core, frame, out);
             }
         }
@@ -91,6 +95,9 @@ impl<F: Framing, P: Protocol> StreamSession for Session<F, P> {
             }
             return out;
         }
+        if self.core.halted() {
+            return out;
+        }
         self.framing.feed(chunk, &mut self.frames, &mut self.problems);
         self.drain(&mut out);
         out
@@ -99,7 +106,9 @@ impl<F: Framing, P: Protocol> StreamSession for Session<F, P> {
     fn close(&mut self) -> Vec<StreamEvent> {
         let mut out = Vec::new();
         if self.done.is_none() {
-            self.framing.finish(&mut self.frames, &mut self.problems);
+            if !self.core.halted() {
+                self.framing.finish(&mut self.frames, &mut self.problems);
+            }
             self.drain(&mut out);
             self.done = Some(self.core.end(&mut out));
         }
