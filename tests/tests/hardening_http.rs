@@ -115,7 +115,8 @@ async fn a_line_over_the_adapters_limit_fails_the_turn() {
 
 #[tokio::test]
 async fn an_error_body_that_echoes_a_header_value_is_scrubbed() {
-    let body = format!("{{\"error\": {{\"message\": \"bad token {SECRET_HEADER}\", \"type\": \"x\"}}}}");
+    let body =
+        format!("{{\"error\": {{\"message\": \"bad token {SECRET_HEADER}\", \"type\": \"x\"}}}}");
     let reply = format!(
         "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
         body.len()

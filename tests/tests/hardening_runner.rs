@@ -8,7 +8,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tool_runtime::catalog::ToolCatalog;
 use tool_runtime::policy::{
-    ApprovalDecision, ApprovalRequest, Approver, AuthzDenied, Authorizer, ToolPolicy,
+    ApprovalDecision, ApprovalRequest, Approver, Authorizer, AuthzDenied, ToolPolicy,
 };
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
@@ -175,7 +175,8 @@ fn pairs(events: &[ToolEvent]) -> (usize, usize) {
 #[tokio::test]
 async fn a_sink_that_panics_on_start_still_gives_one_result() {
     let sink = Arc::new(Grumpy { on_start: true, ..Grumpy::default() });
-    let runner = ToolRunner::builder(catalog(quick())).policy(policy("")).event_sink(sink.clone()).build();
+    let runner =
+        ToolRunner::builder(catalog(quick())).policy(policy("")).event_sink(sink.clone()).build();
     let result = runner.exec("test__echo", r#"{"word": "hi"}"#, &ctx()).await;
     assert_eq!(result.error_code(), Some(Code::Execution));
     assert_eq!(pairs(&sink.events.lock().unwrap()), (1, 1));
@@ -184,7 +185,8 @@ async fn a_sink_that_panics_on_start_still_gives_one_result() {
 #[tokio::test]
 async fn a_sink_that_panics_on_the_result_or_progress_leaves_the_result_to_the_caller() {
     let sink = Arc::new(Grumpy { on_result: true, on_progress: true, ..Grumpy::default() });
-    let runner = ToolRunner::builder(catalog(quick())).policy(policy("")).event_sink(sink.clone()).build();
+    let runner =
+        ToolRunner::builder(catalog(quick())).policy(policy("")).event_sink(sink.clone()).build();
     let result = runner.exec("test__echo", r#"{"word": "hi"}"#, &ctx()).await;
     assert_eq!(result.value(), Some(&serde_json::json!({"word": "hi"})));
     assert_eq!(pairs(&sink.events.lock().unwrap()), (1, 1));
@@ -240,8 +242,9 @@ async fn a_caller_that_stops_waiting_still_leaves_a_cancelled_result() {
     assert!(tokio::time::timeout(Duration::from_millis(10), call).await.is_err());
     let events = sink.events();
     assert_eq!(pairs(&events), (1, 1));
-    let Some(ToolEvent::ToolCallResult { tool_call_id, outcome: EventOutcome::Err { error }, .. }) =
-        events.last()
+    let Some(ToolEvent::ToolCallResult {
+        tool_call_id, outcome: EventOutcome::Err { error }, ..
+    }) = events.last()
     else {
         panic!("no result event: {events:?}")
     };
@@ -250,10 +253,11 @@ async fn a_caller_that_stops_waiting_still_leaves_a_cancelled_result() {
 
     // A call dropped before its start owes nothing.
     let sink = CollectingSink::new();
-    let runner = ToolRunner::builder(catalog(Vault { delay: Duration::from_secs(5), panics: false }))
-        .policy(policy(r#", "tools": {"test__leak": {"max_runtime_ms": 60000}}"#))
-        .event_sink(sink.clone())
-        .build();
+    let runner =
+        ToolRunner::builder(catalog(Vault { delay: Duration::from_secs(5), panics: false }))
+            .policy(policy(r#", "tools": {"test__leak": {"max_runtime_ms": 60000}}"#))
+            .event_sink(sink.clone())
+            .build();
     let call = runner.exec("test__leak", "{}", &ctx);
     assert!(tokio::time::timeout(Duration::from_millis(10), call).await.is_err());
     assert!(sink.events().is_empty());
@@ -276,9 +280,10 @@ async fn the_time_budget_covers_the_authorizer_the_approver_and_the_broker() {
     assert_eq!(result.error_code(), Some(Code::Timeout));
     assert!(result.error().unwrap().message.contains("the approver"));
 
-    let brokered = ToolRunner::builder(catalog(Vault { delay: Duration::from_secs(3600), panics: false }))
-        .policy(policy(""))
-        .build();
+    let brokered =
+        ToolRunner::builder(catalog(Vault { delay: Duration::from_secs(3600), panics: false }))
+            .policy(policy(""))
+            .build();
     let result = brokered.exec("test__leak", "{}", &ctx()).await;
     assert_eq!(result.error_code(), Some(Code::Timeout));
     assert!(result.error().unwrap().message.contains("the credential broker"));

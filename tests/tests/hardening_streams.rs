@@ -116,8 +116,8 @@ fn many_short_data_lines_of_one_event_stop_at_the_line_limit() {
 
 #[test]
 fn an_endless_ndjson_line_stops_at_the_line_limit() {
-    let ollama =
-        Ollama::new().decode_options(DecodeOptions::new().limits(StreamLimits::new().line_bytes(512)));
+    let ollama = Ollama::new()
+        .decode_options(DecodeOptions::new().limits(StreamLimits::new().line_bytes(512)));
     let mut session = ollama.stream();
     for _ in 0..100 {
         session.feed(&[b' '; 64]);
@@ -135,7 +135,9 @@ fn argument_text_over_its_limit_ends_the_turn_and_no_call_runs() {
     for _ in 0..10 {
         session.feed(chat_chunk(r#"{"index":0,"function":{"arguments":"aaaaaaaaaa"}}"#).as_bytes());
     }
-    session.feed(b"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n");
+    session.feed(
+        b"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+    );
     over(&session.finish(), Limit::ArgumentBytes, 64);
 }
 
@@ -148,7 +150,9 @@ fn too_many_calls_end_the_turn_and_none_runs() {
         );
         session.feed(chat_chunk(&call).as_bytes());
     }
-    session.feed(b"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n");
+    session.feed(
+        b"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+    );
     over(&session.finish(), Limit::Calls, 3);
 }
 
@@ -162,7 +166,9 @@ fn a_call_name_over_its_limit_ends_the_turn() {
     for _ in 0..4 {
         session.feed(chat_chunk(r#"{"index":0,"function":{"name":"xxxxxx"}}"#).as_bytes());
     }
-    session.feed(b"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n");
+    session.feed(
+        b"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+    );
     over(&session.finish(), Limit::NameBytes, 16);
 }
 

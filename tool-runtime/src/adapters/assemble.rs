@@ -15,7 +15,8 @@ use crate::spec::ToolSpec;
 use super::args;
 use super::problem::Problem;
 use super::types::{
-    ArgumentsProblem, CallArguments, Decoded, Extras, Finish, FinishReason, IdOrigin, StreamEvent, ToolCall, Usage,
+    ArgumentsProblem, CallArguments, Decoded, Extras, Finish, FinishReason, IdOrigin, StreamEvent,
+    ToolCall, Usage,
 };
 
 /// The name of the wrapper some OpenAI models invent to call several tools at once.

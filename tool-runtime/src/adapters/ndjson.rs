@@ -32,7 +32,8 @@ impl Framing for NdjsonParser {
             } else if self.line.len() >= self.limit {
                 self.over = true;
                 self.line = Vec::new();
-                problems.push(Problem::LimitExceeded { limit: Limit::LineBytes, value: self.limit });
+                problems
+                    .push(Problem::LimitExceeded { limit: Limit::LineBytes, value: self.limit });
             } else {
                 self.line.push(byte);
             }

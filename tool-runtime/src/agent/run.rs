@@ -422,8 +422,7 @@ impl Agent {
                 state.messages.push(Message::ToolResults(results));
                 return StopReason::IterationLimit;
             }
-            let (mut results, records) =
-                self.execute_turn(&decoded, ctx, deadline, on_event).await;
+            let (mut results, records) = self.execute_turn(&decoded, ctx, deadline, on_event).await;
             to_wire(&mut results);
             state.records.extend(records);
             state.messages.push(Message::ToolResults(results));

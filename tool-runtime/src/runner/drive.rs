@@ -93,7 +93,11 @@ impl Deadline {
     }
 
     /// Awaits `step` (named `what` for the message) within the budget -> `timeout`.
-    pub(super) async fn bound<F: Future>(&self, step: F, what: &str) -> Result<F::Output, ExecError> {
+    pub(super) async fn bound<F: Future>(
+        &self,
+        step: F,
+        what: &str,
+    ) -> Result<F::Output, ExecError> {
         let Some(at) = self.at else { return Ok(step.await) };
         // Boxed: only the steps that wait (hooks, brokers) pay for a timer.
         Box::pin(tokio::time::timeout_at(at, step)).await.map_err(|_| {
@@ -120,7 +124,10 @@ pub(super) enum Ran<T> {
 
 /// Runs `run` until `deadline` (what is left of the call's budget), catching panics. The
 /// timer is only set up if the tool has to wait.
-pub(super) async fn within_budget<F: Future + Unpin>(run: F, deadline: &Deadline) -> Ran<F::Output> {
+pub(super) async fn within_budget<F: Future + Unpin>(
+    run: F,
+    deadline: &Deadline,
+) -> Ran<F::Output> {
     let mut run = CatchUnwind(run);
     let first = poll_fn(|cx| Poll::Ready(Pin::new(&mut run).poll(cx))).await;
     let finished = match first {

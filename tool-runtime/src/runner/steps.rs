@@ -243,8 +243,11 @@ impl ToolRunner {
                 let message = progress.message.clone().unwrap_or_default();
                 caller.report(progress.progress, progress.total, message);
             }
-            let event =
-                ToolEvent::ToolCallProgress { tool_call_id: call_id.clone(), tool_name: name.clone(), progress };
+            let event = ToolEvent::ToolCallProgress {
+                tool_call_id: call_id.clone(),
+                tool_name: name.clone(),
+                progress,
+            };
             // A sink that panics loses the report, not the call.
             guarded(|| sink.emit(event));
         })
@@ -262,15 +265,17 @@ impl ToolRunner {
         let ended_ms = self.clock.epoch_ms();
         if call.events {
             // A sink that panics on the result still leaves the caller its result.
-            guarded(|| self.sink.emit(ToolEvent::ToolCallResult {
-                tool_call_id: call.id.clone(),
-                tool_name: name.to_owned(),
-                outcome: match &outcome {
-                    Ok(value) => EventOutcome::Ok { value: value.clone() },
-                    Err(error) => EventOutcome::Err { error: error.clone() },
-                },
-                at_ms: ended_ms,
-            }));
+            guarded(|| {
+                self.sink.emit(ToolEvent::ToolCallResult {
+                    tool_call_id: call.id.clone(),
+                    tool_name: name.to_owned(),
+                    outcome: match &outcome {
+                        Ok(value) => EventOutcome::Ok { value: value.clone() },
+                        Err(error) => EventOutcome::Err { error: error.clone() },
+                    },
+                    at_ms: ended_ms,
+                })
+            });
         }
         ToolExecResult::new(call.id, name.to_owned(), outcome, call.args, (started_ms, ended_ms))
     }

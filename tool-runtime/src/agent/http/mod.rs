@@ -88,7 +88,8 @@ use super::{ModelError, ModelErrorKind, ModelTurn};
 #[cfg(doc)]
 use crate::adapters::ProviderError;
 use crate::adapters::{
-    Adapter, Limit, StreamLimits, Decoded, FinishReason, ModelRequest, Problem, RequestOptions, StreamEvent,
+    Adapter, Decoded, FinishReason, Limit, ModelRequest, Problem, RequestOptions, StreamEvent,
+    StreamLimits,
 };
 use transport::{Delivered, Transport};
 
@@ -266,8 +267,10 @@ impl Settings {
             return Err(HttpConfigError::MissingApiKey { variable });
         }
         let joined = format!("{}{path}", self.base_url.trim_end_matches('/'));
-        let invalid =
-            |reason: String| HttpConfigError::InvalidBaseUrl { url: hide_userinfo(&self.base_url), reason };
+        let invalid = |reason: String| HttpConfigError::InvalidBaseUrl {
+            url: hide_userinfo(&self.base_url),
+            reason,
+        };
         let url = reqwest::Url::parse(&joined).map_err(|error| invalid(error.to_string()))?;
         if !matches!(url.scheme(), "http" | "https") {
             return Err(invalid(format!("the scheme `{}` is not http or https", url.scheme())));
