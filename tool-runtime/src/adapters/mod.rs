@@ -124,6 +124,7 @@ mod assemble;
 mod budget;
 mod framing;
 mod gemini;
+mod limits;
 mod lower;
 mod ndjson;
 mod ollama;
@@ -145,8 +146,9 @@ use serde_json::{Map, Value};
 use crate::spec::ToolSpec;
 
 pub use anthropic::Anthropic;
-pub use assemble::{DecodeOptions, Limit, StreamLimits};
+pub use assemble::DecodeOptions;
 pub use gemini::{Gemini, GeminiParameters};
+pub use limits::{Limit, StreamLimits};
 pub use ollama::Ollama;
 pub use openai_chat::OpenAiChat;
 pub use openai_responses::OpenAiResponses;

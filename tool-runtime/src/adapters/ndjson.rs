@@ -1,8 +1,8 @@
 //! Incremental newline-delimited JSON framing (Ollama's streams): one frame per non-blank
 //! line, bytes buffered only until their line ends.
 
-use super::assemble::{Limit, StreamLimits};
 use super::framing::{Frame, Framing};
+use super::limits::{Limit, StreamLimits};
 use super::problem::Problem;
 
 /// Newline-delimited JSON framing: one frame per non-blank line.

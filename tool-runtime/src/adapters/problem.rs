@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::schema::JsonError;
 
 use super::Provider;
-use super::assemble::Limit;
+use super::limits::Limit;
 
 /// An error the provider itself reported: an error body, an `error` event, a failed response.
 /// Its text is the provider's, never the model's arguments.

@@ -8,8 +8,9 @@ use serde_json::Value;
 
 use crate::schema::parse_json;
 
-use super::assemble::{Core, Limit};
+use super::assemble::Core;
 use super::framing::{Frame, Framing};
+use super::limits::Limit;
 use super::problem::{DecodeError, Problem};
 use super::types::{Decoded, StreamEvent};
 

@@ -3,8 +3,8 @@
 //! dispatches the event. Bytes are buffered only until their line ends, so a multi-byte
 //! character split across chunks is decoded whole, and every byte is looked at once.
 
-use super::assemble::{Limit, StreamLimits};
 use super::framing::{Frame, Framing};
+use super::limits::{Limit, StreamLimits};
 use super::problem::Problem;
 
 /// The SSE state of one session.
