@@ -144,12 +144,19 @@ fn argument_text_over_its_limit_ends_the_turn_and_no_call_runs() {
 #[test]
 fn too_many_calls_end_the_turn_and_none_runs() {
     let mut session = chat(StreamLimits::new().calls(3)).stream();
+    let mut events = Vec::new();
     for index in 0..5 {
         let call = format!(
             r#"{{"index":{index},"id":"call_{index}","type":"function","function":{{"name":"docs__search","arguments":"{{}}"}}}}"#
         );
-        session.feed(chat_chunk(&call).as_bytes());
+        events.extend(session.feed(chat_chunk(&call).as_bytes()));
     }
+    // Streamed consumers see the limit and the turn's end as they happen.
+    assert!(events.iter().any(|event| matches!(
+        event,
+        StreamEvent::Problem(Problem::LimitExceeded { limit: Limit::Calls, .. })
+    )));
+    assert!(events.iter().any(|event| matches!(event, StreamEvent::Finish(_))));
     session.feed(
         b"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
     );

@@ -135,6 +135,9 @@ pub(crate) struct Core {
     usage: Option<Usage>,
     /// A limit was exceeded: everything after it is ignored.
     halted: bool,
+    /// Events raised where no event list was at hand (opening a call), for the session to
+    /// pass on.
+    deferred: Vec<StreamEvent>,
 }
 
 impl Core {
@@ -155,6 +158,7 @@ impl Core {
             recognised: 0,
             usage: None,
             halted: false,
+            deferred: Vec::new(),
         }
     }
 
@@ -210,6 +214,11 @@ impl Core {
         self.problem(Problem::LimitExceeded { limit, value }, out);
     }
 
+    /// Passes on the events raised where no event list was at hand.
+    pub(crate) fn take_deferred(&mut self, out: &mut Vec<StreamEvent>) {
+        out.append(&mut self.deferred);
+    }
+
     /// Whether a limit halted the decoding.
     pub(crate) fn halted(&self) -> bool {
         self.halted
@@ -259,7 +268,9 @@ impl Core {
         if self.slots.len() >= self.options.limits.get(Limit::Calls) && !self.halted {
             // The slot is still handed out (callers index by it); the halt marks it cut.
             self.slots.push(Slot::default());
-            self.exceeded(Limit::Calls, &mut Vec::new());
+            let mut events = Vec::new();
+            self.exceeded(Limit::Calls, &mut events);
+            self.deferred.append(&mut events);
             return self.slots.len() - 1;
         }
         self.slots.push(Slot::default());

@@ -83,6 +83,7 @@ impl<F: Framing, P: Protocol> Session<F, P> {
                 }
                 self.protocol.on_frame(&mut self.core, frame, out);
             }
+            self.core.take_deferred(out);
         }
     }
 }
