@@ -8,7 +8,7 @@ use adapters_support::{PROVIDERS, adapter, fixtures, is_stream, json, stream_in_
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::Value;
-use tool_runtime::adapters::{Adapter, Decoded};
+use tool_runtime::adapters::{Adapter, DecodeOptions, Decoded, OpenAiChat, StreamLimits};
 
 /// Every streamed fixture as (provider, file name, bytes).
 fn streams() -> Vec<(&'static str, String, Vec<u8>)> {
@@ -296,7 +296,10 @@ fn large_streams_assemble_whole() {
         stream.push_str(&chat_fragment(&fragment));
     }
     stream.push_str("data: {\"choices\": [{\"index\": 0, \"delta\": {}, \"finish_reason\": \"tool_calls\"}]}\n\n");
-    let decoded = stream_in_pieces(adapter("openai-chat").as_ref(), stream.as_bytes(), 4096);
+    // More calls than the default cap of 512 allows: the cap is raised for this test.
+    let limits = StreamLimits::new().calls(10_000);
+    let chat = OpenAiChat::new().decode_options(DecodeOptions::new().limits(limits));
+    let decoded = stream_in_pieces(&chat, stream.as_bytes(), 4096);
     assert_eq!(decoded.calls.len(), 5_001);
     let query = decoded.calls[0].arguments.value().unwrap()["query"].as_str().unwrap();
     assert_eq!(query.len(), 100_000);

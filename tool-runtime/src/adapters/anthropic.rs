@@ -312,6 +312,12 @@ impl Protocol for MessagesProtocol {
         match kind {
             // Block indices restart with every message.
             "message_start" => {
+                // A tool block of the previous message that never stopped lost its input.
+                for block in self.blocks.values() {
+                    if let Block::Tool(slot) = block {
+                        core.cut(*slot);
+                    }
+                }
                 self.blocks.clear();
                 read_usage(core, event.pointer("/message/usage"), out);
             }
@@ -342,8 +348,10 @@ impl Protocol for MessagesProtocol {
                 self.delta(core, index, event.get("delta").unwrap_or(&Value::Null), out)
             }
             "content_block_stop" => {
-                if let Some(Block::Thinking(block)) = self.blocks.remove(&index) {
-                    keep_thinking(core, Value::Object(block));
+                match self.blocks.remove(&index) {
+                    Some(Block::Thinking(block)) => keep_thinking(core, Value::Object(block)),
+                    // The tool's input is complete; a later delta at this index starts anew.
+                    Some(Block::Tool(_) | Block::Other) | None => {}
                 }
             }
             "message_delta" => {

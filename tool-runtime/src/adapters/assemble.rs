@@ -13,9 +13,11 @@ use serde_json::{Map, Value};
 use crate::spec::ToolSpec;
 
 use super::args;
+use super::limits::{Limit, StreamLimits};
 use super::problem::Problem;
 use super::types::{
-    CallArguments, Decoded, Extras, Finish, FinishReason, IdOrigin, StreamEvent, ToolCall, Usage,
+    ArgumentsProblem, CallArguments, Decoded, Extras, Finish, FinishReason, IdOrigin, StreamEvent,
+    ToolCall, Usage,
 };
 
 /// The name of the wrapper some OpenAI models invent to call several tools at once.
@@ -33,11 +35,12 @@ const PARALLEL_WRAPPER: &str = "multi_tool_use.parallel";
 pub struct DecodeOptions {
     id_prefix: String,
     declared: Option<Arc<[String]>>,
+    limits: StreamLimits,
 }
 
 impl Default for DecodeOptions {
     fn default() -> Self {
-        Self { id_prefix: "call_".to_owned(), declared: None }
+        Self { id_prefix: "call_".to_owned(), declared: None, limits: StreamLimits::default() }
     }
 }
 
@@ -61,6 +64,18 @@ impl DecodeOptions {
     #[must_use]
     pub fn declared_tools<I: IntoIterator<Item = S>, S: Into<String>>(self, names: I) -> Self {
         Self { declared: Some(names.into_iter().map(Into::into).collect()), ..self }
+    }
+
+    /// Caps on what one response may make the decoder hold (see [`StreamLimits`]).
+    #[must_use]
+    pub fn limits(self, limits: StreamLimits) -> Self {
+        Self { limits, ..self }
+    }
+
+    /// The caps in force.
+    #[must_use]
+    pub fn stream_limits(&self) -> StreamLimits {
+        self.limits
     }
 
     /// [`DecodeOptions::declared_tools`] from specs.
@@ -93,6 +108,8 @@ struct Slot {
     extras: Extras,
     started: bool,
     emitted: usize,
+    /// The call's arguments were never seen complete (its message was cut off).
+    cut: bool,
 }
 
 /// The state of one decoding: calls being assembled, text, finish and problems.
@@ -116,6 +133,11 @@ pub(crate) struct Core {
     /// How many payloads the protocol recognised.
     pub(crate) recognised: usize,
     usage: Option<Usage>,
+    /// A limit was exceeded: everything after it is ignored.
+    halted: bool,
+    /// Events raised where no event list was at hand (opening a call), for the session to
+    /// pass on.
+    deferred: Vec<StreamEvent>,
 }
 
 impl Core {
@@ -135,6 +157,8 @@ impl Core {
             extras: Extras::new(),
             recognised: 0,
             usage: None,
+            halted: false,
+            deferred: Vec::new(),
         }
     }
 
@@ -159,10 +183,71 @@ impl Core {
         out.push(StreamEvent::Usage(*usage));
     }
 
-    /// Records a problem and reports it.
+    /// Records a problem and reports it. A limit problem (or one problem too many) halts the
+    /// decoding: the turn ends as an error and nothing after it is read.
     pub(crate) fn problem(&mut self, problem: Problem, out: &mut Vec<StreamEvent>) {
+        if self.halted {
+            return;
+        }
+        let limit = self.options.limits.get(Limit::Problems);
+        let problem = if self.problems.len() >= limit {
+            Problem::LimitExceeded { limit: Limit::Problems, value: limit }
+        } else {
+            problem
+        };
+        let halts = matches!(problem, Problem::LimitExceeded { .. });
         out.push(StreamEvent::Problem(problem.clone()));
         self.problems.push(problem);
+        if halts {
+            self.halt(out);
+        }
+    }
+
+    /// The caps in force.
+    pub(crate) fn limits(&self) -> StreamLimits {
+        self.options.limits
+    }
+
+    /// Reports that `limit` was exceeded and halts.
+    pub(crate) fn exceeded(&mut self, limit: Limit, out: &mut Vec<StreamEvent>) {
+        let value = self.options.limits.get(limit);
+        self.problem(Problem::LimitExceeded { limit, value }, out);
+    }
+
+    /// Passes on the events raised where no event list was at hand.
+    pub(crate) fn take_deferred(&mut self, out: &mut Vec<StreamEvent>) {
+        out.append(&mut self.deferred);
+    }
+
+    /// Whether a limit halted the decoding.
+    pub(crate) fn halted(&self) -> bool {
+        self.halted
+    }
+
+    fn halt(&mut self, out: &mut Vec<StreamEvent>) {
+        for slot in self.finalised..self.slots.len() {
+            self.slots[slot].cut = true;
+        }
+        self.halted = true;
+        self.finish_turn(Finish::new(FinishReason::Error, Some("limit_exceeded")), out);
+    }
+
+    /// The call in `slot` lost the rest of its arguments (its message was cut off): it is
+    /// reported and never becomes ready.
+    pub(crate) fn cut(&mut self, slot: usize) {
+        if let Some(slot) = self.slots.get_mut(slot).filter(|_| slot >= self.finalised) {
+            slot.cut = true;
+        }
+    }
+
+    /// The stream said it is over without saying why: calls of the open turn that received a
+    /// name but no argument text at all were cut right after their name.
+    pub(crate) fn cut_nameonly(&mut self) {
+        for slot in &mut self.slots[self.finalised..] {
+            if slot.args.is_empty() && slot.object.is_none() {
+                slot.cut = true;
+            }
+        }
     }
 
     /// Appends model text.
@@ -180,12 +265,23 @@ impl Core {
 
     /// Starts a new call and returns its slot.
     pub(crate) fn open(&mut self) -> usize {
+        if self.slots.len() >= self.options.limits.get(Limit::Calls) && !self.halted {
+            // The slot is still handed out (callers index by it); the halt marks it cut.
+            self.slots.push(Slot::default());
+            let mut events = Vec::new();
+            self.exceeded(Limit::Calls, &mut events);
+            self.deferred.append(&mut events);
+            return self.slots.len() - 1;
+        }
         self.slots.push(Slot::default());
         self.slots.len() - 1
     }
 
     /// Whether `slot` may still change; reports a late fragment otherwise.
     fn live(&mut self, slot: usize, out: &mut Vec<StreamEvent>) -> bool {
+        if self.halted {
+            return false;
+        }
         if slot < self.finalised {
             self.problem(Problem::LateFragment { index: slot }, out);
             return false;
@@ -233,6 +329,16 @@ impl Core {
         if name.as_str() == fragment {
             return;
         }
+        let grows_to = if !name.is_empty() && fragment.starts_with(name.as_str()) {
+            fragment.len()
+        } else {
+            name.len().saturating_add(fragment.len())
+        };
+        if grows_to > self.options.limits.get(Limit::NameBytes) {
+            self.exceeded(Limit::NameBytes, out);
+            return;
+        }
+        let name = &mut self.slots[slot].name;
         if !name.is_empty() && fragment.starts_with(name.as_str()) {
             fragment.clone_into(name);
         } else {
@@ -243,6 +349,12 @@ impl Core {
     /// More argument text.
     pub(crate) fn push_args(&mut self, slot: usize, fragment: &str, out: &mut Vec<StreamEvent>) {
         if !self.live(slot, out) {
+            return;
+        }
+        if self.slots[slot].args.len().saturating_add(fragment.len())
+            > self.options.limits.get(Limit::ArgumentBytes)
+        {
+            self.exceeded(Limit::ArgumentBytes, out);
             return;
         }
         self.slots[slot].args.push_str(fragment);
@@ -263,6 +375,9 @@ impl Core {
             Some(rest) => {
                 let rest = rest.to_owned();
                 self.push_args(slot, &rest, out);
+            }
+            None if full.len() > self.options.limits.get(Limit::ArgumentBytes) => {
+                self.exceeded(Limit::ArgumentBytes, out);
             }
             None => {
                 full.clone_into(&mut self.slots[slot].args);
@@ -360,6 +475,12 @@ impl Core {
     /// The provider said the turn is over: finalises the calls opened since the last finish.
     /// `Stop` with calls becomes `ToolCalls`.
     pub(crate) fn finish(&mut self, finish: Finish, out: &mut Vec<StreamEvent>) {
+        if !self.halted {
+            self.finish_turn(finish, out);
+        }
+    }
+
+    fn finish_turn(&mut self, finish: Finish, out: &mut Vec<StreamEvent>) {
         let mut finish = finish;
         if finish.reason == FinishReason::Stop && !self.slots.is_empty() {
             finish.reason = FinishReason::ToolCalls;
@@ -373,6 +494,9 @@ impl Core {
     }
 
     fn finalise(&mut self, slot: usize, finish: &Finish, out: &mut Vec<StreamEvent>) {
+        if self.slots[slot].cut && !self.halted {
+            self.problem(Problem::CutCall { index: slot }, out);
+        }
         if !self.slots[slot].name.is_empty() {
             self.start(slot, out);
         } else {
@@ -388,12 +512,15 @@ impl Core {
         };
         let taken = std::mem::take(&mut self.slots[slot]);
         let arguments = match taken.object {
+            _ if taken.cut => {
+                CallArguments::Invalid { raw: taken.args, problem: ArgumentsProblem::Cut }
+            }
             Some(object) if taken.args.trim().is_empty() => args::from_value(object),
             _ => args::from_text(taken.args),
         };
         let call = ToolCall {
             id,
-            complete: finish.allows_execution() && !taken.name.is_empty(),
+            complete: finish.allows_execution() && !taken.name.is_empty() && !taken.cut,
             name: taken.name,
             arguments,
             id_origin: taken.origin.unwrap_or(IdOrigin::Minted),
@@ -443,11 +570,11 @@ impl Core {
     /// The assembled response is moved out (a large call's argument tree is not copied), so
     /// this is called once; the session keeps what it returns.
     pub(crate) fn end(&mut self, out: &mut Vec<StreamEvent>) -> Decoded {
-        if self.finish.is_none() || self.finalised < self.slots.len() {
+        if !self.halted && (self.finish.is_none() || self.finalised < self.slots.len()) {
             self.problem(Problem::Unfinished, out);
             self.finish(Finish::new(FinishReason::Unfinished, None), out);
         }
-        if self.recognised == 0 {
+        if self.recognised == 0 && !self.halted {
             self.problem(Problem::NothingRecognised, out);
         }
         Decoded {

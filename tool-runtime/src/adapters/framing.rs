@@ -19,6 +19,10 @@ pub(crate) trait Framing: std::fmt::Debug + Send {
     /// Takes the next bytes; completed frames go to `frames`, problems to `problems`.
     fn feed(&mut self, bytes: &[u8], frames: &mut Vec<Frame>, problems: &mut Vec<Problem>);
 
+    /// Caps one line (and one event's joined data) at `bytes`; going over reports
+    /// [`Problem::LimitExceeded`] and drops everything after it.
+    fn limit_lines(&mut self, bytes: usize);
+
     /// The input ended: whatever is buffered and complete enough becomes a last frame.
     fn finish(&mut self, frames: &mut Vec<Frame>, problems: &mut Vec<Problem>);
 }

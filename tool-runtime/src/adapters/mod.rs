@@ -125,6 +125,7 @@ mod budget;
 mod conversation;
 mod framing;
 mod gemini;
+mod limits;
 mod lower;
 mod ndjson;
 mod ollama;
@@ -152,6 +153,7 @@ pub use conversation::{
     ConversationError, ConversationProblem, MAX_CALL_ID_LEN, check_conversation,
 };
 pub use gemini::{Gemini, GeminiParameters};
+pub use limits::{Limit, StreamLimits};
 pub use ollama::Ollama;
 pub use openai_chat::OpenAiChat;
 pub use openai_responses::OpenAiResponses;

@@ -2,28 +2,53 @@
 //! line, bytes buffered only until their line ends.
 
 use super::framing::{Frame, Framing};
+use super::limits::{Limit, StreamLimits};
 use super::problem::Problem;
 
 /// Newline-delimited JSON framing: one frame per non-blank line.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct NdjsonParser {
     line: Vec<u8>,
+    /// The cap of one line.
+    limit: usize,
+    /// A line went over the cap: nothing more is read.
+    over: bool,
+}
+
+impl Default for NdjsonParser {
+    fn default() -> Self {
+        Self { line: Vec::new(), limit: StreamLimits::default().get(Limit::LineBytes), over: false }
+    }
 }
 
 impl Framing for NdjsonParser {
     fn feed(&mut self, bytes: &[u8], frames: &mut Vec<Frame>, problems: &mut Vec<Problem>) {
         for &byte in bytes {
+            if self.over {
+                return;
+            }
             if byte == b'\n' {
                 self.end_line(frames, problems);
+            } else if self.line.len() >= self.limit {
+                self.over = true;
+                self.line = Vec::new();
+                problems
+                    .push(Problem::LimitExceeded { limit: Limit::LineBytes, value: self.limit });
             } else {
                 self.line.push(byte);
             }
         }
     }
 
+    fn limit_lines(&mut self, bytes: usize) {
+        self.limit = bytes;
+    }
+
     /// The input ended: a last line without its newline is still a frame.
     fn finish(&mut self, frames: &mut Vec<Frame>, problems: &mut Vec<Problem>) {
-        self.end_line(frames, problems);
+        if !self.over {
+            self.end_line(frames, problems);
+        }
     }
 }
 

@@ -256,7 +256,9 @@ impl Protocol for ChatProtocol {
         if data == "[DONE]" {
             core.recognised += 1;
             if !core.finished() {
-                // The server says the response is complete; only the reason was left out.
+                // The server says the response is complete; only the reason was left out. A
+                // call that got its name and not a byte of arguments was cut there.
+                core.cut_nameonly();
                 core.finish(Finish::new(FinishReason::Stop, None), out);
             }
             return;

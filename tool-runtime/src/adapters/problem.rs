@@ -9,6 +9,7 @@ use serde_json::Value;
 use crate::schema::JsonError;
 
 use super::Provider;
+use super::limits::Limit;
 
 /// An error the provider itself reported: an error body, an `error` event, a failed response.
 /// Its text is the provider's, never the model's arguments.
@@ -113,6 +114,21 @@ pub enum Problem {
     NothingRecognised,
     /// Bytes were fed after the session finished; they were ignored.
     AfterFinish,
+    /// The peer went over one of the [`StreamLimits`](super::StreamLimits): decoding stopped
+    /// here, the turn ended as an error and none of its calls is ready to run.
+    LimitExceeded {
+        /// Which cap.
+        limit: Limit,
+        /// Its value.
+        value: usize,
+    },
+    /// A call's message ended before its arguments were seen complete (a second Anthropic
+    /// `message_start` inside an open `tool_use` block, an OpenAI-compatible `[DONE]` without
+    /// a finish right after a call's name): it never runs.
+    CutCall {
+        /// The call's number in the session.
+        index: usize,
+    },
 }
 
 impl fmt::Display for Problem {
@@ -140,6 +156,15 @@ impl fmt::Display for Problem {
             Self::AfterFinish => {
                 f.write_str("bytes arrived after the session finished; they were ignored")
             }
+            Self::LimitExceeded { limit, value } => write!(
+                f,
+                "the response went over the limit of {value} {}; decoding stopped and no call of the turn runs",
+                limit.what()
+            ),
+            Self::CutCall { index } => write!(
+                f,
+                "call {index} was cut off before its arguments were complete; it is not run"
+            ),
         }
     }
 }

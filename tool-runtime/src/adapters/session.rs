@@ -10,6 +10,7 @@ use crate::schema::parse_json;
 
 use super::assemble::Core;
 use super::framing::{Frame, Framing};
+use super::limits::Limit;
 use super::problem::{DecodeError, Problem};
 use super::types::{Decoded, StreamEvent};
 
@@ -63,7 +64,8 @@ pub(crate) struct Session<F, P> {
 }
 
 impl<F: Framing, P: Protocol> Session<F, P> {
-    pub(crate) fn new(framing: F, core: Core, protocol: P) -> Self {
+    pub(crate) fn new(mut framing: F, core: Core, protocol: P) -> Self {
+        framing.limit_lines(core.limits().get(Limit::LineBytes));
         Self { framing, core, protocol, done: None, frames: Vec::new(), problems: Vec::new() }
     }
 
@@ -76,8 +78,12 @@ impl<F: Framing, P: Protocol> Session<F, P> {
         }
         if !self.frames.is_empty() {
             for frame in self.frames.drain(..) {
+                if self.core.halted() {
+                    break;
+                }
                 self.protocol.on_frame(&mut self.core, frame, out);
             }
+            self.core.take_deferred(out);
         }
     }
 }
@@ -91,6 +97,9 @@ impl<F: Framing, P: Protocol> StreamSession for Session<F, P> {
             }
             return out;
         }
+        if self.core.halted() {
+            return out;
+        }
         self.framing.feed(chunk, &mut self.frames, &mut self.problems);
         self.drain(&mut out);
         out
@@ -99,7 +108,9 @@ impl<F: Framing, P: Protocol> StreamSession for Session<F, P> {
     fn close(&mut self) -> Vec<StreamEvent> {
         let mut out = Vec::new();
         if self.done.is_none() {
-            self.framing.finish(&mut self.frames, &mut self.problems);
+            if !self.core.halted() {
+                self.framing.finish(&mut self.frames, &mut self.problems);
+            }
             self.drain(&mut out);
             self.done = Some(self.core.end(&mut out));
         }

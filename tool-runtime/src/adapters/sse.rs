@@ -4,22 +4,41 @@
 //! character split across chunks is decoded whole, and every byte is looked at once.
 
 use super::framing::{Frame, Framing};
+use super::limits::{Limit, StreamLimits};
 use super::problem::Problem;
 
 /// The SSE state of one session.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct SseParser {
     line: Vec<u8>,
     after_cr: bool,
     event: Option<String>,
     data: String,
     has_data: bool,
+    /// The cap of a line and of an event's data.
+    limit: usize,
+    /// A cap was exceeded: nothing more is read.
+    over: bool,
+}
+
+impl Default for SseParser {
+    fn default() -> Self {
+        Self {
+            line: Vec::new(),
+            after_cr: false,
+            event: None,
+            data: String::new(),
+            has_data: false,
+            limit: StreamLimits::default().get(Limit::LineBytes),
+            over: false,
+        }
+    }
 }
 
 impl Framing for SseParser {
     fn feed(&mut self, bytes: &[u8], frames: &mut Vec<Frame>, problems: &mut Vec<Problem>) {
         let mut rest = bytes;
-        while !rest.is_empty() {
+        while !rest.is_empty() && !self.over {
             if std::mem::take(&mut self.after_cr)
                 && let [b'\n', tail @ ..] = rest
             {
@@ -27,21 +46,32 @@ impl Framing for SseParser {
                 continue;
             }
             // Copy up to the line's end at once rather than byte by byte.
-            let Some(end) = rest.iter().position(|&byte| byte == b'\n' || byte == b'\r') else {
-                self.line.extend_from_slice(rest);
+            let end = rest.iter().position(|&byte| byte == b'\n' || byte == b'\r');
+            let (line, terminator) = rest.split_at(end.unwrap_or(rest.len()));
+            if self.line.len().saturating_add(line.len()) > self.limit {
+                self.overflow(problems);
                 return;
-            };
-            let (line, terminator) = rest.split_at(end);
+            }
             self.line.extend_from_slice(line);
+            if end.is_none() {
+                return;
+            }
             self.end_line(frames, problems);
             self.after_cr = terminator.first() == Some(&b'\r');
             rest = terminator.get(1..).unwrap_or_default();
         }
     }
 
+    fn limit_lines(&mut self, bytes: usize) {
+        self.limit = bytes;
+    }
+
     /// The input ended: a last line without its terminator and an event without its blank
     /// line are still dispatched (servers and proxies cut the final blank line).
     fn finish(&mut self, frames: &mut Vec<Frame>, problems: &mut Vec<Problem>) {
+        if self.over {
+            return;
+        }
         if !self.line.is_empty() {
             self.end_line(frames, problems);
         }
@@ -50,6 +80,15 @@ impl Framing for SseParser {
 }
 
 impl SseParser {
+    /// Gives up on the stream: what is buffered is dropped and nothing more is read.
+    fn overflow(&mut self, problems: &mut Vec<Problem>) {
+        self.over = true;
+        self.line = Vec::new();
+        self.data = String::new();
+        self.has_data = false;
+        problems.push(Problem::LimitExceeded { limit: Limit::LineBytes, value: self.limit });
+    }
+
     /// Handles the buffered line; its buffer is kept for the next line on every path (a blank
     /// line ends every event, so dropping it there would regrow the buffer for each event).
     fn end_line(&mut self, frames: &mut Vec<Frame>, problems: &mut Vec<Problem>) {
@@ -77,6 +116,10 @@ impl SseParser {
         };
         match field {
             "data" => {
+                if self.data.len().saturating_add(value.len()).saturating_add(1) > self.limit {
+                    self.overflow(problems);
+                    return;
+                }
                 if self.has_data {
                     self.data.push('\n');
                 }

@@ -90,6 +90,8 @@ pub enum ArgumentsProblem {
     },
     /// Valid JSON, but not an object.
     NotAnObject,
+    /// The call's message ended before its arguments were seen complete.
+    Cut,
 }
 
 impl fmt::Display for ArgumentsProblem {
@@ -105,6 +107,7 @@ impl fmt::Display for ArgumentsProblem {
                 "the arguments hold {values} JSON values back to back; which one was meant is unknown"
             ),
             Self::NotAnObject => f.write_str("the arguments are not a JSON object"),
+            Self::Cut => f.write_str("the call was cut off before its arguments were complete"),
         }
     }
 }

@@ -1,3 +1,4 @@
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -283,8 +284,13 @@ impl Agent {
         let deadline = self.config.budget.and_then(|budget| Instant::now().checked_add(budget));
         let visible = self.runner.visible_tools(&ctx);
         let specs: Vec<&ToolSpec> = visible.specs().collect();
-        let mut state =
-            RunState { messages, records: Vec::new(), usage: Usage::default(), iterations: 0 };
+        let mut state = RunState {
+            messages,
+            records: Vec::new(),
+            usage: Usage::default(),
+            iterations: 0,
+            ids: RunIds::default(),
+        };
         let stop = match check_conversation(&state.messages) {
             Ok(()) => self.drive(&mut state, &specs, &ctx, deadline, on_event).await,
             Err(problem) => StopReason::InvalidConversation { problem },
@@ -328,9 +334,13 @@ impl Agent {
             // Calls announced while the turn streams; if the turn is dropped, each still gets
             // its one (not run) result event.
             let announced: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+            // The provider's ids may repeat across turns (or be minted as `call_1` every
+            // turn): events and the runner see ids unique within the run.
+            let ids = Mutex::new(TurnIds::new(std::mem::take(&mut state.ids)));
             let forward = |event: StreamEvent| match event {
                 StreamEvent::TextDelta(text) => on_event(AgentEvent::TextDelta { text }),
                 StreamEvent::CallStarted { id, name, .. } => {
+                    let id = ids.lock().unwrap_or_else(PoisonError::into_inner).assign(&id);
                     announced
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner)
@@ -350,6 +360,7 @@ impl Agent {
                     turn.map_err(|error| StopReason::model_failed(&error))
                 }
             };
+            let mut ids = ids.into_inner().unwrap_or_else(PoisonError::into_inner);
             let ModelTurn { mut decoded } = match turn {
                 Ok(turn) => turn,
                 Err(stop) => {
@@ -364,6 +375,7 @@ impl Agent {
                             },
                         });
                     }
+                    state.ids = ids.run;
                     return stop;
                 }
             };
@@ -387,6 +399,18 @@ impl Agent {
             let has_calls = !decoded.calls.is_empty();
             let reason = decoded.finish.reason;
             state.messages.push(Message::Assistant(decoded.clone()));
+            // The calls as they run: under ids unique within the run. Results go back to the
+            // model under the ids the provider gave (`wire`).
+            let wire: Vec<String> = decoded.calls.iter().map(|call| call.id.clone()).collect();
+            for call in &mut decoded.calls {
+                call.id = ids.assign(&call.id);
+            }
+            state.ids = ids.run;
+            let to_wire = |results: &mut Vec<ToolResult>| {
+                for (result, id) in results.iter_mut().zip(&wire) {
+                    id.clone_into(&mut result.call_id);
+                }
+            };
             if !has_calls {
                 // A turn the provider broke off is no answer, even if it carries some text.
                 if matches!(reason, FinishReason::Error | FinishReason::Unfinished) {
@@ -413,10 +437,13 @@ impl Agent {
                     })
                     .collect();
                 results.iter().for_each(|result| on_event(result_event(result)));
+                let mut results = results;
+                to_wire(&mut results);
                 state.messages.push(Message::ToolResults(results));
                 return StopReason::IterationLimit;
             }
-            let (results, records) = self.execute_turn(&decoded, ctx, deadline, on_event).await;
+            let (mut results, records) = self.execute_turn(&decoded, ctx, deadline, on_event).await;
+            to_wire(&mut results);
             state.records.extend(records);
             state.messages.push(Message::ToolResults(results));
             if ctx.cancellation().is_cancelled() {
@@ -546,6 +573,52 @@ struct RunState {
     records: Vec<ToolInvocationRecord>,
     usage: Usage,
     iterations: usize,
+    ids: RunIds,
+}
+
+/// The call ids handed out so far in a run.
+#[derive(Debug, Default)]
+struct RunIds {
+    used: HashSet<String>,
+    /// The next suffix to try per id that repeated, so many repeats cost linear time.
+    suffixes: HashMap<String, usize>,
+}
+
+/// The ids of one turn: each of the provider's ids (unique within a response) maps to one id
+/// unique within the run, the same for its start event, its run and its result event.
+#[derive(Debug)]
+struct TurnIds {
+    run: RunIds,
+    turn: HashMap<String, String>,
+}
+
+impl TurnIds {
+    fn new(run: RunIds) -> Self {
+        Self { run, turn: HashMap::new() }
+    }
+
+    /// The run's id for the provider's `id`: the same id when the run has not used it yet,
+    /// else `<id>~2`, `<id>~3`, ... (the first that is free).
+    fn assign(&mut self, id: &str) -> String {
+        if let Some(assigned) = self.turn.get(id) {
+            return assigned.clone();
+        }
+        let assigned = if self.run.used.contains(id) {
+            let next = self.run.suffixes.entry(id.to_owned()).or_insert(2);
+            loop {
+                let candidate = format!("{id}~{next}");
+                *next += 1;
+                if !self.run.used.contains(&candidate) {
+                    break candidate;
+                }
+            }
+        } else {
+            id.to_owned()
+        };
+        self.run.used.insert(assigned.clone());
+        self.turn.insert(id.to_owned(), assigned.clone());
+        assigned
+    }
 }
 
 /// Emits the result events from `*emitted` on, as far as every result is known.

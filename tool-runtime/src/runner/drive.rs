@@ -32,14 +32,27 @@ pub(super) fn cancelled() -> ExecError {
 /// first, so a call that finishes without waiting never registers with the token; it is
 /// polled where the caller pinned it (its future is large, and `select!` would move it once
 /// more).
+///
+/// A panic in any step (a hook, the output check, redaction, the event sink) ends the call
+/// with an `execution` error instead of unwinding into the caller: the call still gets its one
+/// result. (The tool's own run is guarded closer, in [`within_budget`].)
 pub(super) async fn until_cancelled<T>(
     mut pipeline: Pin<&mut impl Future<Output = Result<T, ExecError>>>,
     token: &CancellationToken,
 ) -> Result<T, ExecError> {
     let mut cancellation = None;
+    let mut panicked = false;
     poll_fn(|cx| {
-        if let Poll::Ready(outcome) = pipeline.as_mut().poll(cx) {
-            return Poll::Ready(outcome);
+        if panicked {
+            return Poll::Ready(Err(step_panicked()));
+        }
+        match std::panic::catch_unwind(AssertUnwindSafe(|| pipeline.as_mut().poll(cx))) {
+            Ok(Poll::Ready(outcome)) => return Poll::Ready(outcome),
+            Ok(Poll::Pending) => {}
+            Err(_) => {
+                panicked = true;
+                return Poll::Ready(Err(step_panicked()));
+            }
         }
         let cancellation = cancellation.get_or_insert_with(|| Box::pin(token.cancelled()));
         match cancellation.as_mut().poll(cx) {
@@ -48,6 +61,55 @@ pub(super) async fn until_cancelled<T>(
         }
     })
     .await
+}
+
+/// The error of a call one of whose steps panicked.
+pub(super) fn step_panicked() -> ExecError {
+    ExecError::new(
+        ToolErrorCode::Execution,
+        "the call failed unexpectedly in the runner (a hook, check or event sink panicked)",
+    )
+}
+
+/// Runs `step` (user code the runner calls: an event sink, a progress hook), swallowing a
+/// panic: what it reports on has happened either way.
+pub(super) fn guarded<R>(step: impl FnOnce() -> R) -> Option<R> {
+    std::panic::catch_unwind(AssertUnwindSafe(step)).ok()
+}
+
+/// The time budget of one call, from its start: the authorizer, the approver, the credential
+/// broker and the tool's run all fit in it. A budget past the clock's range has no deadline.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Deadline {
+    at: Option<tokio::time::Instant>,
+    budget_ms: u64,
+}
+
+impl Deadline {
+    /// `budget_ms` from now.
+    pub(super) fn after(budget_ms: u64) -> Self {
+        let at = tokio::time::Instant::now().checked_add(Duration::from_millis(budget_ms));
+        Self { at, budget_ms }
+    }
+
+    /// Awaits `step` (named `what` for the message) within the budget -> `timeout`.
+    pub(super) async fn bound<F: Future>(
+        &self,
+        step: F,
+        what: &str,
+    ) -> Result<F::Output, ExecError> {
+        let Some(at) = self.at else { return Ok(step.await) };
+        // Boxed: only the steps that wait (hooks, brokers) pay for a timer.
+        Box::pin(tokio::time::timeout_at(at, step)).await.map_err(|_| {
+            ExecError::new(
+                ToolErrorCode::Timeout,
+                format!(
+                    "the call did not finish within {} ms (it was waiting for {what})",
+                    self.budget_ms
+                ),
+            )
+        })
+    }
 }
 
 /// How a tool's run ended.
@@ -60,18 +122,23 @@ pub(super) enum Ran<T> {
     TimedOut,
 }
 
-/// Runs `run` for at most `budget_ms` from now, catching panics. The timer is only set up if
-/// the tool has to wait.
-pub(super) async fn within_budget<F: Future + Unpin>(run: F, budget_ms: u64) -> Ran<F::Output> {
-    let deadline = tokio::time::Instant::now() + Duration::from_millis(budget_ms);
+/// Runs `run` until `deadline` (what is left of the call's budget), catching panics. The
+/// timer is only set up if the tool has to wait.
+pub(super) async fn within_budget<F: Future + Unpin>(
+    run: F,
+    deadline: &Deadline,
+) -> Ran<F::Output> {
     let mut run = CatchUnwind(run);
     let first = poll_fn(|cx| Poll::Ready(Pin::new(&mut run).poll(cx))).await;
     let finished = match first {
         Poll::Ready(finished) => finished,
         // Boxed: a timer is large, and only a tool that waits needs one.
-        Poll::Pending => match Box::pin(tokio::time::timeout_at(deadline, run)).await {
-            Ok(finished) => finished,
-            Err(_) => return Ran::TimedOut,
+        Poll::Pending => match deadline.at {
+            Some(at) => match Box::pin(tokio::time::timeout_at(at, run)).await {
+                Ok(finished) => finished,
+                Err(_) => return Ran::TimedOut,
+            },
+            None => run.await,
         },
     };
     match finished {
@@ -105,6 +172,11 @@ pub(super) fn catch_decode_panic<R>(decoding: impl FnOnce() -> R) -> Result<R, E
             "the tool failed unexpectedly while decoding its arguments (it panicked)",
         )
     })
+}
+
+/// `text` with every occurrence of `secret` replaced; `None` when it holds none.
+pub(super) fn scrubbed(text: &str, secret: &str) -> Option<String> {
+    (!secret.is_empty() && text.contains(secret)).then(|| text.replace(secret, "[redacted]"))
 }
 
 /// The size of `value`'s compact JSON when it exceeds `limit`; `None` when it does not. The

@@ -78,7 +78,8 @@ use crate::catalog::{ToolCatalog, VisibleTools, visible_tools};
 use crate::policy::{Approver, Authorizer, DenyAll, ToolPolicy};
 use crate::runtime::bound::ArgsJson;
 use crate::runtime::{
-    Arguments, Clock, EventSink, NullSink, ToolExecResult, ToolInvocationContext,
+    Arguments, Clock, EventOutcome, EventSink, NullSink, ToolEvent, ToolExecResult,
+    ToolInvocationContext,
 };
 use crate::schema::Shown;
 
@@ -156,12 +157,47 @@ impl ToolRunnerBuilder {
 }
 
 /// What is known about a call while it goes through the pipeline.
+#[derive(Default)]
 struct Call {
     id: String,
     /// The validated arguments, shared with the ones the tool runs with.
     args: Option<ArgsJson>,
     /// Whether the sink takes events (asked once per call).
     events: bool,
+    /// Whether the start event went out: from then on the call owes the sink a result.
+    started: bool,
+    /// The call's credential, to scrub from its error and progress text.
+    secret: Option<String>,
+}
+
+/// A call while `exec` runs it. If the caller drops `exec`'s future after the start event,
+/// the sink still receives the call's one result (`cancelled`).
+struct InFlight<'r> {
+    runner: &'r ToolRunner,
+    name: &'r str,
+    call: Call,
+    /// The result went (or goes) out the ordinary way.
+    settled: bool,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        if self.settled || !self.call.started {
+            return;
+        }
+        let error = crate::runtime::ExecError::new(
+            crate::runtime::ToolErrorCode::Cancelled,
+            "the call was cancelled: its caller stopped waiting for it",
+        );
+        let event = ToolEvent::ToolCallResult {
+            tool_call_id: std::mem::take(&mut self.call.id),
+            tool_name: self.name.to_owned(),
+            outcome: EventOutcome::Err { error },
+            at_ms: self.runner.clock.epoch_ms(),
+        };
+        // Never unwind out of a drop.
+        drive::guarded(|| self.runner.sink.emit(event));
+    }
 }
 
 impl ToolRunner {
@@ -248,24 +284,38 @@ impl ToolRunner {
         ctx: &ToolInvocationContext,
     ) -> ToolExecResult {
         let started_ms = self.clock.epoch_ms();
-        let mut call = Call {
+        let call = Call {
             id: ctx.tool_call_id().map_or_else(drive::mint_call_id, str::to_owned),
-            args: None,
-            events: self.sink.enabled(),
+            // A sink that panics when asked takes no events.
+            events: drive::guarded(|| self.sink.enabled()).unwrap_or(false),
+            ..Call::default()
         };
+        let mut flight = InFlight { runner: self, name, call, settled: false };
         let span = tracing::info_span!(
             "execute_tool",
             gen_ai.operation.name = "execute_tool",
             gen_ai.tool.name = %Shown(name),
-            gen_ai.tool.call.id = %Shown(&call.id),
+            gen_ai.tool.call.id = %Shown(&flight.call.id),
             error.r#type = tracing::field::Empty,
         );
         // A call cancelled before it starts does nothing.
         let outcome = if ctx.cancellation().is_cancelled() {
             Err(drive::cancelled())
         } else {
-            let pipeline = pin!(self.pipeline(&mut call, name, args, ctx).instrument(span.clone()));
+            let pipeline =
+                pin!(self.pipeline(&mut flight.call, name, args, ctx).instrument(span.clone()));
             drive::until_cancelled(pipeline, ctx.cancellation()).await
+        };
+        flight.settled = true;
+        let call = std::mem::take(&mut flight.call);
+        let outcome = match (outcome, &call.secret) {
+            (Err(mut error), Some(secret)) => {
+                if let Some(text) = drive::scrubbed(&error.message, secret) {
+                    error.message = text;
+                }
+                Err(error)
+            }
+            (outcome, _) => outcome,
         };
         if let Err(error) = &outcome {
             span.record("error.type", error.code.as_str());

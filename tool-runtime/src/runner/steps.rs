@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::drive::{Ran, catch_decode_panic, json_len_over, within_budget};
+use super::drive::{
+    Deadline, Ran, catch_decode_panic, guarded, json_len_over, scrubbed, within_budget,
+};
 use super::{Call, ToolRunner};
 use crate::catalog::ToolSource;
 use crate::content::ToolOutput;
@@ -34,21 +36,24 @@ impl ToolRunner {
         // Policy and budgets go by the tool's own name: a source may answer another name
         // (an alias) with it.
         let decision = self.decide(ctx, tool.name(), tool)?;
+        let budgets = self.policy.budgets_for(tool.name());
+        // The budget covers every wait of the call: hooks and the broker as well as the run.
+        let deadline = Deadline::after(budgets.max_runtime_ms);
         if let Some(authorizer) = &self.authorizer {
             // Step 3; with no hook set there is no future to await.
-            authorizer
-                .authorize(ctx, tool.spec())
-                .await
+            deadline
+                .bound(authorizer.authorize(ctx, tool.spec()), "the authorizer")
+                .await?
                 .map_err(|denied| ExecError::new(Code::AuthzDenied, denied.0))?;
         }
         let declares_auth = self.check_connection(ctx, tool)?;
-        let budgets = self.policy.budgets_for(tool.name());
         let mut args = validate_arguments(tool, args, &budgets)?;
         if decision == Decision::RequireApproval {
             // Recorded even if the approval fails.
             call.args = Some(args.json().clone());
             // Boxed: the approval's state would otherwise make every call's future larger.
-            if let Some(edited) = Box::pin(self.approve(call, tool, args.value(), ctx)).await? {
+            let approval = Box::pin(self.approve(call, tool, args.value(), ctx));
+            if let Some(edited) = deadline.bound(approval, "the approver").await?? {
                 args = edited;
             }
         }
@@ -56,13 +61,16 @@ impl ToolRunner {
         let mut caps = self.capabilities(tool);
         if declares_auth {
             // Boxed: only tools that declare `Auth` wait for a broker.
-            caps = Box::pin(self.with_credential(caps, ctx)).await?;
+            let credential = Box::pin(self.with_credential(caps, ctx));
+            caps = deadline.bound(credential, "the credential broker").await??;
+            call.secret = caps.get::<Auth>().ok().map(|auth| auth.credential().expose().to_owned());
         }
         let mut owned_ctx = None;
         let call_ctx = self.start(call, name, ctx, &mut owned_ctx);
+        call.started = call.events;
         // Step 8, awaited here rather than in a function of its own: its state would be moved
         // into this future's once more.
-        let ran = within_budget(tool.exec(args, call_ctx, &caps), budgets.max_runtime_ms).await;
+        let ran = within_budget(tool.exec(args, call_ctx, &caps), &deadline).await;
         let output = run_outcome(ran, &budgets)?;
         check_output(tool, &output)?;
         redact_and_bound(tool, output, &budgets)
@@ -194,7 +202,7 @@ impl ToolRunner {
             let call_ctx = ctx
                 .clone()
                 .with_tool_call_id(call.id.clone())
-                .with_progress(self.progress_events(&call.id, name, ctx.progress_reporter()));
+                .with_progress(self.progress_events(call, name, ctx.progress_reporter()));
             self.sink.emit(ToolEvent::ToolCallStart {
                 tool_call_id: call.id.clone(),
                 tool_name: name.to_owned(),
@@ -202,6 +210,14 @@ impl ToolRunner {
                 at_ms: self.clock.epoch_ms(),
             });
             owned.insert(call_ctx)
+        } else if let (Some(secret), Some(caller)) = (&call.secret, ctx.progress_reporter()) {
+            let secret = secret.clone();
+            let scrubbing = ProgressReporter::new(move |progress| {
+                let message = progress.message.unwrap_or_default();
+                let message = scrubbed(&message, &secret).unwrap_or(message);
+                caller.report(progress.progress, progress.total, message);
+            });
+            owned.insert(ctx.clone().with_tool_call_id(call.id.clone()).with_progress(scrubbing))
         } else if ctx.tool_call_id() == Some(call.id.as_str()) {
             ctx
         } else {
@@ -213,22 +229,30 @@ impl ToolRunner {
     /// `tool_call_progress` event and also goes to `caller`'s reporter, if any.
     fn progress_events(
         &self,
-        call_id: &str,
+        call: &Call,
         name: &str,
         caller: Option<ProgressReporter>,
     ) -> ProgressReporter {
         let sink = Arc::clone(&self.sink);
-        let (call_id, name) = (call_id.to_owned(), name.to_owned());
-        ProgressReporter::new(move |progress| {
+        let (call_id, name, secret) = (call.id.clone(), name.to_owned(), call.secret.clone());
+        ProgressReporter::new(move |mut progress| {
+            // The call's credential never leaves in its progress text.
+            if let (Some(secret), Some(message)) = (&secret, &progress.message)
+                && let Some(text) = scrubbed(message, secret)
+            {
+                progress.message = Some(text);
+            }
             if let Some(caller) = &caller {
                 let message = progress.message.clone().unwrap_or_default();
                 caller.report(progress.progress, progress.total, message);
             }
-            sink.emit(ToolEvent::ToolCallProgress {
+            let event = ToolEvent::ToolCallProgress {
                 tool_call_id: call_id.clone(),
                 tool_name: name.clone(),
                 progress,
-            });
+            };
+            // A sink that panics loses the report, not the call.
+            guarded(|| sink.emit(event));
         })
     }
 
@@ -243,14 +267,17 @@ impl ToolRunner {
     ) -> ToolExecResult {
         let ended_ms = self.clock.epoch_ms();
         if call.events {
-            self.sink.emit(ToolEvent::ToolCallResult {
-                tool_call_id: call.id.clone(),
-                tool_name: name.to_owned(),
-                outcome: match &outcome {
-                    Ok(output) => EventOutcome::ok(output),
-                    Err(error) => EventOutcome::Err { error: error.clone() },
-                },
-                at_ms: ended_ms,
+            // A sink that panics on the result still leaves the caller its result.
+            guarded(|| {
+                self.sink.emit(ToolEvent::ToolCallResult {
+                    tool_call_id: call.id.clone(),
+                    tool_name: name.to_owned(),
+                    outcome: match &outcome {
+                        Ok(output) => EventOutcome::ok(output),
+                        Err(error) => EventOutcome::Err { error: error.clone() },
+                    },
+                    at_ms: ended_ms,
+                })
             });
         }
         ToolExecResult::new(call.id, name.to_owned(), outcome, call.args, (started_ms, ended_ms))

@@ -78,6 +78,7 @@ mod retry;
 mod transport;
 
 use std::fmt;
+use std::sync::Arc;
 
 use reqwest::Client;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
@@ -87,7 +88,8 @@ use super::{ModelError, ModelErrorKind, ModelTurn};
 #[cfg(doc)]
 use crate::adapters::ProviderError;
 use crate::adapters::{
-    Adapter, Decoded, FinishReason, ModelRequest, Problem, RequestOptions, StreamEvent,
+    Adapter, Decoded, FinishReason, Limit, ModelRequest, Problem, RequestOptions, StreamEvent,
+    StreamLimits,
 };
 use transport::{Delivered, Transport};
 
@@ -178,6 +180,7 @@ struct Settings {
     timeouts: Timeouts,
     headers: Vec<(String, String)>,
     body: Map<String, Value>,
+    limits: StreamLimits,
     /// Set when read from an environment that configures nothing; cleared by a base URL or a
     /// key given later.
     unconfigured: Option<&'static [&'static str]>,
@@ -188,7 +191,7 @@ impl fmt::Debug for Settings {
         // Extra headers may carry credentials: their names only.
         let headers: Vec<&str> = self.headers.iter().map(|(name, _)| name.as_str()).collect();
         f.debug_struct("Settings")
-            .field("base_url", &self.base_url)
+            .field("base_url", &hide_userinfo(&self.base_url))
             .field("api_key", &self.api_key)
             .field("model", &self.model)
             .field("retry", &self.retry)
@@ -209,6 +212,7 @@ impl Settings {
             timeouts: Timeouts::default(),
             headers: Vec::new(),
             body: Map::new(),
+            limits: StreamLimits::default(),
             unconfigured: None,
         }
     }
@@ -263,8 +267,10 @@ impl Settings {
             return Err(HttpConfigError::MissingApiKey { variable });
         }
         let joined = format!("{}{path}", self.base_url.trim_end_matches('/'));
-        let invalid =
-            |reason: String| HttpConfigError::InvalidBaseUrl { url: self.base_url.clone(), reason };
+        let invalid = |reason: String| HttpConfigError::InvalidBaseUrl {
+            url: hide_userinfo(&self.base_url),
+            reason,
+        };
         let url = reqwest::Url::parse(&joined).map_err(|error| invalid(error.to_string()))?;
         if !matches!(url.scheme(), "http" | "https") {
             return Err(invalid(format!("the scheme `{}` is not http or https", url.scheme())));
@@ -291,10 +297,29 @@ impl Settings {
             headers,
             retry: self.retry.clone(),
             timeouts: self.timeouts,
-            key: self.api_key.clone(),
+            secrets: self.secrets(&url),
+            body_limit: self.limits.get(Limit::BodyBytes),
             label: label(&url),
             url,
         })
+    }
+
+    /// Every configured value that may be a credential, to scrub from messages: the key, each
+    /// extra header's value and the URL's user name and password (as written and decoded).
+    /// Values under 8 bytes are left out: none is a credential, and scrubbing them would
+    /// mangle ordinary words and numbers.
+    fn secrets(&self, url: &reqwest::Url) -> Arc<[String]> {
+        let mut secrets: Vec<String> = self.api_key.iter().map(|key| key.0.clone()).collect();
+        secrets.extend(self.headers.iter().map(|(_, value)| value.clone()));
+        for part in [url.username(), url.password().unwrap_or_default()] {
+            secrets.push(part.to_owned());
+            secrets.push(percent_decoded(part));
+        }
+        secrets.retain(|secret| secret.len() >= 8);
+        // Longest first, so a secret that contains another is replaced whole.
+        secrets.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        secrets.dedup();
+        secrets.into()
     }
 }
 
@@ -344,9 +369,51 @@ macro_rules! shared_setters {
             self.settings.timeouts = timeouts;
             self
         }
+
+        /// Caps on what one response may make the client hold. The client enforces
+        /// [`StreamLimits::body_bytes`](crate::adapters::StreamLimits::body_bytes) (a larger
+        /// body fails the turn with [`ModelErrorKind::Decode`](crate::agent::ModelErrorKind));
+        /// the stream decoder enforces the others as its adapter's
+        /// [`DecodeOptions::limits`](crate::adapters::DecodeOptions::limits) say.
+        pub fn limits(mut self, limits: crate::adapters::StreamLimits) -> Self {
+            self.settings.limits = limits;
+            self
+        }
     };
 }
 use shared_setters;
+
+/// `%XX` escapes of `text` decoded (lossily: a credential is compared, never used).
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while let Some(&byte) = bytes.get(at) {
+        let hex = bytes.get(at + 1..at + 3).and_then(|hex| std::str::from_utf8(hex).ok());
+        match hex.and_then(|hex| u8::from_str_radix(hex, 16).ok()).filter(|_| byte == b'%') {
+            Some(decoded) => {
+                out.push(decoded);
+                at += 3;
+            }
+            None => {
+                out.push(byte);
+                at += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `url` as written, with any user name and password before its host replaced: for messages
+/// about a URL that may not even parse.
+fn hide_userinfo(url: &str) -> String {
+    let start = url.find("://").map_or(0, |at| at + 3);
+    let authority_end = url[start..].find(['/', '?', '#']).map_or(url.len(), |end| start + end);
+    match url[start..authority_end].rfind('@') {
+        Some(at) => format!("{}[redacted]{}", &url[..start], &url[start + at..]),
+        None => url.to_owned(),
+    }
+}
 
 /// `host` or `host:port` of `url`, to name a server in messages.
 fn authority(url: &reqwest::Url) -> String {
@@ -401,6 +468,12 @@ fn check_complete(
     adapter: &dyn Adapter,
     label: &str,
 ) -> Result<(), ModelError> {
+    if let Some(problem) =
+        decoded.problems.iter().find(|problem| matches!(problem, Problem::LimitExceeded { .. }))
+    {
+        let message = format!("the stream from {label} was refused after {bytes} bytes: {problem}");
+        return Err(ModelError::new(ModelErrorKind::Decode, message));
+    }
     if decoded.finish.reason != FinishReason::Unfinished {
         return Ok(());
     }

@@ -1,13 +1,13 @@
 //! One streamed POST with retries and timeouts, shared by the provider clients.
 
 use std::error::Error as _;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use futures_util::StreamExt;
 use reqwest::header::{CONTENT_TYPE, HeaderMap};
 use reqwest::{Client, Url};
 
-use super::ApiKey;
 use super::retry::{RetryPolicy, retry_after, retryable_status};
 use crate::adapters::{ProviderError, StreamEvent, StreamSession};
 use crate::agent::{ModelError, ModelErrorKind};
@@ -58,8 +58,11 @@ pub(super) struct Transport {
     pub(super) headers: HeaderMap,
     pub(super) retry: RetryPolicy,
     pub(super) timeouts: Timeouts,
-    /// Kept only to scrub it out of any message that might echo it.
-    pub(super) key: Option<ApiKey>,
+    /// The key, header values and URL credentials, kept only to scrub them out of any
+    /// message that might echo them.
+    pub(super) secrets: Arc<[String]>,
+    /// The most bytes one response body may have.
+    pub(super) body_limit: usize,
     /// Who is answering, for messages: `OpenAI`, `Anthropic`, `the OpenAI-compatible server at
     /// localhost:8000`.
     pub(super) label: String,
@@ -68,8 +71,8 @@ pub(super) struct Transport {
 impl std::fmt::Debug for Transport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Transport")
-            .field("url", &self.url.as_str())
-            .field("key", &self.key)
+            .field("url", &shown_url(&self.url))
+            .field("secrets", &format_args!("[{} redacted]", self.secrets.len()))
             .field("retry", &self.retry)
             .field("timeouts", &self.timeouts)
             .finish_non_exhaustive()
@@ -240,6 +243,13 @@ impl Transport {
                     return Err(cut(ModelError::new(ModelErrorKind::Transport, message)));
                 }
             };
+            if received.saturating_add(chunk.len() as u64) > self.body_limit as u64 {
+                let message = format!(
+                    "the response from {} went over the limit of {} bytes in the response body; it was dropped",
+                    self.label, self.body_limit
+                );
+                return Err(Failure::fatal(ModelError::new(ModelErrorKind::Decode, message)));
+            }
             if whole {
                 whole_body.extend_from_slice(&chunk);
             } else {
@@ -263,15 +273,31 @@ impl Transport {
         provider_message(&bytes)
     }
 
-    /// The error with every occurrence of the key replaced.
+    /// The error with every occurrence of a configured secret (key, header value, URL
+    /// credential) replaced.
     pub(super) fn scrub(&self, error: ModelError) -> ModelError {
-        match &self.key {
-            Some(key) if !key.0.is_empty() && error.message().contains(&key.0) => {
-                ModelError::new(error.kind(), error.message().replace(&key.0, "[redacted]"))
-            }
-            _ => error,
+        let message = error.message();
+        if !self.secrets.iter().any(|secret| message.contains(secret.as_str())) {
+            return error;
         }
+        let mut message = message.to_owned();
+        for secret in self.secrets.iter() {
+            message = message.replace(secret.as_str(), "[redacted]");
+        }
+        ModelError::new(error.kind(), message)
     }
+}
+
+/// `url` without its user name and password.
+fn shown_url(url: &Url) -> String {
+    if url.username().is_empty() && url.password().is_none() {
+        return url.as_str().to_owned();
+    }
+    let mut shown = url.clone();
+    // Only fails for URLs that cannot have credentials, which these have.
+    let _ = shown.set_username("");
+    let _ = shown.set_password(None);
+    shown.as_str().replacen("://", "://[redacted]@", 1)
 }
 
 /// What the provider said in an error body, truncated: its error as the adapters read it,
