@@ -221,8 +221,8 @@ fn definition_impl(
     let name = required.name.value();
     let effect = required.effect.variant();
     let requires_connection = args.requires_connection;
-    let output = quote_spanned!(ident.span()=> output_schema::<#ident>());
-    let details = quote_spanned!(ident.span()=> details_schema::<#ident>());
+    let output = quote_spanned!(ident.span()=> output_schemas::<#ident>().0);
+    let details = quote_spanned!(ident.span()=> output_schemas::<#ident>().1);
     let capabilities = args
         .capabilities
         .iter()
@@ -234,13 +234,17 @@ fn definition_impl(
     let details_checks = details_redact_checks(&p, ident, args, &details);
     let connection_message = "a property of this tool's arguments is a connection id; connections travel in the invocation context, never in arguments";
     quote! {
-        // Reads the output schema through `T: Tool` alone, so an `Output` that breaks the trait's
-        // bounds is reported once, at the user's `type Output`, and not again here.
-        const fn output_schema<T: #p::Tool>() -> ::core::option::Option<&'static #p::Schema> {
-            <T::Output as #p::IntoToolOutput>::OUTPUT_SCHEMA
-        }
-        const fn details_schema<T: #p::Tool>() -> ::core::option::Option<&'static #p::Schema> {
-            <T::Output as #p::IntoToolOutput>::DETAILS_SCHEMA
+        // Reads the output and details schemas through one `T: Tool` bound, so a missing `Tool`
+        // impl is reported once, and an `Output` that breaks the trait's bounds once, at the
+        // user's `type Output`, and not again here.
+        const fn output_schemas<T: #p::Tool>() -> (
+            ::core::option::Option<&'static #p::Schema>,
+            ::core::option::Option<&'static #p::Schema>,
+        ) {
+            (
+                <T::Output as #p::IntoToolOutput>::OUTPUT_SCHEMA,
+                <T::Output as #p::IntoToolOutput>::DETAILS_SCHEMA,
+            )
         }
         #[automatically_derived]
         impl #p::ToolDefinition for #ident {
