@@ -283,3 +283,37 @@ async fn the_model_sees_text_as_text_an_array_as_json_and_never_the_details() {
     let shot = output.done.records.iter().find(|record| record.tool_call_id == "call_shot");
     assert_eq!(shot.unwrap().details, Some(json!({"path": "/tmp/shot.png"})));
 }
+
+#[tokio::test]
+async fn a_dynamic_tool_redacts_its_details_by_their_allowlist() {
+    use tool_runtime::content::ToolOutput;
+    use tool_runtime::runtime::{DynamicTool, DynamicToolError};
+    use tool_runtime::spec::Redaction;
+
+    let details = json!({"type": "object", "properties": {"path": {"type": "string"}, "owner": {"type": "string"}}});
+    let tool = DynamicTool::builder("dyn__save", "Save.", json!({"type": "object"}))
+        .effect(ToolEffect::ReadOnly)
+        .details(details.clone(), Redaction::new(["path"]))
+        .build(|_, _, _| async {
+            Ok(ToolOutput::from(Part::Text("saved".into()))
+                .with_details(json!({"path": "/a", "owner": "x"})))
+        })
+        .unwrap();
+    let runner =
+        ToolRunner::builder(ToolCatalog::builder().register_dynamic(tool).build().unwrap())
+            .policy(ToolPolicy::allowing(["dyn__*"]))
+            .build();
+    let result = runner.exec("dyn__save", b"{}", &ctx()).await;
+    assert_eq!(result.output().unwrap().details(), Some(&json!({"path": "/a"})));
+
+    let misspelt = DynamicTool::builder("dyn__save", "Save.", json!({"type": "object"}))
+        .details(details, Redaction::new(["pth"]))
+        .build(|_, _, _| async { Ok(json!({})) })
+        .unwrap_err();
+    assert_eq!(misspelt, DynamicToolError::RedactDetailsPath("pth".into()));
+    let no_properties = DynamicTool::builder("dyn__save", "Save.", json!({"type": "object"}))
+        .details(json!({"type": "object"}), Redaction::new(["path"]))
+        .build(|_, _, _| async { Ok(json!({})) })
+        .unwrap_err();
+    assert_eq!(no_properties, DynamicToolError::RedactDetailsPath("path".into()));
+}

@@ -42,22 +42,22 @@ impl Redact {
     /// Reads `key = all` or `key = ["a", "b.c"]`.
     fn parse(cx: &Ctxt, arg: &Arg) -> Option<Self> {
         let key = arg.key.to_string();
-        if let ArgValue::Eq(tokens) = &arg.value {
-            if let Ok(word) = syn::parse2::<Ident>(tokens.clone()) {
-                if word == "all" {
-                    return Some(Self::All(word.span()));
-                }
-                let hint = near_miss(&word.to_string(), &["all"])
-                    .map(|m| format!(" (did you mean `{m}`?)"))
-                    .unwrap_or_default();
-                cx.error_spanned_by(
-                    &word,
-                    format_args!(
-                        "unknown `{key}` value `{word}`{hint}; expected `{key} = all` or a list of field paths such as `{key} = [\"field\"]`"
-                    ),
-                );
-                return None;
+        if let ArgValue::Eq(tokens) = &arg.value
+            && let Ok(word) = syn::parse2::<Ident>(tokens.clone())
+        {
+            if word == "all" {
+                return Some(Self::All(word.span()));
             }
+            let hint = near_miss(&word.to_string(), &["all"])
+                .map(|m| format!(" (did you mean `{m}`?)"))
+                .unwrap_or_default();
+            cx.error_spanned_by(
+                &word,
+                format_args!(
+                    "unknown `{key}` value `{word}`{hint}; expected `{key} = all` or a list of field paths such as `{key} = [\"field\"]`"
+                ),
+            );
+            return None;
         }
         let example = format!("{key} = [\"field\", \"nested.field\"]` or `{key} = all");
         parse_value(cx, arg, bracketed::<LitStr>, &example).map(Self::Paths)

@@ -300,10 +300,10 @@ impl ToolOutput {
     ///
     /// `self`, unchanged, when it holds more than the JSON part.
     pub fn into_structured(mut self) -> Result<Value, Self> {
-        if self.is_structured_only() {
-            if let Some(Part::Json(value)) = self.parts.pop() {
-                return Ok(value);
-            }
+        if self.is_structured_only()
+            && let Some(Part::Json(value)) = self.parts.pop()
+        {
+            return Ok(value);
         }
         Err(self)
     }
@@ -540,10 +540,10 @@ impl<T: Slot, D: Slot> IntoToolOutput for Content<T, D> {
             return Err(serde::ser::Error::custom(UntypedJson));
         }
         let mut parts = self.parts;
-        if let Some((at, value)) = self.structured {
-            if let Some(json) = value.to_json()? {
-                parts.insert(at.min(parts.len()), Part::Json(json));
-            }
+        if let Some((at, value)) = self.structured
+            && let Some(json) = value.to_json()?
+        {
+            parts.insert(at.min(parts.len()), Part::Json(json));
         }
         let details = match self.details {
             Some(details) => details.to_json()?,

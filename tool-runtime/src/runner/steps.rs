@@ -373,10 +373,11 @@ fn redact_and_bound(
         }
     }
     let details = output.details_mut();
-    if let Some(value) = details.take() {
-        if spec.details_schema().is_some() && !spec.details_redaction().is_empty() {
-            *details = Some(spec.details_redaction().apply_owned(value));
-        }
+    if let Some(value) = details.take()
+        && spec.details_schema().is_some()
+        && !spec.details_redaction().is_empty()
+    {
+        *details = Some(spec.details_redaction().apply_owned(value));
     }
     Ok(output)
 }

@@ -56,8 +56,8 @@ pub struct DynamicToolBuilder {
     output_schema: Option<Value>,
     effect: ToolEffect,
     redaction: Redaction,
-    details_schema: Option<Value>,
-    details_redaction: Redaction,
+    /// The details schema and its allowlist.
+    details: Option<(Value, Redaction)>,
     requires_connection: bool,
     /// Made by the MCP import, the only source allowed the reserved `mcp` namespace.
     imported: bool,
@@ -82,7 +82,7 @@ pub enum DynamicToolError {
     RedactPath(String),
     /// The details schema leaves the allowed subset.
     DetailsSchema(SubsetError),
-    /// A `redact_details` path names nothing in the details schema (or there is none).
+    /// A `redact_details` path names nothing in the details schema.
     RedactDetailsPath(String),
 }
 
@@ -154,8 +154,7 @@ impl DynamicTool {
             output_schema: None,
             effect: ToolEffect::ExternalSideEffect,
             redaction: Redaction::none(),
-            details_schema: None,
-            details_redaction: Redaction::none(),
+            details: None,
             requires_connection: false,
             imported: false,
         }
@@ -182,20 +181,29 @@ impl DynamicToolBuilder {
         self
     }
 
-    /// Lets the whole output leave the runner (`#[tool(redact = all)]`), whatever its shape: a
-    /// string or number output reaches the model only this way.
+    /// Lets the whole output leave the runner (`#[tool(redact = all)]`), whatever its shape:
+    /// the only way the text a tool without an output schema returns reaches the model.
     ///
     /// ```
     /// use serde_json::json;
-    /// use tool_runtime::runtime::DynamicTool;
+    /// use tool_runtime::prelude::*;
+    /// use tool_runtime::runtime::{BoundToolRuntime, DynamicTool};
     ///
     /// let tool = DynamicTool::builder("text__shout", "Shout.", json!({"type": "object"}))
-    ///     .output_schema(json!({"type": "string"}))
+    ///     .effect(ToolEffect::ReadOnly)
     ///     .redact_all()
     ///     .build(|_, _, _| async { Ok(json!("HEY")) })
     ///     .unwrap();
-    /// use tool_runtime::runtime::BoundToolRuntime;
     /// assert!(tool.spec().redaction().is_all());
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let runner = ToolRunner::builder(ToolCatalog::builder().register_dynamic(tool).build().unwrap())
+    ///     .policy(ToolPolicy::allowing(["text__*"]))
+    ///     .build();
+    /// let ctx = ToolInvocationContext::new(ContextIds { run_id: "r", actor_id: "a", tenant_id: "t" });
+    /// let result = runner.exec("text__shout", b"{}", &ctx).await;
+    /// assert_eq!(result.value(), Some(&json!("HEY")));
+    /// # });
     /// ```
     pub fn redact_all(mut self) -> Self {
         self.redaction = Redaction::all();
@@ -224,8 +232,7 @@ impl DynamicToolBuilder {
     /// assert_eq!(tool.spec().details_redaction().paths().collect::<Vec<_>>(), ["path"]);
     /// ```
     pub fn details(mut self, schema: Value, redaction: Redaction) -> Self {
-        self.details_schema = Some(schema);
-        self.details_redaction = redaction;
+        self.details = Some((schema, redaction));
         self
     }
 
@@ -274,20 +281,16 @@ impl DynamicToolBuilder {
             }
             None => None,
         };
-        let details = match self.details_schema {
-            Some(schema) => {
+        let details = match self.details {
+            Some((schema, redaction)) => {
                 check_subset(&schema).map_err(DynamicToolError::DetailsSchema)?;
                 compile(&schema)?;
-                let redaction = self.details_redaction;
                 if let Some(path) = redaction.paths().find(|path| !json_has_path(&schema, path)) {
                     return Err(DynamicToolError::RedactDetailsPath(path.to_owned()));
                 }
                 Some((object(schema), redaction))
             }
-            None => match self.details_redaction.paths().next() {
-                Some(path) => return Err(DynamicToolError::RedactDetailsPath(path.to_owned())),
-                None => None,
-            },
+            None => None,
         };
         let spec = ToolSpec::dynamic(
             self.name,
