@@ -42,7 +42,7 @@ async fn run<T: Tool>(raw: Value) -> (Value, Value) {
     let output = output.into_output().unwrap().into_structured().unwrap();
     let schema = spec.output_schema().and_then(|schema| schema.as_static()).unwrap();
     schema.validate(&output).expect("output satisfies the output schema");
-    let seen = spec.redaction().apply(&output).unwrap();
+    let seen = spec.redaction().apply(&output);
     (output, seen)
 }
 
@@ -162,7 +162,7 @@ async fn create_ticket() {
     let stored = store.tickets("acme-tracker");
     assert_eq!(stored.len(), 1);
     assert_eq!(stored[0].labels, ["docs", "good-first-issue"]);
-    let seen = spec.redaction().apply(&serde_json::to_value(&ticket).unwrap()).unwrap();
+    let seen = spec.redaction().apply(&serde_json::to_value(&ticket).unwrap());
     assert_eq!(seen.get("created_by"), None);
 
     let Err(ArgumentsError::Validation(errors)) = parse_arguments::<CreateTicket>(
@@ -196,7 +196,7 @@ async fn close_ticket() {
         let args =
             parse_arguments::<CloseTicket>(br#"{"number": 1, "reason": "duplicate"}"#).unwrap();
         let output = serde_json::to_value(args.run(&ctx(), &caps).await.unwrap()).unwrap();
-        let seen = spec.redaction().apply(&output).unwrap();
+        let seen = spec.redaction().apply(&output);
         (output, seen)
     };
     assert_eq!(output, json!({"number": 1, "status": "closed"}));

@@ -129,7 +129,7 @@ impl Tool for Liar {
     }
 }
 
-/// Returns a bare string, which redaction cannot select from.
+/// Returns a unit enum, of which `redact = []` keeps nothing: the call succeeds with `null`.
 #[tool(name = "test__bare", effect = read_only, redact = [])]
 struct Bare {}
 
@@ -330,7 +330,7 @@ async fn every_fault_has_its_code_and_the_runner_goes_on() {
         ("test__fail", br"{}".to_vec(), Some(Code::Execution)),
         ("test__hang", br"{}".to_vec(), Some(Code::Timeout)),
         ("test__liar", br"{}".to_vec(), Some(Code::OutputValidation)),
-        ("test__bare", br"{}".to_vec(), Some(Code::RedactionFailed)),
+        ("test__bare", br"{}".to_vec(), None),
         (
             "test__echo",
             br#"{"text": "0123456789012345678901234567890123456789", "times": 10}"#.to_vec(),

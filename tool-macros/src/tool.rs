@@ -14,7 +14,7 @@ use crate::docs::doc_text;
 use crate::expand::{dummy_const, private, schema_impl, schema_stub};
 use crate::mode::Mode;
 use crate::serde_attr;
-use crate::tool_attr::{self, Required, ToolArgs};
+use crate::tool_attr::{self, Redact, Required, ToolArgs};
 
 pub(crate) fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     let input: DeriveInput = match syn::parse2(input.clone()) {
@@ -208,7 +208,7 @@ fn deserialize_stub(input: &DeriveInput, krate: &Path) -> Option<TokenStream> {
 }
 
 /// `impl ToolDefinition`, with the spec as a `static`, and the assertions that need the
-/// `Tool` impl: every `redact` path names a field of the output.
+/// `Tool` impl: the `redact` and `redact_details` allowlists fit the output's shape.
 fn definition_impl(
     input: &DeriveInput,
     args: &ToolArgs,
@@ -220,29 +220,31 @@ fn definition_impl(
     let ident = &input.ident;
     let name = required.name.value();
     let effect = required.effect.variant();
-    let paths = required.redact;
     let requires_connection = args.requires_connection;
-    let output = quote_spanned!(ident.span()=> output_schema::<#ident>());
+    let output = quote_spanned!(ident.span()=> output_schemas::<#ident>().0);
+    let details = quote_spanned!(ident.span()=> output_schemas::<#ident>().1);
     let capabilities = args
         .capabilities
         .iter()
         .map(|ty| quote_spanned!(ty.span()=> #p::CapabilityRef::of::<#ty>()));
-    let redact_checks = paths.iter().map(|lit| {
-        let message = format!(
-            "`redact` entry `{}` is not a field of this tool's output (`<{ident} as Tool>::Output`); name a field as serialised, with dots for nested ones (`\"hits.title\"`)",
-            lit.value()
-        );
-        quote_spanned!(lit.span()=> const _: () = ::core::assert!(#p::has_output_path(#output, #lit), #message);)
-    });
+    let redaction = redaction_value(&p, Some(required.redact));
+    let details_redaction =
+        redaction_value(&p, args.redact_details.as_ref().map(|(_, redact)| redact));
+    let redact_checks = output_redact_checks(&p, ident, required.redact, &output);
+    let details_checks = details_redact_checks(&p, ident, args, &details);
     let connection_message = "a property of this tool's arguments is a connection id; connections travel in the invocation context, never in arguments";
     quote! {
-        // Reads the output schema through `T: Tool` alone, so an `Output` that breaks the trait's
-        // bounds is reported once, at the user's `type Output`, and not again here.
-        const fn output_schema<T: #p::Tool>() -> ::core::option::Option<&'static #p::Schema> {
-            <T::Output as #p::IntoToolOutput>::OUTPUT_SCHEMA
-        }
-        const fn details_schema<T: #p::Tool>() -> ::core::option::Option<&'static #p::Schema> {
-            <T::Output as #p::IntoToolOutput>::DETAILS_SCHEMA
+        // Reads the output and details schemas through one `T: Tool` bound, so a missing `Tool`
+        // impl is reported once, and an `Output` that breaks the trait's bounds once, at the
+        // user's `type Output`, and not again here.
+        const fn output_schemas<T: #p::Tool>() -> (
+            ::core::option::Option<&'static #p::Schema>,
+            ::core::option::Option<&'static #p::Schema>,
+        ) {
+            (
+                <T::Output as #p::IntoToolOutput>::OUTPUT_SCHEMA,
+                <T::Output as #p::IntoToolOutput>::DETAILS_SCHEMA,
+            )
         }
         #[automatically_derived]
         impl #p::ToolDefinition for #ident {
@@ -253,9 +255,9 @@ fn definition_impl(
                     effect: #p::ToolEffect::#effect,
                     input_schema: <#ident as #p::ToolSchema>::SCHEMA,
                     output_schema: #output,
-                    redaction: &[#(#paths),*],
-                    details_schema: details_schema::<#ident>(),
-                    details_redaction: &[],
+                    redaction: #redaction,
+                    details_schema: #details,
+                    details_redaction: #details_redaction,
                     requires_connection: #requires_connection,
                     capabilities: &[#(#capabilities),*],
                 };
@@ -263,10 +265,99 @@ fn definition_impl(
                 &SPEC
             }
         }
-        #(#redact_checks)*
+        #redact_checks
+        #details_checks
         const _: () = ::core::assert!(
             !#p::contains_connection_id(<#ident as #p::ToolSchema>::SCHEMA),
             #connection_message
         );
+    }
+}
+
+/// The `Redaction` an allowlist builds; keeping nothing when there is none.
+fn redaction_value(p: &TokenStream, redact: Option<&Redact>) -> TokenStream {
+    match redact {
+        Some(Redact::All(span)) => quote_spanned!(*span=> #p::StaticRedaction::All),
+        Some(Redact::Paths(paths)) => quote!(#p::StaticRedaction::Paths(&[#(#paths),*])),
+        None => quote!(#p::StaticRedaction::Paths(&[])),
+    }
+}
+
+/// Rule: a list of `redact` paths needs an output with fields (an object, or an array of
+/// objects), and each path names one of them. A string, number, `bool` or unit enum output is
+/// kept whole (`redact = all`) or not at all (`redact = []`): there is no silent default.
+fn output_redact_checks(
+    p: &TokenStream,
+    ident: &syn::Ident,
+    redact: &Redact,
+    output: &TokenStream,
+) -> TokenStream {
+    let paths = redact.paths();
+    let Some(first) = paths.first() else { return TokenStream::new() };
+    let no_fields = format!(
+        "`redact` lists fields, but this tool's output (`<{ident} as Tool>::Output`) has none: it is a string, a number, a bool, a unit enum, an array of those, or a `Content` without a structured value; write `redact = all` to let the whole output through or `redact = []` to let nothing through"
+    );
+    let each = paths.iter().map(|lit| {
+        let message = format!(
+            "`redact` entry `{}` is not a field of this tool's output (`<{ident} as Tool>::Output`); name a field as serialised, with dots for nested ones (`\"hits.title\"`)",
+            lit.value()
+        );
+        quote_spanned! {lit.span()=>
+            const _: () = ::core::assert!(
+                !#p::has_fields(#output) || #p::has_output_path(#output, #lit),
+                #message
+            );
+        }
+    });
+    let fields = quote_spanned! {first.span()=>
+        const _: () = ::core::assert!(#p::has_fields(#output), #no_fields);
+    };
+    quote!(#(#each)* #fields)
+}
+
+/// Rule: `redact_details` is given exactly when the output has details (a `Content<T, D>` with
+/// `D` other than `()`), and its paths name fields of the details like `redact` does for the
+/// output.
+fn details_redact_checks(
+    p: &TokenStream,
+    ident: &syn::Ident,
+    args: &ToolArgs,
+    details: &TokenStream,
+) -> TokenStream {
+    let Some((key, redact)) = &args.redact_details else {
+        let missing = format!(
+            "missing tool attribute `redact_details`: this tool's output (`<{ident} as Tool>::Output`) has details; add `redact_details = [\"field\"]` listing the detail fields the application may receive, `redact_details = all` to pass them whole, or `redact_details = []` to drop them"
+        );
+        return quote! {
+            const _: () = ::core::assert!(#details.is_none(), #missing);
+        };
+    };
+    let unused = format!(
+        "`redact_details` is given, but this tool's output (`<{ident} as Tool>::Output`) has no details; remove it, or return details with `Content::details`"
+    );
+    let no_fields = format!(
+        "`redact_details` lists fields, but the details of this tool's output (`<{ident} as Tool>::Output`) have none; write `redact_details = all` to pass them whole or `redact_details = []` to drop them"
+    );
+    let each = redact.paths().iter().map(|lit| {
+        let message = format!(
+            "`redact_details` entry `{}` is not a field of this tool's details; name a field as serialised, with dots for nested ones",
+            lit.value()
+        );
+        quote_spanned! {lit.span()=>
+            const _: () = ::core::assert!(
+                #details.is_none() || !#p::has_fields(#details) || #p::has_output_path(#details, #lit),
+                #message
+            );
+        }
+    });
+    let fields = redact.paths().first().map(|first| {
+        quote_spanned! {first.span()=>
+            const _: () = ::core::assert!(#details.is_none() || #p::has_fields(#details), #no_fields);
+        }
+    });
+    quote_spanned! {key.span()=>
+        const _: () = ::core::assert!(#details.is_some(), #unused);
+        #(#each)*
+        #fields
     }
 }

@@ -12,13 +12,57 @@ use crate::ctxt::Ctxt;
 const NAME: &str = "name";
 const EFFECT: &str = "effect";
 const REDACT: &str = "redact";
+const REDACT_DETAILS: &str = "redact_details";
 const DESCRIPTION: &str = "description";
 const REQUIRES_CONNECTION: &str = "requires_connection";
 const CAPABILITIES: &str = "capabilities";
 const CRATE: &str = "crate";
 
 pub(crate) const KEYS: &[&str] =
-    &[NAME, EFFECT, REDACT, DESCRIPTION, REQUIRES_CONNECTION, CAPABILITIES, CRATE];
+    &[NAME, EFFECT, REDACT, REDACT_DETAILS, DESCRIPTION, REQUIRES_CONNECTION, CAPABILITIES, CRATE];
+
+/// The value of `redact = ...` or `redact_details = ...`: the whole value, or the fields these
+/// paths name (none for `[]`).
+pub(crate) enum Redact {
+    /// `all`, with the span of the word.
+    All(Span),
+    /// `["field", "nested.field"]`.
+    Paths(Vec<LitStr>),
+}
+
+impl Redact {
+    /// The listed paths; none for `all`.
+    pub(crate) fn paths(&self) -> &[LitStr] {
+        match self {
+            Self::All(_) => &[],
+            Self::Paths(paths) => paths,
+        }
+    }
+
+    /// Reads `key = all` or `key = ["a", "b.c"]`.
+    fn parse(cx: &Ctxt, arg: &Arg) -> Option<Self> {
+        let key = arg.key.to_string();
+        if let ArgValue::Eq(tokens) = &arg.value
+            && let Ok(word) = syn::parse2::<Ident>(tokens.clone())
+        {
+            if word == "all" {
+                return Some(Self::All(word.span()));
+            }
+            let hint = near_miss(&word.to_string(), &["all"])
+                .map(|m| format!(" (did you mean `{m}`?)"))
+                .unwrap_or_default();
+            cx.error_spanned_by(
+                &word,
+                format_args!(
+                    "unknown `{key}` value `{word}`{hint}; expected `{key} = all` or a list of field paths such as `{key} = [\"field\"]`"
+                ),
+            );
+            return None;
+        }
+        let example = format!("{key} = [\"field\", \"nested.field\"]` or `{key} = all");
+        parse_value(cx, arg, bracketed::<LitStr>, &example).map(Self::Paths)
+    }
+}
 
 /// What running a tool may change: `tool_runtime::spec::ToolEffect`, read from `effect = ...`.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -83,7 +127,9 @@ impl ToolEffect {
 pub(crate) struct ToolArgs {
     pub(crate) name: Option<LitStr>,
     pub(crate) effect: Option<ToolEffect>,
-    pub(crate) redact: Option<Vec<LitStr>>,
+    pub(crate) redact: Option<Redact>,
+    /// The key (for errors placed on it) and its value.
+    pub(crate) redact_details: Option<(Ident, Redact)>,
     pub(crate) description: Option<LitStr>,
     pub(crate) requires_connection: bool,
     pub(crate) capabilities: Vec<Type>,
@@ -94,7 +140,7 @@ pub(crate) struct ToolArgs {
 pub(crate) struct Required<'a> {
     pub(crate) name: &'a LitStr,
     pub(crate) effect: ToolEffect,
-    pub(crate) redact: &'a [LitStr],
+    pub(crate) redact: &'a Redact,
 }
 
 impl ToolArgs {
@@ -103,7 +149,7 @@ impl ToolArgs {
         Some(Required {
             name: self.name.as_ref()?,
             effect: self.effect?,
-            redact: self.redact.as_deref()?,
+            redact: self.redact.as_ref()?,
         })
     }
 }
@@ -160,6 +206,7 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolArgs {
     let mut name = None;
     let mut effect = None;
     let mut redact = None;
+    let mut redact_details = None;
     let mut description = None;
     let mut requires_connection = None;
     let mut capabilities = None;
@@ -174,13 +221,9 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolArgs {
                     Some(parse_value(cx, arg, syn::parse2::<LitStr>, "name = \"namespace__tool\""));
             }
             EFFECT if first(cx, &effect, arg) => effect = Some(ToolEffect::parse(cx, arg)),
-            REDACT if first(cx, &redact, arg) => {
-                redact = Some(parse_value(
-                    cx,
-                    arg,
-                    bracketed::<LitStr>,
-                    "redact = [\"field\", \"nested.field\"]",
-                ));
+            REDACT if first(cx, &redact, arg) => redact = Some(Redact::parse(cx, arg)),
+            REDACT_DETAILS if first(cx, &redact_details, arg) => {
+                redact_details = Some(Redact::parse(cx, arg).map(|value| (arg.key.clone(), value)));
             }
             DESCRIPTION if first(cx, &description, arg) => {
                 description = Some(parse_value(
@@ -212,7 +255,8 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolArgs {
                 ));
             }
             // A known key given twice, reported by `first`.
-            NAME | EFFECT | REDACT | DESCRIPTION | REQUIRES_CONNECTION | CAPABILITIES | CRATE => {}
+            NAME | EFFECT | REDACT | REDACT_DETAILS | DESCRIPTION | REQUIRES_CONNECTION
+            | CAPABILITIES | CRATE => {}
             unknown => {
                 let near = near_miss(unknown, KEYS);
                 hinted.extend(near);
@@ -237,7 +281,7 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolArgs {
         (
             REDACT,
             redact.is_some(),
-            "add `redact = [\"field\", \"nested.field\"]` listing the output fields that may leave the runner, or `redact = []` to let none through",
+            "add `redact = [\"field\", \"nested.field\"]` listing the output fields that may leave the runner, `redact = all` to let the whole output through, or `redact = []` to let none through",
         ),
     ];
     for (key, given, fix) in required {
@@ -249,6 +293,7 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolArgs {
         name: name.flatten(),
         effect: effect.flatten(),
         redact: redact.flatten(),
+        redact_details: redact_details.flatten(),
         description: description.flatten(),
         requires_connection: requires_connection.unwrap_or(false),
         capabilities: capabilities.unwrap_or_default(),
@@ -257,8 +302,11 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolArgs {
     if let Some(name) = &out.name {
         check_name(cx, name);
     }
-    if let Some(paths) = &out.redact {
-        check_redact_shape(cx, paths);
+    if let Some(redact) = &out.redact {
+        check_redact_shape(cx, REDACT, redact.paths());
+    }
+    if let Some((_, redact)) = &out.redact_details {
+        check_redact_shape(cx, REDACT_DETAILS, redact.paths());
     }
     out
 }
@@ -306,16 +354,17 @@ fn check_name(cx: &Ctxt, lit: &LitStr) {
     }
 }
 
-/// Rule: every redaction entry is a non-empty dotted path, listed once. Whether it names a
-/// field of the output type is checked by a `const` assertion, where the type is known.
-fn check_redact_shape(cx: &Ctxt, paths: &[LitStr]) {
+/// Rule: every `redact` (and `redact_details`) entry is a non-empty dotted path, listed once.
+/// Whether it names a field of the output (or details) type is checked by a `const` assertion,
+/// where the type is known.
+fn check_redact_shape(cx: &Ctxt, key: &str, paths: &[LitStr]) {
     let mut seen = Vec::new();
     for lit in paths {
         let path = lit.value();
         if path.is_empty() || path.split('.').any(str::is_empty) {
-            cx.error_spanned_by(lit, format_args!("`redact` entry `{path}` is not a field path; write field names joined by dots, such as `\"hits.title\"`"));
+            cx.error_spanned_by(lit, format_args!("`{key}` entry `{path}` is not a field path; write field names joined by dots, such as `\"hits.title\"`"));
         } else if seen.contains(&path) {
-            cx.error_spanned_by(lit, format_args!("`redact` entry `{path}` is listed twice"));
+            cx.error_spanned_by(lit, format_args!("`{key}` entry `{path}` is listed twice"));
         } else {
             seen.push(path);
         }

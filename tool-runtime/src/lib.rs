@@ -105,10 +105,10 @@ pub mod __private {
     pub use crate::runtime::{Capability, CapabilityRef, Tool};
     pub use crate::schema::consts::{
         accepts_item_constraints, accepts_range, accepts_range_bounds, accepts_string_constraints,
-        contains_connection_id, has_output_path, has_path, is_satisfiable,
+        contains_connection_id, has_fields, has_output_path, has_path, is_satisfiable,
     };
     pub use crate::schema::{ObjectSchema, Property, RangeBound, Schema, SchemaKind, ToolSchema};
-    pub use crate::spec::{StaticSpecParts, ToolDefinition, ToolEffect, ToolSpec};
+    pub use crate::spec::{StaticRedaction, StaticSpecParts, ToolDefinition, ToolEffect, ToolSpec};
 
     /// Stands in for a schema the macro could not build, so one mistake does not cascade.
     pub const STUB_SCHEMA: &Schema = &Schema::object(&[]);
@@ -120,9 +120,9 @@ pub mod __private {
         effect: ToolEffect::ExternalSideEffect,
         input_schema: STUB_SCHEMA,
         output_schema: None,
-        redaction: &[],
+        redaction: StaticRedaction::Paths(&[]),
         details_schema: None,
-        details_redaction: &[],
+        details_redaction: StaticRedaction::Paths(&[]),
         requires_connection: false,
         capabilities: &[],
     });

@@ -111,60 +111,102 @@ impl Serialize for SpecSchema {
     }
 }
 
-/// Which output fields may leave the runner: dotted paths into the output schema
-/// (`"hits.title"`). Everything else is removed before a result reaches the model, the UI or
-/// telemetry. Empty means nothing passes.
+/// Which parts of a value may leave the runner: the whole value, or the fields that dotted
+/// paths name (`"hits.title"`). Everything else is removed before a result reaches the model,
+/// the UI or telemetry.
+///
+/// `#[tool(redact = [...])]` makes a list of paths and `#[tool(redact = all)]` keeps the whole
+/// output; `redact_details` does the same for the details of a
+/// [`Content`](crate::content::Content). Paths select fields of objects at any depth and are
+/// walked through arrays, a top-level array included: on a `Vec<Entry>` output, `"name"` keeps
+/// the `name` of every entry. An empty list keeps nothing: an object becomes `{}`, an array
+/// loses every item that is not an object, and a string, number or `bool` becomes `null`.
+///
+/// ```
+/// use serde_json::json;
+/// use tool_runtime::spec::Redaction;
+///
+/// let entries = json!([{"name": "a.txt", "owner": "x@example.com"}, {"name": "b.txt", "owner": "y"}]);
+/// assert_eq!(Redaction::new(["name"]).apply(&entries), json!([{"name": "a.txt"}, {"name": "b.txt"}]));
+/// assert_eq!(Redaction::all().apply(&json!("some text")), json!("some text"));
+/// assert_eq!(Redaction::none().apply(&json!("some text")), json!(null));
+/// ```
 #[derive(Debug, Clone)]
-pub struct Redaction(Strings);
+pub struct Redaction(Keep);
 
 #[derive(Debug, Clone)]
-enum Strings {
+enum Keep {
+    /// The whole value.
+    All,
+    /// What these paths name.
     Static(&'static [&'static str]),
+    /// What these paths, given at run time, name.
     Owned(Arc<[String]>),
 }
 
 impl Redaction {
-    /// An allowlist known at compile time.
+    /// An allowlist of paths known at compile time.
     #[must_use]
     pub const fn from_static(paths: &'static [&'static str]) -> Self {
-        Self(Strings::Static(paths))
+        Self(Keep::Static(paths))
     }
 
-    /// An allowlist built at run time.
+    /// An allowlist of paths built at run time.
     #[must_use]
     pub fn new<I: IntoIterator<Item = S>, S: Into<String>>(paths: I) -> Self {
-        Self(Strings::Owned(paths.into_iter().map(Into::into).collect()))
+        Self(Keep::Owned(paths.into_iter().map(Into::into).collect()))
     }
 
-    /// The allowed paths, in the order given.
+    /// Keeps the whole value (`redact = all`): for an output whose every part may leave the
+    /// runner, and the only way to let a string, number, `bool` or unit enum output through.
+    #[must_use]
+    pub const fn all() -> Self {
+        Self(Keep::All)
+    }
+
+    /// Keeps nothing (`redact = []`).
+    #[must_use]
+    pub const fn none() -> Self {
+        Self(Keep::Static(&[]))
+    }
+
+    /// Whether the whole value is kept ([`Redaction::all`]).
+    #[must_use]
+    pub const fn is_all(&self) -> bool {
+        matches!(self.0, Keep::All)
+    }
+
+    /// The allowed paths, in the order given; none for [`Redaction::all`].
     pub fn paths(&self) -> impl Iterator<Item = &str> + '_ {
         let (statics, owned): (&[&str], &[String]) = match &self.0 {
-            Strings::Static(paths) => (paths, &[]),
-            Strings::Owned(paths) => (&[], paths),
+            Keep::All => (&[], &[]),
+            Keep::Static(paths) => (paths, &[]),
+            Keep::Owned(paths) => (&[], paths),
         };
         statics.iter().copied().chain(owned.iter().map(String::as_str))
     }
 
-    /// How many paths are allowed.
+    /// How many paths are allowed (`0` for [`Redaction::all`], which names none).
     #[must_use]
     pub fn len(&self) -> usize {
         match &self.0 {
-            Strings::Static(paths) => paths.len(),
-            Strings::Owned(paths) => paths.len(),
+            Keep::All => 0,
+            Keep::Static(paths) => paths.len(),
+            Keep::Owned(paths) => paths.len(),
         }
     }
 
-    /// Whether nothing passes.
+    /// Whether nothing passes: an empty list of paths (never [`Redaction::all`]).
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        !self.is_all() && self.len() == 0
     }
 
-    /// A copy of `output` holding only the allowed paths.
+    /// A copy of `output` holding only what is allowed.
     ///
     /// A path keeps the whole value under it; arrays are walked through (`"hits.title"` keeps
-    /// the `title` of every hit); `null` where an object was expected stays `null`. With an
-    /// empty allowlist the result is `{}`.
+    /// the `title` of every hit); `null` stays `null`; a string, number or `bool` that no path
+    /// keeps whole becomes `null` at the top and is removed from objects and arrays below it.
     ///
     /// ```
     /// use serde_json::json;
@@ -172,44 +214,45 @@ impl Redaction {
     ///
     /// let allow = Redaction::from_static(&["hits.title", "total"]);
     /// let output = json!({"hits": [{"title": "A", "owner": "x@example.com"}], "total": 1, "cost": 3});
-    /// assert_eq!(allow.apply(&output).unwrap(), json!({"hits": [{"title": "A"}], "total": 1}));
+    /// assert_eq!(allow.apply(&output), json!({"hits": [{"title": "A"}], "total": 1}));
+    /// assert_eq!(Redaction::none().apply(&output), json!({}));
     /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`RedactionError`] when `output` is not an object, so no path can name part of it.
-    pub fn apply(&self, output: &Value) -> Result<Value, RedactionError> {
-        let Value::Object(map) = output else {
-            return Err(RedactionError);
-        };
-        Ok(Value::Object(self.with_paths(|paths| keep_object(map, paths))))
+    #[must_use]
+    pub fn apply(&self, output: &Value) -> Value {
+        if self.is_all() {
+            return output.clone();
+        }
+        self.with_paths(|paths| keep_nested(output, paths)).unwrap_or(Value::Null)
     }
 
     /// [`Redaction::apply`] to an output nobody needs afterwards: what is not allowed is
     /// removed in place, and nothing is copied.
     #[cfg(feature = "runner")]
-    pub(crate) fn apply_owned(&self, output: Value) -> Result<Value, RedactionError> {
-        let Value::Object(mut map) = output else {
-            return Err(RedactionError);
-        };
-        self.with_paths(|paths| retain_object(&mut map, paths));
-        Ok(Value::Object(map))
+    pub(crate) fn apply_owned(&self, mut output: Value) -> Value {
+        if self.is_all() {
+            return output;
+        }
+        if self.with_paths(|paths| retain_nested(&mut output, paths)) {
+            output
+        } else {
+            Value::Null
+        }
     }
 
-    /// Whether this allowlist keeps every value valid under `schema` whole: `schema` is an
-    /// object (never `null`, which redaction refuses) and every property it has, at any depth,
-    /// is allowed.
+    /// Whether this allowlist keeps every value valid under `schema` whole: it is
+    /// [`Redaction::all`], or every property the schema has, at any depth (through arrays), is
+    /// allowed.
     fn keeps_whole(&self, schema: &Schema) -> bool {
-        !schema.nullable
-            && matches!(schema.kind, SchemaKind::Object(_))
-            && self.with_paths(|paths| keeps_nested(schema, paths))
+        self.is_all() || self.with_paths(|paths| keeps_nested(schema, paths))
     }
 
-    /// Calls `f` with the paths as a slice (a compile-time allowlist is one already).
+    /// Calls `f` with the paths as a slice (a compile-time allowlist is one already); an empty
+    /// slice for [`Redaction::all`], which callers check first with [`Redaction::is_all`].
     pub(crate) fn with_paths<R>(&self, f: impl FnOnce(&[&str]) -> R) -> R {
         match &self.0 {
-            Strings::Static(paths) => f(paths),
-            Strings::Owned(paths) => f(&paths.iter().map(String::as_str).collect::<Vec<_>>()),
+            Keep::All => f(&[]),
+            Keep::Static(paths) => f(paths),
+            Keep::Owned(paths) => f(&paths.iter().map(String::as_str).collect::<Vec<_>>()),
         }
     }
 }
@@ -283,7 +326,8 @@ fn keep_object(map: &Map<String, Value>, paths: &[&str]) -> Map<String, Value> {
     out
 }
 
-/// Applies `paths` below a value: objects are filtered, arrays walked through, `null` kept.
+/// Applies `paths` below a value: objects are filtered, arrays walked through, `null` kept;
+/// `None` for any other value, which no path can select part of.
 fn keep_nested(value: &Value, paths: &[&str]) -> Option<Value> {
     match value {
         Value::Object(map) => Some(Value::Object(keep_object(map, paths))),
@@ -322,22 +366,12 @@ fn retain_nested(value: &mut Value, paths: &[&str]) -> bool {
     }
 }
 
-/// The output could not be redacted: it is not a JSON object.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RedactionError;
-
-impl fmt::Display for RedactionError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(
-            "the tool's output is not an object, so no redaction path can select part of it",
-        )
-    }
-}
-
-impl std::error::Error for RedactionError {}
-
+/// Serialised as the list of paths, or as the string `"all"` for [`Redaction::all`].
 impl Serialize for Redaction {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if self.is_all() {
+            return serializer.serialize_str("all");
+        }
         let mut seq = serializer.serialize_seq(Some(self.len()))?;
         for path in self.paths() {
             seq.serialize_element(path)?;
@@ -404,11 +438,31 @@ pub struct StaticSpecParts {
     pub effect: ToolEffect,
     pub input_schema: &'static Schema,
     pub output_schema: Option<&'static Schema>,
-    pub redaction: &'static [&'static str],
+    pub redaction: StaticRedaction,
     pub details_schema: Option<&'static Schema>,
-    pub details_redaction: &'static [&'static str],
+    pub details_redaction: StaticRedaction,
     pub requires_connection: bool,
     pub capabilities: &'static [CapabilityRef],
+}
+
+/// A `#[tool]`'s allowlist as [`StaticSpecParts`] hold it (`Copy`, so a `const fn` can take it
+/// apart).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub enum StaticRedaction {
+    /// `redact = all`.
+    All,
+    /// `redact = [...]`.
+    Paths(&'static [&'static str]),
+}
+
+impl StaticRedaction {
+    const fn into_redaction(self) -> Redaction {
+        match self {
+            Self::All => Redaction::all(),
+            Self::Paths(paths) => Redaction::from_static(paths),
+        }
+    }
 }
 
 impl ToolSpec {
@@ -424,12 +478,12 @@ impl ToolSpec {
                 Some(schema) => Some(SpecSchema::Static(schema)),
                 None => None,
             },
-            redaction: Redaction::from_static(parts.redaction),
+            redaction: parts.redaction.into_redaction(),
             details_schema: match parts.details_schema {
                 Some(schema) => Some(SpecSchema::Static(schema)),
                 None => None,
             },
-            details_redaction: Redaction::from_static(parts.details_redaction),
+            details_redaction: parts.details_redaction.into_redaction(),
             requires_connection: parts.requires_connection,
             capabilities: Cow::Borrowed(parts.capabilities),
             schema_hash: OnceLock::new(),
@@ -440,6 +494,7 @@ impl ToolSpec {
     /// A spec known only at run time (see [`DynamicTool`](crate::runtime::DynamicTool)); the
     /// caller has checked the name and schemas.
     #[cfg(feature = "dynamic")]
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn dynamic(
         name: String,
         description: String,
@@ -447,8 +502,13 @@ impl ToolSpec {
         input_schema: Map<String, Value>,
         output_schema: Option<Map<String, Value>>,
         redaction: Redaction,
+        details: Option<(Map<String, Value>, Redaction)>,
         requires_connection: bool,
     ) -> Self {
+        let (details_schema, details_redaction) = match details {
+            Some((schema, redaction)) => (Some(SpecSchema::Json(Arc::new(schema))), redaction),
+            None => (None, Redaction::none()),
+        };
         Self {
             name: Cow::Owned(name),
             description: Cow::Owned(description),
@@ -456,8 +516,8 @@ impl ToolSpec {
             input_schema: SpecSchema::Json(Arc::new(input_schema)),
             output_schema: output_schema.map(|schema| SpecSchema::Json(Arc::new(schema))),
             redaction,
-            details_schema: None,
-            details_redaction: Redaction::from_static(&[]),
+            details_schema,
+            details_redaction,
             requires_connection,
             capabilities: Cow::Borrowed(&[]),
             schema_hash: OnceLock::new(),
@@ -708,3 +768,59 @@ impl PartialEq for CapabilityRef {
 }
 
 impl Eq for CapabilityRef {}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn paths_reach_through_arrays_at_any_depth_and_scalars_keep_nothing() {
+        let keep_name = Redaction::new(["name", "tags.label"]);
+        let cases = [
+            (json!([{"name": "a", "x": 1}]), json!([{"name": "a"}])),
+            (json!([[{"name": "a", "x": 1}], []]), json!([[{"name": "a"}], []])),
+            (
+                json!({"name": "a", "tags": [{"label": "l", "id": 7}], "x": 1}),
+                json!({"name": "a", "tags": [{"label": "l"}]}),
+            ),
+            (json!(null), json!(null)),
+            (json!("text"), json!(null)),
+            (json!(["a", "b"]), json!([])),
+        ];
+        for (output, kept) in cases {
+            assert_eq!(keep_name.apply(&output), kept, "{output}");
+            #[cfg(feature = "runner")]
+            assert_eq!(keep_name.apply_owned(output.clone()), kept, "owned: {output}");
+        }
+    }
+
+    #[test]
+    fn all_keeps_everything_and_none_nothing() {
+        for output in [json!("text"), json!(3), json!([1, 2]), json!({"a": {"b": 1}})] {
+            assert_eq!(Redaction::all().apply(&output), output);
+            #[cfg(feature = "runner")]
+            assert_eq!(Redaction::all().apply_owned(output.clone()), output);
+        }
+        assert_eq!(Redaction::none().apply(&json!(true)), json!(null));
+        assert_eq!(Redaction::none().apply(&json!({"a": 1})), json!({}));
+        assert!(Redaction::none().is_empty() && !Redaction::all().is_empty());
+        assert_eq!(serde_json::to_value(Redaction::all()).unwrap(), json!("all"));
+    }
+
+    #[test]
+    fn keeps_whole_sees_through_arrays_and_knows_scalars_change() {
+        const ENTRY: Schema = Schema::object(&[crate::schema::Property {
+            name: "name",
+            schema: &Schema::string(),
+            required: true,
+            aliases: &[],
+        }]);
+        const ENTRIES: Schema = Schema::array(&ENTRY);
+        assert!(Redaction::new(["name"]).keeps_whole(&ENTRIES));
+        assert!(!Redaction::none().keeps_whole(&ENTRIES));
+        assert!(!Redaction::none().keeps_whole(&Schema::string()));
+        assert!(Redaction::all().keeps_whole(&Schema::string()));
+    }
+}

@@ -72,7 +72,7 @@ fn a_tool_runs_with_what_it_declared_and_its_output_keeps_to_its_schema() {
     let spec = FindOrders::spec();
     let declared = spec.output_schema().and_then(|schema| schema.as_static());
     assert_eq!(declared.map(|declared| declared.to_json()), Some(output_schema.to_json()));
-    let redacted = spec.redaction().apply(&value).expect("an object");
+    let redacted = spec.redaction().apply(&value);
     assert_eq!(
         redacted,
         json!({"orders": [

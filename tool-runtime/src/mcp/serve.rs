@@ -195,6 +195,9 @@ pub fn annotations(effect: ToolEffect, hints: ToolHints) -> ToolAnnotations {
 /// [`Redaction::apply`]: properties not allowlisted are removed (and dropped from `required`),
 /// arrays are walked through, an allowlisted property keeps its whole schema.
 fn redacted_schema(schema: &Value, redaction: &Redaction) -> Value {
+    if redaction.is_all() {
+        return schema.clone();
+    }
     redaction.with_paths(|paths| narrow(schema, paths)).unwrap_or_else(|| schema.clone())
 }
 

@@ -20,7 +20,7 @@ use crate::runtime::{
     ValidatedArgs,
 };
 use crate::schema::{ArgumentsError, Shown};
-use crate::spec::{RedactionError, SpecSchema};
+use crate::spec::SpecSchema;
 
 impl ToolRunner {
     /// Steps 1 to 10: from the tool's name to its redacted output.
@@ -378,9 +378,8 @@ fn check_output(tool: &dyn BoundToolRuntime, output: &ToolOutput) -> Result<(), 
     })
 }
 
-/// Step 10: only the allowlisted fields of the structured value and of the details ->
-/// `redaction_failed`; within the result budget -> `result_too_large`. A structured value that
-/// passed step 9 against a compile-time schema whose every property the allowlist takes in needs
+/// Step 10: only the allowlisted fields of the structured value and of the details; within
+/// the result budget -> `result_too_large`. A structured value that passed step 9 against a compile-time schema whose every property the allowlist takes in needs
 /// no walk: output objects are closed, so it holds nothing else. Details without an allowlist are
 /// dropped. Other parts are what the tool chose to show and pass as they are.
 #[inline(always)]
@@ -390,12 +389,10 @@ fn redact_and_bound(
     budgets: &Budgets,
 ) -> Result<ToolOutput, ExecError> {
     let spec = tool.spec();
-    let redaction_failed =
-        |error: RedactionError| ExecError::new(Code::RedactionFailed, error.to_string());
     if let Some(structured) = output.structured_mut() {
         if !spec.redaction_keeps_valid_output() {
             let value = std::mem::take(structured);
-            *structured = spec.redaction().apply_owned(value).map_err(redaction_failed)?;
+            *structured = spec.redaction().apply_owned(value);
         }
         if let Some(size) = json_len_over(structured, budgets.max_result_bytes) {
             return Err(ExecError::new(
@@ -408,9 +405,7 @@ fn redact_and_bound(
         && spec.details_schema().is_some()
         && !spec.details_redaction().is_empty()
     {
-        output.set_details(Some(
-            spec.details_redaction().apply_owned(value).map_err(redaction_failed)?,
-        ));
+        output.set_details(Some(spec.details_redaction().apply_owned(value)));
     }
     Ok(output)
 }

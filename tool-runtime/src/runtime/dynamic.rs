@@ -55,7 +55,9 @@ pub struct DynamicToolBuilder {
     input_schema: Value,
     output_schema: Option<Value>,
     effect: ToolEffect,
-    redaction: Vec<String>,
+    redaction: Redaction,
+    /// The details schema and its allowlist.
+    details: Option<(Value, Redaction)>,
     requires_connection: bool,
     /// Made by the MCP import, the only source allowed the reserved `mcp` namespace.
     imported: bool,
@@ -78,6 +80,10 @@ pub enum DynamicToolError {
     InvalidSchema(String),
     /// A redaction path names nothing in the output schema.
     RedactPath(String),
+    /// The details schema leaves the allowed subset.
+    DetailsSchema(SubsetError),
+    /// A `redact_details` path names nothing in the details schema.
+    RedactDetailsPath(String),
 }
 
 impl fmt::Display for DynamicToolError {
@@ -94,6 +100,10 @@ impl fmt::Display for DynamicToolError {
             Self::InvalidSchema(message) => write!(f, "invalid schema: {message}"),
             Self::RedactPath(path) => {
                 write!(f, "`redact` entry `{path}` names no field of the output schema")
+            }
+            Self::DetailsSchema(error) => write!(f, "details schema: {error}"),
+            Self::RedactDetailsPath(path) => {
+                write!(f, "`redact_details` entry `{path}` names no field of the details schema")
             }
         }
     }
@@ -131,7 +141,7 @@ fn object(schema: Value) -> Map<String, Value> {
 impl DynamicTool {
     /// Starts a dynamic tool with its name, description and input schema. Unless told otherwise
     /// it is an `external_side_effect` (the most cautious reading), needs no connection, has no
-    /// output schema and lets no output field through redaction.
+    /// output schema, lets no output field through redaction and drops any details.
     pub fn builder(
         name: impl Into<String>,
         description: impl Into<String>,
@@ -143,7 +153,8 @@ impl DynamicTool {
             input_schema,
             output_schema: None,
             effect: ToolEffect::ExternalSideEffect,
-            redaction: Vec::new(),
+            redaction: Redaction::none(),
+            details: None,
             requires_connection: false,
             imported: false,
         }
@@ -163,9 +174,65 @@ impl DynamicToolBuilder {
         self
     }
 
-    /// The output fields that may leave the runner.
+    /// The output fields that may leave the runner (`#[tool(redact = [...])]`): dotted paths
+    /// into the output schema, walked through arrays.
     pub fn redact<I: IntoIterator<Item = S>, S: Into<String>>(mut self, paths: I) -> Self {
-        self.redaction = paths.into_iter().map(Into::into).collect();
+        self.redaction = Redaction::new(paths);
+        self
+    }
+
+    /// Lets the whole output leave the runner (`#[tool(redact = all)]`), whatever its shape:
+    /// the only way the text a tool without an output schema returns reaches the model.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tool_runtime::prelude::*;
+    /// use tool_runtime::runtime::{BoundToolRuntime, DynamicTool};
+    ///
+    /// let tool = DynamicTool::builder("text__shout", "Shout.", json!({"type": "object"}))
+    ///     .effect(ToolEffect::ReadOnly)
+    ///     .redact_all()
+    ///     .build(|_, _, _| async { Ok(json!("HEY")) })
+    ///     .unwrap();
+    /// assert!(tool.spec().redaction().is_all());
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let runner = ToolRunner::builder(ToolCatalog::builder().register_dynamic(tool).build().unwrap())
+    ///     .policy(ToolPolicy::allowing(["text__*"]))
+    ///     .build();
+    /// let ctx = ToolInvocationContext::new(ContextIds { run_id: "r", actor_id: "a", tenant_id: "t" });
+    /// let result = runner.exec("text__shout", b"{}", &ctx).await;
+    /// assert_eq!(result.value(), Some(&json!("HEY")));
+    /// # });
+    /// ```
+    pub fn redact_all(mut self) -> Self {
+        self.redaction = Redaction::all();
+        self
+    }
+
+    /// The schema of the details the handler returns (see
+    /// [`ToolOutput::with_details`]) and the detail fields that may leave the runner
+    /// (`#[tool(redact_details = [...])]`, or [`Redaction::all`]). Without it, details are
+    /// dropped.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tool_runtime::content::{Part, ToolOutput};
+    /// use tool_runtime::runtime::{BoundToolRuntime, DynamicTool};
+    /// use tool_runtime::spec::Redaction;
+    ///
+    /// let details = json!({"type": "object", "properties": {"path": {"type": "string"}, "owner": {"type": "string"}}});
+    /// let tool = DynamicTool::builder("files__touch", "Touch a file.", json!({"type": "object"}))
+    ///     .details(details, Redaction::new(["path"]))
+    ///     .build(|_, _, _| async {
+    ///         Ok(ToolOutput::from(Part::Text("done".into()))
+    ///             .with_details(json!({"path": "/tmp/a", "owner": "x"})))
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(tool.spec().details_redaction().paths().collect::<Vec<_>>(), ["path"]);
+    /// ```
+    pub fn details(mut self, schema: Value, redaction: Redaction) -> Self {
+        self.details = Some((schema, redaction));
         self
     }
 
@@ -188,7 +255,7 @@ impl DynamicToolBuilder {
     /// # Errors
     ///
     /// [`DynamicToolError`]: a bad name, a schema outside the subset or invalid, or a redaction
-    /// path the output schema does not have.
+    /// path the output (or details) schema does not have.
     pub fn build<F, Fut, O>(self, handler: F) -> Result<DynamicTool, DynamicToolError>
     where
         F: Fn(Value, ToolInvocationContext, ToolCapabilities) -> Fut + Send + Sync + 'static,
@@ -206,11 +273,22 @@ impl DynamicToolBuilder {
         let output = match &self.output_schema {
             Some(schema) => {
                 check_subset(schema).map_err(DynamicToolError::OutputSchema)?;
-                if let Some(path) = self.redaction.iter().find(|path| !json_has_path(schema, path))
+                if let Some(path) = self.redaction.paths().find(|path| !json_has_path(schema, path))
                 {
-                    return Err(DynamicToolError::RedactPath(path.clone()));
+                    return Err(DynamicToolError::RedactPath(path.to_owned()));
                 }
                 Some(compile(schema)?)
+            }
+            None => None,
+        };
+        let details = match self.details {
+            Some((schema, redaction)) => {
+                check_subset(&schema).map_err(DynamicToolError::DetailsSchema)?;
+                compile(&schema)?;
+                if let Some(path) = redaction.paths().find(|path| !json_has_path(&schema, path)) {
+                    return Err(DynamicToolError::RedactDetailsPath(path.to_owned()));
+                }
+                Some((object(schema), redaction))
             }
             None => None,
         };
@@ -220,7 +298,8 @@ impl DynamicToolBuilder {
             self.effect,
             object(self.input_schema),
             self.output_schema.map(object),
-            Redaction::new(self.redaction),
+            self.redaction,
+            details,
             self.requires_connection,
         );
         let handler = Arc::new(move |args, ctx, caps| -> DynamicFuture {

@@ -370,6 +370,21 @@ pub const fn has_output_path(schema: Option<&Schema>, path: &str) -> bool {
     }
 }
 
+/// Whether an output (or details) schema has fields a `redact` path can name: an object, or an
+/// array (of arrays) of objects. A string, number, `bool`, unit enum, an array of those, or no
+/// structured part at all has none: it is kept whole or not at all.
+#[doc(hidden)]
+#[must_use]
+pub const fn has_fields(schema: Option<&Schema>) -> bool {
+    let Some(mut node) = schema else {
+        return false;
+    };
+    while let SchemaKind::Array(array) = node.kind {
+        node = array.items;
+    }
+    matches!(node.kind, SchemaKind::Object(_))
+}
+
 const fn str_eq_bytes(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
@@ -411,6 +426,16 @@ mod tests {
         for missing in ["hits.url", "total.x", "", ".", "hits.", ".hits", "hits..title"] {
             assert!(!has_path(&HITS, missing), "{missing:?}");
         }
+    }
+
+    #[test]
+    fn fields_are_objects_reached_through_arrays() {
+        const STRINGS: Schema = Schema::array(&Schema::string());
+        const NESTED: Schema = Schema::array(&Schema::array(&HIT));
+        assert!(has_fields(Some(&HITS)) && has_fields(Some(&NESTED)));
+        assert!(!has_fields(Some(&STRINGS)) && !has_fields(Some(&Schema::string())));
+        assert!(!has_fields(None));
+        assert!(has_path(&NESTED, "title"));
     }
 
     #[test]
