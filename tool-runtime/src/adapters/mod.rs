@@ -109,7 +109,7 @@
 //!     .executable()
 //!     .map(|call| ToolResult::ok(call, json!({"titles": ["About wire"]})))
 //!     .collect();
-//! let messages = adapter.turn(&decoded, &results);
+//! let messages = adapter.turn(&decoded, &results)?;
 //! assert_eq!(messages[0]["tool_calls"][0]["id"], json!("call_a"));
 //! assert_eq!(
 //!     messages[1],
@@ -130,6 +130,7 @@ mod ollama;
 mod openai_chat;
 mod openai_responses;
 pub mod openai_sse;
+mod parts;
 mod problem;
 mod raise;
 mod request;
@@ -150,6 +151,7 @@ pub use gemini::{Gemini, GeminiParameters};
 pub use ollama::Ollama;
 pub use openai_chat::OpenAiChat;
 pub use openai_responses::OpenAiResponses;
+pub use parts::UnsupportedPart;
 pub use problem::{Budget, BudgetError, DecodeError, EncodeError, Problem, ProviderError};
 pub use raise::raise_arguments;
 pub use request::{Message, ModelRequest, RequestOptions};
@@ -421,15 +423,38 @@ pub trait Adapter: fmt::Debug + Send + Sync {
     /// blocks, Responses reasoning items).
     fn assistant_message(&self, decoded: &Decoded) -> Value;
 
-    /// The messages (or input items) that carry `results` back.
-    fn result_messages(&self, results: &[ToolResult]) -> Vec<Value>;
+    /// The messages (or input items) that carry `results` back, every part in the
+    /// provider's own form (the adapter's docs say which): text as text, images, audio and
+    /// files as the provider's blocks, in base64 written once into the string that goes on
+    /// the wire. A result's details never reach the model.
+    ///
+    /// ```
+    /// use tool_runtime::adapters::{Adapter, OpenAiResponses, ToolCall, ToolResult};
+    /// use tool_runtime::content::{Content, IntoToolOutput};
+    ///
+    /// let call = ToolCall::new("call_1", "media__screenshot", serde_json::json!({}));
+    /// let output = Content::new().text("The page:").image("image/png", vec![1, 2, 3]).into_output().unwrap();
+    /// let items = OpenAiResponses::new().result_messages(&[ToolResult::ok(&call, output)])?;
+    /// assert_eq!(items[0]["output"][1]["image_url"], "data:image/png;base64,AQID");
+    /// # Ok::<(), tool_runtime::adapters::EncodeError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`EncodeError::UnsupportedPart`] for a part the provider cannot carry (naming the
+    /// call, the part's index and its kind); nothing is dropped silently.
+    fn result_messages(&self, results: &[ToolResult]) -> Result<Vec<Value>, EncodeError>;
 
     /// What to append to the conversation after a turn with calls: the model's turn, then
     /// the results.
-    fn turn(&self, decoded: &Decoded, results: &[ToolResult]) -> Vec<Value> {
+    ///
+    /// # Errors
+    ///
+    /// The errors of [`Adapter::result_messages`].
+    fn turn(&self, decoded: &Decoded, results: &[ToolResult]) -> Result<Vec<Value>, EncodeError> {
         let mut messages = vec![self.assistant_message(decoded)];
-        messages.extend(self.result_messages(results));
-        messages
+        messages.extend(self.result_messages(results)?);
+        Ok(messages)
     }
 }
 

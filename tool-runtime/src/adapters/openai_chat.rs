@@ -8,12 +8,15 @@
 //! - Streams: SSE `data:` chunks with `choices[0].delta.tool_calls[]` fragments keyed by
 //!   `index`, ending in `data: [DONE]`; a usage chunk may come with empty `choices`. Only the
 //!   first choice (`index` 0) is read; ask for one (`n: 1`, the default).
-//! - Results: one `{"role": "tool", "tool_call_id", "content"}` message per result.
+//! - Results: one `{"role": "tool", "tool_call_id", "content"}` message per result, carrying
+//!   text; the images, sounds and files of a turn's results follow in one `user` message that
+//!   names the calls ([`OpenAiChat::result_messages`](super::Adapter::result_messages)).
 
 use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
+use crate::content::{Part, Resource, ResourceBody};
 use crate::spec::ToolSpec;
 
 use super::assemble::{Core, DecodeOptions};
@@ -24,9 +27,9 @@ use super::request::{self, ModelRequest, RequestOptions};
 use super::session::{Protocol, Session, StreamSession, body, payload, str_at, usage_object};
 use super::sse::SseParser;
 use super::types::{
-    ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolResult,
+    ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolOutcome, ToolResult,
 };
-use super::{Adapter, Provider, input_schema, lower, named};
+use super::{Adapter, Provider, input_schema, lower, named, parts};
 
 /// The OpenAI Chat Completions adapter.
 ///
@@ -121,7 +124,7 @@ impl Adapter for OpenAiChat {
         request: &ModelRequest<'_>,
         options: &RequestOptions,
     ) -> Result<Map<String, Value>, EncodeError> {
-        let messages = request::role_messages(self, request.messages);
+        let messages = request::role_messages(self, request.messages)?;
         let mut fields = Map::new();
         fields.insert("model".to_owned(), json!(options.model));
         fields.insert("messages".to_owned(), Value::Array(messages));
@@ -199,14 +202,80 @@ impl Adapter for OpenAiChat {
         Value::Object(message)
     }
 
-    fn result_messages(&self, results: &[ToolResult]) -> Vec<Value> {
-        results
-            .iter()
-            .map(|result| {
-                json!({"role": "tool", "tool_call_id": result.call_id, "content": result.content_text()})
-            })
-            .collect()
+    /// One `{"role": "tool", "tool_call_id", "content"}` message per result, its content the
+    /// result's text ([`ToolResult::content_text`]). A tool message takes text only, so the
+    /// images, sounds and files of the turn's results follow in ONE `user` message after the
+    /// tool messages: for each result that has any, a text part naming the call
+    /// (`Attachments of the result of call `<id>` (<tool>):`) and then its parts, as
+    /// `{"type": "image_url", "image_url": {"url": "data:<mime>;base64,..."}}` (PNG, JPEG,
+    /// WebP, GIF), `{"type": "input_audio", "input_audio": {"data", "format"}}` (`wav` or
+    /// `mp3`) or `{"type": "file", "file": {"filename", "file_data": "data:<mime>;base64,..."}}`.
+    /// The tool message of such a result says that its attachments follow.
+    fn result_messages(&self, results: &[ToolResult]) -> Result<Vec<Value>, EncodeError> {
+        let mut messages = Vec::with_capacity(results.len() + 1);
+        let mut attachments = Vec::new();
+        for result in results {
+            let mut content = result.content_text();
+            if let ToolOutcome::Ok(output) = &result.outcome
+                && output.parts().iter().any(parts::is_binary)
+            {
+                attachments.push(json!({
+                    "type": "text",
+                    "text": format!("Attachments of the result of call `{}` ({}):", result.call_id, result.name),
+                }));
+                for (index, part) in output.parts().iter().enumerate() {
+                    if let Some(block) = attachment(result, index, part)? {
+                        attachments.push(block);
+                    }
+                }
+                if !content.is_empty() {
+                    content.push('\n');
+                }
+                content.push_str(ATTACHMENTS_FOLLOW);
+            }
+            messages.push(
+                json!({"role": "tool", "tool_call_id": result.call_id, "content": content}),
+            );
+        }
+        if !attachments.is_empty() {
+            messages.push(json!({"role": "user", "content": attachments}));
+        }
+        Ok(messages)
     }
+}
+
+/// What the tool message of a result with attachments says about them.
+const ATTACHMENTS_FOLLOW: &str = "(The images, sounds or files of this result follow in the next user message.)";
+
+/// The user-message block for part `index` of `result`, if it is bytes.
+fn attachment(result: &ToolResult, index: usize, part: &Part) -> Result<Option<Value>, EncodeError> {
+    let block = match part {
+        Part::Image(media) if parts::is_common_image(&media.mime_type) => json!({
+            "type": "image_url",
+            "image_url": {"url": parts::data_url(&media.mime_type, &media.data)},
+        }),
+        Part::Audio(media) => {
+            let format = match media.mime_type.as_str() {
+                "audio/wav" | "audio/x-wav" | "audio/wave" | "audio/vnd.wave" => "wav",
+                "audio/mpeg" | "audio/mp3" => "mp3",
+                _ => return Err(parts::unsupported(Provider::OpenAiChat, result, index, part)),
+            };
+            json!({
+                "type": "input_audio",
+                "input_audio": {"data": parts::base64(&media.data), "format": format},
+            })
+        }
+        Part::Resource(Resource { uri, mime_type, body: ResourceBody::Bytes(bytes) }) => {
+            let mime = mime_type.as_deref().unwrap_or(parts::OCTET_STREAM);
+            json!({
+                "type": "file",
+                "file": {"filename": parts::file_name(uri), "file_data": parts::data_url(mime, bytes)},
+            })
+        }
+        Part::Image(_) => return Err(parts::unsupported(Provider::OpenAiChat, result, index, part)),
+        _ => return Ok(None),
+    };
+    Ok(Some(block))
 }
 
 /// A call given whole: `{id, function: {name, arguments}}` (or a legacy `function_call`).

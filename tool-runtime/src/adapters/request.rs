@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 use crate::spec::ToolSpec;
 
 use super::Adapter;
+use super::problem::EncodeError;
 use super::types::{Decoded, ToolChoice, ToolResult};
 
 /// One entry of a conversation, in provider-independent terms. Adapters turn these into their
@@ -156,17 +157,20 @@ pub(crate) fn system_text(messages: &[Message]) -> Option<String> {
 /// The conversation as `{"role", "content"}` messages, for the providers that speak that
 /// shape (OpenAI Chat Completions, Ollama): system and user messages as text, the model's turns
 /// and the results as `adapter` encodes them.
-pub(crate) fn role_messages(adapter: &dyn Adapter, messages: &[Message]) -> Vec<Value> {
+pub(crate) fn role_messages(
+    adapter: &dyn Adapter,
+    messages: &[Message],
+) -> Result<Vec<Value>, EncodeError> {
     let mut out = Vec::with_capacity(messages.len());
     for message in messages {
         match message {
             Message::System(text) => out.push(json!({"role": "system", "content": text})),
             Message::User(text) => out.push(json!({"role": "user", "content": text})),
             Message::Assistant(decoded) => out.push(adapter.assistant_message(decoded)),
-            Message::ToolResults(results) => out.extend(adapter.result_messages(results)),
+            Message::ToolResults(results) => out.extend(adapter.result_messages(results)?),
         }
     }
-    out
+    Ok(out)
 }
 
 /// The body: the extra fields, then `fields` over them (in insertion order, an overwritten extra
