@@ -29,7 +29,8 @@ use super::sse::SseParser;
 use super::types::{
     ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolOutcome, ToolResult,
 };
-use super::{Adapter, Provider, input_schema, lower, named, parts};
+use super::parts::{self, object};
+use super::{Adapter, Provider, input_schema, lower, named};
 
 /// The output budget of a request that sets none (the API requires one).
 const MAX_TOKENS: u32 = 4096;
@@ -248,14 +249,14 @@ impl Adapter for Anthropic {
                 }
                 _ => Value::String(result.content_text()),
             };
-            blocks.push(json!({
-                "type": "tool_result",
-                "tool_use_id": result.call_id,
-                "content": content,
-                "is_error": result.is_error(),
-            }));
+            blocks.push(object([
+                ("type", json!("tool_result")),
+                ("tool_use_id", json!(result.call_id)),
+                ("content", content),
+                ("is_error", json!(result.is_error())),
+            ]));
         }
-        Ok(vec![json!({"role": "user", "content": blocks})])
+        Ok(vec![object([("role", json!("user")), ("content", Value::Array(blocks))])])
     }
 }
 
@@ -268,10 +269,10 @@ fn needs_blocks(part: &Part) -> bool {
 /// Anthropic refuses as a block.
 fn result_block(result: &ToolResult, index: usize, part: &Part) -> Result<Option<Value>, EncodeError> {
     let block = match part {
-        Part::Image(media) if parts::is_common_image(&media.mime_type) => json!({
-            "type": "image",
-            "source": {"type": "base64", "media_type": media.mime_type, "data": parts::base64(&media.data)},
-        }),
+        Part::Image(media) if parts::is_common_image(&media.mime_type) => object([
+            ("type", json!("image")),
+            ("source", base64_source(&media.mime_type, &media.data)),
+        ]),
         Part::Resource(Resource { uri, body: ResourceBody::Text(text), .. }) => json!({
             "type": "document",
             "source": {"type": "text", "media_type": "text/plain", "data": text},
@@ -280,11 +281,11 @@ fn result_block(result: &ToolResult, index: usize, part: &Part) -> Result<Option
         Part::Resource(Resource { uri, mime_type, body: ResourceBody::Bytes(bytes) })
             if mime_type.as_deref() == Some("application/pdf") =>
         {
-            json!({
-                "type": "document",
-                "source": {"type": "base64", "media_type": "application/pdf", "data": parts::base64(bytes)},
-                "title": uri,
-            })
+            object([
+                ("type", json!("document")),
+                ("source", base64_source("application/pdf", bytes)),
+                ("title", json!(uri)),
+            ])
         }
         _ => match parts::text_of(part) {
             Some(text) if text.is_empty() => return Ok(None),
@@ -293,6 +294,15 @@ fn result_block(result: &ToolResult, index: usize, part: &Part) -> Result<Option
         },
     };
     Ok(Some(block))
+}
+
+/// `{"type": "base64", "media_type", "data"}`.
+fn base64_source(media_type: &str, bytes: &[u8]) -> Value {
+    object([
+        ("type", json!("base64")),
+        ("media_type", json!(media_type)),
+        ("data", parts::base64(bytes).into()),
+    ])
 }
 
 

@@ -29,7 +29,8 @@ use super::sse::SseParser;
 use super::types::{
     ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolOutcome, ToolResult,
 };
-use super::{Adapter, Provider, input_schema, lower, named, parts};
+use super::parts::{self, object};
+use super::{Adapter, Provider, input_schema, lower, named};
 
 /// Which field of a function declaration carries the parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -253,9 +254,9 @@ impl Adapter for Gemini {
                     }
                     let mut texts = output.parts().iter().filter(|part| !parts::is_binary(part));
                     match (texts.next(), texts.next()) {
-                        (Some(Part::Json(value)), None) => json!({"output": value}),
+                        (Some(Part::Json(value)), None) => object([("output", value.clone())]),
                         (None, _) => json!({}),
-                        _ => json!({"output": result.content_text()}),
+                        _ => object([("output", Value::String(result.content_text()))]),
                     }
                 }
                 ToolOutcome::Error { .. } => Value::Object(result.error_object()),
@@ -264,9 +265,9 @@ impl Adapter for Gemini {
             if !inline.is_empty() {
                 response.insert("parts".to_owned(), Value::Array(inline));
             }
-            responses.push(json!({"functionResponse": response}));
+            responses.push(object([("functionResponse", Value::Object(response))]));
         }
-        Ok(vec![json!({"role": "user", "parts": responses})])
+        Ok(vec![object([("role", json!("user")), ("parts", Value::Array(responses))])])
     }
 }
 
@@ -288,7 +289,8 @@ fn inline_data(result: &ToolResult, index: usize, part: &Part) -> Result<Option<
         }
         _ => return Ok(None),
     };
-    Ok(Some(json!({"inlineData": {"mimeType": mime, "data": parts::base64(bytes)}})))
+    let data = object([("mimeType", json!(mime)), ("data", parts::base64(bytes).into())]);
+    Ok(Some(object([("inlineData", data)])))
 }
 
 /// The canonical reason for a `finishReason`.

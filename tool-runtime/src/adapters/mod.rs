@@ -345,7 +345,8 @@ pub trait Adapter: fmt::Debug + Send + Sync {
         options: &RequestOptions,
     ) -> Result<Map<String, Value>, EncodeError>;
 
-    /// [`Adapter::encode_request`] as the bytes to send.
+    /// [`Adapter::encode_request`] as the bytes to send, written into one buffer sized for
+    /// the whole body up front (a body carrying a megabyte image is not regrown a dozen times).
     ///
     /// # Errors
     ///
@@ -355,7 +356,7 @@ pub trait Adapter: fmt::Debug + Send + Sync {
         request: &ModelRequest<'_>,
         options: &RequestOptions,
     ) -> Result<Vec<u8>, EncodeError> {
-        Ok(Value::Object(self.encode_request(request, options)?).to_string().into_bytes())
+        Ok(self::request::to_bytes(&Value::Object(self.encode_request(request, options)?)))
     }
 
     /// Decodes a whole (non-streamed) response body. Arguments come as the model sent them;

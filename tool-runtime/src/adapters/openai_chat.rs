@@ -29,7 +29,8 @@ use super::sse::SseParser;
 use super::types::{
     ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolOutcome, ToolResult,
 };
-use super::{Adapter, Provider, input_schema, lower, named, parts};
+use super::parts::{self, object};
+use super::{Adapter, Provider, input_schema, lower, named};
 
 /// The OpenAI Chat Completions adapter.
 ///
@@ -233,12 +234,14 @@ impl Adapter for OpenAiChat {
                 }
                 content.push_str(ATTACHMENTS_FOLLOW);
             }
-            messages.push(
-                json!({"role": "tool", "tool_call_id": result.call_id, "content": content}),
-            );
+            messages.push(object([
+                ("role", json!("tool")),
+                ("tool_call_id", json!(result.call_id)),
+                ("content", Value::String(content)),
+            ]));
         }
         if !attachments.is_empty() {
-            messages.push(json!({"role": "user", "content": attachments}));
+            messages.push(object([("role", json!("user")), ("content", Value::Array(attachments))]));
         }
         Ok(messages)
     }
@@ -250,27 +253,31 @@ const ATTACHMENTS_FOLLOW: &str = "(The images, sounds or files of this result fo
 /// The user-message block for part `index` of `result`, if it is bytes.
 fn attachment(result: &ToolResult, index: usize, part: &Part) -> Result<Option<Value>, EncodeError> {
     let block = match part {
-        Part::Image(media) if parts::is_common_image(&media.mime_type) => json!({
-            "type": "image_url",
-            "image_url": {"url": parts::data_url(&media.mime_type, &media.data)},
-        }),
+        Part::Image(media) if parts::is_common_image(&media.mime_type) => object([
+            ("type", json!("image_url")),
+            ("image_url", object([("url", parts::data_url(&media.mime_type, &media.data).into())])),
+        ]),
         Part::Audio(media) => {
             let format = match media.mime_type.as_str() {
                 "audio/wav" | "audio/x-wav" | "audio/wave" | "audio/vnd.wave" => "wav",
                 "audio/mpeg" | "audio/mp3" => "mp3",
                 _ => return Err(parts::unsupported(Provider::OpenAiChat, result, index, part)),
             };
-            json!({
-                "type": "input_audio",
-                "input_audio": {"data": parts::base64(&media.data), "format": format},
-            })
+            object([
+                ("type", json!("input_audio")),
+                (
+                    "input_audio",
+                    object([("data", parts::base64(&media.data).into()), ("format", json!(format))]),
+                ),
+            ])
         }
         Part::Resource(Resource { uri, mime_type, body: ResourceBody::Bytes(bytes) }) => {
             let mime = mime_type.as_deref().unwrap_or(parts::OCTET_STREAM);
-            json!({
-                "type": "file",
-                "file": {"filename": parts::file_name(uri), "file_data": parts::data_url(mime, bytes)},
-            })
+            let file = object([
+                ("filename", json!(parts::file_name(uri))),
+                ("file_data", parts::data_url(mime, bytes).into()),
+            ]);
+            object([("type", json!("file")), ("file", file)])
         }
         Part::Image(_) => return Err(parts::unsupported(Provider::OpenAiChat, result, index, part)),
         _ => return Ok(None),

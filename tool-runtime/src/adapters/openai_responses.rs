@@ -31,7 +31,8 @@ use super::sse::SseParser;
 use super::types::{
     ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolOutcome, ToolResult,
 };
-use super::{Adapter, Provider, input_schema, lower, named, parts};
+use super::parts::{self, object};
+use super::{Adapter, Provider, input_schema, lower, named};
 
 /// The key under which reasoning items are kept in [`Decoded::extras`].
 const REASONING: &str = "reasoning_items";
@@ -238,7 +239,11 @@ impl Adapter for OpenAiResponses {
                     }
                     _ => Value::String(result.content_text()),
                 };
-                Ok(json!({"type": "function_call_output", "call_id": result.call_id, "output": output}))
+                Ok(object([
+                    ("type", json!("function_call_output")),
+                    ("call_id", json!(result.call_id)),
+                    ("output", output),
+                ]))
             })
             .collect()
     }
@@ -260,17 +265,17 @@ fn output_part(result: &ToolResult, index: usize, part: &Part) -> Result<Value, 
         return Ok(json!({"type": "input_text", "text": text}));
     }
     Ok(match part {
-        Part::Image(media) if parts::is_common_image(&media.mime_type) => json!({
-            "type": "input_image",
-            "image_url": parts::data_url(&media.mime_type, &media.data),
-        }),
+        Part::Image(media) if parts::is_common_image(&media.mime_type) => object([
+            ("type", json!("input_image")),
+            ("image_url", parts::data_url(&media.mime_type, &media.data).into()),
+        ]),
         Part::Resource(Resource { uri, mime_type, body: ResourceBody::Bytes(bytes) }) => {
             let mime = mime_type.as_deref().unwrap_or(parts::OCTET_STREAM);
-            json!({
-                "type": "input_file",
-                "filename": parts::file_name(uri),
-                "file_data": parts::data_url(mime, bytes),
-            })
+            object([
+                ("type", json!("input_file")),
+                ("filename", json!(parts::file_name(uri))),
+                ("file_data", parts::data_url(mime, bytes).into()),
+            ])
         }
         _ => return Err(parts::unsupported(Provider::OpenAiResponses, result, index, part)),
     })

@@ -153,6 +153,16 @@ fn encode_after(prefix: String, bytes: &[u8]) -> String {
     out
 }
 
+/// A JSON object of `entries`, each value moved in. (`json!` serialises every value it is
+/// given, which would copy a megabyte of base64 each time a block is wrapped.)
+pub(crate) fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
+    let mut map = Map::with_capacity(N);
+    for (key, value) in entries {
+        map.insert(key.to_owned(), value);
+    }
+    Value::Object(map)
+}
+
 /// A file name for a resource: the last segment of its URI, or `file` when it has none.
 pub(crate) fn file_name(uri: &str) -> &str {
     let path = uri.split(['?', '#']).next().unwrap_or(uri);

@@ -225,3 +225,27 @@ pub(crate) fn push_merged(out: &mut Vec<Value>, role: &str, key: &str, parts: Ve
     message.insert(key.to_owned(), Value::Array(parts));
     out.push(Value::Object(message));
 }
+
+/// `value` as JSON bytes, in a buffer allocated at (about) its final size.
+pub(crate) fn to_bytes(value: &Value) -> Vec<u8> {
+    let mut out = Vec::with_capacity(size_hint(value));
+    match serde_json::to_writer(&mut out, value) {
+        Ok(()) => out,
+        // Unreachable (a `Value` has string keys, a `Vec` takes every write); the ordinary
+        // path gives the same bytes.
+        Err(_) => value.to_string().into_bytes(),
+    }
+}
+
+/// About how many bytes `value` takes as JSON: exact for text without escapes, close for
+/// numbers.
+fn size_hint(value: &Value) -> usize {
+    match value {
+        Value::String(text) => text.len() + 2,
+        Value::Array(items) => items.iter().map(|item| size_hint(item) + 1).sum::<usize>() + 2,
+        Value::Object(map) => {
+            map.iter().map(|(key, item)| key.len() + 4 + size_hint(item)).sum::<usize>() + 2
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => 8,
+    }
+}
