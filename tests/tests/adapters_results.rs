@@ -153,7 +153,9 @@ fn openai_chat_sends_wav_and_mp3_as_input_audio_and_refuses_other_audio() {
     assert_eq!(audio["input_audio"], json!({"data": "UklGRg==", "format": "wav"}));
     assert_eq!(sound("audio/mpeg").unwrap()[1]["content"][1]["input_audio"]["format"], "mp3");
     let error = sound("audio/ogg").unwrap_err();
-    assert!(matches!(&error, EncodeError::UnsupportedPart(part) if part.kind == "audio" && part.index == 0));
+    assert!(
+        matches!(&error, EncodeError::UnsupportedPart(part) if part.kind == "audio" && part.index == 0)
+    );
 }
 
 #[test]
@@ -330,7 +332,10 @@ impl Tool for Screenshot {
         _: &ToolInvocationContext,
         _: &ToolCapabilities,
     ) -> Result<Content<Shot>, ToolError> {
-        Ok(Content::new().text("The page:").image("image/png", PNG).json(Shot { width: 2, height: 1 }))
+        Ok(Content::new()
+            .text("The page:")
+            .image("image/png", PNG)
+            .json(Shot { width: 2, height: 1 }))
     }
 }
 
@@ -418,9 +423,18 @@ fn image_in(provider: Provider, body: &Value) -> Value {
 #[tokio::test]
 async fn an_agent_sends_an_image_result_back_through_the_adapter_of_its_model() {
     let expected = [
-        (Provider::OpenAiChat, json!({"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{PNG_BASE64}")}})),
-        (Provider::OpenAiResponses, json!({"type": "input_image", "image_url": format!("data:image/png;base64,{PNG_BASE64}")})),
-        (Provider::Anthropic, json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG_BASE64}})),
+        (
+            Provider::OpenAiChat,
+            json!({"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{PNG_BASE64}")}}),
+        ),
+        (
+            Provider::OpenAiResponses,
+            json!({"type": "input_image", "image_url": format!("data:image/png;base64,{PNG_BASE64}")}),
+        ),
+        (
+            Provider::Anthropic,
+            json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG_BASE64}}),
+        ),
         (Provider::Gemini, json!({"inlineData": {"mimeType": "image/png", "data": PNG_BASE64}})),
         (Provider::Ollama, json!(PNG_BASE64)),
     ];
@@ -484,14 +498,17 @@ async fn a_result_the_model_cannot_take_stops_the_run_with_a_request_error_namin
     impl Tool for Say {
         type Output = Content;
 
-        async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Content, ToolError> {
+        async fn run(
+            self,
+            _: &ToolInvocationContext,
+            _: &ToolCapabilities,
+        ) -> Result<Content, ToolError> {
             Ok(Content::new().audio("audio/wav", &b"RIFF"[..]))
         }
     }
 
     let catalog = ToolCatalog::builder().register::<Say>().build().unwrap();
-    let runner =
-        ToolRunner::builder(catalog).policy(ToolPolicy::allowing(["audio__say"])).build();
+    let runner = ToolRunner::builder(catalog).policy(ToolPolicy::allowing(["audio__say"])).build();
     let turns = [
         ScriptedTurn::body(
             Provider::Anthropic,

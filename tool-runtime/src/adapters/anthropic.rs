@@ -22,6 +22,7 @@ use crate::spec::ToolSpec;
 use super::assemble::{Core, DecodeOptions};
 use super::budget::AnthropicStrictBudget;
 use super::framing::Frame;
+use super::parts::{self, object};
 use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
 use super::request::{self, Message, ModelRequest, RequestOptions};
 use super::session::{Protocol, Session, StreamSession, body, count_at, payload, str_at};
@@ -29,7 +30,6 @@ use super::sse::SseParser;
 use super::types::{
     ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolOutcome, ToolResult,
 };
-use super::parts::{self, object};
 use super::{Adapter, Provider, input_schema, lower, named};
 
 /// The output budget of a request that sets none (the API requires one).
@@ -267,7 +267,11 @@ fn needs_blocks(part: &Part) -> bool {
 
 /// Part `index` of `result` as a `tool_result` content block; `None` for empty text, which
 /// Anthropic refuses as a block.
-fn result_block(result: &ToolResult, index: usize, part: &Part) -> Result<Option<Value>, EncodeError> {
+fn result_block(
+    result: &ToolResult,
+    index: usize,
+    part: &Part,
+) -> Result<Option<Value>, EncodeError> {
     let block = match part {
         Part::Image(media) if parts::is_common_image(&media.mime_type) => object([
             ("type", json!("image")),
@@ -304,7 +308,6 @@ fn base64_source(media_type: &str, bytes: &[u8]) -> Value {
         ("data", parts::base64(bytes).into()),
     ])
 }
-
 
 /// A `tool_use` block's id, name and (when not empty) input.
 fn start_tool(core: &mut Core, slot: usize, block: &Value, out: &mut Vec<StreamEvent>) {

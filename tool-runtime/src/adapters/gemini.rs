@@ -22,6 +22,7 @@ use crate::spec::ToolSpec;
 use super::assemble::{Core, DecodeOptions};
 use super::budget::gemini_declarations;
 use super::framing::Frame;
+use super::parts::{self, object};
 use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
 use super::request::{self, Message, ModelRequest, RequestOptions};
 use super::session::{Protocol, Session, StreamSession, body, count_at, payload, str_at};
@@ -29,7 +30,6 @@ use super::sse::SseParser;
 use super::types::{
     ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolOutcome, ToolResult,
 };
-use super::parts::{self, object};
 use super::{Adapter, Provider, input_schema, lower, named};
 
 /// Which field of a function declaration carries the parameters.
@@ -272,18 +272,22 @@ impl Adapter for Gemini {
 }
 
 /// Part `index` of `result` as a `functionResponse` part, if it is bytes.
-fn inline_data(result: &ToolResult, index: usize, part: &Part) -> Result<Option<Value>, EncodeError> {
+fn inline_data(
+    result: &ToolResult,
+    index: usize,
+    part: &Part,
+) -> Result<Option<Value>, EncodeError> {
     let (mime, bytes) = match part {
         Part::Image(media)
             if matches!(media.mime_type.as_str(), "image/png" | "image/jpeg" | "image/webp") =>
         {
             (media.mime_type.as_str(), &media.data)
         }
-        Part::Resource(Resource { mime_type: Some(mime), body: ResourceBody::Bytes(bytes), .. })
-            if mime == "application/pdf" =>
-        {
-            (mime.as_str(), bytes)
-        }
+        Part::Resource(Resource {
+            mime_type: Some(mime),
+            body: ResourceBody::Bytes(bytes),
+            ..
+        }) if mime == "application/pdf" => (mime.as_str(), bytes),
         part if parts::is_binary(part) => {
             return Err(parts::unsupported(Provider::Gemini, result, index, part));
         }

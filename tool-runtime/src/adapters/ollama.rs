@@ -181,7 +181,9 @@ impl Adapter for Ollama {
                 let mut images = Vec::new();
                 for (index, part) in output.parts().iter().enumerate() {
                     match part {
-                        Part::Image(media) => images.push(Value::String(parts::base64(&media.data))),
+                        Part::Image(media) => {
+                            images.push(Value::String(parts::base64(&media.data)))
+                        }
                         part if parts::is_binary(part) => {
                             return Err(parts::unsupported(Provider::Ollama, result, index, part));
                         }

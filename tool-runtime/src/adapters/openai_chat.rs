@@ -22,6 +22,7 @@ use crate::spec::ToolSpec;
 use super::assemble::{Core, DecodeOptions};
 use super::budget::OpenAiStrictBudget;
 use super::framing::Frame;
+use super::parts::{self, object};
 use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
 use super::request::{self, ModelRequest, RequestOptions};
 use super::session::{Protocol, Session, StreamSession, body, payload, str_at, usage_object};
@@ -29,7 +30,6 @@ use super::sse::SseParser;
 use super::types::{
     ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolOutcome, ToolResult,
 };
-use super::parts::{self, object};
 use super::{Adapter, Provider, input_schema, lower, named};
 
 /// The OpenAI Chat Completions adapter.
@@ -241,17 +241,23 @@ impl Adapter for OpenAiChat {
             ]));
         }
         if !attachments.is_empty() {
-            messages.push(object([("role", json!("user")), ("content", Value::Array(attachments))]));
+            messages
+                .push(object([("role", json!("user")), ("content", Value::Array(attachments))]));
         }
         Ok(messages)
     }
 }
 
 /// What the tool message of a result with attachments says about them.
-const ATTACHMENTS_FOLLOW: &str = "(The images, sounds or files of this result follow in the next user message.)";
+const ATTACHMENTS_FOLLOW: &str =
+    "(The images, sounds or files of this result follow in the next user message.)";
 
 /// The user-message block for part `index` of `result`, if it is bytes.
-fn attachment(result: &ToolResult, index: usize, part: &Part) -> Result<Option<Value>, EncodeError> {
+fn attachment(
+    result: &ToolResult,
+    index: usize,
+    part: &Part,
+) -> Result<Option<Value>, EncodeError> {
     let block = match part {
         Part::Image(media) if parts::is_common_image(&media.mime_type) => object([
             ("type", json!("image_url")),
@@ -267,7 +273,10 @@ fn attachment(result: &ToolResult, index: usize, part: &Part) -> Result<Option<V
                 ("type", json!("input_audio")),
                 (
                     "input_audio",
-                    object([("data", parts::base64(&media.data).into()), ("format", json!(format))]),
+                    object([
+                        ("data", parts::base64(&media.data).into()),
+                        ("format", json!(format)),
+                    ]),
                 ),
             ])
         }
@@ -279,7 +288,9 @@ fn attachment(result: &ToolResult, index: usize, part: &Part) -> Result<Option<V
             ]);
             object([("type", json!("file")), ("file", file)])
         }
-        Part::Image(_) => return Err(parts::unsupported(Provider::OpenAiChat, result, index, part)),
+        Part::Image(_) => {
+            return Err(parts::unsupported(Provider::OpenAiChat, result, index, part));
+        }
         _ => return Ok(None),
     };
     Ok(Some(block))

@@ -24,6 +24,7 @@ use crate::spec::ToolSpec;
 use super::assemble::{Core, DecodeOptions};
 use super::budget::OpenAiStrictBudget;
 use super::framing::Frame;
+use super::parts::{self, object};
 use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
 use super::request::{self, Message, ModelRequest, RequestOptions};
 use super::session::{Protocol, Session, StreamSession, body, payload, str_at, usage_object};
@@ -31,7 +32,6 @@ use super::sse::SseParser;
 use super::types::{
     ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolOutcome, ToolResult,
 };
-use super::parts::{self, object};
 use super::{Adapter, Provider, input_schema, lower, named};
 
 /// The key under which reasoning items are kept in [`Decoded::extras`].
