@@ -265,7 +265,14 @@ fn a_part_a_provider_cannot_carry_is_a_typed_error_naming_it_never_its_bytes() {
         mime_type: Some("application/zip".into()),
         body: ResourceBody::Bytes((&b"SECRETBYTES"[..]).into()),
     }));
+    let bad_mime = ToolOutput::new().with(Part::Resource(Resource {
+        uri: "file:///a.pdf".into(),
+        mime_type: Some("application/pdf;base64,AAAA".into()),
+        body: ResourceBody::Bytes((&b"SECRETBYTES"[..]).into()),
+    }));
     let cases = [
+        (Provider::OpenAiChat, bad_mime.clone(), 0, "resource"),
+        (Provider::OpenAiResponses, bad_mime, 0, "resource"),
         (Provider::OpenAiResponses, sound.clone(), 1, "audio"),
         (Provider::Anthropic, sound.clone(), 1, "audio"),
         (Provider::Gemini, sound.clone(), 1, "audio"),

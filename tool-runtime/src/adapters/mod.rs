@@ -32,6 +32,13 @@
 //! [ready](StreamEvent::CallReady) or [executable](ToolCall::is_executable). No input makes a
 //! decoder panic; what is wrong is a [`Problem`].
 //!
+//! **Results** go back with every part in the provider's own blocks
+//! ([`Adapter::result_messages`]): text as text, images, audio and files as base64 written once
+//! into the string that goes on the wire (OpenAI Chat, whose tool messages take text only,
+//! sends them in one user message after the turn's tool messages, naming the calls). A part a
+//! provider cannot carry is an [`EncodeError::UnsupportedPart`], never dropped; details never
+//! reach the model.
+//!
 //! # A round trip
 //!
 //! ```

@@ -281,7 +281,9 @@ fn attachment(
             ])
         }
         Part::Resource(Resource { uri, mime_type, body: ResourceBody::Bytes(bytes) }) => {
-            let mime = mime_type.as_deref().unwrap_or(parts::OCTET_STREAM);
+            let Some(mime) = parts::file_mime(mime_type.as_deref()) else {
+                return Err(parts::unsupported(Provider::OpenAiChat, result, index, part));
+            };
             let file = object([
                 ("filename", json!(parts::file_name(uri))),
                 ("file_data", parts::data_url(mime, bytes).into()),

@@ -270,7 +270,9 @@ fn output_part(result: &ToolResult, index: usize, part: &Part) -> Result<Value, 
             ("image_url", parts::data_url(&media.mime_type, &media.data).into()),
         ]),
         Part::Resource(Resource { uri, mime_type, body: ResourceBody::Bytes(bytes) }) => {
-            let mime = mime_type.as_deref().unwrap_or(parts::OCTET_STREAM);
+            let Some(mime) = parts::file_mime(mime_type.as_deref()) else {
+                return Err(parts::unsupported(Provider::OpenAiResponses, result, index, part));
+            };
             object([
                 ("type", json!("input_file")),
                 ("filename", json!(parts::file_name(uri))),

@@ -172,8 +172,20 @@ pub(crate) fn file_name(uri: &str) -> &str {
     }
 }
 
-/// The MIME type to declare for bytes of unknown type.
-pub(crate) const OCTET_STREAM: &str = "application/octet-stream";
+/// The MIME type to declare for a byte resource: its own (when it is a well-formed
+/// `type/subtype`, so it cannot break out of a `data:` URL), `application/octet-stream` when it
+/// has none, `None` when it is malformed.
+pub(crate) fn file_mime(mime_type: Option<&str>) -> Option<&str> {
+    let Some(mime) = mime_type else { return Some("application/octet-stream") };
+    let token = |part: &str| {
+        !part.is_empty()
+            && part.bytes().all(|byte| byte.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&byte))
+    };
+    match mime.split_once('/') {
+        Some((kind, subtype)) if token(kind) && token(subtype) => Some(mime),
+        _ => None,
+    }
+}
 
 /// Image types every provider with image input takes (OpenAI, Anthropic): PNG, JPEG, WebP,
 /// GIF.
@@ -193,6 +205,16 @@ mod tests {
         let plain = base64(&[0xff; 4]);
         assert_eq!(plain, "/////w==");
         assert_eq!(plain.capacity(), plain.len());
+    }
+
+    #[test]
+    fn only_well_formed_mime_types_go_into_data_urls() {
+        assert_eq!(file_mime(Some("application/pdf")), Some("application/pdf"));
+        assert_eq!(file_mime(Some("application/vnd.ms-excel")), Some("application/vnd.ms-excel"));
+        assert_eq!(file_mime(None), Some("application/octet-stream"));
+        assert_eq!(file_mime(Some("application/pdf;base64,AAAA")), None);
+        assert_eq!(file_mime(Some("text/plain,x")), None);
+        assert_eq!(file_mime(Some("pdf")), None);
     }
 
     #[test]
