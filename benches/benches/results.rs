@@ -11,8 +11,7 @@ use base64::engine::general_purpose::STANDARD;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::json;
 use tool_runtime::adapters::{
-    Adapter, Decoded, Message, ModelRequest, Provider, RequestOptions, ToolCall, ToolChoice,
-    ToolResult,
+    Decoded, Message, ModelRequest, Provider, RequestOptions, ToolCall, ToolChoice, ToolResult,
 };
 use tool_runtime::content::{Bytes, Content, IntoToolOutput};
 

@@ -207,7 +207,7 @@ impl Adapter for OpenAiChat {
     /// result's text ([`ToolResult::content_text`]). A tool message takes text only, so the
     /// images, sounds and files of the turn's results follow in ONE `user` message after the
     /// tool messages: for each result that has any, a text part naming the call
-    /// (`Attachments of the result of call `<id>` (<tool>):`) and then its parts, as
+    /// (``Attachments of the result of call `ID` (TOOL):``) and then its parts, as
     /// `{"type": "image_url", "image_url": {"url": "data:<mime>;base64,..."}}` (PNG, JPEG,
     /// WebP, GIF), `{"type": "input_audio", "input_audio": {"data", "format"}}` (`wav` or
     /// `mp3`) or `{"type": "file", "file": {"filename", "file_data": "data:<mime>;base64,..."}}`.
