@@ -500,8 +500,8 @@ impl ToolResult {
     /// use tool_runtime::content::{Content, IntoToolOutput};
     ///
     /// let call = ToolCall::new("call_1", "media__screenshot", serde_json::json!({}));
-    /// let output = Content::new().text("Saved.").image("image/png", vec![1, 2]).json("shot.png")
-    ///     .into_output().unwrap();
+    /// let content = Content::new().text("Saved.").image("image/png", vec![1, 2]);
+    /// let output = content.json(String::from("shot.png")).into_output().unwrap();
     /// assert_eq!(ToolResult::ok(&call, output).content_text(), "Saved.\nshot.png");
     /// ```
     #[must_use]
