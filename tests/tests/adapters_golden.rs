@@ -334,8 +334,8 @@ fn turn(provider: &str, fixture: &str) -> Value {
         .collect();
     json!({
         "assistant": adapter.assistant_message(&decoded),
-        "results": adapter.result_messages(&results),
-        "turn_length": adapter.turn(&decoded, &results).len(),
+        "results": adapter.result_messages(&results).unwrap(),
+        "turn_length": adapter.turn(&decoded, &results).unwrap().len(),
     })
 }
 

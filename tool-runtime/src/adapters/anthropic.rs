@@ -9,23 +9,26 @@
 //!   input arrives as `input_json_delta.partial_json`), `message_delta` (with `stop_reason`),
 //!   `message_stop`, `ping`, `error`. Block indices are scoped to one message.
 //! - Results: one `user` message with a `tool_result` block (`tool_use_id`, `content`,
-//!   `is_error`) per result.
+//!   `is_error`) per result; `content` is text, or `text`, `image` and `document` blocks when
+//!   the result carries images or files.
 
 use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
+use crate::content::{Part, Resource, ResourceBody};
 use crate::spec::ToolSpec;
 
 use super::assemble::{Core, DecodeOptions};
 use super::budget::AnthropicStrictBudget;
 use super::framing::Frame;
+use super::parts::{self, object};
 use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
 use super::request::{self, Message, ModelRequest, RequestOptions};
 use super::session::{Protocol, Session, StreamSession, body, count_at, payload, str_at};
 use super::sse::SseParser;
 use super::types::{
-    ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolResult,
+    ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolOutcome, ToolResult,
 };
 use super::{Adapter, Provider, input_schema, lower, named};
 
@@ -149,7 +152,7 @@ impl Adapter for Anthropic {
                     request::append(&mut messages, "content", self.assistant_message(decoded));
                 }
                 Message::ToolResults(results) => {
-                    for message in self.result_messages(results) {
+                    for message in self.result_messages(results)? {
                         request::append(&mut messages, "content", message);
                     }
                 }
@@ -220,23 +223,90 @@ impl Adapter for Anthropic {
         json!({"role": "assistant", "content": content})
     }
 
-    fn result_messages(&self, results: &[ToolResult]) -> Vec<Value> {
+    /// One `user` message with a `tool_result` block (`tool_use_id`, `content`, `is_error`)
+    /// per result. `content` is the result's text ([`ToolResult::content_text`]) when it is
+    /// all text, and otherwise blocks in the parts' order: `{"type": "text", "text"}`,
+    /// `{"type": "image", "source": {"type": "base64", "media_type", "data"}}` (PNG, JPEG,
+    /// WebP, GIF), and `{"type": "document", "source": ..., "title": <uri>}` for a file: a PDF
+    /// as `{"type": "base64", "media_type": "application/pdf", "data"}`, a text resource as
+    /// `{"type": "text", "media_type": "text/plain", "data"}`. Audio and other bytes have no
+    /// form here: [`EncodeError::UnsupportedPart`].
+    fn result_messages(&self, results: &[ToolResult]) -> Result<Vec<Value>, EncodeError> {
         if results.is_empty() {
-            return Vec::new();
+            return Ok(Vec::new());
         }
-        let blocks: Vec<Value> = results
-            .iter()
-            .map(|result| {
-                json!({
-                    "type": "tool_result",
-                    "tool_use_id": result.call_id,
-                    "content": result.content_text(),
-                    "is_error": result.is_error(),
-                })
-            })
-            .collect();
-        vec![json!({"role": "user", "content": blocks})]
+        let mut blocks = Vec::with_capacity(results.len());
+        for result in results {
+            let content = match &result.outcome {
+                ToolOutcome::Ok(output) if output.parts().iter().any(needs_blocks) => {
+                    let mut content = Vec::with_capacity(output.parts().len());
+                    for (index, part) in output.parts().iter().enumerate() {
+                        if let Some(block) = result_block(result, index, part)? {
+                            content.push(block);
+                        }
+                    }
+                    Value::Array(content)
+                }
+                _ => Value::String(result.content_text()),
+            };
+            blocks.push(object([
+                ("type", json!("tool_result")),
+                ("tool_use_id", json!(result.call_id)),
+                ("content", content),
+                ("is_error", json!(result.is_error())),
+            ]));
+        }
+        Ok(vec![object([("role", json!("user")), ("content", Value::Array(blocks))])])
     }
+}
+
+/// Whether the part needs blocks rather than text: bytes, or a text resource (a document).
+fn needs_blocks(part: &Part) -> bool {
+    parts::is_binary(part) || matches!(part, Part::Resource(_))
+}
+
+/// Part `index` of `result` as a `tool_result` content block; `None` for empty text, which
+/// Anthropic refuses as a block.
+fn result_block(
+    result: &ToolResult,
+    index: usize,
+    part: &Part,
+) -> Result<Option<Value>, EncodeError> {
+    let block = match part {
+        Part::Image(media) if parts::is_common_image(&media.mime_type) => object([
+            ("type", json!("image")),
+            ("source", base64_source(&media.mime_type, &media.data)),
+        ]),
+        Part::Resource(Resource { uri, body: ResourceBody::Text(text), .. }) => json!({
+            "type": "document",
+            "source": {"type": "text", "media_type": "text/plain", "data": text},
+            "title": uri,
+        }),
+        Part::Resource(Resource { uri, mime_type, body: ResourceBody::Bytes(bytes) })
+            if mime_type.as_deref() == Some("application/pdf") =>
+        {
+            object([
+                ("type", json!("document")),
+                ("source", base64_source("application/pdf", bytes)),
+                ("title", json!(uri)),
+            ])
+        }
+        _ => match parts::text_of(part) {
+            Some(text) if text.is_empty() => return Ok(None),
+            Some(text) => json!({"type": "text", "text": text}),
+            None => return Err(parts::unsupported(Provider::Anthropic, result, index, part)),
+        },
+    };
+    Ok(Some(block))
+}
+
+/// `{"type": "base64", "media_type", "data"}`.
+fn base64_source(media_type: &str, bytes: &[u8]) -> Value {
+    object([
+        ("type", json!("base64")),
+        ("media_type", json!(media_type)),
+        ("data", parts::base64(bytes).into()),
+    ])
 }
 
 /// A `tool_use` block's id, name and (when not empty) input.

@@ -10,16 +10,19 @@
 //! - Streams: SSE `data:` lines, each a whole `GenerateContentResponse`. A whole body may also
 //!   be the JSON array `streamGenerateContent` returns without `alt=sse`.
 //! - Results: one `user` content with a `functionResponse` part (`name`, `id` when the call
-//!   had one, `response: {"output": ...}` or `{"error": ...}`) per result. The model's turn is
+//!   had one, `response: {"output": ...}` or `{"error": ...}`, and images and PDFs as
+//!   `parts: [{"inlineData": ...}]`) per result. The model's turn is
 //!   echoed with each part's `thoughtSignature`, which Gemini requires back.
 
 use serde_json::{Map, Value, json};
 
+use crate::content::{Part, Resource, ResourceBody};
 use crate::spec::ToolSpec;
 
 use super::assemble::{Core, DecodeOptions};
 use super::budget::gemini_declarations;
 use super::framing::Frame;
+use super::parts::{self, object};
 use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
 use super::request::{self, Message, ModelRequest, RequestOptions};
 use super::session::{Protocol, Session, StreamSession, body, count_at, payload, str_at};
@@ -144,7 +147,7 @@ impl Adapter for Gemini {
                 Message::User(text) => append(json!({"role": "user", "parts": [{"text": text}]})),
                 Message::Assistant(decoded) => append(self.assistant_message(decoded)),
                 Message::ToolResults(results) => {
-                    self.result_messages(results).into_iter().for_each(&mut append);
+                    self.result_messages(results)?.into_iter().for_each(&mut append);
                 }
             }
         }
@@ -223,31 +226,75 @@ impl Adapter for Gemini {
         json!({"role": "model", "parts": parts})
     }
 
-    fn result_messages(&self, results: &[ToolResult]) -> Vec<Value> {
+    /// One `user` content with a `functionResponse` part (`id` when the call had one,
+    /// `name`, `response`, `parts`) per result. `response` is `{"output": <value>}` for a
+    /// structured value alone, `{"output": <text>}` for text ([`ToolResult::content_text`]),
+    /// `{}` for bytes alone and `{"error": ...}` for a failure; images (PNG, JPEG, WebP) and PDF
+    /// files go in `parts` as `{"inlineData": {"mimeType", "data"}}`, Gemini's multimodal
+    /// function responses. Audio and other bytes have no form here:
+    /// [`EncodeError::UnsupportedPart`].
+    fn result_messages(&self, results: &[ToolResult]) -> Result<Vec<Value>, EncodeError> {
         if results.is_empty() {
-            return Vec::new();
+            return Ok(Vec::new());
         }
-        let parts: Vec<Value> = results
-            .iter()
-            .map(|result| {
-                let mut response = Map::new();
-                if let Some(id) = result.extras.get("id") {
-                    response.insert("id".to_owned(), id.clone());
+        let mut responses = Vec::with_capacity(results.len());
+        for result in results {
+            let mut response = Map::new();
+            if let Some(id) = result.extras.get("id") {
+                response.insert("id".to_owned(), id.clone());
+            }
+            response.insert("name".to_owned(), json!(result.name));
+            let mut inline = Vec::new();
+            let body = match &result.outcome {
+                ToolOutcome::Ok(output) => {
+                    for (index, part) in output.parts().iter().enumerate() {
+                        if let Some(data) = inline_data(result, index, part)? {
+                            inline.push(data);
+                        }
+                    }
+                    let mut texts = output.parts().iter().filter(|part| !parts::is_binary(part));
+                    match (texts.next(), texts.next()) {
+                        (Some(Part::Json(value)), None) => object([("output", value.clone())]),
+                        (None, _) => json!({}),
+                        _ => object([("output", Value::String(result.content_text()))]),
+                    }
                 }
-                response.insert("name".to_owned(), json!(result.name));
-                let body = match &result.outcome {
-                    ToolOutcome::Ok(output) => match output.structured() {
-                        Some(value) if output.is_structured_only() => json!({"output": value}),
-                        _ => json!({"output": result.content_text()}),
-                    },
-                    ToolOutcome::Error { .. } => Value::Object(result.error_object()),
-                };
-                response.insert("response".to_owned(), body);
-                json!({"functionResponse": response})
-            })
-            .collect();
-        vec![json!({"role": "user", "parts": parts})]
+                ToolOutcome::Error { .. } => Value::Object(result.error_object()),
+            };
+            response.insert("response".to_owned(), body);
+            if !inline.is_empty() {
+                response.insert("parts".to_owned(), Value::Array(inline));
+            }
+            responses.push(object([("functionResponse", Value::Object(response))]));
+        }
+        Ok(vec![object([("role", json!("user")), ("parts", Value::Array(responses))])])
     }
+}
+
+/// Part `index` of `result` as a `functionResponse` part, if it is bytes.
+fn inline_data(
+    result: &ToolResult,
+    index: usize,
+    part: &Part,
+) -> Result<Option<Value>, EncodeError> {
+    let (mime, bytes) = match part {
+        Part::Image(media)
+            if matches!(media.mime_type.as_str(), "image/png" | "image/jpeg" | "image/webp") =>
+        {
+            (media.mime_type.as_str(), &media.data)
+        }
+        Part::Resource(Resource {
+            mime_type: Some(mime),
+            body: ResourceBody::Bytes(bytes),
+            ..
+        }) if mime == "application/pdf" => (mime.as_str(), bytes),
+        part if parts::is_binary(part) => {
+            return Err(parts::unsupported(Provider::Gemini, result, index, part));
+        }
+        _ => return Ok(None),
+    };
+    let data = object([("mimeType", json!(mime)), ("data", parts::base64(bytes).into())]);
+    Ok(Some(object([("inlineData", data)])))
 }
 
 /// The canonical reason for a `finishReason`.

@@ -32,6 +32,13 @@
 //! [ready](StreamEvent::CallReady) or [executable](ToolCall::is_executable). No input makes a
 //! decoder panic; what is wrong is a [`Problem`].
 //!
+//! **Results** go back with every part in the provider's own blocks
+//! ([`Adapter::result_messages`]): text as text, images, audio and files as base64 written once
+//! into the string that goes on the wire (OpenAI Chat, whose tool messages take text only,
+//! sends them in one user message after the turn's tool messages, naming the calls). A part a
+//! provider cannot carry is an [`EncodeError::UnsupportedPart`], never dropped; details never
+//! reach the model.
+//!
 //! # A round trip
 //!
 //! ```
@@ -109,7 +116,7 @@
 //!     .executable()
 //!     .map(|call| ToolResult::ok(call, json!({"titles": ["About wire"]})))
 //!     .collect();
-//! let messages = adapter.turn(&decoded, &results);
+//! let messages = adapter.turn(&decoded, &results)?;
 //! assert_eq!(messages[0]["tool_calls"][0]["id"], json!("call_a"));
 //! assert_eq!(
 //!     messages[1],
@@ -132,6 +139,7 @@ mod ollama;
 mod openai_chat;
 mod openai_responses;
 pub mod openai_sse;
+mod parts;
 mod problem;
 mod raise;
 mod request;
@@ -157,6 +165,7 @@ pub use limits::{Limit, StreamLimits};
 pub use ollama::Ollama;
 pub use openai_chat::OpenAiChat;
 pub use openai_responses::OpenAiResponses;
+pub use parts::UnsupportedPart;
 pub use problem::{Budget, BudgetError, DecodeError, EncodeError, Problem, ProviderError};
 pub use raise::raise_arguments;
 pub use request::{Message, ModelRequest, RequestOptions};
@@ -350,7 +359,8 @@ pub trait Adapter: fmt::Debug + Send + Sync {
         options: &RequestOptions,
     ) -> Result<Map<String, Value>, EncodeError>;
 
-    /// [`Adapter::encode_request`] as the bytes to send.
+    /// [`Adapter::encode_request`] as the bytes to send, written into one buffer sized for
+    /// the whole body up front (a body carrying a megabyte image is not regrown a dozen times).
     ///
     /// # Errors
     ///
@@ -360,7 +370,7 @@ pub trait Adapter: fmt::Debug + Send + Sync {
         request: &ModelRequest<'_>,
         options: &RequestOptions,
     ) -> Result<Vec<u8>, EncodeError> {
-        Ok(Value::Object(self.encode_request(request, options)?).to_string().into_bytes())
+        Ok(self::request::to_bytes(&Value::Object(self.encode_request(request, options)?)))
     }
 
     /// Decodes a whole (non-streamed) response body. Arguments come as the model sent them;
@@ -428,15 +438,38 @@ pub trait Adapter: fmt::Debug + Send + Sync {
     /// blocks, Responses reasoning items).
     fn assistant_message(&self, decoded: &Decoded) -> Value;
 
-    /// The messages (or input items) that carry `results` back.
-    fn result_messages(&self, results: &[ToolResult]) -> Vec<Value>;
+    /// The messages (or input items) that carry `results` back, every part in the
+    /// provider's own form (the adapter's docs say which): text as text, images, audio and
+    /// files as the provider's blocks, in base64 written once into the string that goes on
+    /// the wire. A result's details never reach the model.
+    ///
+    /// ```
+    /// use tool_runtime::adapters::{Adapter, OpenAiResponses, ToolCall, ToolResult};
+    /// use tool_runtime::content::{Content, IntoToolOutput};
+    ///
+    /// let call = ToolCall::new("call_1", "media__screenshot", serde_json::json!({}));
+    /// let output = Content::new().text("The page:").image("image/png", vec![1, 2, 3]).into_output().unwrap();
+    /// let items = OpenAiResponses::new().result_messages(&[ToolResult::ok(&call, output)])?;
+    /// assert_eq!(items[0]["output"][1]["image_url"], "data:image/png;base64,AQID");
+    /// # Ok::<(), tool_runtime::adapters::EncodeError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`EncodeError::UnsupportedPart`] for a part the provider cannot carry (naming the
+    /// call, the part's index and its kind); nothing is dropped silently.
+    fn result_messages(&self, results: &[ToolResult]) -> Result<Vec<Value>, EncodeError>;
 
     /// What to append to the conversation after a turn with calls: the model's turn, then
     /// the results.
-    fn turn(&self, decoded: &Decoded, results: &[ToolResult]) -> Vec<Value> {
+    ///
+    /// # Errors
+    ///
+    /// The errors of [`Adapter::result_messages`].
+    fn turn(&self, decoded: &Decoded, results: &[ToolResult]) -> Result<Vec<Value>, EncodeError> {
         let mut messages = vec![self.assistant_message(decoded)];
-        messages.extend(self.result_messages(results));
-        messages
+        messages.extend(self.result_messages(results)?);
+        Ok(messages)
     }
 }
 

@@ -7,10 +7,12 @@
 //!   `arguments` an object, and `done_reason`.
 //! - Streams: newline-delimited JSON, one response object per line, the last with
 //!   `"done": true`; calls arrive whole.
-//! - Results: one `{"role": "tool", "tool_name", "content"}` message per result.
+//! - Results: one `{"role": "tool", "tool_name", "content"}` message per result, with its
+//!   images as base64 in `images`.
 
 use serde_json::{Map, Value, json};
 
+use crate::content::Part;
 use crate::spec::ToolSpec;
 
 use super::assemble::{Core, DecodeOptions};
@@ -20,9 +22,9 @@ use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
 use super::request::{self, ModelRequest, RequestOptions};
 use super::session::{Protocol, Session, StreamSession, body, count_at, payload, str_at};
 use super::types::{
-    ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolResult,
+    ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolOutcome, ToolResult,
 };
-use super::{Adapter, Provider, input_schema, named};
+use super::{Adapter, Provider, input_schema, named, parts};
 
 /// The Ollama adapter.
 ///
@@ -110,7 +112,7 @@ impl Adapter for Ollama {
         request: &ModelRequest<'_>,
         options: &RequestOptions,
     ) -> Result<Map<String, Value>, EncodeError> {
-        let messages = request::role_messages(self, request.messages);
+        let messages = request::role_messages(self, request.messages)?;
         let mut fields = Map::new();
         fields.insert("model".to_owned(), json!(options.model));
         fields.insert("messages".to_owned(), Value::Array(messages));
@@ -164,11 +166,37 @@ impl Adapter for Ollama {
         Value::Object(message)
     }
 
-    fn result_messages(&self, results: &[ToolResult]) -> Vec<Value> {
-        results
-            .iter()
-            .map(|result| json!({"role": "tool", "tool_name": result.name, "content": result.content_text()}))
-            .collect()
+    /// One `{"role": "tool", "tool_name", "content"}` message per result, its content the
+    /// result's text ([`ToolResult::content_text`]) and its images, when it has any, in
+    /// `images` as base64 (Ollama's own way of taking images in any message). Audio and files
+    /// have no form here: [`EncodeError::UnsupportedPart`].
+    fn result_messages(&self, results: &[ToolResult]) -> Result<Vec<Value>, EncodeError> {
+        let mut messages = Vec::with_capacity(results.len());
+        for result in results {
+            let mut message = Map::new();
+            message.insert("role".to_owned(), json!("tool"));
+            message.insert("tool_name".to_owned(), json!(result.name));
+            message.insert("content".to_owned(), Value::String(result.content_text()));
+            if let ToolOutcome::Ok(output) = &result.outcome {
+                let mut images = Vec::new();
+                for (index, part) in output.parts().iter().enumerate() {
+                    match part {
+                        Part::Image(media) => {
+                            images.push(Value::String(parts::base64(&media.data)))
+                        }
+                        part if parts::is_binary(part) => {
+                            return Err(parts::unsupported(Provider::Ollama, result, index, part));
+                        }
+                        _ => {}
+                    }
+                }
+                if !images.is_empty() {
+                    message.insert("images".to_owned(), Value::Array(images));
+                }
+            }
+            messages.push(Value::Object(message));
+        }
+        Ok(messages)
     }
 }
 

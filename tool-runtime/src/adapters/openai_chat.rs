@@ -8,23 +8,27 @@
 //! - Streams: SSE `data:` chunks with `choices[0].delta.tool_calls[]` fragments keyed by
 //!   `index`, ending in `data: [DONE]`; a usage chunk may come with empty `choices`. Only the
 //!   first choice (`index` 0) is read; ask for one (`n: 1`, the default).
-//! - Results: one `{"role": "tool", "tool_call_id", "content"}` message per result.
+//! - Results: one `{"role": "tool", "tool_call_id", "content"}` message per result, carrying
+//!   text; the images, sounds and files of a turn's results follow in one `user` message that
+//!   names the calls ([`OpenAiChat::result_messages`](super::Adapter::result_messages)).
 
 use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
+use crate::content::{Part, Resource, ResourceBody};
 use crate::spec::ToolSpec;
 
 use super::assemble::{Core, DecodeOptions};
 use super::budget::OpenAiStrictBudget;
 use super::framing::Frame;
+use super::parts::{self, object};
 use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
 use super::request::{self, ModelRequest, RequestOptions};
 use super::session::{Protocol, Session, StreamSession, body, payload, str_at, usage_object};
 use super::sse::SseParser;
 use super::types::{
-    ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolResult,
+    ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolOutcome, ToolResult,
 };
 use super::{Adapter, Provider, input_schema, lower, named};
 
@@ -121,7 +125,7 @@ impl Adapter for OpenAiChat {
         request: &ModelRequest<'_>,
         options: &RequestOptions,
     ) -> Result<Map<String, Value>, EncodeError> {
-        let messages = request::role_messages(self, request.messages);
+        let messages = request::role_messages(self, request.messages)?;
         let mut fields = Map::new();
         fields.insert("model".to_owned(), json!(options.model));
         fields.insert("messages".to_owned(), Value::Array(messages));
@@ -199,14 +203,99 @@ impl Adapter for OpenAiChat {
         Value::Object(message)
     }
 
-    fn result_messages(&self, results: &[ToolResult]) -> Vec<Value> {
-        results
-            .iter()
-            .map(|result| {
-                json!({"role": "tool", "tool_call_id": result.call_id, "content": result.content_text()})
-            })
-            .collect()
+    /// One `{"role": "tool", "tool_call_id", "content"}` message per result, its content the
+    /// result's text ([`ToolResult::content_text`]). A tool message takes text only, so the
+    /// images, sounds and files of the turn's results follow in ONE `user` message after the
+    /// tool messages: for each result that has any, a text part naming the call
+    /// (``Attachments of the result of call `ID` (TOOL):``) and then its parts, as
+    /// `{"type": "image_url", "image_url": {"url": "data:<mime>;base64,..."}}` (PNG, JPEG,
+    /// WebP, GIF), `{"type": "input_audio", "input_audio": {"data", "format"}}` (`wav` or
+    /// `mp3`) or `{"type": "file", "file": {"filename", "file_data": "data:<mime>;base64,..."}}`.
+    /// The tool message of such a result says that its attachments follow.
+    fn result_messages(&self, results: &[ToolResult]) -> Result<Vec<Value>, EncodeError> {
+        let mut messages = Vec::with_capacity(results.len() + 1);
+        let mut attachments = Vec::new();
+        for result in results {
+            let mut content = result.content_text();
+            if let ToolOutcome::Ok(output) = &result.outcome
+                && output.parts().iter().any(parts::is_binary)
+            {
+                attachments.push(json!({
+                    "type": "text",
+                    "text": format!("Attachments of the result of call `{}` ({}):", result.call_id, result.name),
+                }));
+                for (index, part) in output.parts().iter().enumerate() {
+                    if let Some(block) = attachment(result, index, part)? {
+                        attachments.push(block);
+                    }
+                }
+                if !content.is_empty() {
+                    content.push('\n');
+                }
+                content.push_str(ATTACHMENTS_FOLLOW);
+            }
+            messages.push(object([
+                ("role", json!("tool")),
+                ("tool_call_id", json!(result.call_id)),
+                ("content", Value::String(content)),
+            ]));
+        }
+        if !attachments.is_empty() {
+            messages
+                .push(object([("role", json!("user")), ("content", Value::Array(attachments))]));
+        }
+        Ok(messages)
     }
+}
+
+/// What the tool message of a result with attachments says about them.
+const ATTACHMENTS_FOLLOW: &str =
+    "(The images, sounds or files of this result follow in the next user message.)";
+
+/// The user-message block for part `index` of `result`, if it is bytes.
+fn attachment(
+    result: &ToolResult,
+    index: usize,
+    part: &Part,
+) -> Result<Option<Value>, EncodeError> {
+    let block = match part {
+        Part::Image(media) if parts::is_common_image(&media.mime_type) => object([
+            ("type", json!("image_url")),
+            ("image_url", object([("url", parts::data_url(&media.mime_type, &media.data).into())])),
+        ]),
+        Part::Audio(media) => {
+            let format = match media.mime_type.as_str() {
+                "audio/wav" | "audio/x-wav" | "audio/wave" | "audio/vnd.wave" => "wav",
+                "audio/mpeg" | "audio/mp3" => "mp3",
+                _ => return Err(parts::unsupported(Provider::OpenAiChat, result, index, part)),
+            };
+            object([
+                ("type", json!("input_audio")),
+                (
+                    "input_audio",
+                    object([
+                        ("data", parts::base64(&media.data).into()),
+                        ("format", json!(format)),
+                    ]),
+                ),
+            ])
+        }
+        Part::Resource(Resource { uri, mime_type, body: ResourceBody::Bytes(bytes) }) => {
+            let Some(mime) = parts::file_mime(mime_type.as_deref()) else {
+                return Err(parts::unsupported(Provider::OpenAiChat, result, index, part));
+            };
+            let file = object([
+                ("filename", json!(parts::file_name(uri))),
+                ("file_data", parts::data_url(mime, bytes).into()),
+            ]);
+            object([("type", json!("file")), ("file", file)])
+        }
+        Part::Image(_) => {
+            return Err(parts::unsupported(Provider::OpenAiChat, result, index, part));
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(block))
 }
 
 /// A call given whole: `{id, function: {name, arguments}}` (or a legacy `function_call`).

@@ -10,23 +10,27 @@
 //! - Streams: SSE events named by their `type`: `response.output_item.added`,
 //!   `response.function_call_arguments.delta` / `.done`, `response.output_item.done`,
 //!   `response.output_text.delta`, `response.completed` / `.incomplete` / `.failed`, `error`.
-//! - Results: `{"type": "function_call_output", "call_id", "output"}` input items.
+//! - Results: `{"type": "function_call_output", "call_id", "output"}` input items; `output` is
+//!   text, or an array of `input_text`, `input_image` and `input_file` parts when the result
+//!   carries images or files.
 
 use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
+use crate::content::{Part, Resource, ResourceBody};
 use crate::spec::ToolSpec;
 
 use super::assemble::{Core, DecodeOptions};
 use super::budget::OpenAiStrictBudget;
 use super::framing::Frame;
+use super::parts::{self, object};
 use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
 use super::request::{self, Message, ModelRequest, RequestOptions};
 use super::session::{Protocol, Session, StreamSession, body, payload, str_at, usage_object};
 use super::sse::SseParser;
 use super::types::{
-    ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolResult,
+    ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolOutcome, ToolResult,
 };
 use super::{Adapter, Provider, input_schema, lower, named};
 
@@ -135,7 +139,7 @@ impl Adapter for OpenAiResponses {
                     Value::Array(items) => input.extend(items),
                     other => input.push(other),
                 },
-                Message::ToolResults(results) => input.extend(self.result_messages(results)),
+                Message::ToolResults(results) => input.extend(self.result_messages(results)?),
             }
         }
         let mut fields = Map::new();
@@ -215,24 +219,68 @@ impl Adapter for OpenAiResponses {
         Value::Array(items)
     }
 
-    fn result_messages(&self, results: &[ToolResult]) -> Vec<Value> {
+    /// One `{"type": "function_call_output", "call_id", "output"}` item per result. `output`
+    /// is the result's text ([`ToolResult::content_text`]) when it is all text, and otherwise
+    /// an array of its parts in order: `{"type": "input_text", "text"}`,
+    /// `{"type": "input_image", "image_url": "data:<mime>;base64,..."}` (PNG, JPEG, WebP, GIF)
+    /// and `{"type": "input_file", "filename", "file_data": "data:<mime>;base64,..."}`. Audio
+    /// has no form here: [`EncodeError::UnsupportedPart`].
+    fn result_messages(&self, results: &[ToolResult]) -> Result<Vec<Value>, EncodeError> {
         results
             .iter()
             .map(|result| {
-                json!({"type": "function_call_output", "call_id": result.call_id, "output": result.content_text()})
+                let output = match &result.outcome {
+                    ToolOutcome::Ok(output) if output.parts().iter().any(parts::is_binary) => {
+                        let mut items = Vec::with_capacity(output.parts().len());
+                        for (index, part) in output.parts().iter().enumerate() {
+                            items.push(output_part(result, index, part)?);
+                        }
+                        Value::Array(items)
+                    }
+                    _ => Value::String(result.content_text()),
+                };
+                Ok(object([
+                    ("type", json!("function_call_output")),
+                    ("call_id", json!(result.call_id)),
+                    ("output", output),
+                ]))
             })
             .collect()
     }
 
     /// The output items of the turn followed by the result items, flat.
-    fn turn(&self, decoded: &Decoded, results: &[ToolResult]) -> Vec<Value> {
+    fn turn(&self, decoded: &Decoded, results: &[ToolResult]) -> Result<Vec<Value>, EncodeError> {
         let mut items = match self.assistant_message(decoded) {
             Value::Array(items) => items,
             other => vec![other],
         };
-        items.extend(self.result_messages(results));
-        items
+        items.extend(self.result_messages(results)?);
+        Ok(items)
     }
+}
+
+/// Part `index` of `result` as a `function_call_output` content item.
+fn output_part(result: &ToolResult, index: usize, part: &Part) -> Result<Value, EncodeError> {
+    if let Some(text) = parts::text_of(part) {
+        return Ok(json!({"type": "input_text", "text": text}));
+    }
+    Ok(match part {
+        Part::Image(media) if parts::is_common_image(&media.mime_type) => object([
+            ("type", json!("input_image")),
+            ("image_url", parts::data_url(&media.mime_type, &media.data).into()),
+        ]),
+        Part::Resource(Resource { uri, mime_type, body: ResourceBody::Bytes(bytes) }) => {
+            let Some(mime) = parts::file_mime(mime_type.as_deref()) else {
+                return Err(parts::unsupported(Provider::OpenAiResponses, result, index, part));
+            };
+            object([
+                ("type", json!("input_file")),
+                ("filename", json!(parts::file_name(uri))),
+                ("file_data", parts::data_url(mime, bytes).into()),
+            ])
+        }
+        _ => return Err(parts::unsupported(Provider::OpenAiResponses, result, index, part)),
+    })
 }
 
 /// A response's `usage.input_tokens` and `usage.output_tokens`.

@@ -10,6 +10,7 @@ use crate::schema::JsonError;
 
 use super::Provider;
 use super::limits::Limit;
+use super::parts::UnsupportedPart;
 
 /// An error the provider itself reported: an error body, an `error` event, a failed response.
 /// Its text is the provider's, never the model's arguments.
@@ -288,6 +289,9 @@ pub enum EncodeError {
     },
     /// A run-time schema is not a JSON object schema.
     NotAnObjectSchema(String),
+    /// A tool result holds a part the provider cannot carry (audio on Anthropic, a TIFF
+    /// image): which call, which part, what kind. Nothing is sent.
+    UnsupportedPart(UnsupportedPart),
 }
 
 impl fmt::Display for EncodeError {
@@ -305,6 +309,7 @@ impl fmt::Display for EncodeError {
                 f,
                 "the input schema of tool `{tool}` is not an object schema; providers take objects only"
             ),
+            Self::UnsupportedPart(part) => fmt::Display::fmt(part, f),
         }
     }
 }

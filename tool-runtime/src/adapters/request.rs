@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 use crate::spec::ToolSpec;
 
 use super::Adapter;
+use super::problem::EncodeError;
 use super::types::{Decoded, ToolChoice, ToolResult};
 
 /// One entry of a conversation, in provider-independent terms. Adapters turn these into their
@@ -160,17 +161,20 @@ pub(crate) fn system_text(messages: &[Message]) -> Option<String> {
 /// The conversation as `{"role", "content"}` messages, for the providers that speak that
 /// shape (OpenAI Chat Completions, Ollama): system and user messages as text, the model's turns
 /// and the results as `adapter` encodes them.
-pub(crate) fn role_messages(adapter: &dyn Adapter, messages: &[Message]) -> Vec<Value> {
+pub(crate) fn role_messages(
+    adapter: &dyn Adapter,
+    messages: &[Message],
+) -> Result<Vec<Value>, EncodeError> {
     let mut out = Vec::with_capacity(messages.len());
     for message in messages {
         match message {
             Message::System(text) => out.push(json!({"role": "system", "content": text})),
             Message::User(text) => out.push(json!({"role": "user", "content": text})),
             Message::Assistant(decoded) => out.push(adapter.assistant_message(decoded)),
-            Message::ToolResults(results) => out.extend(adapter.result_messages(results)),
+            Message::ToolResults(results) => out.extend(adapter.result_messages(results)?),
         }
     }
-    out
+    Ok(out)
 }
 
 /// The body: the extra fields, then `fields` over them (in insertion order, an overwritten extra
@@ -224,4 +228,28 @@ pub(crate) fn push_merged(out: &mut Vec<Value>, role: &str, key: &str, parts: Ve
     message.insert("role".to_owned(), Value::String(role.to_owned()));
     message.insert(key.to_owned(), Value::Array(parts));
     out.push(Value::Object(message));
+}
+
+/// `value` as JSON bytes, in a buffer allocated at (about) its final size.
+pub(crate) fn to_bytes(value: &Value) -> Vec<u8> {
+    let mut out = Vec::with_capacity(size_hint(value));
+    match serde_json::to_writer(&mut out, value) {
+        Ok(()) => out,
+        // Unreachable (a `Value` has string keys, a `Vec` takes every write); the ordinary
+        // path gives the same bytes.
+        Err(_) => value.to_string().into_bytes(),
+    }
+}
+
+/// About how many bytes `value` takes as JSON: exact for text without escapes, close for
+/// numbers.
+fn size_hint(value: &Value) -> usize {
+    match value {
+        Value::String(text) => text.len() + 2,
+        Value::Array(items) => items.iter().map(|item| size_hint(item) + 1).sum::<usize>() + 2,
+        Value::Object(map) => {
+            map.iter().map(|(key, item)| key.len() + 4 + size_hint(item)).sum::<usize>() + 2
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => 8,
+    }
 }

@@ -9,7 +9,7 @@ use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use crate::content::{Part, ToolOutput};
+use crate::content::ToolOutput;
 use crate::schema::JsonError;
 use crate::spec::ToolSpec;
 
@@ -511,34 +511,30 @@ impl ToolResult {
         matches!(self.outcome, ToolOutcome::Error { .. })
     }
 
-    /// The outcome as text for providers that take a string: a string output as it is, any
-    /// other structured value as JSON text, text parts as they are (one line apart), or
-    /// `{"error": {"code": ..., "message": ...}}`.
+    /// The outcome as text, for providers that take a string: the text parts in order, one
+    /// line apart (a string output as it is, any other structured value as JSON text, a text
+    /// resource's contents, a resource link as
+    /// `{"type": "resource_link", "uri", "name", ...}`), or
+    /// `{"error": {"code": ..., "message": ...}}` for a failure.
+    ///
+    /// Bytes (images, audio, byte resources) have no text and are not in it: each adapter
+    /// carries them in the provider's own blocks next to this text, or refuses the result with
+    /// [`EncodeError::UnsupportedPart`](super::EncodeError::UnsupportedPart). Details are
+    /// never in it.
+    ///
+    /// ```
+    /// use tool_runtime::adapters::{ToolCall, ToolResult};
+    /// use tool_runtime::content::{Content, IntoToolOutput};
+    ///
+    /// let call = ToolCall::new("call_1", "media__screenshot", serde_json::json!({}));
+    /// let content = Content::new().text("Saved.").image("image/png", vec![1, 2]);
+    /// let output = content.json(String::from("shot.png")).into_output().unwrap();
+    /// assert_eq!(ToolResult::ok(&call, output).content_text(), "Saved.\nshot.png");
+    /// ```
     #[must_use]
     pub fn content_text(&self) -> String {
         match &self.outcome {
-            ToolOutcome::Ok(output) => {
-                let mut out = String::new();
-                for part in output.parts() {
-                    if !out.is_empty() {
-                        out.push('\n');
-                    }
-                    match part {
-                        Part::Text(text) | Part::Json(Value::String(text)) => out.push_str(text),
-                        Part::Json(value) => out.push_str(&value.to_string()),
-                        other => {
-                            let summary = other.summary();
-                            out.push_str(&format!(
-                                "[{} {} of {} bytes]",
-                                summary.kind,
-                                summary.mime_type.as_deref().unwrap_or("data"),
-                                summary.size.unwrap_or(0)
-                            ));
-                        }
-                    }
-                }
-                out
-            }
+            ToolOutcome::Ok(output) => super::parts::joined_text(output.parts()),
             ToolOutcome::Error { .. } => Value::Object(self.error_object()).to_string(),
         }
     }

@@ -237,6 +237,16 @@ pub struct AgentOutput {
 /// redaction apply exactly as they do everywhere. Calls whose arguments are not JSON or that
 /// name an unknown tool get an error result the model can correct itself from; calls of a turn
 /// the provider cut off are never run. See the [module docs](super) for an example.
+///
+/// Results go back whole: every part of a call's redacted output (text, images, audio, files)
+/// travels in [`Message::ToolResults`] to the model, whose adapter encodes it in the provider's
+/// blocks ([`Adapter::result_messages`](crate::adapters::Adapter::result_messages)); the
+/// details stay with the application, and [`AgentEvent::ToolCallResult`] carries the parts as
+/// [`PartSummary`]s (digests, not bytes). A part the model's provider cannot carry (audio for
+/// Anthropic) fails the next request with
+/// [`EncodeError::UnsupportedPart`](crate::adapters::EncodeError::UnsupportedPart), naming
+/// the call and the part: the run stops with [`StopReason::ModelFailed`] (kind
+/// [`ModelErrorKind::Request`]) rather than send the result without it.
 #[derive(Debug, Clone)]
 pub struct Agent {
     model: Arc<dyn ChatModel>,

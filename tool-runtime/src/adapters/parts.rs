@@ -1,0 +1,227 @@
+//! What the encoders share about result parts: their text, base64 written once into the string
+//! that goes on the wire, and the error for a part a provider cannot carry.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::{Map, Value};
+
+use crate::content::{Part, ResourceBody};
+
+use super::Provider;
+use super::problem::EncodeError;
+use super::types::ToolResult;
+
+/// A part of a tool result that a provider cannot carry: which call, which part and what it
+/// is, never its bytes. Returned as [`EncodeError::UnsupportedPart`].
+///
+/// ```
+/// use tool_runtime::adapters::{Adapter, Anthropic, EncodeError, ToolCall, ToolResult};
+/// use tool_runtime::content::{Content, IntoToolOutput};
+///
+/// let call = ToolCall::new("call_1", "media__record", serde_json::json!({}));
+/// let output = Content::new().audio("audio/wav", vec![0u8; 16]).into_output().unwrap();
+/// let error = Anthropic::new().result_messages(&[ToolResult::ok(&call, output)]).unwrap_err();
+/// let EncodeError::UnsupportedPart(part) = error else { panic!("{error}") };
+/// assert_eq!((part.call_id.as_str(), part.index, part.kind), ("call_1", 0, "audio"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct UnsupportedPart {
+    /// The provider that cannot carry it.
+    pub provider: Provider,
+    /// The call whose result holds it.
+    pub call_id: String,
+    /// Its position among the result's parts (0-based).
+    pub index: usize,
+    /// [`Part::kind`] (`"audio"`, `"image"`, `"resource"`).
+    pub kind: &'static str,
+    /// Its MIME type, when it has one.
+    pub mime_type: Option<String>,
+}
+
+impl fmt::Display for UnsupportedPart {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} cannot carry part {} ({}", self.provider.label(), self.index, self.kind)?;
+        if let Some(mime) = &self.mime_type {
+            write!(f, ", {mime}")?;
+        }
+        write!(
+            f,
+            ") of the result of call `{}`; return it in a form this provider takes, or use another provider",
+            self.call_id
+        )
+    }
+}
+
+/// The error for part `index` of `result`, which `provider` cannot carry.
+pub(crate) fn unsupported(
+    provider: Provider,
+    result: &ToolResult,
+    index: usize,
+    part: &Part,
+) -> EncodeError {
+    let mime_type = match part {
+        Part::Image(media) | Part::Audio(media) => Some(media.mime_type.clone()),
+        Part::Resource(resource) => resource.mime_type.clone(),
+        Part::ResourceLink(link) => link.mime_type.clone(),
+        Part::Text(_) | Part::Json(_) => None,
+    };
+    EncodeError::UnsupportedPart(UnsupportedPart {
+        provider,
+        call_id: result.call_id.clone(),
+        index,
+        kind: part.kind(),
+        mime_type,
+    })
+}
+
+/// The part as text, when it is text: a text part, the structured value (a string as it is,
+/// anything else as JSON text), a text resource's contents, a resource link as
+/// `{"type": "resource_link", "uri", "name", "mimeType"?, "description"?}`. `None` for bytes
+/// (images, audio, byte resources), which each provider carries its own way.
+pub(crate) fn text_of(part: &Part) -> Option<Cow<'_, str>> {
+    match part {
+        Part::Text(text) | Part::Json(Value::String(text)) => Some(Cow::Borrowed(text)),
+        Part::Json(value) => Some(Cow::Owned(value.to_string())),
+        Part::Resource(resource) => match &resource.body {
+            ResourceBody::Text(text) => Some(Cow::Borrowed(text)),
+            ResourceBody::Bytes(_) => None,
+        },
+        Part::ResourceLink(link) => {
+            let mut object = Map::new();
+            object.insert("type".to_owned(), Value::from("resource_link"));
+            object.insert("uri".to_owned(), Value::from(link.uri.as_str()));
+            object.insert("name".to_owned(), Value::from(link.name.as_str()));
+            if let Some(mime) = &link.mime_type {
+                object.insert("mimeType".to_owned(), Value::from(mime.as_str()));
+            }
+            if let Some(description) = &link.description {
+                object.insert("description".to_owned(), Value::from(description.as_str()));
+            }
+            Some(Cow::Owned(Value::Object(object).to_string()))
+        }
+        Part::Image(_) | Part::Audio(_) => None,
+    }
+}
+
+/// Whether the part is bytes (an image, a sound, a byte resource): the parts [`text_of`] has
+/// no text for.
+pub(crate) fn is_binary(part: &Part) -> bool {
+    match part {
+        Part::Image(_) | Part::Audio(_) => true,
+        Part::Resource(resource) => matches!(resource.body, ResourceBody::Bytes(_)),
+        Part::Text(_) | Part::Json(_) | Part::ResourceLink(_) => false,
+    }
+}
+
+/// The text parts of `parts` joined by newlines (see [`text_of`]).
+pub(crate) fn joined_text(parts: &[Part]) -> String {
+    let mut out = String::new();
+    for text in parts.iter().filter_map(text_of) {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(&text);
+    }
+    out
+}
+
+/// `bytes` as standard base64 (with padding), in a string allocated once at its final size.
+pub(crate) fn base64(bytes: &[u8]) -> String {
+    encode_after(String::new(), bytes)
+}
+
+/// `data:<mime>;base64,<bytes>`, allocated once at its final size.
+pub(crate) fn data_url(mime_type: &str, bytes: &[u8]) -> String {
+    let mut prefix = String::new();
+    prefix.push_str("data:");
+    prefix.push_str(mime_type);
+    prefix.push_str(";base64,");
+    encode_after(prefix, bytes)
+}
+
+/// `prefix` followed by `bytes` in base64: the prefix is copied into a string with room for
+/// the whole, so the (large) encoded part is written once and never moved.
+fn encode_after(prefix: String, bytes: &[u8]) -> String {
+    let encoded = base64::encoded_len(bytes.len(), true).unwrap_or(usize::MAX);
+    let mut out = String::with_capacity(prefix.len().saturating_add(encoded));
+    out.push_str(&prefix);
+    STANDARD.encode_string(bytes, &mut out);
+    out
+}
+
+/// A JSON object of `entries`, each value moved in. (`json!` serialises every value it is
+/// given, which would copy a megabyte of base64 each time a block is wrapped.)
+pub(crate) fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
+    let mut map = Map::with_capacity(N);
+    for (key, value) in entries {
+        map.insert(key.to_owned(), value);
+    }
+    Value::Object(map)
+}
+
+/// A file name for a resource: the last segment of its URI, or `file` when it has none.
+pub(crate) fn file_name(uri: &str) -> &str {
+    let path = uri.split(['?', '#']).next().unwrap_or(uri);
+    match path.rsplit('/').next() {
+        Some(name) if !name.is_empty() => name,
+        _ => "file",
+    }
+}
+
+/// The MIME type to declare for a byte resource: its own (when it is a well-formed
+/// `type/subtype`, so it cannot break out of a `data:` URL), `application/octet-stream` when it
+/// has none, `None` when it is malformed.
+pub(crate) fn file_mime(mime_type: Option<&str>) -> Option<&str> {
+    let Some(mime) = mime_type else { return Some("application/octet-stream") };
+    let token = |part: &str| {
+        !part.is_empty()
+            && part.bytes().all(|byte| byte.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&byte))
+    };
+    match mime.split_once('/') {
+        Some((kind, subtype)) if token(kind) && token(subtype) => Some(mime),
+        _ => None,
+    }
+}
+
+/// Image types every provider with image input takes (OpenAI, Anthropic): PNG, JPEG, WebP,
+/// GIF.
+pub(crate) fn is_common_image(mime_type: &str) -> bool {
+    matches!(mime_type, "image/png" | "image/jpeg" | "image/webp" | "image/gif")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_is_written_once_at_its_final_size() {
+        let url = data_url("image/png", b"abc");
+        assert_eq!(url, "data:image/png;base64,YWJj");
+        assert_eq!(url.capacity(), url.len());
+        let plain = base64(&[0xff; 4]);
+        assert_eq!(plain, "/////w==");
+        assert_eq!(plain.capacity(), plain.len());
+    }
+
+    #[test]
+    fn only_well_formed_mime_types_go_into_data_urls() {
+        assert_eq!(file_mime(Some("application/pdf")), Some("application/pdf"));
+        assert_eq!(file_mime(Some("application/vnd.ms-excel")), Some("application/vnd.ms-excel"));
+        assert_eq!(file_mime(None), Some("application/octet-stream"));
+        assert_eq!(file_mime(Some("application/pdf;base64,AAAA")), None);
+        assert_eq!(file_mime(Some("text/plain,x")), None);
+        assert_eq!(file_mime(Some("pdf")), None);
+    }
+
+    #[test]
+    fn file_names_come_from_the_uri() {
+        assert_eq!(file_name("file:///reports/q3.pdf"), "q3.pdf");
+        assert_eq!(file_name("https://example.com/a/b.csv?x=1#top"), "b.csv");
+        assert_eq!(file_name("https://example.com/"), "file");
+        assert_eq!(file_name("report"), "report");
+    }
+}
