@@ -91,6 +91,7 @@
 //! ```
 
 mod import;
+mod logging;
 mod names;
 mod remote;
 mod serve;
@@ -100,7 +101,9 @@ pub use import::{
     effect_from_annotations,
 };
 pub use names::{ServerName, ServerNameError, imported_tool_name};
-pub use serve::{McpServeError, McpServer, McpServerBuilder, ToolHints, annotations};
+pub use serve::{
+    McpServeError, McpServer, McpServerBuilder, ServedNameError, ToolHints, annotations,
+};
 
 /// The rmcp crate this module is built on, for transports, the model types and clients.
 pub use rmcp;
