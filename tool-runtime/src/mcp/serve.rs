@@ -33,7 +33,8 @@ use crate::spec::{Allowed, ToolEffect, ToolSpec, allowed_below};
 
 type ContextFn = Arc<dyn Fn() -> ToolInvocationContext + Send + Sync>;
 
-/// A [`ToolRunner`] as an MCP server (an rmcp [`ServerHandler`]). Cheap to clone.
+/// A [`ToolRunner`] as an MCP server (an rmcp [`ServerHandler`]). Cheap to clone; each clone
+/// serves one client connection.
 ///
 /// - `tools/list` lists the tools the runner's policy shows for the server's
 ///   [context](McpServerBuilder::context), ordered by name (the [served
@@ -94,10 +95,17 @@ type ContextFn = Arc<dyn Fn() -> ToolInvocationContext + Send + Sync>;
 /// let output = tools[0].output_schema.as_ref().unwrap();
 /// assert_eq!(output["required"], serde_json::json!(["id"]));
 /// ```
-#[derive(Clone)]
 pub struct McpServer {
     inner: Arc<Inner>,
     session: Arc<Session>,
+}
+
+/// A clone serves the same tools with the same settings, and is a session of its own: serve one
+/// clone per client connection, and each has its own log level.
+impl Clone for McpServer {
+    fn clone(&self) -> Self {
+        self.for_session()
+    }
 }
 
 struct Inner {
