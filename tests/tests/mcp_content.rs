@@ -37,7 +37,8 @@ mod base64_probe {
         };
         let mut out = Vec::new();
         for chunk in text.trim_end_matches('=').as_bytes().chunks(4) {
-            let bits = chunk.iter().fold(0u32, |acc, &c| (acc << 6) | value(c)) << (6 * (4 - chunk.len()));
+            let bits =
+                chunk.iter().fold(0u32, |acc, &c| (acc << 6) | value(c)) << (6 * (4 - chunk.len()));
             let bytes = bits.to_be_bytes();
             out.extend_from_slice(&bytes[1..chunk.len()]);
         }
@@ -64,7 +65,10 @@ impl Tool for Take {
         _: &ToolInvocationContext,
         _: &ToolCapabilities,
     ) -> Result<Content<Shot>, ToolError> {
-        Ok(Content::new().text("the screen:").image("image/png", PNG).json(Shot { width: 2, height: 1 }))
+        Ok(Content::new()
+            .text("the screen:")
+            .image("image/png", PNG)
+            .json(Shot { width: 2, height: 1 }))
     }
 }
 
@@ -89,7 +93,11 @@ struct Name {}
 
 impl Tool for Name {
     type Output = String;
-    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<String, ToolError> {
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<String, ToolError> {
         Ok("main".into())
     }
 }
@@ -168,8 +176,10 @@ async fn output_schemas_are_objects_and_promise_only_what_redaction_keeps() {
     let tools = server.tools();
     assert_eq!(
         schema_of(&tools, "shots__take"),
-        Some(json!({"type": "object", "properties": {"width": {"type": "integer", "minimum": 0, "maximum": 4_294_967_295_u32}},
-            "required": ["width"], "additionalProperties": false}))
+        Some(
+            json!({"type": "object", "properties": {"width": {"type": "integer", "minimum": 0, "maximum": 4_294_967_295_u32}},
+            "required": ["width"], "additionalProperties": false})
+        )
     );
     // An optional struct is not an object schema: wrapped, and still narrowed.
     let last = schema_of(&tools, "shots__last").expect("served wrapped");
@@ -205,7 +215,10 @@ async fn parts_become_content_blocks_with_structured_content() {
     assert_eq!(last.structured_content, Some(json!({"result": {"width": 3}})));
 
     let chatty = client.call_tool(call("shots__chatty")).await.unwrap();
-    assert_eq!(serde_json::to_value(&chatty.content).unwrap(), json!([{"type": "text", "text": "done"}]));
+    assert_eq!(
+        serde_json::to_value(&chatty.content).unwrap(),
+        json!([{"type": "text", "text": "done"}])
+    );
     assert_eq!(chatty.structured_content, None);
     client.cancel().await.unwrap();
 }
@@ -249,7 +262,10 @@ async fn log_messages_follow_each_sessions_level() {
     first.set_level(SetLevelRequestParams::new(LoggingLevel::Error)).await.unwrap();
     assert_eq!(logged(&first, &mut first_logs, 0).await, []);
     first.set_level(SetLevelRequestParams::new(LoggingLevel::Debug)).await.unwrap();
-    assert_eq!(logged(&first, &mut first_logs, 3).await[0], (LoggingLevel::Debug, json!("details")));
+    assert_eq!(
+        logged(&first, &mut first_logs, 3).await[0],
+        (LoggingLevel::Debug, json!("details"))
+    );
     assert_eq!(logged(&second, &mut second_logs, 2).await, default, "a level per session");
     first.cancel().await.unwrap();
     second.cancel().await.unwrap();
@@ -299,7 +315,8 @@ async fn an_imported_image_stays_an_image() {
         }
     });
     let options = McpImportOptions::new().redact("mcp__cam__shots__take", ["width"]);
-    let source = McpToolSource::connect(ServerName::new("cam").unwrap(), ours, options).await.unwrap();
+    let source =
+        McpToolSource::connect(ServerName::new("cam").unwrap(), ours, options).await.unwrap();
     assert!(source.get("mcp__cam__shots__take").is_some());
     let catalog = ToolCatalog::builder().source(Arc::new(source)).build().unwrap();
     let runner = ToolRunner::builder(catalog)

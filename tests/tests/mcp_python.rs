@@ -144,7 +144,11 @@ struct Shot {}
 
 impl Tool for Shot {
     type Output = Content;
-    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Content, ToolError> {
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
         Ok(Content::new().text("the screen:").image("image/png", &b"\x89PNG\r\n\x1a\n"[..]))
     }
 }
@@ -155,7 +159,11 @@ struct ScreenName {}
 
 impl Tool for ScreenName {
     type Output = String;
-    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<String, ToolError> {
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<String, ToolError> {
         Ok("main".into())
     }
 }
@@ -170,15 +178,18 @@ async fn python_sdk_receives_images_and_lists_string_tools_over_http() {
     let shutdown = CancellationToken::new();
     let server = McpServer::builder(runner).build().serve_http(listener, shutdown.clone());
     let serving = tokio::spawn(server);
-    let report =
-        tokio::task::spawn_blocking(move || run_python_client(&[&url, "screen__shot"]))
-            .await
-            .unwrap();
+    let report = tokio::task::spawn_blocking(move || run_python_client(&[&url, "screen__shot"]))
+        .await
+        .unwrap();
     shutdown.cancel();
     serving.await.unwrap().unwrap();
 
-    let names: Vec<&str> =
-        report["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = report["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["screen__name", "screen__shot"], "the string tool does not break the list");
     let shot = &report["calls"]["screen__shot"];
     assert_eq!(shot["classes"], json!(["TextContent", "ImageContent"]), "{shot}");

@@ -58,7 +58,11 @@ struct TestSimpleText {}
 
 impl Tool for TestSimpleText {
     type Output = Content;
-    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Content, ToolError> {
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
         Ok(Content::new().text("This is a simple text response for testing."))
     }
 }
@@ -69,7 +73,11 @@ struct TestImageContent {}
 
 impl Tool for TestImageContent {
     type Output = Content;
-    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Content, ToolError> {
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
         Ok(Content::new().image("image/png", &RED_PIXEL_PNG[..]))
     }
 }
@@ -80,7 +88,11 @@ struct TestAudioContent {}
 
 impl Tool for TestAudioContent {
     type Output = Content;
-    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Content, ToolError> {
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
         Ok(Content::new().audio("audio/wav", silent_wav(8)))
     }
 }
@@ -91,7 +103,11 @@ struct TestEmbeddedResource {}
 
 impl Tool for TestEmbeddedResource {
     type Output = Content;
-    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Content, ToolError> {
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
         Ok(Content::new().resource(Resource {
             uri: "test://embedded-resource".into(),
             mime_type: Some("text/plain".into()),
@@ -106,7 +122,11 @@ struct TestMultipleContentTypes {}
 
 impl Tool for TestMultipleContentTypes {
     type Output = Content;
-    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Content, ToolError> {
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
         Ok(Content::new()
             .text("Multiple content types test:")
             .image("image/png", &RED_PIXEL_PNG[..])
@@ -124,7 +144,11 @@ struct TestToolWithLogging {}
 
 impl Tool for TestToolWithLogging {
     type Output = Content;
-    async fn run(self, ctx: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Content, ToolError> {
+    async fn run(
+        self,
+        ctx: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
         ctx.log(LogLevel::Info, "Tool execution started");
         tokio::time::sleep(Duration::from_millis(50)).await;
         ctx.log(LogLevel::Info, "Tool processing data");
@@ -140,7 +164,11 @@ struct TestErrorHandling {}
 
 impl Tool for TestErrorHandling {
     type Output = Content;
-    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Content, ToolError> {
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
         Err(ToolError::new("This tool intentionally returns an error for testing"))
     }
 }
@@ -151,7 +179,11 @@ struct TestToolWithProgress {}
 
 impl Tool for TestToolWithProgress {
     type Output = Content;
-    async fn run(self, ctx: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Content, ToolError> {
+    async fn run(
+        self,
+        ctx: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
         for (step, done) in [0.0, 50.0, 100.0].into_iter().enumerate() {
             if step > 0 {
                 tokio::time::sleep(Duration::from_millis(50)).await;
@@ -174,7 +206,8 @@ fn server() -> Result<McpServer, Box<dyn std::error::Error>> {
         .register::<TestErrorHandling>()
         .register::<TestToolWithProgress>()
         .build()?;
-    let ids: Vec<String> = catalog.tools().iter().map(|tool| tool.spec().name().to_owned()).collect();
+    let ids: Vec<String> =
+        catalog.tools().iter().map(|tool| tool.spec().name().to_owned()).collect();
     let runner =
         ToolRunner::builder(catalog).policy(ToolPolicy::allowing(["conformance__*"])).build();
     let mut builder = McpServer::builder(runner).server_info("mcp-conformance", "1.0.0");

@@ -3,9 +3,9 @@
 
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 /// The workspace root.

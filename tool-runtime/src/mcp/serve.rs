@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -714,7 +714,8 @@ impl McpServerBuilder {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        let config = ServerConfig::new(logging::capabilities()).with_server_info(self.inner.info.clone());
+        let config =
+            ServerConfig::new(logging::capabilities()).with_server_info(self.inner.info.clone());
         match &self.inner.instructions {
             Some(instructions) => config.with_instructions(instructions.clone()),
             None => config,

@@ -20,7 +20,8 @@ pub use bound::{Arguments, BoundToolRuntime, StaticTool, ValidatedArgs};
 pub use capabilities::{Capability, CapabilityRef, MissingCapability, ToolCapabilities};
 pub use clock::Clock;
 pub use context::{
-    ContextIds, LogLevel, LogMessage, LogReporter, Progress, ProgressReporter, ToolInvocationContext,
+    ContextIds, LogLevel, LogMessage, LogReporter, Progress, ProgressReporter,
+    ToolInvocationContext,
 };
 #[cfg(feature = "dynamic")]
 pub use dynamic::{DynamicFuture, DynamicTool, DynamicToolBuilder, DynamicToolError};
