@@ -186,10 +186,10 @@ impl Remote {
         };
         let mut output = ToolOutput::new();
         for block in result.content {
-            if let (Some(value), ContentBlock::Text(text)) = (&structured, &block) {
-                if serde_json::from_str::<Value>(&text.text).is_ok_and(|parsed| parsed == *value) {
-                    continue;
-                }
+            if let (Some(value), ContentBlock::Text(text)) = (&structured, &block)
+                && serde_json::from_str::<Value>(&text.text).is_ok_and(|parsed| parsed == *value)
+            {
+                continue;
             }
             output.push(part(block)?);
         }
