@@ -13,7 +13,8 @@ use serde_json::{Value, json};
 use tool_runtime::catalog::{ToolCatalog, ToolSource};
 use tool_runtime::content::{Content, Part};
 use tool_runtime::mcp::rmcp::model::{
-    CallToolRequestParams, LoggingLevel, LoggingMessageNotificationParam, SetLevelRequestParams,
+    CallToolRequestParams, LoggingLevel, LoggingMessageNotificationParam, RequestMetaObject,
+    SetLevelRequestParams,
 };
 use tool_runtime::mcp::rmcp::service::{NotificationContext, RoleClient, RunningService};
 use tool_runtime::mcp::rmcp::{ClientHandler, ServiceError, ServiceExt};
@@ -231,7 +232,17 @@ async fn logged(
     logs: &mut tokio::sync::mpsc::UnboundedReceiver<LoggingMessageNotificationParam>,
     expected: usize,
 ) -> Vec<(LoggingLevel, Value)> {
-    client.call_tool(call("shots__chatty")).await.unwrap();
+    logged_with(client, logs, call("shots__chatty"), expected).await
+}
+
+/// [`logged`] with the request given.
+async fn logged_with(
+    client: &Client,
+    logs: &mut tokio::sync::mpsc::UnboundedReceiver<LoggingMessageNotificationParam>,
+    request: CallToolRequestParams,
+    expected: usize,
+) -> Vec<(LoggingLevel, Value)> {
+    client.call_tool(request).await.unwrap();
     let mut seen = Vec::new();
     while seen.len() < expected {
         let message = tokio::time::timeout(Duration::from_secs(5), logs.recv())
@@ -267,6 +278,15 @@ async fn log_messages_follow_each_sessions_level() {
         (LoggingLevel::Debug, json!("details"))
     );
     assert_eq!(logged(&second, &mut second_logs, 2).await, default, "a level per session");
+    // A request may carry its own level (`_meta`, SEP-2575), whatever the session's.
+    let mut request = call("shots__chatty");
+    let mut meta = RequestMetaObject::default();
+    meta.set_log_level(LoggingLevel::Warning);
+    request.meta = Some(meta);
+    assert_eq!(
+        logged_with(&first, &mut first_logs, request, 1).await,
+        [(LoggingLevel::Warning, json!("almost out of film"))]
+    );
     first.cancel().await.unwrap();
     second.cancel().await.unwrap();
 }

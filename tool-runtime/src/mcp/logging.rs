@@ -5,7 +5,9 @@
 //! them; this module is the one place that names them.
 #![allow(deprecated)]
 
-use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, ServerCapabilities};
+use rmcp::model::{
+    LoggingLevel, LoggingMessageNotificationParam, RequestMetaObject, ServerCapabilities,
+};
 use rmcp::service::{Peer, RoleServer};
 use serde_json::Value;
 
@@ -44,4 +46,10 @@ pub(super) fn level(level: LoggingLevel) -> LogLevel {
         LoggingLevel::Alert => LogLevel::Alert,
         LoggingLevel::Emergency => LogLevel::Emergency,
     }
+}
+
+/// The level a request asks for in its `_meta` (`io.modelcontextprotocol/logLevel`, how
+/// clients of the newest protocol versions opt in to log messages call by call), if any.
+pub(super) fn requested(meta: &RequestMetaObject) -> Option<LogLevel> {
+    meta.log_level().map(level)
 }

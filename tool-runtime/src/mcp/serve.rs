@@ -55,8 +55,9 @@ type ContextFn = Arc<dyn Fn() -> ToolInvocationContext + Send + Sync>;
 ///   (`-32602`). The client's `notifications/cancelled` cancels the call's token; the tool's
 ///   progress reports become `notifications/progress` when the request carried a progress
 ///   token, and its [log messages](ToolInvocationContext::log) become `notifications/message`
-///   at or above the level the client set with `logging/setLevel` (`info` until it sets one;
-///   each session has its own).
+///   at or above the level the request asks for in its `_meta`
+///   (`io.modelcontextprotocol/logLevel`), else the level the client set with
+///   `logging/setLevel` (`info` until it sets one; each session has its own).
 ///
 /// Serve it with [`serve_stdio`](Self::serve_stdio), [`serve_http`](Self::serve_http),
 /// [`http_service`](Self::http_service) (mount it in your own HTTP server), or any rmcp
@@ -511,8 +512,11 @@ impl McpServer {
             }));
         }
         let session = Arc::clone(&self.session);
+        let requested = logging::requested(&context.meta);
         ctx = ctx.with_logger(LogReporter::new(move |message: LogMessage| {
-            if session.wants(message.level) {
+            let wanted =
+                requested.map_or_else(|| session.wants(message.level), |at| message.level >= at);
+            if wanted {
                 let _ = notice_tx.send(Notice::Log(message));
             }
         }));
