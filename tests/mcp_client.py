@@ -1,11 +1,15 @@
 """Drives the example `mcp_server` binary with the official Python MCP SDK (`mcp` on PyPI).
 
 Usage: python mcp_client.py PATH_TO_MCP_SERVER
+       python mcp_client.py http://127.0.0.1:PORT/mcp TOOL...
 
 Connects over stdio twice (the SDK's default 'auto' negotiation and the 'legacy' initialize
 handshake), lists the tools and calls them; prints one JSON object on stdout that the Rust
 test `tests/tests/mcp_python.rs` checks. Keeps assertions out of here so a failure shows up
 there, next to the expectation.
+
+Given a URL instead, connects over Streamable HTTP, lists the tools and calls each TOOL named
+after it without arguments, reporting the SDK's class for every content block it receives.
 """
 
 import asyncio
@@ -45,8 +49,25 @@ async def session(server: str, mode: str) -> dict:
     return out
 
 
+async def http_session(url: str, tools: list[str]) -> dict:
+    out: dict = {"calls": {}}
+    async with Client(url) as client:
+        listed = await client.list_tools()
+        out["tools"] = [dump(tool) for tool in listed.tools]
+        for name in tools:
+            result = await client.call_tool(name, {})
+            out["calls"][name] = {
+                "classes": [type(block).__name__ for block in result.content],
+                "result": dump(result),
+            }
+    return out
+
+
 async def main() -> None:
     server = sys.argv[1]
+    if server.startswith("http"):
+        print(json.dumps(await http_session(server, sys.argv[2:])))
+        return
     report = {mode: await session(server, mode) for mode in ("auto", "legacy")}
     print(json.dumps(report))
 

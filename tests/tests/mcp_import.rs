@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tool_runtime::catalog::{ToolCatalog, ToolSource, visible_tools};
+use tool_runtime::content::Part;
 use tool_runtime::mcp::rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, JsonObject,
     ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities,
@@ -299,21 +300,19 @@ async fn redaction_lets_nothing_through_unless_allowlisted() {
     let result =
         runner(&plain.source, &policy).exec(&id("echo"), br#"{"text": "hi"}"#, &ctx()).await;
     assert_eq!(result.value(), Some(&json!({})));
+    // Without an output schema there is no structured value to redact: the server's content
+    // blocks are parts.
     let result =
         runner(&plain.source, &policy).exec(&id("lookup"), br#"{"text": "hi"}"#, &ctx()).await;
-    assert_eq!(result.value(), Some(&json!({})));
+    assert_eq!(result.value(), None);
+    let parts = result.outcome.as_ref().map(|output| output.parts().to_vec());
+    assert_eq!(parts, Ok(vec![Part::Text("ran lookup".into())]));
 
-    let options =
-        McpImportOptions::new().redact(id("echo"), ["text"]).redact(id("lookup"), ["content"]);
+    let options = McpImportOptions::new().redact(id("echo"), ["text"]);
     let allowed = import(options).await;
     let runner = runner(&allowed.source, &policy);
     let echoed = runner.exec(&id("echo"), br#"{"text": "hi"}"#, &ctx()).await;
     assert_eq!(echoed.value(), Some(&json!({"text": "hi"})), "the secret stays behind");
-    let looked_up = runner.exec(&id("lookup"), br#"{"text": "hi"}"#, &ctx()).await;
-    assert_eq!(
-        looked_up.value(),
-        Some(&json!({"content": [{"type": "text", "text": "ran lookup"}]}))
-    );
 
     // A redaction path the output schema does not have refuses the tool, with the reason.
     let typo = import(McpImportOptions::new().redact(id("echo"), ["txt"])).await;

@@ -1,6 +1,8 @@
 //! Our MCP server driven by a client no one here wrote: the official Python SDK (`mcp` on PyPI)
 //! runs `tests/mcp_client.py`, which spawns the `mcp_server` example binary over stdio, once
-//! with the SDK's default negotiation and once with the legacy `initialize` handshake.
+//! with the SDK's default negotiation and once with the legacy `initialize` handshake; and
+//! which connects over Streamable HTTP to a server this test runs, to receive an image and list
+//! a tool whose output is a string.
 
 mod mcp_support;
 
@@ -9,15 +11,20 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use tool_runtime::catalog::ToolCatalog;
+use tool_runtime::content::Content;
+use tool_runtime::mcp::McpServer;
+use tool_runtime::prelude::*;
+use tool_runtime::runner::ToolRunner;
 
-/// Runs the Python client and returns what it printed.
-fn run_python_client() -> Value {
+/// Runs the Python client with `args` and returns what it printed.
+fn run_python_client(args: &[&str]) -> Value {
     let python = mcp_support::python_with_mcp();
-    let server = mcp_support::mcp_server();
     let script = mcp_support::workspace().join("tests").join("mcp_client.py");
     let mut child = Command::new(python)
         .arg(script)
-        .arg(server)
+        .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -121,11 +128,71 @@ fn check_session(mode: &str, report: &Value) {
 
 #[test]
 fn python_sdk_lists_and_calls_tools_over_stdio() {
-    let report = run_python_client();
+    let server = mcp_support::mcp_server();
+    let report = run_python_client(&[server.to_str().expect("a UTF-8 path")]);
     assert_eq!(report["auto"]["protocol_version"], "2026-07-28");
     let legacy = report["legacy"]["protocol_version"].as_str().expect("a version");
     assert_ne!(legacy, "2026-07-28", "the legacy handshake negotiates an older version");
     for mode in ["auto", "legacy"] {
         check_session(mode, &report[mode]);
     }
+}
+
+/// A screenshot.
+#[tool(name = "screen__shot", effect = read_only, redact = [])]
+struct Shot {}
+
+impl Tool for Shot {
+    type Output = Content;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        Ok(Content::new().text("the screen:").image("image/png", &b"\x89PNG\r\n\x1a\n"[..]))
+    }
+}
+
+/// The screen's name.
+#[tool(name = "screen__name", effect = read_only, redact = [])]
+struct ScreenName {}
+
+impl Tool for ScreenName {
+    type Output = String;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<String, ToolError> {
+        Ok("main".into())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_receives_images_and_lists_string_tools_over_http() {
+    let catalog =
+        ToolCatalog::builder().register::<Shot>().register::<ScreenName>().build().unwrap();
+    let runner = ToolRunner::builder(catalog).policy(ToolPolicy::allowing(["screen__*"])).build();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let shutdown = CancellationToken::new();
+    let server = McpServer::builder(runner).build().serve_http(listener, shutdown.clone());
+    let serving = tokio::spawn(server);
+    let report = tokio::task::spawn_blocking(move || run_python_client(&[&url, "screen__shot"]))
+        .await
+        .unwrap();
+    shutdown.cancel();
+    serving.await.unwrap().unwrap();
+
+    let names: Vec<&str> = report["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["screen__name", "screen__shot"], "the string tool does not break the list");
+    let shot = &report["calls"]["screen__shot"];
+    assert_eq!(shot["classes"], json!(["TextContent", "ImageContent"]), "{shot}");
+    assert_eq!(shot["result"]["content"][1]["mimeType"], "image/png");
+    assert_eq!(shot["result"]["content"][1]["data"], "iVBORw0KGgo=");
 }

@@ -42,9 +42,10 @@ impl McpImportOptions {
         Self::default()
     }
 
-    /// The output fields of the tool with this imported name that may leave the runner (dotted
-    /// paths, as in `#[tool(redact = [...])]`). For a tool without an `outputSchema` the output
-    /// is `{"content": [...]}`, the MCP content blocks; allow `content` to let them through.
+    /// The fields of the structured output (`structuredContent`) of the tool with this imported
+    /// name that may leave the runner (dotted paths, as in `#[tool(redact = [...])]`). The
+    /// server's content blocks are not fields: they become parts (text, image, audio, resource,
+    /// resource link) whether or not the tool has an `outputSchema`.
     pub fn redact<I, S>(mut self, tool_name: impl Into<String>, paths: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -191,8 +192,9 @@ impl ClientHandler for ImportClient {
 /// - Nothing is visible by itself: policy shows an `mcp__` tool only when `allowed_tools`
 ///   names it exactly, so a tool the server adds later stays hidden.
 /// - Arguments are validated against the server's `inputSchema` before they are sent;
-///   outputs against its `outputSchema` when it has one; redaction lets nothing through
-///   unless [`McpImportOptions::redact`] allowlists fields.
+///   `structuredContent` against its `outputSchema` when it has one; redaction lets no field
+///   of it through unless [`McpImportOptions::redact`] allowlists fields. Content blocks
+///   become [parts](crate::content::Part) of their kind: an imported image stays an image.
 /// - Tools whose definitions cannot be trusted to mean what they say (a schema construct
 ///   outside the subset, an invalid schema) are [`refused`](Self::refused), with the reason.
 /// - On `notifications/tools/list_changed` the list is fetched again: definitions are

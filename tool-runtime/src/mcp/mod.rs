@@ -7,12 +7,16 @@
 //!   ([`McpServer::serve_http`], [`McpServer::http_service`]) or any rmcp transport. Clients
 //!   see exactly what the runner's policy shows, and every call goes through
 //!   [`ToolRunner::exec`](crate::runner::ToolRunner::exec): policy, approval, validation,
-//!   budgets and redaction all apply.
+//!   budgets and redaction all apply. Results go out as MCP content blocks (text, images,
+//!   audio, resources) with `structuredContent` matching an always-object `outputSchema`; a
+//!   tool's [log messages](crate::runtime::ToolInvocationContext::log) and progress reach the
+//!   client; [`McpServerBuilder::serve_as`] serves a tool under the name a client expects.
 //! - **Import**: [`McpToolSource`] connects to an MCP server (a child process over stdio, or
 //!   Streamable HTTP) and offers its tools as untrusted dynamic tools named
 //!   `mcp__<server>__<tool>` ([`imported_tool_name`]). Policy shows them only when
 //!   `allowed_tools` names them exactly; their arguments and outputs are validated against the
-//!   server's schemas; redaction lets nothing through unless the application allowlists fields
+//!   server's schemas; content blocks become [parts](crate::content::Part) (an image stays an
+//!   image); redaction lets no structured field through unless the application allowlists fields
 //!   ([`McpImportOptions::redact`]); tools with forbidden schema constructs are
 //!   [refused with the reason](McpToolSource::refused); effects are read from annotations,
 //!   most cautious reading first ([`effect_from_annotations`]).
@@ -91,6 +95,7 @@
 //! ```
 
 mod import;
+mod logging;
 mod names;
 mod remote;
 mod serve;
@@ -100,7 +105,9 @@ pub use import::{
     effect_from_annotations,
 };
 pub use names::{ServerName, ServerNameError, imported_tool_name};
-pub use serve::{McpServeError, McpServer, McpServerBuilder, ToolHints, annotations};
+pub use serve::{
+    McpServeError, McpServer, McpServerBuilder, ServedNameError, ToolHints, annotations,
+};
 
 /// The rmcp crate this module is built on, for transports, the model types and clients.
 pub use rmcp;

@@ -4,13 +4,17 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-    ClientRequest, ProgressNotificationParam, ProgressToken, RequestId, ServerResult,
+    ClientRequest, ContentBlock, ProgressNotificationParam, ProgressToken, RequestId,
+    ResourceContents, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use crate::content::{Media, Part, Resource, ResourceBody, ResourceLink, ToolOutput};
 use crate::runtime::{ToolCapabilities, ToolError, ToolInvocationContext};
 
 /// Routes `notifications/progress` to the call that owns the progress token.
@@ -120,7 +124,7 @@ impl Remote {
         args: Value,
         ctx: &ToolInvocationContext,
         _caps: &ToolCapabilities,
-    ) -> Result<Value, ToolError> {
+    ) -> Result<ToolOutput, ToolError> {
         let Value::Object(arguments) = args else {
             return Err(ToolError::new("the arguments of an MCP tool must be an object"));
         };
@@ -161,18 +165,81 @@ impl Remote {
         }
     }
 
-    fn output(&self, result: CallToolResult) -> Result<Value, ToolError> {
+    /// The server's result as parts: each content block becomes the part of its kind, in order
+    /// (an image stays an image), and `structuredContent` the JSON part, which the runner
+    /// validates against the imported output schema. The text block a server adds to repeat its
+    /// structured content (as the protocol advises, for older clients) is left out: the JSON
+    /// part says it once.
+    fn output(&self, result: CallToolResult) -> Result<ToolOutput, ToolError> {
         if result.is_error == Some(true) {
             return Err(ToolError::new("the MCP tool reported an error"));
         }
-        match result.structured_content {
-            Some(value) => Ok(value),
-            None if self.structured => Err(ToolError::new(
-                "the MCP tool declares an output schema but returned no structured content",
-            )),
-            None => Ok(json!({ "content": result.content })),
+        let structured = match result.structured_content {
+            Some(value) if self.structured => Some(value),
+            None if self.structured => {
+                return Err(ToolError::new(
+                    "the MCP tool declares an output schema but returned no structured content",
+                ));
+            }
+            // Without a declared schema nothing could check it: only the blocks count.
+            _ => None,
+        };
+        let mut output = ToolOutput::new();
+        for block in result.content {
+            if let (Some(value), ContentBlock::Text(text)) = (&structured, &block)
+                && serde_json::from_str::<Value>(&text.text).is_ok_and(|parsed| parsed == *value)
+            {
+                continue;
+            }
+            output.push(part(block)?);
         }
+        if let Some(value) = structured {
+            output.push(Part::Json(value));
+        }
+        Ok(output)
     }
+}
+
+/// One MCP content block as a part. Base64 that does not decode is the server's error, named by
+/// the block's kind, never its data.
+fn part(block: ContentBlock) -> Result<Part, ToolError> {
+    let decode = |kind: &str, data: &str| {
+        BASE64.decode(data).map_err(|_| {
+            ToolError::new(format!("the MCP tool returned {kind} data that is not valid base64"))
+        })
+    };
+    Ok(match block {
+        ContentBlock::Text(text) => Part::Text(text.text),
+        ContentBlock::Image(image) => {
+            Part::Image(Media::new(image.mime_type, decode("image", &image.data)?))
+        }
+        ContentBlock::Audio(audio) => {
+            Part::Audio(Media::new(audio.mime_type, decode("audio", &audio.data)?))
+        }
+        ContentBlock::Resource(embedded) => Part::Resource(match embedded.resource {
+            ResourceContents::TextResourceContents { uri, mime_type, text, .. } => {
+                Resource { uri, mime_type, body: ResourceBody::Text(text) }
+            }
+            ResourceContents::BlobResourceContents { uri, mime_type, blob, .. } => Resource {
+                uri,
+                mime_type,
+                body: ResourceBody::Bytes(decode("resource", &blob)?.into()),
+            },
+            _ => return Err(unknown()),
+        }),
+        ContentBlock::ResourceLink(link) => Part::ResourceLink(ResourceLink {
+            uri: link.uri,
+            name: link.name,
+            mime_type: link.mime_type,
+            description: link.description,
+        }),
+        _ => return Err(unknown()),
+    })
+}
+
+/// A kind of block this version of MCP does not know: refused, not dropped.
+fn unknown() -> ToolError {
+    ToolError::new("the MCP tool returned a content block of an unknown kind")
 }
 
 #[cfg(test)]

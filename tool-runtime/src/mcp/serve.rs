@@ -4,39 +4,60 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    ResourceContents, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::logging;
 use crate::catalog::ToolSource;
+use crate::content::{Part, ResourceBody, ToolOutput};
 use crate::runner::ToolRunner;
-use crate::runtime::{ContextIds, Progress, ProgressReporter, ToolInvocationContext};
+use crate::runtime::{
+    ContextIds, LogLevel, LogMessage, LogReporter, Progress, ProgressReporter,
+    ToolInvocationContext,
+};
 use crate::schema::Shown;
-use crate::spec::{Allowed, Redaction, ToolEffect, ToolSpec, allowed_below};
+use crate::spec::{Allowed, ToolEffect, ToolSpec, allowed_below};
 
 type ContextFn = Arc<dyn Fn() -> ToolInvocationContext + Send + Sync>;
 
-/// A [`ToolRunner`] as an MCP server (an rmcp [`ServerHandler`]). Cheap to clone.
+/// A [`ToolRunner`] as an MCP server (an rmcp [`ServerHandler`]). Cheap to clone; each clone
+/// serves one client connection.
 ///
 /// - `tools/list` lists the tools the runner's policy shows for the server's
-///   [context](McpServerBuilder::context), ordered by name, with `inputSchema`, `outputSchema`
-///   (narrowed to the fields redaction lets through, since that is what `structuredContent`
-///   carries) and every annotation hint written out (see [`annotations`]).
+///   [context](McpServerBuilder::context), ordered by name (the [served
+///   name](McpServerBuilder::serve_as) when one is set), with `inputSchema`, `outputSchema` and
+///   every annotation hint written out (see [`annotations`]).
+/// - `outputSchema` is always an object schema and describes exactly what
+///   `structuredContent` carries: narrowed to the fields redaction lets through, and left out
+///   when redaction keeps no field it could name (an open object, a scalar the allowlist
+///   drops). An output that is not an object (a string, a list, an optional struct) is served
+///   wrapped: `{"type": "object", "properties": {"result": <schema>}, "required": ["result"]}`,
+///   with `structuredContent` `{"result": <value>}`.
 /// - `tools/call` runs [`ToolRunner::exec`]: policy, approval, validation and redaction all
-///   apply. Success is the redacted output as `structuredContent` plus the same JSON as a text
-///   block; a failure is `isError: true` with the safe message and no `structuredContent`; a
-///   tool the client cannot see is a protocol error (`-32602`). The client's
-///   `notifications/cancelled` cancels the call's token; the tool's progress reports become
-///   `notifications/progress` when the request carried a progress token.
+///   apply. The result's [parts](crate::content::Part) become MCP content blocks in order (text,
+///   image, audio, embedded resource, resource link; the structured value as a text block: a
+///   string as itself, anything else as JSON), plus `structuredContent` when an output schema
+///   is served; details never leave the server. A failure is `isError: true` with the safe
+///   message and no `structuredContent`; a tool the client cannot see is a protocol error
+///   (`-32602`). The client's `notifications/cancelled` cancels the call's token; the tool's
+///   progress reports become `notifications/progress` when the request carried a progress
+///   token, and its [log messages](ToolInvocationContext::log) become `notifications/message`
+///   at or above the level the request asks for in its `_meta`
+///   (`io.modelcontextprotocol/logLevel`), else the level the client set with
+///   `logging/setLevel` (`info` until it sets one; each session has its own).
 ///
 /// Serve it with [`serve_stdio`](Self::serve_stdio), [`serve_http`](Self::serve_http),
 /// [`http_service`](Self::http_service) (mount it in your own HTTP server), or any rmcp
@@ -75,9 +96,17 @@ type ContextFn = Arc<dyn Fn() -> ToolInvocationContext + Send + Sync>;
 /// let output = tools[0].output_schema.as_ref().unwrap();
 /// assert_eq!(output["required"], serde_json::json!(["id"]));
 /// ```
-#[derive(Clone)]
 pub struct McpServer {
     inner: Arc<Inner>,
+    session: Arc<Session>,
+}
+
+/// A clone serves the same tools with the same settings, and is a session of its own: serve one
+/// clone per client connection, and each has its own log level.
+impl Clone for McpServer {
+    fn clone(&self) -> Self {
+        self.for_session()
+    }
 }
 
 struct Inner {
@@ -86,6 +115,46 @@ struct Inner {
     info: Implementation,
     instructions: Option<String>,
     hints: BTreeMap<String, ToolHints>,
+    names: ServedNames,
+}
+
+/// What one client connection set: the lowest level of log messages it receives.
+struct Session {
+    log_level: AtomicU8,
+}
+
+impl Session {
+    fn new() -> Arc<Self> {
+        Arc::new(Self { log_level: AtomicU8::new(LogLevel::Info as u8) })
+    }
+
+    fn wants(&self, level: LogLevel) -> bool {
+        level as u8 >= self.log_level.load(Ordering::Relaxed)
+    }
+}
+
+/// Tools served under names other than their ids, both ways.
+#[derive(Default)]
+struct ServedNames {
+    by_id: BTreeMap<String, String>,
+    by_name: BTreeMap<String, String>,
+}
+
+impl ServedNames {
+    /// The name clients see for the tool `id`.
+    fn name_of<'a>(&'a self, id: &'a str) -> &'a str {
+        self.by_id.get(id).map_or(id, String::as_str)
+    }
+
+    /// The tool a client means by `name`: a served name, or an id that has none. A tool served
+    /// under another name cannot be called by its id.
+    fn id_of<'a>(&'a self, name: &'a str) -> Option<&'a str> {
+        match self.by_name.get(name) {
+            Some(id) => Some(id),
+            None if self.by_id.contains_key(name) => None,
+            None => Some(name),
+        }
+    }
 }
 
 impl fmt::Debug for McpServer {
@@ -105,6 +174,7 @@ pub struct McpServerBuilder {
     info: Implementation,
     instructions: Option<String>,
     hints: BTreeMap<String, ToolHints>,
+    names: ServedNames,
 }
 
 impl fmt::Debug for McpServerBuilder {
@@ -191,16 +261,41 @@ pub fn annotations(effect: ToolEffect, hints: ToolHints) -> ToolAnnotations {
         .open_world(hints.open_world.unwrap_or(open_world))
 }
 
-/// The part of an output schema that survives `redaction`, mirroring
-/// [`Redaction::apply`]: properties not allowlisted are removed (and dropped from `required`),
-/// arrays are walked through, an allowlisted property keeps its whole schema.
-fn redacted_schema(schema: &Value, redaction: &Redaction) -> Value {
-    if redaction.is_all() {
-        return schema.clone();
-    }
-    redaction.with_paths(|paths| narrow(schema, paths)).unwrap_or_else(|| schema.clone())
+/// How `structuredContent` relates to the structured value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// The value is an object: sent as it is.
+    Object,
+    /// The value is anything else: sent as `{"result": value}`.
+    Wrapped,
 }
 
+/// The `outputSchema` served for `spec` and how `structuredContent` is shaped, or `None` when
+/// no schema is served: the tool has none, or redaction keeps no field a schema could name.
+fn served_output(spec: &ToolSpec) -> Option<(JsonObject, Shape)> {
+    let schema = spec.output_schema()?.to_json();
+    let served = if spec.redaction_keeps_valid_output() || spec.redaction().is_all() {
+        schema
+    } else {
+        spec.redaction().with_paths(|paths| narrow(&schema, paths))?
+    };
+    if served.get("type").and_then(Value::as_str) == Some("object") {
+        return Some((object(served), Shape::Object));
+    }
+    let wrapped = json!({
+        "type": "object",
+        "properties": {"result": served},
+        "required": ["result"],
+        "additionalProperties": false
+    });
+    Some((object(wrapped), Shape::Wrapped))
+}
+
+/// The part of an output schema that survives redaction with `paths`, mirroring
+/// [`Redaction::apply`](crate::spec::Redaction::apply): properties not allowlisted are removed
+/// (and dropped from `required`), arrays are walked through, an allowlisted property keeps its
+/// whole schema. `None` when nothing below the top names a field (a scalar, an object without
+/// `properties`): redaction lets no such value through as it is, so no schema describes it.
 fn narrow(schema: &Value, paths: &[&str]) -> Option<Value> {
     let Value::Object(node) = schema else { return None };
     let mut out = node.clone();
@@ -256,6 +351,7 @@ impl McpServer {
             info: Implementation::new("tool-runtime", env!("CARGO_PKG_VERSION")),
             instructions: None,
             hints: BTreeMap::new(),
+            names: ServedNames::default(),
         }
     }
 
@@ -263,22 +359,59 @@ impl McpServer {
     #[must_use]
     pub fn tools(&self) -> Vec<Tool> {
         let ctx = (self.inner.context)();
-        self.inner.runner.visible_tools(&ctx).specs().map(|spec| self.tool(spec)).collect()
+        let names = &self.inner.names;
+        let mut tools: Vec<Tool> = self
+            .inner
+            .runner
+            .visible_tools(&ctx)
+            .specs()
+            // A tool whose id another tool is served under stays unlisted: the name is taken.
+            .filter(|spec| names.id_of(names.name_of(spec.name())) == Some(spec.name()))
+            .map(|spec| self.tool(spec))
+            .collect();
+        tools.sort_by(|a, b| a.name.cmp(&b.name));
+        tools
     }
 
     fn tool(&self, spec: &ToolSpec) -> Tool {
         let hints = self.inner.hints.get(spec.name()).copied().unwrap_or_default();
         let mut tool = Tool::new_with_raw(
-            spec.name().to_owned(),
+            self.inner.names.name_of(spec.name()).to_owned(),
             Some(spec.description().to_owned().into()),
             object(spec.input_schema().to_json()),
         )
         .with_annotations(annotations(spec.effect(), hints));
-        if let Some(output) = spec.output_schema() {
-            let narrowed = redacted_schema(&output.to_json(), spec.redaction());
-            tool = tool.with_raw_output_schema(Arc::new(object(narrowed)));
+        if let Some((schema, _)) = served_output(spec) {
+            tool = tool.with_raw_output_schema(Arc::new(schema));
         }
         tool
+    }
+
+    /// A Streamable HTTP configuration for a server on this machine: rmcp's defaults (only
+    /// loopback `Host` headers: `localhost`, `127.0.0.1`, `::1`) plus the same check on a
+    /// browser's `Origin` header, so a web page cannot reach the server through DNS rebinding.
+    /// [`serve_http`](Self::serve_http) uses it; start from it when mounting
+    /// [`http_service`](Self::http_service) yourself.
+    ///
+    /// ```
+    /// use tool_runtime::mcp::McpServer;
+    ///
+    /// let config = McpServer::local_http_config();
+    /// assert!(config.allowed_hosts.iter().any(|host| host == "localhost"));
+    /// assert!(config.allowed_origins.iter().any(|origin| origin == "http://127.0.0.1:*"));
+    /// ```
+    #[must_use]
+    pub fn local_http_config() -> StreamableHttpServerConfig {
+        let origins = ["localhost", "127.0.0.1", "[::1]"]
+            .into_iter()
+            .flat_map(|host| [format!("http://{host}:*"), format!("https://{host}:*")]);
+        StreamableHttpServerConfig::default().with_allowed_origins(origins)
+    }
+
+    /// This server for a new client connection: the same tools and settings, a log level of
+    /// its own.
+    fn for_session(&self) -> Self {
+        Self { inner: Arc::clone(&self.inner), session: Session::new() }
     }
 
     /// Serves MCP on this process's stdin and stdout until the client disconnects.
@@ -296,21 +429,24 @@ impl McpServer {
     }
 
     /// The server as a Streamable HTTP tower service, to mount in an HTTP server (for example
-    /// `axum::Router::nest_service("/mcp", ...)`). Each session gets a clone of this server.
+    /// `axum::Router::nest_service("/mcp", ...)`). Each session gets a copy of this server with
+    /// its own log level. [`local_http_config`](Self::local_http_config) is the configuration
+    /// for a server on this machine.
     pub fn http_service(
         &self,
         config: StreamableHttpServerConfig,
     ) -> StreamableHttpService<McpServer, LocalSessionManager> {
         let server = self.clone();
         StreamableHttpService::new(
-            move || Ok(server.clone()),
+            move || Ok(server.for_session()),
             Arc::new(LocalSessionManager::default()),
             config,
         )
     }
 
     /// Serves Streamable HTTP (HTTP/1.1) on `listener`, at every path, until `shutdown` is
-    /// cancelled. rmcp's default config applies: only loopback `Host` headers are accepted.
+    /// cancelled, with [`local_http_config`](Self::local_http_config): requests whose `Host` or
+    /// `Origin` header is not loopback are refused with `403`.
     ///
     /// # Errors
     ///
@@ -320,8 +456,7 @@ impl McpServer {
         listener: tokio::net::TcpListener,
         shutdown: CancellationToken,
     ) -> Result<(), McpServeError> {
-        let config =
-            StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token());
+        let config = Self::local_http_config().with_cancellation_token(shutdown.child_token());
         let service = self.http_service(config);
         loop {
             let (stream, _) = tokio::select! {
@@ -352,72 +487,125 @@ impl McpServer {
     ) -> Result<CallToolResult, ErrorData> {
         let inner = &self.inner;
         let mut ctx = (inner.context)().with_cancellation(context.ct.clone());
-        let visible = inner
-            .runner
-            .catalog()
-            .get(&request.name)
-            .is_some_and(|tool| inner.runner.policy().shows(&ctx, tool.spec()));
-        if !visible {
+        let tool = inner
+            .names
+            .id_of(&request.name)
+            .and_then(|id| inner.runner.catalog().get(id))
+            .filter(|tool| inner.runner.policy().shows(&ctx, tool.spec()));
+        let Some(tool) = tool else {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool `{}`", Shown(&request.name)),
                 None,
             ));
-        }
+        };
+        let spec = tool.spec();
         // Already parsed by the transport: handed over as they are, never re-encoded.
         let args = Value::Object(request.arguments.unwrap_or_default());
-        let (progress_tx, mut progress_rx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
+        // Progress and log messages share one channel, so the client sees them in the order the
+        // tool sent them.
+        let (notice_tx, mut notice_rx) = tokio::sync::mpsc::unbounded_channel::<Notice>();
         let token = context.meta.get_progress_token();
         if token.is_some() {
+            let tx = notice_tx.clone();
             ctx = ctx.with_progress(ProgressReporter::new(move |progress| {
-                let _ = progress_tx.send(progress);
+                let _ = tx.send(Notice::Progress(progress));
             }));
         }
-        let notify = |progress: Progress| {
+        let session = Arc::clone(&self.session);
+        let requested = logging::requested(&context.meta);
+        ctx = ctx.with_logger(LogReporter::new(move |message: LogMessage| {
+            let wanted =
+                requested.map_or_else(|| session.wants(message.level), |at| message.level >= at);
+            if wanted {
+                let _ = notice_tx.send(Notice::Log(message));
+            }
+        }));
+        let notify = |notice: Notice| {
             let peer = context.peer.clone();
             let token = token.clone();
             async move {
-                let Some(token) = token else { return };
-                let mut param = ProgressNotificationParam::new(token, progress.progress);
-                param.total = progress.total;
-                param.message = progress.message;
                 // A client that went away cannot be told; the call itself goes on.
-                let _ = peer.notify_progress(param).await;
+                match notice {
+                    Notice::Progress(progress) => {
+                        let Some(token) = token else { return };
+                        let mut param = ProgressNotificationParam::new(token, progress.progress);
+                        param.total = progress.total;
+                        param.message = progress.message;
+                        let _ = peer.notify_progress(param).await;
+                    }
+                    Notice::Log(message) => logging::notify(&peer, message).await,
+                }
             }
         };
-        let exec = inner.runner.exec(&request.name, args, &ctx);
+        let exec = inner.runner.exec(spec.name(), args, &ctx);
         tokio::pin!(exec);
         let result = loop {
             tokio::select! {
                 biased;
-                Some(progress) = progress_rx.recv() => notify(progress).await,
+                Some(notice) = notice_rx.recv() => notify(notice).await,
                 result = &mut exec => break result,
             }
         };
-        while let Ok(progress) = progress_rx.try_recv() {
-            notify(progress).await;
+        while let Ok(notice) = notice_rx.try_recv() {
+            notify(notice).await;
         }
         Ok(match result.outcome {
-            Ok(output) => match output.into_structured() {
-                Ok(value) => CallToolResult::structured(value),
-                // Text only until parts are served as content blocks.
-                Err(output) => CallToolResult::success(
-                    output
-                        .parts()
-                        .iter()
-                        .filter_map(|part| match part {
-                            crate::content::Part::Text(text) => {
-                                Some(ContentBlock::text(text.clone()))
-                            }
-                            crate::content::Part::Json(value) => {
-                                Some(ContentBlock::text(value.to_string()))
-                            }
-                            _ => None,
-                        })
-                        .collect(),
-                ),
-            },
+            Ok(output) => served_result(&output, served_output(spec).map(|(_, shape)| shape)),
             Err(error) => CallToolResult::error(vec![ContentBlock::text(error.message)]),
         })
+    }
+}
+
+/// A progress report or a log message of a running call, on its way to the client.
+enum Notice {
+    Progress(Progress),
+    Log(LogMessage),
+}
+
+/// A successful call's result: its parts as content blocks, in order, and `structuredContent`
+/// shaped as the served output schema says (`None`: no schema served, none sent).
+fn served_result(output: &ToolOutput, shape: Option<Shape>) -> CallToolResult {
+    let blocks = output.parts().iter().map(content_block).collect();
+    let mut result = CallToolResult::success(blocks);
+    result.structured_content = match (shape, output.structured()) {
+        (Some(Shape::Object), Some(value)) => Some(value.clone()),
+        (Some(Shape::Wrapped), Some(value)) => Some(json!({"result": value})),
+        _ => None,
+    };
+    result
+}
+
+/// One part as an MCP content block; bytes are base64, as MCP carries them.
+fn content_block(part: &Part) -> ContentBlock {
+    match part {
+        Part::Text(text) => ContentBlock::text(text.clone()),
+        Part::Image(media) => ContentBlock::image(BASE64.encode(&media.data), &media.mime_type),
+        Part::Audio(media) => ContentBlock::audio(BASE64.encode(&media.data), &media.mime_type),
+        Part::Resource(resource) => {
+            let (uri, mime_type) = (resource.uri.clone(), resource.mime_type.clone());
+            ContentBlock::resource(match &resource.body {
+                ResourceBody::Text(text) => ResourceContents::TextResourceContents {
+                    uri,
+                    mime_type,
+                    text: text.clone(),
+                    meta: None,
+                },
+                ResourceBody::Bytes(bytes) => ResourceContents::BlobResourceContents {
+                    uri,
+                    mime_type,
+                    blob: BASE64.encode(bytes),
+                    meta: None,
+                },
+            })
+        }
+        Part::ResourceLink(link) => {
+            let mut resource = rmcp::model::Resource::new(&link.uri, &link.name);
+            resource.mime_type.clone_from(&link.mime_type);
+            resource.description.clone_from(&link.description);
+            ContentBlock::resource_link(resource)
+        }
+        Part::Json(Value::String(text)) => ContentBlock::text(text.clone()),
+        Part::Json(value) => ContentBlock::text(value.to_string()),
     }
 }
 
@@ -451,6 +639,67 @@ impl McpServerBuilder {
         self
     }
 
+    /// Serves the tool `id` under `name` (and no longer under its id), so that a server can
+    /// offer the names a client expects: without the namespace, say. `tools/list` shows `name`,
+    /// `tools/call` takes it, and everything else (policy, events, records, [hints](Self::hints))
+    /// still speaks of `id`.
+    ///
+    /// ```
+    /// use tool_runtime::catalog::ToolCatalog;
+    /// use tool_runtime::mcp::McpServer;
+    /// use tool_runtime::prelude::*;
+    /// use tool_runtime::runner::ToolRunner;
+    ///
+    /// /// Say hello.
+    /// #[tool(name = "demo__hello", effect = read_only, redact = ["text"])]
+    /// struct Hello {}
+    /// #[derive(Serialize, ToolSchema)]
+    /// struct Greeting { text: String }
+    /// impl Tool for Hello {
+    ///     type Output = Greeting;
+    ///     async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Greeting, ToolError> {
+    ///         Ok(Greeting { text: "hello".into() })
+    ///     }
+    /// }
+    ///
+    /// let catalog = ToolCatalog::builder().register::<Hello>().build().unwrap();
+    /// let runner = ToolRunner::builder(catalog).policy(ToolPolicy::allowing(["demo__*"])).build();
+    /// let server = McpServer::builder(runner).serve_as("demo__hello", "hello").unwrap().build();
+    /// assert_eq!(server.tools()[0].name, "hello");
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ServedNameError`] when `name` breaks the tool-name rule (1 to 64 characters of `a-z`,
+    /// `A-Z`, `0-9`, `_`, `-`), is already served for another tool, or is the id of another
+    /// tool in the catalog.
+    pub fn serve_as(
+        mut self,
+        id: impl Into<String>,
+        name: impl Into<String>,
+    ) -> Result<Self, ServedNameError> {
+        let (id, name) = (id.into(), name.into());
+        if name.is_empty()
+            || name.len() > tool_rules::MAX_TOOL_NAME
+            || !name.bytes().all(tool_rules::is_name_byte)
+        {
+            return Err(ServedNameError::Invalid { name });
+        }
+        let taken_by = match self.names.by_name.get(&name) {
+            Some(other) if *other != id => Some(other.clone()),
+            _ if name != id && self.runner.catalog().get(&name).is_some() => Some(name.clone()),
+            _ => None,
+        };
+        if let Some(by) = taken_by {
+            return Err(ServedNameError::Taken { name, by });
+        }
+        if let Some(old) = self.names.by_id.insert(id.clone(), name.clone()) {
+            self.names.by_name.remove(&old);
+        }
+        self.names.by_name.insert(name, id);
+        Ok(self)
+    }
+
     /// The server.
     pub fn build(self) -> McpServer {
         McpServer {
@@ -460,15 +709,17 @@ impl McpServerBuilder {
                 info: self.info,
                 instructions: self.instructions,
                 hints: self.hints,
+                names: self.names,
             }),
+            session: Session::new(),
         }
     }
 }
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        let config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(self.inner.info.clone());
+        let config =
+            ServerConfig::new(logging::capabilities()).with_server_info(self.inner.info.clone());
         match &self.inner.instructions {
             Some(instructions) => config.with_instructions(instructions.clone()),
             None => config,
@@ -490,7 +741,53 @@ impl ServerHandler for McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         self.call(request, context).await.map(CallToolResponse::from)
     }
+
+    #[allow(deprecated)] // see `logging`
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let level = logging::level(request.level);
+        self.session.log_level.store(level as u8, Ordering::Relaxed);
+        Ok(())
+    }
 }
+
+/// Why a tool cannot be [served under a name](McpServerBuilder::serve_as).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ServedNameError {
+    /// The name breaks the tool-name rule.
+    Invalid {
+        /// The name.
+        name: String,
+    },
+    /// The name is served for another tool, or is another tool's id.
+    Taken {
+        /// The name.
+        name: String,
+        /// The id of the tool that has it.
+        by: String,
+    },
+}
+
+impl fmt::Display for ServedNameError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Invalid { name } => write!(
+                f,
+                "`{}` cannot be served as a tool name: use 1 to 64 characters of a-z, A-Z, 0-9, `_` and `-`",
+                Shown(name)
+            ),
+            Self::Taken { name, by } => {
+                write!(f, "the served name `{}` is already taken by `{by}`", Shown(name))
+            }
+        }
+    }
+}
+
+impl std::error::Error for ServedNameError {}
 
 /// Why serving MCP stopped with an error.
 #[derive(Debug)]
@@ -543,7 +840,7 @@ mod tests {
             "required": ["hits", "total", "cost"],
             "additionalProperties": false
         });
-        let narrowed = redacted_schema(&schema, &Redaction::new(["hits.title", "total"]));
+        let narrowed = narrow(&schema, &["hits.title", "total"]).unwrap();
         assert_eq!(
             narrowed,
             json!({
@@ -558,8 +855,16 @@ mod tests {
                 "additionalProperties": false
             })
         );
-        let nothing = redacted_schema(&schema, &Redaction::new(Vec::<String>::new()));
+        let nothing = narrow(&schema, &[]).unwrap();
         assert_eq!(nothing["properties"], json!({}));
         assert_eq!(nothing["required"], json!([]));
+    }
+
+    #[test]
+    fn a_schema_without_fields_is_never_served_whole_by_narrowing() {
+        // Issue 16 item 12: these used to fall back to the whole schema.
+        assert_eq!(narrow(&json!({"type": "string"}), &["text"]), None);
+        assert_eq!(narrow(&json!({"type": "object"}), &["secret"]), None);
+        assert_eq!(narrow(&json!({"type": "array", "items": {"type": "integer"}}), &["n"]), None);
     }
 }

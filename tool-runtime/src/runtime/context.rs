@@ -36,6 +36,7 @@ pub struct ToolInvocationContext {
     requested_connection_ids: Arc<[String]>,
     cancellation: CancellationToken,
     progress: Option<ProgressReporter>,
+    logger: Option<LogReporter>,
 }
 
 /// The three ids every [`ToolInvocationContext`] needs, by name: all are required, and none can
@@ -89,6 +90,57 @@ impl ProgressReporter {
     }
 }
 
+/// How much a [log message](ToolInvocationContext::log) matters, least first (the syslog levels
+/// MCP uses).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    /// Detail for debugging.
+    Debug,
+    /// Normal operation.
+    Info,
+    /// Normal but significant.
+    Notice,
+    /// Something may be wrong.
+    Warning,
+    /// Something failed.
+    Error,
+    /// A component failed.
+    Critical,
+    /// Someone must act now.
+    Alert,
+    /// The system is unusable.
+    Emergency,
+}
+
+/// One log message of a running tool. Messages go to the client or UI: keep them free of
+/// secrets.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LogMessage {
+    /// How much it matters.
+    pub level: LogLevel,
+    /// What happened.
+    pub message: String,
+}
+
+/// Where a tool's log messages go (an MCP server sends them to its client as
+/// `notifications/message`).
+#[derive(Clone)]
+pub struct LogReporter(Arc<dyn Fn(LogMessage) + Send + Sync>);
+
+impl LogReporter {
+    /// Calls `log` for each message.
+    pub fn new(log: impl Fn(LogMessage) + Send + Sync + 'static) -> Self {
+        Self(Arc::new(log))
+    }
+}
+
+impl fmt::Debug for LogReporter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("LogReporter")
+    }
+}
+
 impl fmt::Debug for ProgressReporter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("ProgressReporter")
@@ -126,6 +178,7 @@ impl ToolInvocationContext {
             requested_connection_ids: Arc::new([]),
             cancellation: CancellationToken::new(),
             progress: None,
+            logger: None,
         }
     }
 
@@ -155,6 +208,34 @@ impl ToolInvocationContext {
     pub fn with_progress(mut self, reporter: ProgressReporter) -> Self {
         self.progress = Some(reporter);
         self
+    }
+
+    /// Sends the tool's [log messages](Self::log) to `reporter`.
+    #[must_use]
+    pub fn with_logger(mut self, reporter: LogReporter) -> Self {
+        self.logger = Some(reporter);
+        self
+    }
+
+    /// Logs a message from inside a tool; a no-op when nobody listens. Served over MCP, it
+    /// reaches the client as a `notifications/message` when the client's level lets it through.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use tool_runtime::prelude::*;
+    /// use tool_runtime::runtime::{LogLevel, LogMessage, LogReporter};
+    ///
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let sink = Arc::clone(&seen);
+    /// let ctx = ToolInvocationContext::new(ContextIds { run_id: "run", actor_id: "actor", tenant_id: "tenant" })
+    ///     .with_logger(LogReporter::new(move |m: LogMessage| sink.lock().unwrap().push(m)));
+    /// ctx.log(LogLevel::Info, "fetched page 1");
+    /// assert_eq!(seen.lock().unwrap()[0].message, "fetched page 1");
+    /// ```
+    pub fn log(&self, level: LogLevel, message: impl Into<String>) {
+        if let Some(logger) = &self.logger {
+            (logger.0)(LogMessage { level, message: message.into() });
+        }
     }
 
     /// The connections this run's request brought.

@@ -19,7 +19,10 @@ pub use auth::{Auth, BrokerError, ConnectionBroker, Credential};
 pub use bound::{Arguments, BoundToolRuntime, StaticTool, ValidatedArgs};
 pub use capabilities::{Capability, CapabilityRef, MissingCapability, ToolCapabilities};
 pub use clock::Clock;
-pub use context::{ContextIds, Progress, ProgressReporter, ToolInvocationContext};
+pub use context::{
+    ContextIds, LogLevel, LogMessage, LogReporter, Progress, ProgressReporter,
+    ToolInvocationContext,
+};
 #[cfg(feature = "dynamic")]
 pub use dynamic::{DynamicFuture, DynamicTool, DynamicToolBuilder, DynamicToolError};
 pub use error::ToolError;

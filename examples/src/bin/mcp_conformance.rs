@@ -1,0 +1,240 @@
+//! The server the official MCP conformance suite (`@modelcontextprotocol/conformance`) tests:
+//! tools built with `#[tool]` that return text, an image, audio, an embedded resource, all of
+//! them mixed, send log messages and progress while they run, or fail; served over Streamable
+//! HTTP at `http://127.0.0.1:<port>/mcp` (every path serves, `/mcp` is the one the suite uses).
+//!
+//! ```text
+//! cargo run -p examples --bin mcp_conformance -- --port 3000
+//! npx @modelcontextprotocol/conformance server --url http://127.0.0.1:3000/mcp --scenario tools-call-image
+//! ```
+//!
+//! The suite calls the tools by bare names (`test_simple_text`); the catalog names them
+//! `conformance__test_simple_text`, as the naming rule wants, and the server offers them under
+//! the bare names ([`McpServerBuilder::serve_as`]). With `--port 0` the system picks the port;
+//! the first line on stdout always says where the server listens.
+//!
+//! [`McpServerBuilder::serve_as`]: tool_runtime::mcp::McpServerBuilder::serve_as
+
+use std::time::Duration;
+
+use tool_runtime::catalog::{ToolCatalog, ToolSource};
+use tool_runtime::content::{Content, Resource, ResourceBody};
+use tool_runtime::mcp::McpServer;
+use tool_runtime::prelude::*;
+use tool_runtime::runner::ToolRunner;
+use tool_runtime::runtime::LogLevel;
+
+/// A 1x1 red PNG.
+const RED_PIXEL_PNG: [u8; 69] = [
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x02, 0x00, 0x00, 0x00, 0x90, 0x77, 0x53,
+    0xde, 0x00, 0x00, 0x00, 0x0c, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0xf8, 0xcf, 0xc0, 0x00,
+    0x00, 0x03, 0x01, 0x01, 0x00, 0xc9, 0xfe, 0x92, 0xef, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e,
+    0x44, 0xae, 0x42, 0x60, 0x82,
+];
+
+/// A WAV file of `samples` silent 8-bit mono samples at 8 kHz.
+fn silent_wav(samples: u32) -> Vec<u8> {
+    let mut wav = Vec::with_capacity(44 + samples as usize);
+    wav.extend_from_slice(b"RIFF");
+    wav.extend_from_slice(&(36 + samples).to_le_bytes());
+    wav.extend_from_slice(b"WAVEfmt ");
+    wav.extend_from_slice(&16u32.to_le_bytes()); // size of the fmt chunk
+    wav.extend_from_slice(&1u16.to_le_bytes()); // PCM
+    wav.extend_from_slice(&1u16.to_le_bytes()); // mono
+    wav.extend_from_slice(&8000u32.to_le_bytes()); // samples per second
+    wav.extend_from_slice(&8000u32.to_le_bytes()); // bytes per second
+    wav.extend_from_slice(&1u16.to_le_bytes()); // bytes per sample frame
+    wav.extend_from_slice(&8u16.to_le_bytes()); // bits per sample
+    wav.extend_from_slice(b"data");
+    wav.extend_from_slice(&samples.to_le_bytes());
+    wav.resize(44 + samples as usize, 0x80); // 8-bit silence is the midpoint
+    wav
+}
+
+/// Returns a simple text response.
+#[tool(name = "conformance__test_simple_text", effect = read_only, redact = [])]
+struct TestSimpleText {}
+
+impl Tool for TestSimpleText {
+    type Output = Content;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        Ok(Content::new().text("This is a simple text response for testing."))
+    }
+}
+
+/// Returns a 1x1 red PNG.
+#[tool(name = "conformance__test_image_content", effect = read_only, redact = [])]
+struct TestImageContent {}
+
+impl Tool for TestImageContent {
+    type Output = Content;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        Ok(Content::new().image("image/png", &RED_PIXEL_PNG[..]))
+    }
+}
+
+/// Returns a short silent WAV.
+#[tool(name = "conformance__test_audio_content", effect = read_only, redact = [])]
+struct TestAudioContent {}
+
+impl Tool for TestAudioContent {
+    type Output = Content;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        Ok(Content::new().audio("audio/wav", silent_wav(8)))
+    }
+}
+
+/// Returns an embedded text resource.
+#[tool(name = "conformance__test_embedded_resource", effect = read_only, redact = [])]
+struct TestEmbeddedResource {}
+
+impl Tool for TestEmbeddedResource {
+    type Output = Content;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        Ok(Content::new().resource(Resource {
+            uri: "test://embedded-resource".into(),
+            mime_type: Some("text/plain".into()),
+            body: ResourceBody::Text("This is an embedded resource content.".into()),
+        }))
+    }
+}
+
+/// Returns text, an image and an embedded JSON resource.
+#[tool(name = "conformance__test_multiple_content_types", effect = read_only, redact = [])]
+struct TestMultipleContentTypes {}
+
+impl Tool for TestMultipleContentTypes {
+    type Output = Content;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        Ok(Content::new()
+            .text("Multiple content types test:")
+            .image("image/png", &RED_PIXEL_PNG[..])
+            .resource(Resource {
+                uri: "test://mixed-content-resource".into(),
+                mime_type: Some("application/json".into()),
+                body: ResourceBody::Text(r#"{"test":"data","value":123}"#.into()),
+            }))
+    }
+}
+
+/// Sends three log messages while it runs.
+#[tool(name = "conformance__test_tool_with_logging", effect = read_only, redact = [])]
+struct TestToolWithLogging {}
+
+impl Tool for TestToolWithLogging {
+    type Output = Content;
+    async fn run(
+        self,
+        ctx: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        ctx.log(LogLevel::Info, "Tool execution started");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        ctx.log(LogLevel::Info, "Tool processing data");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        ctx.log(LogLevel::Info, "Tool execution completed");
+        Ok(Content::new().text("Tool with logging executed successfully"))
+    }
+}
+
+/// Always fails.
+#[tool(name = "conformance__test_error_handling", effect = read_only, redact = [])]
+struct TestErrorHandling {}
+
+impl Tool for TestErrorHandling {
+    type Output = Content;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        Err(ToolError::new("This tool intentionally returns an error for testing"))
+    }
+}
+
+/// Reports progress 0, 50 and 100 of 100 while it runs.
+#[tool(name = "conformance__test_tool_with_progress", effect = read_only, redact = [])]
+struct TestToolWithProgress {}
+
+impl Tool for TestToolWithProgress {
+    type Output = Content;
+    async fn run(
+        self,
+        ctx: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        for (step, done) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+            if step > 0 {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            ctx.report_progress(done, Some(100.0), "");
+        }
+        Ok(Content::new().text("Tool with progress executed successfully"))
+    }
+}
+
+/// The conformance tools, served under the names the suite calls.
+fn server() -> Result<McpServer, Box<dyn std::error::Error>> {
+    let catalog = ToolCatalog::builder()
+        .register::<TestSimpleText>()
+        .register::<TestImageContent>()
+        .register::<TestAudioContent>()
+        .register::<TestEmbeddedResource>()
+        .register::<TestMultipleContentTypes>()
+        .register::<TestToolWithLogging>()
+        .register::<TestErrorHandling>()
+        .register::<TestToolWithProgress>()
+        .build()?;
+    let ids: Vec<String> =
+        catalog.tools().iter().map(|tool| tool.spec().name().to_owned()).collect();
+    let runner =
+        ToolRunner::builder(catalog).policy(ToolPolicy::allowing(["conformance__*"])).build();
+    let mut builder = McpServer::builder(runner).server_info("mcp-conformance", "1.0.0");
+    for id in ids {
+        let bare = id.trim_start_matches("conformance__").to_owned();
+        builder = builder.serve_as(id, bare)?;
+    }
+    Ok(builder.build())
+}
+
+/// The port given as `--port <port>`.
+fn port() -> Result<u16, String> {
+    let mut args = std::env::args().skip(1);
+    match (args.next().as_deref(), args.next(), args.next()) {
+        (Some("--port"), Some(port), None) => {
+            port.parse().map_err(|_| format!("`{port}` is not a port number"))
+        }
+        _ => Err("usage: mcp_conformance --port <port>".to_owned()),
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let port = port()?;
+    let server = server()?;
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+    println!("listening on http://{}/mcp", listener.local_addr()?);
+    server.serve_http(listener, tokio_util::sync::CancellationToken::new()).await?;
+    Ok(())
+}
