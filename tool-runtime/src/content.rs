@@ -35,6 +35,10 @@ use sha2::{Digest, Sha256};
 
 use crate::schema::{Schema, ToolSchema};
 
+pub mod limits;
+
+use limits::Limited;
+
 /// Binary media: an image or a sound, with its MIME type.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Media {
@@ -221,13 +225,14 @@ pub struct PartSummary {
 pub struct ToolOutput {
     parts: Vec<Part>,
     details: Option<Value>,
+    limited: Vec<Limited>,
 }
 
 impl ToolOutput {
     /// No parts, no details.
     #[must_use]
     pub const fn new() -> Self {
-        Self { parts: Vec::new(), details: None }
+        Self { parts: Vec::new(), details: None, limited: Vec::new() }
     }
 
     /// `self` with `part` appended. A second [`Part::Json`] replaces the first, in place: a
@@ -300,10 +305,10 @@ impl ToolOutput {
     ///
     /// `self`, unchanged, when it holds more than the JSON part.
     pub fn into_structured(mut self) -> Result<Value, Self> {
-        if self.is_structured_only() {
-            if let Some(Part::Json(value)) = self.parts.pop() {
-                return Ok(value);
-            }
+        if self.is_structured_only()
+            && let Some(Part::Json(value)) = self.parts.pop()
+        {
+            return Ok(value);
         }
         Err(self)
     }
@@ -325,6 +330,22 @@ impl ToolOutput {
         self.details.is_none() && matches!(self.parts.as_slice(), [Part::Json(_)])
     }
 
+    /// What the runner cut or resized to keep this result within its budgets (empty for a
+    /// result it left as the tool returned it): see [`limits`].
+    #[must_use]
+    pub fn limited(&self) -> &[Limited] {
+        &self.limited
+    }
+
+    #[cfg(feature = "runner")]
+    pub(crate) fn set_limited(&mut self, limited: Vec<Limited>) {
+        self.limited = limited;
+    }
+
+    pub(crate) fn take_limited(&mut self) -> Vec<Limited> {
+        std::mem::take(&mut self.limited)
+    }
+
     /// The parts as events and records carry them.
     #[must_use]
     pub fn summaries(&self) -> Vec<PartSummary> {
@@ -334,7 +355,7 @@ impl ToolOutput {
 
 impl From<Value> for ToolOutput {
     fn from(value: Value) -> Self {
-        Self { parts: vec![Part::Json(value)], details: None }
+        Self { parts: vec![Part::Json(value)], details: None, limited: Vec::new() }
     }
 }
 
@@ -344,7 +365,8 @@ impl From<Part> for ToolOutput {
     }
 }
 
-/// Serialised as `{"parts": [summaries...], "structured": ..., "details": ...}`: no bytes.
+/// Serialised as `{"parts": [summaries...], "structured": ..., "details": ..., "limited": [...]}`:
+/// no bytes.
 impl Serialize for ToolOutput {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
@@ -354,6 +376,9 @@ impl Serialize for ToolOutput {
         }
         if let Some(details) = &self.details {
             map.serialize_entry("details", details)?;
+        }
+        if !self.limited.is_empty() {
+            map.serialize_entry("limited", &self.limited)?;
         }
         map.end()
     }
@@ -540,16 +565,16 @@ impl<T: Slot, D: Slot> IntoToolOutput for Content<T, D> {
             return Err(serde::ser::Error::custom(UntypedJson));
         }
         let mut parts = self.parts;
-        if let Some((at, value)) = self.structured {
-            if let Some(json) = value.to_json()? {
-                parts.insert(at.min(parts.len()), Part::Json(json));
-            }
+        if let Some((at, value)) = self.structured
+            && let Some(json) = value.to_json()?
+        {
+            parts.insert(at.min(parts.len()), Part::Json(json));
         }
         let details = match self.details {
             Some(details) => details.to_json()?,
             None => None,
         };
-        Ok(ToolOutput { parts, details })
+        Ok(ToolOutput { parts, details, limited: Vec::new() })
     }
 }
 
