@@ -29,6 +29,5 @@ fn an_image_result_is_never_copied_by_exec() {
     let info = allocation_counter::measure(|| {
         black_box(rt.block_on(runner.exec("bench__image", RESULT_ARGS, &ctx)));
     });
-    println!("one exec of the image tool: {info:?}");
     assert!(info.bytes_total < IMAGE_BYTES as u64 / 16, "{info:?}");
 }
