@@ -35,6 +35,10 @@ use sha2::{Digest, Sha256};
 
 use crate::schema::{Schema, ToolSchema};
 
+pub mod limits;
+
+use limits::Limited;
+
 /// Binary media: an image or a sound, with its MIME type.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Media {
@@ -217,18 +221,38 @@ pub struct PartSummary {
 ///
 /// [`BoundToolRuntime::exec`]: crate::runtime::BoundToolRuntime::exec
 /// [`ToolExecResult::outcome`]: crate::runtime::ToolExecResult::outcome
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct ToolOutput {
     parts: Vec<Part>,
-    // Boxed: most results have none, and the output is moved through every call's futures.
-    details: Option<Box<Value>>,
+    // Boxed: most results have neither details nor limits, and the output is moved through
+    // every call's futures (32 bytes, the size of a `Value`).
+    extra: Option<Box<Extra>>,
+}
+
+/// What few results have.
+#[derive(Debug, Clone, Default)]
+struct Extra {
+    details: Option<Value>,
+    limited: Vec<Limited>,
+}
+
+impl PartialEq for ToolOutput {
+    fn eq(&self, other: &Self) -> bool {
+        self.parts == other.parts
+            && self.details() == other.details()
+            && self.limited() == other.limited()
+    }
 }
 
 impl ToolOutput {
     /// No parts, no details.
     #[must_use]
     pub const fn new() -> Self {
-        Self { parts: Vec::new(), details: None }
+        Self { parts: Vec::new(), extra: None }
+    }
+
+    fn extra_mut(&mut self) -> &mut Extra {
+        self.extra.get_or_insert_with(Box::default)
     }
 
     /// `self` with `part` appended. A second [`Part::Json`] replaces the first, in place: a
@@ -255,7 +279,7 @@ impl ToolOutput {
     /// `self` with these details.
     #[must_use]
     pub fn with_details(mut self, details: Value) -> Self {
-        self.details = Some(Box::new(details));
+        self.extra_mut().details = Some(details);
         self
     }
 
@@ -274,7 +298,7 @@ impl ToolOutput {
     /// The parts and the details, taken apart.
     #[must_use]
     pub fn into_parts(self) -> (Vec<Part>, Option<Value>) {
-        (self.parts, self.details.map(|details| *details))
+        (self.parts, self.extra.and_then(|extra| extra.details))
     }
 
     /// The structured JSON part, if any.
@@ -312,23 +336,45 @@ impl ToolOutput {
     /// The application's details, if any: never sent to the model.
     #[must_use]
     pub fn details(&self) -> Option<&Value> {
-        self.details.as_deref()
+        self.extra.as_ref().and_then(|extra| extra.details.as_ref())
     }
 
     /// Takes the details out, leaving none.
     pub fn take_details(&mut self) -> Option<Value> {
-        self.details.take().map(|details| *details)
+        self.extra.as_mut().and_then(|extra| extra.details.take())
     }
 
     /// Sets (or, with `None`, removes) the details.
     pub fn set_details(&mut self, details: Option<Value>) {
-        self.details = details.map(Box::new);
+        match (details, &mut self.extra) {
+            (None, None) => {}
+            (None, Some(extra)) => extra.details = None,
+            (Some(details), _) => self.extra_mut().details = Some(details),
+        }
     }
 
     /// Whether the output is one JSON part and nothing else (an ordinary `Output`).
     #[must_use]
     pub fn is_structured_only(&self) -> bool {
-        self.details.is_none() && matches!(self.parts.as_slice(), [Part::Json(_)])
+        self.details().is_none() && matches!(self.parts.as_slice(), [Part::Json(_)])
+    }
+
+    /// What the runner cut or resized to keep this result within its budgets (empty for a
+    /// result it left as the tool returned it): see [`limits`].
+    #[must_use]
+    pub fn limited(&self) -> &[Limited] {
+        self.extra.as_ref().map_or(&[], |extra| &extra.limited)
+    }
+
+    #[cfg(feature = "runner")]
+    pub(crate) fn set_limited(&mut self, limited: Vec<Limited>) {
+        if !limited.is_empty() || self.extra.is_some() {
+            self.extra_mut().limited = limited;
+        }
+    }
+
+    pub(crate) fn take_limited(&mut self) -> Vec<Limited> {
+        self.extra.as_mut().map(|extra| std::mem::take(&mut extra.limited)).unwrap_or_default()
     }
 
     /// The parts as events and records carry them.
@@ -340,7 +386,7 @@ impl ToolOutput {
 
 impl From<Value> for ToolOutput {
     fn from(value: Value) -> Self {
-        Self { parts: vec![Part::Json(value)], details: None }
+        Self { parts: vec![Part::Json(value)], extra: None }
     }
 }
 
@@ -350,7 +396,8 @@ impl From<Part> for ToolOutput {
     }
 }
 
-/// Serialised as `{"parts": [summaries...], "structured": ..., "details": ...}`: no bytes.
+/// Serialised as `{"parts": [summaries...], "structured": ..., "details": ..., "limited": [...]}`:
+/// no bytes.
 impl Serialize for ToolOutput {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
@@ -358,8 +405,11 @@ impl Serialize for ToolOutput {
         if let Some(value) = self.structured() {
             map.serialize_entry("structured", value)?;
         }
-        if let Some(details) = &self.details {
+        if let Some(details) = self.details() {
             map.serialize_entry("details", details)?;
+        }
+        if !self.limited().is_empty() {
+            map.serialize_entry("limited", self.limited())?;
         }
         map.end()
     }
@@ -555,7 +605,9 @@ impl<T: Slot, D: Slot> IntoToolOutput for Content<T, D> {
             Some(details) => details.to_json()?,
             None => None,
         };
-        Ok(ToolOutput { parts, details: details.map(Box::new) })
+        let mut output = ToolOutput { parts, extra: None };
+        output.set_details(details);
+        Ok(output)
     }
 }
 

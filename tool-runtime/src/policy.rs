@@ -54,6 +54,22 @@ pub struct ToolPolicy {
 }
 
 /// Limits for one call.
+///
+/// The result budgets apply to the redacted result, every part counted: the compact JSON of
+/// the structured value, the bytes of text, of images, audio and embedded files, and the
+/// strings of resource links. Text over the budget is cut or refused as
+/// [`text_overflow`](Self::text_overflow) says; the structured value is never cut (over budget,
+/// the call fails with `result_too_large`). An image over its own budgets is resized with the
+/// cargo feature `image` and refused without it; see [`content::limits`](crate::content::limits).
+///
+/// ```
+/// use tool_runtime::policy::{Budgets, TextOverflow};
+///
+/// let budgets: Budgets = serde_json::from_str(r#"{"max_image_width": 1568, "text_overflow": "error"}"#).unwrap();
+/// assert_eq!((budgets.max_image_width, budgets.max_image_height), (1568, 8000));
+/// assert_eq!(budgets.text_overflow, TextOverflow::Error);
+/// assert_eq!(budgets.max_result_bytes, Budgets::default().max_result_bytes);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Budgets {
@@ -61,14 +77,54 @@ pub struct Budgets {
     pub max_runtime_ms: u64,
     /// How large the raw arguments may be, in bytes (default 8 KiB).
     pub max_argument_bytes: usize,
-    /// How large the redacted result may be, as compact JSON, in bytes (default 32 KiB).
+    /// How large the redacted result may be, every part counted, in bytes (default 32 KiB: a
+    /// tool that returns images needs a larger one, set per tool under `tools`).
     pub max_result_bytes: usize,
+    /// How many parts a result may have (default 64); more is `result_too_large`.
+    pub max_parts: usize,
+    /// How large one image may be, in bytes (default 5 MiB, the smallest limit among the
+    /// providers' APIs).
+    pub max_image_bytes: usize,
+    /// How wide one image may be, in pixels (default 8000, likewise).
+    pub max_image_width: u32,
+    /// How high one image may be, in pixels (default 8000).
+    pub max_image_height: u32,
+    /// What happens to text over [`max_result_bytes`](Self::max_result_bytes) (default: cut).
+    pub text_overflow: TextOverflow,
 }
 
 impl Default for Budgets {
     fn default() -> Self {
-        Self { max_runtime_ms: 30_000, max_argument_bytes: 8 * 1024, max_result_bytes: 32 * 1024 }
+        Self {
+            max_runtime_ms: 30_000,
+            max_argument_bytes: 8 * 1024,
+            max_result_bytes: 32 * 1024,
+            max_parts: 64,
+            max_image_bytes: 5 * 1024 * 1024,
+            max_image_width: 8000,
+            max_image_height: 8000,
+            text_overflow: TextOverflow::Truncate,
+        }
     }
+}
+
+/// What the runner does with text parts that take a result over
+/// [`Budgets::max_result_bytes`]; JSON as `"truncate"` or `"error"`.
+///
+/// ```
+/// use tool_runtime::policy::TextOverflow;
+///
+/// assert_eq!(serde_json::from_str::<TextOverflow>(r#""error""#).unwrap(), TextOverflow::Error);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TextOverflow {
+    /// Cut text parts, the last first, at a character boundary and append a visible marker
+    /// (`[truncated: 100 of 5000 bytes shown]`); the record says what was cut.
+    #[default]
+    Truncate,
+    /// Refuse the result (`result_too_large`).
+    Error,
 }
 
 /// Exceptions for one tool; absent fields keep the policy-wide value.
@@ -85,6 +141,16 @@ pub struct ToolOverride {
     pub max_argument_bytes: Option<usize>,
     /// See [`Budgets::max_result_bytes`].
     pub max_result_bytes: Option<usize>,
+    /// See [`Budgets::max_parts`].
+    pub max_parts: Option<usize>,
+    /// See [`Budgets::max_image_bytes`].
+    pub max_image_bytes: Option<usize>,
+    /// See [`Budgets::max_image_width`].
+    pub max_image_width: Option<u32>,
+    /// See [`Budgets::max_image_height`].
+    pub max_image_height: Option<u32>,
+    /// See [`Budgets::text_overflow`].
+    pub text_overflow: Option<TextOverflow>,
 }
 
 /// The connections granted. A connection-requiring tool runs only with a
@@ -189,6 +255,12 @@ impl ToolPolicy {
                 exception.max_argument_bytes.unwrap_or(budgets.max_argument_bytes);
             budgets.max_result_bytes =
                 exception.max_result_bytes.unwrap_or(budgets.max_result_bytes);
+            budgets.max_parts = exception.max_parts.unwrap_or(budgets.max_parts);
+            budgets.max_image_bytes = exception.max_image_bytes.unwrap_or(budgets.max_image_bytes);
+            budgets.max_image_width = exception.max_image_width.unwrap_or(budgets.max_image_width);
+            budgets.max_image_height =
+                exception.max_image_height.unwrap_or(budgets.max_image_height);
+            budgets.text_overflow = exception.text_overflow.unwrap_or(budgets.text_overflow);
         }
         budgets
     }

@@ -13,6 +13,7 @@ use super::drive::{
 use super::{Call, ToolRunner};
 use crate::catalog::ToolSource;
 use crate::content::ToolOutput;
+use crate::content::limits::enforce::enforce;
 use crate::policy::{Approval, ApprovalDecision, ApprovalRequest, Budgets, Decision};
 use crate::runtime::{
     Arguments, Auth, BoundToolRuntime, EventOutcome, ExecError, ProgressReporter, ToolCapabilities,
@@ -330,11 +331,11 @@ fn run_outcome(
 ) -> Result<ToolOutput, ExecError> {
     match ran {
         Ran::Finished(Ok(output)) => Ok(output),
-        Ran::Finished(Err(error)) => Err(ExecError {
-            code: Code::Execution,
-            message: error.message().to_owned(),
-            retryable: error.is_retryable(),
-        }),
+        Ran::Finished(Err(error)) => {
+            let mut failed = ExecError::new(Code::Execution, error.message());
+            failed.retryable = error.is_retryable();
+            Err(failed)
+        }
         Ran::Panicked => {
             Err(ExecError::new(Code::Execution, "the tool failed unexpectedly (it panicked)"))
         }
@@ -378,10 +379,13 @@ fn check_output(tool: &dyn BoundToolRuntime, output: &ToolOutput) -> Result<(), 
     })
 }
 
-/// Step 10: only the allowlisted fields of the structured value and of the details; within
-/// the result budget -> `result_too_large`. A structured value that passed step 9 against a compile-time schema whose every property the allowlist takes in needs
-/// no walk: output objects are closed, so it holds nothing else. Details without an allowlist are
-/// dropped. Other parts are what the tool chose to show and pass as they are.
+/// Step 10: only the allowlisted fields of the structured value and of the details; within the
+/// result budgets -> `result_too_large`, or `output_validation` for an image that is not what
+/// its MIME type says. A structured value that passed step 9 against a compile-time schema
+/// whose every property the allowlist takes in needs no walk: output objects are closed, so it
+/// holds nothing else. Details without an allowlist are dropped. Other parts are what the tool
+/// chose to show: they are bounded (`content::limits`: images checked and resized, text cut)
+/// but not redacted.
 #[inline(always)]
 fn redact_and_bound(
     tool: &dyn BoundToolRuntime,
@@ -389,17 +393,25 @@ fn redact_and_bound(
     budgets: &Budgets,
 ) -> Result<ToolOutput, ExecError> {
     let spec = tool.spec();
+    let structured_only = output.is_structured_only();
     if let Some(structured) = output.structured_mut() {
         if !spec.redaction_keeps_valid_output() {
             let value = std::mem::take(structured);
             *structured = spec.redaction().apply_owned(value);
         }
-        if let Some(size) = json_len_over(structured, budgets.max_result_bytes) {
+        if structured_only && let Some(size) = json_len_over(structured, budgets.max_result_bytes) {
             return Err(ExecError::new(
                 Code::ResultTooLarge,
-                format!("the result is {size} bytes; the limit is {}", budgets.max_result_bytes),
+                format!(
+                    "the result is {size} bytes; the limit (max_result_bytes) is {}",
+                    budgets.max_result_bytes
+                ),
             ));
         }
+    }
+    if !structured_only {
+        // Out of line: an ordinary output never comes here.
+        bound_parts(&mut output, budgets)?;
     }
     if let Some(value) = output.take_details()
         && spec.details_schema().is_some()
@@ -408,4 +420,11 @@ fn redact_and_bound(
         output.set_details(Some(spec.details_redaction().apply_owned(value)));
     }
     Ok(output)
+}
+
+/// Step 10 for a result of several parts: the limits of `content::limits`; a refusal keeps
+/// what the tool returned (summaries, no bytes) for the record.
+#[inline(never)]
+fn bound_parts(output: &mut ToolOutput, budgets: &Budgets) -> Result<(), ExecError> {
+    enforce(output, budgets).map_err(|limited| ExecError::refused(output.summaries(), limited))
 }

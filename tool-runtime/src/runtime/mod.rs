@@ -27,5 +27,5 @@ pub use context::{
 pub use dynamic::{DynamicFuture, DynamicTool, DynamicToolBuilder, DynamicToolError};
 pub use error::ToolError;
 pub use events::{ChannelSink, CollectingSink, EventOutcome, EventSink, NullSink, ToolEvent};
-pub use result::{ExecError, ToolErrorCode, ToolExecResult, ToolInvocationRecord};
+pub use result::{ExecError, RefusedOutput, ToolErrorCode, ToolExecResult, ToolInvocationRecord};
 pub use tool::Tool;

@@ -4,6 +4,7 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use super::bound::ArgsJson;
+use crate::content::limits::Limited;
 use crate::content::{Part, PartSummary, ToolOutput};
 
 /// Why a call produced no value: one code per step of the pipeline that can refuse or fail.
@@ -74,12 +75,54 @@ pub struct ExecError {
     pub message: String,
     /// Whether trying again later may succeed.
     pub retryable: bool,
+    #[serde(skip)]
+    refused: Option<Box<RefusedOutput>>,
+}
+
+/// What the tool returned when the runner refused its result over a limit (step 10): the
+/// parts, without their bytes, and what was cut, resized or refused. Kept in the call's
+/// record, so what the tool did is not lost.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefusedOutput {
+    /// The tool's parts, as far as the runner got with them.
+    pub parts: Vec<PartSummary>,
+    /// What was done to them; the refusal is last.
+    pub limited: Vec<Limited>,
 }
 
 impl ExecError {
     /// An error with this code and message, not retryable.
     pub fn new(code: ToolErrorCode, message: impl Into<String>) -> Self {
-        Self { code, message: message.into(), retryable: false }
+        Self { code, message: message.into(), retryable: false, refused: None }
+    }
+
+    /// The error of a result refused over its limits: `limited` ends with the refusal, whose
+    /// code and message the error takes.
+    #[cfg(feature = "runner")]
+    pub(crate) fn refused(parts: Vec<PartSummary>, limited: Vec<Limited>) -> Self {
+        let (code, message) = limited.last().map_or_else(
+            || (ToolErrorCode::ResultTooLarge, "the result is over its limits".to_owned()),
+            |refusal| (refusal.error_code(), refusal.to_string()),
+        );
+        Self {
+            code,
+            message,
+            retryable: false,
+            refused: Some(Box::new(RefusedOutput { parts, limited })),
+        }
+    }
+
+    /// When the runner refused the tool's result over a limit: what the tool returned and what
+    /// was refused.
+    ///
+    /// ```
+    /// use tool_runtime::runtime::{ExecError, ToolErrorCode};
+    ///
+    /// assert!(ExecError::new(ToolErrorCode::Execution, "disk full").refused_output().is_none());
+    /// ```
+    #[must_use]
+    pub fn refused_output(&self) -> Option<&RefusedOutput> {
+        self.refused.as_deref()
     }
 }
 
@@ -165,18 +208,25 @@ impl ToolExecResult {
     /// The call's record, made from this result without copying.
     #[must_use]
     pub fn into_record(self) -> ToolInvocationRecord {
-        let (result, parts, details, error) = match self.outcome {
-            Ok(output) => {
+        let (result, parts, details, limited, error) = match self.outcome {
+            Ok(mut output) => {
                 let parts =
                     if output.is_structured_only() { Vec::new() } else { output.summaries() };
+                let limited = output.take_limited();
                 let (all, details) = output.into_parts();
                 let structured = all.into_iter().find_map(|part| match part {
                     Part::Json(value) => Some(value),
                     _ => None,
                 });
-                (structured, parts, details, None)
+                (structured, parts, details, limited, None)
             }
-            Err(error) => (None, Vec::new(), None, Some(error)),
+            Err(mut error) => {
+                let (parts, limited) = error
+                    .refused
+                    .take()
+                    .map_or_else(Default::default, |refused| (refused.parts, refused.limited));
+                (None, parts, None, limited, Some(error))
+            }
         };
         ToolInvocationRecord {
             tool_call_id: self.tool_call_id,
@@ -185,6 +235,7 @@ impl ToolExecResult {
             result,
             parts,
             details,
+            limited,
             error,
             started_ms: self.started_ms,
             ended_ms: self.ended_ms,
@@ -208,6 +259,9 @@ impl Serialize for ToolExecResult {
                 }
                 if let Some(details) = output.details() {
                     map.serialize_entry("details", details)?;
+                }
+                if !output.limited().is_empty() {
+                    map.serialize_entry("limited", output.limited())?;
                 }
             }
             Err(error) => {
@@ -241,6 +295,11 @@ pub struct ToolInvocationRecord {
     /// The redacted details.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
+    /// What the runner cut (`truncated`), resized or refused to keep the result within its
+    /// budgets, and why; empty when it did nothing. For a refused result, `parts` still
+    /// summarises what the tool returned.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub limited: Vec<Limited>,
     /// The error.
     pub error: Option<ExecError>,
     /// When the call entered the runner, in ms since the Unix epoch.
