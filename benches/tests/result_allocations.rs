@@ -21,7 +21,17 @@ const ENCODED: usize = IMAGE_BYTES.div_ceil(3) * 4;
 /// Room for everything that is not the image (ids, keys, small strings).
 const SMALL: u64 = 16 * 1024;
 
-static IMAGE: [u8; IMAGE_BYTES] = [0x5a; IMAGE_BYTES];
+/// A PNG header of 1024 x 1024 pixels, then filler: the runner reads only an image's header.
+static IMAGE: [u8; IMAGE_BYTES] = {
+    let mut image = [0x5a; IMAGE_BYTES];
+    let header = *b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR\0\0\x04\0\0\0\x04\0";
+    let mut i = 0;
+    while i < header.len() {
+        image[i] = header[i];
+        i += 1;
+    }
+    image
+};
 
 /// Take a screenshot.
 #[tool(name = "media__screenshot", effect = read_only, redact = [])]
@@ -43,8 +53,12 @@ impl Tool for Screenshot {
 fn a_megabyte_image_is_encoded_once_and_written_once() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
     let catalog = ToolCatalog::builder().register::<Screenshot>().build().unwrap();
-    let runner =
-        ToolRunner::builder(catalog).policy(ToolPolicy::allowing(["media__screenshot"])).build();
+    // A megabyte is over the default result budget (32 KiB).
+    let policy = ToolPolicy::from_json(
+        r#"{"allowed_tools": ["media__screenshot"], "budgets": {"max_result_bytes": 2000000}}"#,
+    )
+    .unwrap();
+    let runner = ToolRunner::builder(catalog).policy(policy).build();
     let ctx = ToolInvocationContext::new(ContextIds {
         run_id: "run-1",
         actor_id: "user-1",

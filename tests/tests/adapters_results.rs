@@ -21,9 +21,9 @@ use tool_runtime::content::{
 };
 use tool_runtime::prelude::*;
 
-/// Eight bytes of a PNG signature: base64 `iVBORw0KGgo=`.
-const PNG: &[u8] = &[0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a];
-const PNG_BASE64: &str = "iVBORw0KGgo=";
+/// A PNG's signature and header (1 x 1 pixels; the runner reads no further).
+const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR\0\0\0\x01\0\0\0\x01";
+const PNG_BASE64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB";
 /// A PDF's first bytes: base64 `JVBERi0xLjc=`.
 const PDF: &[u8] = b"%PDF-1.7";
 const PDF_BASE64: &str = "JVBERi0xLjc=";

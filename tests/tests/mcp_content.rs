@@ -47,7 +47,8 @@ mod base64_probe {
     }
 }
 
-const PNG: &[u8] = b"\x89PNG\r\n\x1a\nnot really";
+/// A PNG's signature and header (1 x 1 pixels; the runner reads no further).
+const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR\0\0\0\x01\0\0\0\x01";
 
 #[derive(Serialize, ToolSchema)]
 struct Shot {

@@ -149,7 +149,9 @@ impl Tool for Shot {
         _: &ToolInvocationContext,
         _: &ToolCapabilities,
     ) -> Result<Content, ToolError> {
-        Ok(Content::new().text("the screen:").image("image/png", &b"\x89PNG\r\n\x1a\n"[..]))
+        Ok(Content::new()
+            .text("the screen:")
+            .image("image/png", &b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR\0\0\0\x01\0\0\0\x01"[..]))
     }
 }
 
@@ -194,5 +196,5 @@ async fn python_sdk_receives_images_and_lists_string_tools_over_http() {
     let shot = &report["calls"]["screen__shot"];
     assert_eq!(shot["classes"], json!(["TextContent", "ImageContent"]), "{shot}");
     assert_eq!(shot["result"]["content"][1]["mimeType"], "image/png");
-    assert_eq!(shot["result"]["content"][1]["data"], "iVBORw0KGgo=");
+    assert_eq!(shot["result"]["content"][1]["data"], "iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB");
 }

@@ -152,7 +152,7 @@ impl Tool for Shot {
     ) -> Result<Content<Size, Saved>, ToolError> {
         Ok(Content::new()
             .text("the screen:")
-            .image("image/png", vec![0x89, b'P', b'N', b'G'])
+            .image("image/png", &b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR\0\0\0\x01\0\0\0\x01"[..])
             .json(Size { width: 2, height: 1 })
             .details(Saved { path: "/tmp/shot.png".into(), owner: "x@example.com".into() }))
     }
@@ -224,7 +224,7 @@ async fn details_are_redacted_by_their_own_allowlist_and_recorded() {
     let output = result.output().expect("the call succeeds");
     assert_eq!(output.details(), Some(&json!({"path": "/tmp/shot.png"})), "`owner` is removed");
     assert_eq!(output.structured(), Some(&json!({"width": 2, "height": 1})));
-    assert!(matches!(&output.parts()[1], Part::Image(image) if image.data.len() == 4));
+    assert!(matches!(&output.parts()[1], Part::Image(image) if image.data.len() == 24));
 
     let record = result.record();
     assert_eq!(record.details, Some(json!({"path": "/tmp/shot.png"})));

@@ -10,7 +10,7 @@
 //!   approval_denied   authz_denied                   execution / timeout / cancelled
 //!  ──► 9 validate output ──► 10 redact + size ──► 11 result event ──► 12 ToolExecResult
 //!          │                      │
-//!   output_validation     redaction_failed / result_too_large
+//!   output_validation     result_too_large / output_validation (an image not of its type)
 //! ```
 //!
 //! Every call yields exactly one [`ToolExecResult`] and one `tool_call_result` event; a call

@@ -32,7 +32,9 @@ pub enum ToolErrorCode {
     Cancelled,
     /// The tool's output does not match its output schema.
     OutputValidation,
-    /// The output could not be redacted.
+    /// The output could not be redacted. No longer produced: redaction works on every output
+    /// a tool can have (checked at compile time); kept so stored records and events that carry
+    /// it still read.
     RedactionFailed,
     /// The redacted output is larger than the result budget.
     ResultTooLarge,
