@@ -304,6 +304,10 @@ impl ToolOutput {
     /// The structured JSON part, if any.
     #[must_use]
     pub fn structured(&self) -> Option<&Value> {
+        // Most results are their structured value alone.
+        if let [Part::Json(value)] = self.parts.as_slice() {
+            return Some(value);
+        }
         self.parts.iter().find_map(|part| match part {
             Part::Json(value) => Some(value),
             _ => None,

@@ -6,6 +6,7 @@
 use std::future::{Future, poll_fn};
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -77,19 +78,27 @@ pub(super) fn guarded<R>(step: impl FnOnce() -> R) -> Option<R> {
     std::panic::catch_unwind(AssertUnwindSafe(step)).ok()
 }
 
-/// The time budget of one call, from its start: the authorizer, the approver, the credential
-/// broker and the tool's run all fit in it. A budget past the clock's range has no deadline.
-#[derive(Debug, Clone, Copy)]
+/// The time budget of one call: the authorizer, the approver, the credential broker and the
+/// tool's run all fit in it. The clock starts when the call first waits (what comes before is
+/// bounded work on the call's own thread: lookup, policy, validation), so a call that never
+/// waits never reads it. A budget past the clock's range has no deadline.
+#[derive(Debug)]
 pub(super) struct Deadline {
-    at: Option<tokio::time::Instant>,
+    at: OnceLock<Option<tokio::time::Instant>>,
     budget_ms: u64,
 }
 
 impl Deadline {
-    /// `budget_ms` from now.
+    /// `budget_ms` from the call's first wait.
     pub(super) fn after(budget_ms: u64) -> Self {
-        let at = tokio::time::Instant::now().checked_add(Duration::from_millis(budget_ms));
-        Self { at, budget_ms }
+        Self { at: OnceLock::new(), budget_ms }
+    }
+
+    /// When the budget runs out, fixed the first time it is asked.
+    fn at(&self) -> Option<tokio::time::Instant> {
+        *self.at.get_or_init(|| {
+            tokio::time::Instant::now().checked_add(Duration::from_millis(self.budget_ms))
+        })
     }
 
     /// Awaits `step` (named `what` for the message) within the budget -> `timeout`.
@@ -98,7 +107,7 @@ impl Deadline {
         step: F,
         what: &str,
     ) -> Result<F::Output, ExecError> {
-        let Some(at) = self.at else { return Ok(step.await) };
+        let Some(at) = self.at() else { return Ok(step.await) };
         // Boxed: only the steps that wait (hooks, brokers) pay for a timer.
         Box::pin(tokio::time::timeout_at(at, step)).await.map_err(|_| {
             ExecError::new(
@@ -133,7 +142,7 @@ pub(super) async fn within_budget<F: Future + Unpin>(
     let finished = match first {
         Poll::Ready(finished) => finished,
         // Boxed: a timer is large, and only a tool that waits needs one.
-        Poll::Pending => match deadline.at {
+        Poll::Pending => match deadline.at() {
             Some(at) => match Box::pin(tokio::time::timeout_at(at, run)).await {
                 Ok(finished) => finished,
                 Err(_) => return Ran::TimedOut,

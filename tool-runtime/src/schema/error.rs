@@ -148,6 +148,7 @@ impl ValidationErrors {
     /// Records one error, unless [`MAX_ERRORS`] are recorded already (then it is only
     /// counted). `write` fills the error's text (pointer, then message) and returns where the
     /// message starts.
+    #[inline]
     pub(super) fn push_capped(
         &mut self,
         constraint: Constraint,

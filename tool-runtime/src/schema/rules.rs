@@ -284,25 +284,32 @@ impl ArraySchema {
     /// equal items share (keyed per process, so a sender cannot choose colliding items), in
     /// expected linear time: an array of 100 000 items costs 100 000 hashes, not 5 000 000 000
     /// comparisons.
+    #[inline]
     pub(super) fn broken_unique_items(&self, items: &[Value]) -> Option<(usize, usize)> {
         if !self.unique_items {
             return None;
         }
-        if items.len() <= PAIRWISE_UNIQUE_ITEMS {
-            return (1..items.len())
-                .find_map(|j| (0..j).find(|&i| json_eq(&items[i], &items[j])).map(|i| (i, j)));
-        }
-        let keys = RandomState::new();
-        let mut seen: HashMap<u64, Vec<usize>> = HashMap::with_capacity(items.len());
-        for (j, item) in items.iter().enumerate() {
-            let earlier = seen.entry(json_hash(&keys, item)).or_default();
-            if let Some(&i) = earlier.iter().find(|&&i| json_eq(&items[i], item)) {
-                return Some((i, j));
-            }
-            earlier.push(j);
-        }
-        None
+        first_equal_pair(items)
     }
+}
+
+/// The first two equal items (smallest second index, then smallest first).
+#[inline(never)]
+fn first_equal_pair(items: &[Value]) -> Option<(usize, usize)> {
+    if items.len() <= PAIRWISE_UNIQUE_ITEMS {
+        return (1..items.len())
+            .find_map(|j| (0..j).find(|&i| json_eq(&items[i], &items[j])).map(|i| (i, j)));
+    }
+    let keys = RandomState::new();
+    let mut seen: HashMap<u64, Vec<usize>> = HashMap::with_capacity(items.len());
+    for (j, item) in items.iter().enumerate() {
+        let earlier = seen.entry(json_hash(&keys, item)).or_default();
+        if let Some(&i) = earlier.iter().find(|&&i| json_eq(&items[i], item)) {
+            return Some((i, j));
+        }
+        earlier.push(j);
+    }
+    None
 }
 
 impl Property {

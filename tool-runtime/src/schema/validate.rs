@@ -49,7 +49,10 @@ fn expected_type(schema: &Schema) -> &'static str {
 #[derive(Debug, Clone, Copy)]
 enum Path<'a> {
     Root,
+    /// A property of the schema (its name or an alias).
     Key(&'a Path<'a>, &'a str),
+    /// A key the sender chose (an unknown property): escaped and cut when rendered.
+    Unknown(&'a Path<'a>, &'a str),
     Index(&'a Path<'a>, usize),
 }
 
@@ -60,6 +63,10 @@ impl Path<'_> {
             Self::Key(parent, key) => {
                 parent.render(pointer);
                 push_pointer_segment(pointer, key);
+            }
+            Self::Unknown(parent, key) => {
+                parent.render(pointer);
+                push_unknown_segment(pointer, key);
             }
             Self::Index(parent, index) => {
                 parent.render(pointer);
@@ -127,20 +134,38 @@ impl Findings {
     }
 }
 
-/// Segments longer than this many characters (unknown keys the sender chose) are cut.
-const MAX_SEGMENT_CHARS: usize = 64;
-
-/// Appends `/segment`, escaped as RFC 6901 says (`~0`, `~1`). A segment comes from the sender
-/// when it is an unknown key, and pointers reach logs and the model: control characters are
-/// written as `\u{..}` escapes and a segment is cut after 64 characters, marked `...`.
+/// Appends `/segment`, escaped as RFC 6901 says (`~0`, `~1`).
+#[inline]
 fn push_pointer_segment(pointer: &mut String, segment: &str) {
     pointer.push('/');
-    let plain = segment.len() <= MAX_SEGMENT_CHARS
-        && !segment.bytes().any(|byte| matches!(byte, b'~' | b'/' | 0..=0x1f | 0x7f));
-    if plain {
+    if !segment.bytes().any(|byte| matches!(byte, b'~' | b'/')) {
         pointer.push_str(segment);
         return;
     }
+    for c in segment.chars() {
+        match c {
+            '~' => pointer.push_str("~0"),
+            '/' => pointer.push_str("~1"),
+            c => pointer.push(c),
+        }
+    }
+}
+
+/// Unknown keys longer than this many characters are cut.
+const MAX_SEGMENT_CHARS: usize = 64;
+
+/// [`push_pointer_segment`] for a key the sender chose: pointers reach logs and the model, so
+/// control characters are written as `\u{..}` escapes and the key is cut after 64
+/// characters, marked `...`.
+#[inline(never)]
+fn push_unknown_segment(pointer: &mut String, segment: &str) {
+    let plain = segment.len() <= MAX_SEGMENT_CHARS
+        && !segment.bytes().any(|byte| matches!(byte, 0..=0x1f | 0x7f));
+    if plain {
+        push_pointer_segment(pointer, segment);
+        return;
+    }
+    pointer.push('/');
     for (count, c) in segment.chars().enumerate() {
         if count == MAX_SEGMENT_CHARS {
             pointer.push_str("...");
@@ -367,7 +392,7 @@ fn check_object(
             match property_index(properties, key) {
                 None => {
                     out.push_with(
-                        &Path::Key(path, key),
+                        &Path::Unknown(path, key),
                         Constraint::AdditionalProperty,
                         |message| {
                             message.push_str("unknown property `");
