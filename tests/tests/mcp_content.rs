@@ -104,6 +104,36 @@ impl Tool for Name {
     }
 }
 
+/// The screen's title, all of it.
+#[tool(name = "shots__title", effect = read_only, redact = all)]
+struct Title {}
+
+impl Tool for Title {
+    type Output = String;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<String, ToolError> {
+        Ok("Main screen".into())
+    }
+}
+
+/// Every screen's width.
+#[tool(name = "shots__sizes", effect = read_only, redact = ["width"])]
+struct Sizes {}
+
+impl Tool for Sizes {
+    type Output = Vec<Shot>;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Vec<Shot>, ToolError> {
+        Ok(vec![Shot { width: 1, height: 2 }, Shot { width: 3, height: 4 }])
+    }
+}
+
 /// Log at three levels.
 #[tool(name = "shots__chatty", effect = read_only, redact = [])]
 struct Chatty {}
@@ -128,6 +158,8 @@ fn runner() -> ToolRunner {
         .register::<Last>()
         .register::<Name>()
         .register::<Chatty>()
+        .register::<Title>()
+        .register::<Sizes>()
         .build()
         .unwrap();
     ToolRunner::builder(catalog).policy(ToolPolicy::allowing(["shots__*"])).build()
@@ -193,6 +225,11 @@ async fn output_schemas_are_objects_and_promise_only_what_redaction_keeps() {
     // `{"type": "string"}`, which clients reject and which redaction never lets through).
     assert_eq!(schema_of(&tools, "shots__name"), None);
     assert_eq!(schema_of(&tools, "shots__chatty"), None);
+    // A string kept whole is served wrapped.
+    let title = schema_of(&tools, "shots__title").expect("served wrapped");
+    assert_eq!(title["properties"]["result"], json!({"type": "string"}));
+    let sizes = schema_of(&tools, "shots__sizes").expect("served wrapped");
+    assert_eq!(sizes["properties"]["result"]["items"]["required"], json!(["width"]));
     for tool in &tools {
         if let Some(schema) = &tool.output_schema {
             assert_eq!(schema["type"], "object", "{}", tool.name);
@@ -215,6 +252,21 @@ async fn parts_become_content_blocks_with_structured_content() {
 
     let last = client.call_tool(call("shots__last")).await.unwrap();
     assert_eq!(last.structured_content, Some(json!({"result": {"width": 3}})));
+
+    // A text output is text to the client, and `{"result": ..}` where a schema is served.
+    let title = client.call_tool(call("shots__title")).await.unwrap();
+    assert_eq!(
+        serde_json::to_value(&title.content).unwrap(),
+        json!([{"type": "text", "text": "Main screen"}])
+    );
+    assert_eq!(title.structured_content, Some(json!({"result": "Main screen"})));
+    // An array of objects, each redacted.
+    let sizes = client.call_tool(call("shots__sizes")).await.unwrap();
+    assert_eq!(
+        serde_json::to_value(&sizes.content).unwrap(),
+        json!([{"type": "text", "text": r#"[{"width":1},{"width":3}]"#}])
+    );
+    assert_eq!(sizes.structured_content, Some(json!({"result": [{"width": 1}, {"width": 3}]})));
 
     let chatty = client.call_tool(call("shots__chatty")).await.unwrap();
     assert_eq!(
@@ -301,7 +353,10 @@ async fn tools_can_be_served_under_other_names() {
         .unwrap()
         .build();
     let names: Vec<String> = server.tools().iter().map(|tool| tool.name.to_string()).collect();
-    assert_eq!(names, ["screen-name", "shots__chatty", "shots__last", "take"]);
+    assert_eq!(
+        names,
+        ["screen-name", "shots__chatty", "shots__last", "shots__sizes", "shots__title", "take"]
+    );
     let (client, _) = connect(server).await;
     let taken = client.call_tool(call("take")).await.unwrap();
     assert_eq!(taken.structured_content, Some(json!({"width": 2})));
