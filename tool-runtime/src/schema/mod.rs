@@ -39,7 +39,7 @@ mod strict;
 mod subset;
 mod validate;
 
-#[cfg(feature = "runner")]
+#[cfg(any(feature = "runner", feature = "adapters"))]
 pub(crate) use strict::Shown;
 
 pub use arguments::{ArgumentsError, SchemaMismatchError, parse_arguments};
