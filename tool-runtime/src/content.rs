@@ -381,6 +381,13 @@ impl ToolOutput {
         self.extra.as_mut().map(|extra| std::mem::take(&mut extra.limited)).unwrap_or_default()
     }
 
+    /// [`summaries`](Self::summaries) as records and events list them: none for a result that
+    /// is its structured value alone (the value says it all).
+    #[must_use]
+    pub fn part_summaries(&self) -> Vec<PartSummary> {
+        if self.is_structured_only() { Vec::new() } else { self.summaries() }
+    }
+
     /// The parts as events and records carry them.
     #[must_use]
     pub fn summaries(&self) -> Vec<PartSummary> {

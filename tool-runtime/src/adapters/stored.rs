@@ -304,18 +304,8 @@ fn call_from<E: serde::de::Error>(call: StoredCall<'_>) -> Result<ToolCall, E> {
     Ok(out)
 }
 
-const FINISH_REASONS: [FinishReason; 7] = [
-    FinishReason::ToolCalls,
-    FinishReason::Stop,
-    FinishReason::Length,
-    FinishReason::ContentFilter,
-    FinishReason::Error,
-    FinishReason::Unfinished,
-    FinishReason::Other,
-];
-
 fn turn_from<E: serde::de::Error>(turn: StoredTurn<'_>) -> Result<Decoded, E> {
-    let Some(reason) = FINISH_REASONS.into_iter().find(|reason| reason.as_str() == turn.finish)
+    let Some(reason) = FinishReason::ALL.into_iter().find(|reason| reason.as_str() == turn.finish)
     else {
         return Err(E::custom(format_args!("unknown finish reason `{}`", turn.finish)));
     };

@@ -275,6 +275,17 @@ pub enum FinishReason {
 }
 
 impl FinishReason {
+    /// Every reason, in declaration order.
+    pub const ALL: [Self; 7] = [
+        Self::ToolCalls,
+        Self::Stop,
+        Self::Length,
+        Self::ContentFilter,
+        Self::Error,
+        Self::Unfinished,
+        Self::Other,
+    ];
+
     /// The snake_case name used in JSON.
     #[must_use]
     pub const fn as_str(self) -> &'static str {

@@ -212,7 +212,7 @@ impl From<&ToolOutcome> for ResultSummary {
         match outcome {
             ToolOutcome::Ok(output) => Self::Ok {
                 value: output.structured().cloned().unwrap_or(serde_json::Value::Null),
-                parts: if output.is_structured_only() { Vec::new() } else { output.summaries() },
+                parts: output.part_summaries(),
             },
             ToolOutcome::Error { code, message } => {
                 Self::Err { code: code.clone(), message: message.clone() }

@@ -91,7 +91,7 @@ impl EventOutcome {
     /// the value is all there is) and details.
     #[must_use]
     pub fn ok(output: &ToolOutput) -> Self {
-        let parts = if output.is_structured_only() { Vec::new() } else { output.summaries() };
+        let parts = output.part_summaries();
         Self::Ok {
             value: output.structured().cloned().unwrap_or(Value::Null),
             parts,

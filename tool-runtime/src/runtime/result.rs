@@ -212,8 +212,7 @@ impl ToolExecResult {
     pub fn into_record(self) -> ToolInvocationRecord {
         let (result, parts, details, limited, error) = match self.outcome {
             Ok(mut output) => {
-                let parts =
-                    if output.is_structured_only() { Vec::new() } else { output.summaries() };
+                let parts = output.part_summaries();
                 let limited = output.take_limited();
                 let (all, details) = output.into_parts();
                 let structured = all.into_iter().find_map(|part| match part {
