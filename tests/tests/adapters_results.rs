@@ -46,7 +46,7 @@ fn call(id: &str, name: &str) -> ToolCall {
 fn screenshot() -> ToolOutput {
     ToolOutput::new()
         .with(Part::Text("The page as it looks now:".into()))
-        .with(Part::Image(tool_runtime::content::Media::new("image/png", PNG)))
+        .with(Part::image("image/png", PNG))
         .with(Part::Json(json!({"width": 2, "height": 1})))
         .with_details(json!({"path": SECRET_DETAILS}))
 }
@@ -54,17 +54,17 @@ fn screenshot() -> ToolOutput {
 /// A fetched report: a PDF, a text file and a link.
 fn report() -> ToolOutput {
     ToolOutput::new()
-        .with(Part::Resource(Resource {
+        .with(Part::from(Resource {
             uri: "file:///reports/q3.pdf".into(),
             mime_type: Some("application/pdf".into()),
             body: ResourceBody::Bytes(PDF.into()),
         }))
-        .with(Part::Resource(Resource {
+        .with(Part::from(Resource {
             uri: "file:///reports/q3.csv".into(),
             mime_type: Some("text/csv".into()),
             body: ResourceBody::Text("quarter,sales\nq3,7".into()),
         }))
-        .with(Part::ResourceLink(ResourceLink {
+        .with(Part::from(ResourceLink {
             uri: "https://example.com/q4".into(),
             name: "q4".into(),
             mime_type: None,
@@ -260,12 +260,12 @@ fn a_part_a_provider_cannot_carry_is_a_typed_error_naming_it_never_its_bytes() {
     let sound = Content::new().text("Listen:").audio("audio/wav", &b"SECRETBYTES"[..]);
     let sound = sound.into_output().unwrap();
     let tiff = Content::new().image("image/tiff", &b"SECRETBYTES"[..]).into_output().unwrap();
-    let zip = ToolOutput::new().with(Part::Resource(Resource {
+    let zip = ToolOutput::new().with(Part::from(Resource {
         uri: "file:///a.zip".into(),
         mime_type: Some("application/zip".into()),
         body: ResourceBody::Bytes((&b"SECRETBYTES"[..]).into()),
     }));
-    let bad_mime = ToolOutput::new().with(Part::Resource(Resource {
+    let bad_mime = ToolOutput::new().with(Part::from(Resource {
         uri: "file:///a.pdf".into(),
         mime_type: Some("application/pdf;base64,AAAA".into()),
         body: ResourceBody::Bytes((&b"SECRETBYTES"[..]).into()),

@@ -114,7 +114,7 @@ fn png(width: u32, height: u32) -> Vec<u8> {
 }
 
 fn image(bytes: Vec<u8>) -> Part {
-    Part::Image(tool_runtime::content::Media::new("image/png", bytes))
+    Part::image("image/png", bytes)
 }
 
 #[tokio::test]
@@ -334,7 +334,7 @@ async fn an_image_that_does_not_decode_or_is_of_no_known_format_is_refused() {
     assert_eq!(garbage.error_code(), Some(Code::OutputValidation));
     assert!(!garbage.error().unwrap().message.contains("secret"));
 
-    let svg = Part::Image(tool_runtime::content::Media::new("image/svg+xml", &b"<svg/>"[..]));
+    let svg = Part::image("image/svg+xml", &b"<svg/>"[..]);
     let unsupported = run(vec![svg], json!({})).await;
     assert_eq!(
         unsupported.error().unwrap().message,

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use tool_runtime::adapters::{
     Adapter, CallArguments, Decoded, Message, OpenAiChat, ToolCall, ToolOutcome, ToolResult,
 };
-use tool_runtime::content::{Media, Part, Resource, ResourceBody, ResourceLink, ToolOutput};
+use tool_runtime::content::{Part, Resource, ResourceBody, ResourceLink, ToolOutput};
 
 /// A conversation with every kind of message, call and part.
 fn conversation() -> Vec<Message> {
@@ -21,20 +21,20 @@ fn conversation() -> Vec<Message> {
     let good = ToolCall::new("call_1", "chart__draw", json!({"series": [1, 2, 3]}));
     let output = ToolOutput::new()
         .with(Part::Text("Here is the chart.".into()))
-        .with(Part::Image(Media::new("image/png", vec![0x89, b'P', b'N', b'G', 0, 255])))
+        .with(Part::image("image/png", vec![0x89, b'P', b'N', b'G', 0, 255]))
         .with(Part::Json(json!({"points": 3})))
-        .with(Part::Audio(Media::new("audio/wav", b"RIFF".to_vec())))
-        .with(Part::Resource(Resource {
+        .with(Part::audio("audio/wav", b"RIFF".to_vec()))
+        .with(Part::from(Resource {
             uri: "file:///notes.md".into(),
             mime_type: Some("text/markdown".into()),
             body: ResourceBody::Text("# Notes".into()),
         }))
-        .with(Part::Resource(Resource {
+        .with(Part::from(Resource {
             uri: "file:///a.pdf".into(),
             mime_type: None,
             body: ResourceBody::Bytes(vec![1, 2, 3].into()),
         }))
-        .with(Part::ResourceLink(ResourceLink {
+        .with(Part::from(ResourceLink {
             uri: "https://example.com/report".into(),
             name: "report".into(),
             mime_type: None,

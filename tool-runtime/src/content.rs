@@ -89,25 +89,46 @@ pub struct ResourceLink {
 }
 
 /// One piece of a result, in the order the tool gave them.
+///
+/// The variants that hold more than a string or a JSON value are boxed, so a part is as small
+/// as a [`Value`] and a result of one part needs no list: build them with [`Part::image`],
+/// [`Part::audio`] or `Part::from(resource)`.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum Part {
     /// Text the model reads as text.
     Text(String),
     /// An image.
-    Image(Media),
+    Image(Box<Media>),
     /// A sound.
-    Audio(Media),
+    Audio(Box<Media>),
     /// A file or embedded resource.
-    Resource(Resource),
+    Resource(Box<Resource>),
     /// A link to a resource.
-    ResourceLink(ResourceLink),
+    ResourceLink(Box<ResourceLink>),
     /// The structured output: validated against the output schema and redacted by the
     /// tool's allowlist. At most one per result.
     Json(Value),
 }
 
 impl Part {
+    /// An image of this MIME type.
+    ///
+    /// ```
+    /// use tool_runtime::content::Part;
+    ///
+    /// let part = Part::image("image/png", vec![0x89, b'P', b'N', b'G']);
+    /// assert!(matches!(&part, Part::Image(media) if media.mime_type == "image/png"));
+    /// ```
+    pub fn image(mime_type: impl Into<String>, data: impl Into<Bytes>) -> Self {
+        Self::Image(Box::new(Media::new(mime_type, data)))
+    }
+
+    /// A sound of this MIME type.
+    pub fn audio(mime_type: impl Into<String>, data: impl Into<Bytes>) -> Self {
+        Self::Audio(Box::new(Media::new(mime_type, data)))
+    }
+
     /// What the part is, as events and records name it (`"text"`, `"image"`, ...).
     #[must_use]
     pub const fn kind(&self) -> &'static str {
@@ -159,6 +180,18 @@ impl Part {
     }
 }
 
+impl From<Resource> for Part {
+    fn from(resource: Resource) -> Self {
+        Self::Resource(Box::new(resource))
+    }
+}
+
+impl From<ResourceLink> for Part {
+    fn from(link: ResourceLink) -> Self {
+        Self::ResourceLink(Box::new(link))
+    }
+}
+
 /// Lowercase hex SHA-256 of `bytes`.
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     use fmt::Write;
@@ -177,7 +210,7 @@ pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
 /// ```
 /// use tool_runtime::content::Part;
 ///
-/// let summary = Part::Image(tool_runtime::content::Media::new("image/png", vec![1, 2, 3])).summary();
+/// let summary = Part::image("image/png", vec![1, 2, 3]).summary();
 /// assert_eq!((summary.kind, summary.size), ("image", Some(3)));
 /// assert_eq!(summary.sha256.as_deref().map(str::len), Some(64));
 /// ```
@@ -223,10 +256,68 @@ pub struct PartSummary {
 /// [`ToolExecResult::outcome`]: crate::runtime::ToolExecResult::outcome
 #[derive(Debug, Clone, Default)]
 pub struct ToolOutput {
-    parts: Vec<Part>,
+    parts: Parts,
     // Boxed: most results have neither details nor limits, and the output is moved through
-    // every call's futures (32 bytes, the size of a `Value`).
+    // every call's futures (40 bytes: a part and this pointer).
     extra: Option<Box<Extra>>,
+}
+
+/// A result's parts: most results are one part (their structured value, or a text), which
+/// lives inline rather than in a list of its own.
+#[derive(Debug, Clone)]
+enum Parts {
+    One(Part),
+    Many(Vec<Part>),
+}
+
+impl Default for Parts {
+    fn default() -> Self {
+        Self::Many(Vec::new())
+    }
+}
+
+impl Parts {
+    fn as_slice(&self) -> &[Part] {
+        match self {
+            Self::One(part) => std::slice::from_ref(part),
+            Self::Many(parts) => parts,
+        }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [Part] {
+        match self {
+            Self::One(part) => std::slice::from_mut(part),
+            Self::Many(parts) => parts,
+        }
+    }
+
+    fn push(&mut self, part: Part) {
+        match self {
+            Self::Many(parts) if !parts.is_empty() => parts.push(part),
+            Self::Many(_) => *self = Self::One(part),
+            Self::One(_) => {
+                if let Self::One(first) = std::mem::take(self) {
+                    *self = Self::Many(vec![first, part]);
+                }
+            }
+        }
+    }
+
+    fn into_vec(self) -> Vec<Part> {
+        match self {
+            Self::One(part) => vec![part],
+            Self::Many(parts) => parts,
+        }
+    }
+
+    fn from_vec(mut parts: Vec<Part>) -> Self {
+        if parts.len() == 1
+            && let Some(part) = parts.pop()
+        {
+            return Self::One(part);
+        }
+        Self::Many(parts)
+    }
 }
 
 /// What few results have.
@@ -238,7 +329,7 @@ struct Extra {
 
 impl PartialEq for ToolOutput {
     fn eq(&self, other: &Self) -> bool {
-        self.parts == other.parts
+        self.parts() == other.parts()
             && self.details() == other.details()
             && self.limited() == other.limited()
     }
@@ -248,7 +339,7 @@ impl ToolOutput {
     /// No parts, no details.
     #[must_use]
     pub const fn new() -> Self {
-        Self { parts: Vec::new(), extra: None }
+        Self { parts: Parts::Many(Vec::new()), extra: None }
     }
 
     fn extra_mut(&mut self) -> &mut Extra {
@@ -286,29 +377,43 @@ impl ToolOutput {
     /// The parts, in order.
     #[must_use]
     pub fn parts(&self) -> &[Part] {
-        &self.parts
+        self.parts.as_slice()
     }
 
     /// The parts, in order, to change in place. Pushing a second [`Part::Json`] here is allowed
     /// but only the first counts as [`structured`](Self::structured).
-    pub fn parts_mut(&mut self) -> &mut Vec<Part> {
-        &mut self.parts
+    pub fn parts_mut(&mut self) -> &mut [Part] {
+        self.parts.as_mut_slice()
     }
 
     /// The parts and the details, taken apart.
     #[must_use]
     pub fn into_parts(self) -> (Vec<Part>, Option<Value>) {
-        (self.parts, self.extra.and_then(|extra| extra.details))
+        (self.parts.into_vec(), self.extra.and_then(|extra| extra.details))
+    }
+
+    /// The structured value and the details; the other parts are dropped.
+    pub(crate) fn into_structured_and_details(self) -> (Option<Value>, Option<Value>) {
+        let details = self.extra.and_then(|extra| extra.details);
+        let structured = match self.parts {
+            Parts::One(Part::Json(value)) => Some(value),
+            Parts::One(_) => None,
+            Parts::Many(parts) => parts.into_iter().find_map(|part| match part {
+                Part::Json(value) => Some(value),
+                _ => None,
+            }),
+        };
+        (structured, details)
     }
 
     /// The structured JSON part, if any.
     #[must_use]
     pub fn structured(&self) -> Option<&Value> {
         // Most results are their structured value alone.
-        if let [Part::Json(value)] = self.parts.as_slice() {
+        if let Parts::One(Part::Json(value)) = &self.parts {
             return Some(value);
         }
-        self.parts.iter().find_map(|part| match part {
+        self.parts().iter().find_map(|part| match part {
             Part::Json(value) => Some(value),
             _ => None,
         })
@@ -316,7 +421,7 @@ impl ToolOutput {
 
     /// The structured JSON part, to change in place.
     pub fn structured_mut(&mut self) -> Option<&mut Value> {
-        self.parts.iter_mut().find_map(|part| match part {
+        self.parts.as_mut_slice().iter_mut().find_map(|part| match part {
             Part::Json(value) => Some(value),
             _ => None,
         })
@@ -329,8 +434,9 @@ impl ToolOutput {
     ///
     /// `self`, unchanged, when it holds more than the JSON part.
     pub fn into_structured(mut self) -> Result<Value, Self> {
-        if self.is_structured_only()
-            && let Some(Part::Json(value)) = self.parts.pop()
+        if self.details().is_none()
+            && let Parts::One(Part::Json(_)) = &self.parts
+            && let Parts::One(Part::Json(value)) = std::mem::take(&mut self.parts)
         {
             return Ok(value);
         }
@@ -360,7 +466,7 @@ impl ToolOutput {
     /// Whether the output is one JSON part and nothing else (an ordinary `Output`).
     #[must_use]
     pub fn is_structured_only(&self) -> bool {
-        self.details().is_none() && matches!(self.parts.as_slice(), [Part::Json(_)])
+        self.details().is_none() && matches!(self.parts(), [Part::Json(_)])
     }
 
     /// What the runner cut or resized to keep this result within its budgets (empty for a
@@ -391,13 +497,13 @@ impl ToolOutput {
     /// The parts as events and records carry them.
     #[must_use]
     pub fn summaries(&self) -> Vec<PartSummary> {
-        self.parts.iter().map(Part::summary).collect()
+        self.parts().iter().map(Part::summary).collect()
     }
 }
 
 impl From<Value> for ToolOutput {
     fn from(value: Value) -> Self {
-        Self { parts: vec![Part::Json(value)], extra: None }
+        Self { parts: Parts::One(Part::Json(value)), extra: None }
     }
 }
 
@@ -548,25 +654,25 @@ impl<T, D> Content<T, D> {
     /// Appends an image.
     #[must_use]
     pub fn image(self, mime_type: impl Into<String>, data: impl Into<Bytes>) -> Self {
-        self.part(Part::Image(Media::new(mime_type, data)))
+        self.part(Part::image(mime_type, data))
     }
 
     /// Appends a sound.
     #[must_use]
     pub fn audio(self, mime_type: impl Into<String>, data: impl Into<Bytes>) -> Self {
-        self.part(Part::Audio(Media::new(mime_type, data)))
+        self.part(Part::audio(mime_type, data))
     }
 
     /// Appends an embedded resource.
     #[must_use]
     pub fn resource(self, resource: Resource) -> Self {
-        self.part(Part::Resource(resource))
+        self.part(Part::from(resource))
     }
 
     /// Appends a link to a resource.
     #[must_use]
     pub fn resource_link(self, link: ResourceLink) -> Self {
-        self.part(Part::ResourceLink(link))
+        self.part(Part::from(link))
     }
 }
 
@@ -616,7 +722,7 @@ impl<T: Slot, D: Slot> IntoToolOutput for Content<T, D> {
             Some(details) => details.to_json()?,
             None => None,
         };
-        let mut output = ToolOutput { parts, extra: None };
+        let mut output = ToolOutput { parts: Parts::from_vec(parts), extra: None };
         output.set_details(details);
         Ok(output)
     }
@@ -627,6 +733,40 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_part_is_as_small_as_a_value_and_one_part_needs_no_list() {
+        assert_eq!(size_of::<Part>(), size_of::<Value>());
+        assert_eq!(size_of::<ToolOutput>(), size_of::<Value>() + size_of::<usize>());
+        let one = ToolOutput::from(json!({"a": 1}));
+        assert!(matches!(one.parts, Parts::One(Part::Json(_))));
+        assert_eq!(one.clone().into_structured().ok(), Some(json!({"a": 1})));
+        let text = ToolOutput::new().with(Part::Text("t".into()));
+        assert!(matches!(text.parts, Parts::One(Part::Text(_))));
+    }
+
+    #[test]
+    fn parts_stay_in_order_as_one_part_becomes_many() {
+        let mut output = ToolOutput::new();
+        for text in ["a", "b", "c"] {
+            output.push(Part::Text(text.into()));
+        }
+        let texts: Vec<_> = output
+            .parts()
+            .iter()
+            .filter_map(|part| match part {
+                Part::Text(text) => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(texts, ["a", "b", "c"]);
+        output.push(Part::Json(json!(1)));
+        output.push(Part::Json(json!(2)));
+        assert_eq!(output.structured(), Some(&json!(2)));
+        assert_eq!(output.parts().len(), 4);
+        let (structured, _) = output.into_structured_and_details();
+        assert_eq!(structured, Some(json!(2)));
+    }
 
     #[test]
     fn a_second_json_part_replaces_the_first_in_place() {

@@ -272,17 +272,17 @@ fn result_block(
     index: usize,
     part: &Part,
 ) -> Result<Option<Value>, EncodeError> {
-    let block = match part {
-        Part::Image(media) if parts::is_common_image(&media.mime_type) => object([
+    let block = match (part, parts::resource(part)) {
+        (Part::Image(media), _) if parts::is_common_image(&media.mime_type) => object([
             ("type", json!("image")),
             ("source", base64_source(&media.mime_type, &media.data)),
         ]),
-        Part::Resource(Resource { uri, body: ResourceBody::Text(text), .. }) => json!({
+        (_, Some(Resource { uri, body: ResourceBody::Text(text), .. })) => json!({
             "type": "document",
             "source": {"type": "text", "media_type": "text/plain", "data": text},
             "title": uri,
         }),
-        Part::Resource(Resource { uri, mime_type, body: ResourceBody::Bytes(bytes) })
+        (_, Some(Resource { uri, mime_type, body: ResourceBody::Bytes(bytes) }))
             if mime_type.as_deref() == Some("application/pdf") =>
         {
             object([

@@ -277,18 +277,18 @@ fn inline_data(
     index: usize,
     part: &Part,
 ) -> Result<Option<Value>, EncodeError> {
-    let (mime, bytes) = match part {
-        Part::Image(media)
+    let (mime, bytes) = match (part, parts::resource(part)) {
+        (Part::Image(media), _)
             if matches!(media.mime_type.as_str(), "image/png" | "image/jpeg" | "image/webp") =>
         {
             (media.mime_type.as_str(), &media.data)
         }
-        Part::Resource(Resource {
-            mime_type: Some(mime),
-            body: ResourceBody::Bytes(bytes),
-            ..
-        }) if mime == "application/pdf" => (mime.as_str(), bytes),
-        part if parts::is_binary(part) => {
+        (_, Some(Resource { mime_type: Some(mime), body: ResourceBody::Bytes(bytes), .. }))
+            if mime == "application/pdf" =>
+        {
+            (mime.as_str(), bytes)
+        }
+        (part, _) if parts::is_binary(part) => {
             return Err(parts::unsupported(Provider::Gemini, result, index, part));
         }
         _ => return Ok(None),

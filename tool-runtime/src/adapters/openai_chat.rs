@@ -258,12 +258,12 @@ fn attachment(
     index: usize,
     part: &Part,
 ) -> Result<Option<Value>, EncodeError> {
-    let block = match part {
-        Part::Image(media) if parts::is_common_image(&media.mime_type) => object([
+    let block = match (part, parts::resource(part)) {
+        (Part::Image(media), _) if parts::is_common_image(&media.mime_type) => object([
             ("type", json!("image_url")),
             ("image_url", object([("url", parts::data_url(&media.mime_type, &media.data).into())])),
         ]),
-        Part::Audio(media) => {
+        (Part::Audio(media), _) => {
             let format = match media.mime_type.as_str() {
                 "audio/wav" | "audio/x-wav" | "audio/wave" | "audio/vnd.wave" => "wav",
                 "audio/mpeg" | "audio/mp3" => "mp3",
@@ -280,7 +280,7 @@ fn attachment(
                 ),
             ])
         }
-        Part::Resource(Resource { uri, mime_type, body: ResourceBody::Bytes(bytes) }) => {
+        (_, Some(Resource { uri, mime_type, body: ResourceBody::Bytes(bytes) })) => {
             let Some(mime) = parts::file_mime(mime_type.as_deref()) else {
                 return Err(parts::unsupported(Provider::OpenAiChat, result, index, part));
             };
@@ -290,7 +290,7 @@ fn attachment(
             ]);
             object([("type", json!("file")), ("file", file)])
         }
-        Part::Image(_) => {
+        (Part::Image(_), _) => {
             return Err(parts::unsupported(Provider::OpenAiChat, result, index, part));
         }
         _ => return Ok(None),

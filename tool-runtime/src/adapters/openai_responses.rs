@@ -264,12 +264,12 @@ fn output_part(result: &ToolResult, index: usize, part: &Part) -> Result<Value, 
     if let Some(text) = parts::text_of(part) {
         return Ok(json!({"type": "input_text", "text": text}));
     }
-    Ok(match part {
-        Part::Image(media) if parts::is_common_image(&media.mime_type) => object([
+    Ok(match (part, parts::resource(part)) {
+        (Part::Image(media), _) if parts::is_common_image(&media.mime_type) => object([
             ("type", json!("input_image")),
             ("image_url", parts::data_url(&media.mime_type, &media.data).into()),
         ]),
-        Part::Resource(Resource { uri, mime_type, body: ResourceBody::Bytes(bytes) }) => {
+        (_, Some(Resource { uri, mime_type, body: ResourceBody::Bytes(bytes) })) => {
             let Some(mime) = parts::file_mime(mime_type.as_deref()) else {
                 return Err(parts::unsupported(Provider::OpenAiResponses, result, index, part));
             };

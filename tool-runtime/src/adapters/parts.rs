@@ -8,7 +8,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value};
 
-use crate::content::{Part, ResourceBody};
+use crate::content::{Part, Resource, ResourceBody};
 
 use super::Provider;
 use super::problem::EncodeError;
@@ -109,6 +109,14 @@ pub(crate) fn text_of(part: &Part) -> Option<Cow<'_, str>> {
 
 /// Whether the part is bytes (an image, a sound, a byte resource): the parts [`text_of`] has
 /// no text for.
+/// The embedded resource a part holds, for matching on its fields.
+pub(crate) fn resource(part: &Part) -> Option<&Resource> {
+    match part {
+        Part::Resource(resource) => Some(resource),
+        _ => None,
+    }
+}
+
 pub(crate) fn is_binary(part: &Part) -> bool {
     match part {
         Part::Image(_) | Part::Audio(_) => true,

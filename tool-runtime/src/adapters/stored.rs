@@ -31,7 +31,7 @@ use super::types::{
     CallArguments, Decoded, Extras, Finish, FinishReason, IdOrigin, ToolCall, ToolOutcome,
     ToolResult,
 };
-use crate::content::{Bytes, Media, Part, Resource, ResourceBody, ResourceLink, ToolOutput};
+use crate::content::{Bytes, Part, Resource, ResourceBody, ResourceLink, ToolOutput};
 
 #[derive(Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
@@ -239,22 +239,22 @@ fn part_from<E: serde::de::Error>(part: StoredPart<'_>) -> Result<Part, E> {
     Ok(match part {
         StoredPart::Json { value } => Part::Json(value),
         StoredPart::Text { text } => Part::Text(text.into_owned()),
-        StoredPart::Image { mime_type, data } => Part::Image(Media::new(mime_type, data.0)),
-        StoredPart::Audio { mime_type, data } => Part::Audio(Media::new(mime_type, data.0)),
+        StoredPart::Image { mime_type, data } => Part::image(mime_type, data.0),
+        StoredPart::Audio { mime_type, data } => Part::audio(mime_type, data.0),
         StoredPart::Resource { uri, mime_type, text, data } => {
             let body = match (text, data) {
                 (Some(text), None) => ResourceBody::Text(text.into_owned()),
                 (None, Some(data)) => ResourceBody::Bytes(data.0),
                 _ => return Err(E::custom("a resource part has either `text` or `data`")),
             };
-            Part::Resource(Resource {
+            Part::from(Resource {
                 uri: uri.into_owned(),
                 mime_type: mime_type.map(Cow::into_owned),
                 body,
             })
         }
         StoredPart::ResourceLink { uri, name, mime_type, description } => {
-            Part::ResourceLink(ResourceLink {
+            Part::from(ResourceLink {
                 uri: uri.into_owned(),
                 name: name.into_owned(),
                 mime_type: mime_type.map(Cow::into_owned),

@@ -14,7 +14,7 @@ use rmcp::model::{
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use serde_json::Value;
 
-use crate::content::{Media, Part, Resource, ResourceBody, ResourceLink, ToolOutput};
+use crate::content::{Part, Resource, ResourceBody, ResourceLink, ToolOutput};
 use crate::runtime::{ToolCapabilities, ToolError, ToolInvocationContext};
 
 /// Routes `notifications/progress` to the call that owns the progress token.
@@ -210,13 +210,9 @@ fn part(block: ContentBlock) -> Result<Part, ToolError> {
     };
     Ok(match block {
         ContentBlock::Text(text) => Part::Text(text.text),
-        ContentBlock::Image(image) => {
-            Part::Image(Media::new(image.mime_type, decode("image", &image.data)?))
-        }
-        ContentBlock::Audio(audio) => {
-            Part::Audio(Media::new(audio.mime_type, decode("audio", &audio.data)?))
-        }
-        ContentBlock::Resource(embedded) => Part::Resource(match embedded.resource {
+        ContentBlock::Image(image) => Part::image(image.mime_type, decode("image", &image.data)?),
+        ContentBlock::Audio(audio) => Part::audio(audio.mime_type, decode("audio", &audio.data)?),
+        ContentBlock::Resource(embedded) => Part::from(match embedded.resource {
             ResourceContents::TextResourceContents { uri, mime_type, text, .. } => {
                 Resource { uri, mime_type, body: ResourceBody::Text(text) }
             }
@@ -227,7 +223,7 @@ fn part(block: ContentBlock) -> Result<Part, ToolError> {
             },
             _ => return Err(unknown()),
         }),
-        ContentBlock::ResourceLink(link) => Part::ResourceLink(ResourceLink {
+        ContentBlock::ResourceLink(link) => Part::from(ResourceLink {
             uri: link.uri,
             name: link.name,
             mime_type: link.mime_type,

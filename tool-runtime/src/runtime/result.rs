@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::bound::ArgsJson;
 use crate::content::limits::Limited;
-use crate::content::{Part, PartSummary, ToolOutput};
+use crate::content::{PartSummary, ToolOutput};
 
 /// Why a call produced no value: one code per step of the pipeline that can refuse or fail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
@@ -214,11 +214,7 @@ impl ToolExecResult {
             Ok(mut output) => {
                 let parts = output.part_summaries();
                 let limited = output.take_limited();
-                let (all, details) = output.into_parts();
-                let structured = all.into_iter().find_map(|part| match part {
-                    Part::Json(value) => Some(value),
-                    _ => None,
-                });
+                let (structured, details) = output.into_structured_and_details();
                 (structured, parts, details, limited, None)
             }
             Err(mut error) => {
