@@ -20,6 +20,7 @@ mod check;
 mod ctxt;
 mod derive;
 mod docs;
+mod example;
 mod expand;
 mod mode;
 mod schema_attr;

@@ -7,10 +7,11 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Attribute, Data, DeriveInput, Path, Token};
 
-use crate::ast::Container;
+use crate::ast::{Body, Container};
 use crate::check::check_container;
 use crate::ctxt::Ctxt;
 use crate::docs::doc_text;
+use crate::example::example_checks;
 use crate::expand::{dummy_const, private, schema_impl, schema_stub};
 use crate::mode::Mode;
 use crate::serde_attr;
@@ -40,10 +41,23 @@ pub(crate) fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     }
     let description = check_description(&cx, &input, &args, container.as_ref());
     let item = emit_struct(&input, &krate);
+    let examples = container.as_ref().map(|container| {
+        let fields = match &container.body {
+            Body::Struct(fields) => fields.as_slice(),
+            _ => &[],
+        };
+        let p = private(&krate);
+        let ident = &input.ident;
+        let schema = quote!(<#ident as #p::ToolSchema>::SCHEMA);
+        example_checks(&cx, &p, &schema, fields, &args.examples)
+    });
     match (cx.check(), container, args.required()) {
         (Ok(()), Some(container), Some(required)) => {
             let schema = schema_impl(&container, &krate, None);
-            let definition = definition_impl(&input, &args, &required, &krate, &description);
+            let (examples, example_checks) = examples.unwrap_or_default();
+            let definition =
+                definition_impl(&input, &args, &required, &krate, &description, &examples);
+            let definition = quote!(#definition #example_checks);
             let body = dummy_const(quote!(#schema #definition));
             quote!(#item #body)
         }
@@ -215,6 +229,7 @@ fn definition_impl(
     required: &Required<'_>,
     krate: &Path,
     description: &str,
+    examples: &[TokenStream],
 ) -> TokenStream {
     let p = private(krate);
     let ident = &input.ident;
@@ -260,6 +275,7 @@ fn definition_impl(
                     details_redaction: #details_redaction,
                     requires_connection: #requires_connection,
                     capabilities: &[#(#capabilities),*],
+                    examples: &[#(#examples),*],
                 };
                 static SPEC: #p::ToolSpec = #p::ToolSpec::__from_static(PARTS);
                 &SPEC

@@ -8,6 +8,7 @@ use tool_rules::{MAX_TOOL_NAME, RESERVED_NAMESPACE, ToolNameError};
 
 use crate::args::{Arg, ArgValue, list_keys, near_miss, parse_args};
 use crate::ctxt::Ctxt;
+use crate::example::{Json, parse_examples};
 
 const NAME: &str = "name";
 const EFFECT: &str = "effect";
@@ -17,9 +18,19 @@ const DESCRIPTION: &str = "description";
 const REQUIRES_CONNECTION: &str = "requires_connection";
 const CAPABILITIES: &str = "capabilities";
 const CRATE: &str = "crate";
+const EXAMPLES: &str = "examples";
 
-pub(crate) const KEYS: &[&str] =
-    &[NAME, EFFECT, REDACT, REDACT_DETAILS, DESCRIPTION, REQUIRES_CONNECTION, CAPABILITIES, CRATE];
+pub(crate) const KEYS: &[&str] = &[
+    NAME,
+    EFFECT,
+    REDACT,
+    REDACT_DETAILS,
+    DESCRIPTION,
+    REQUIRES_CONNECTION,
+    CAPABILITIES,
+    EXAMPLES,
+    CRATE,
+];
 
 /// The value of `redact = ...` or `redact_details = ...`: the whole value, or the fields these
 /// paths name (none for `[]`).
@@ -133,6 +144,8 @@ pub(crate) struct ToolArgs {
     pub(crate) description: Option<LitStr>,
     pub(crate) requires_connection: bool,
     pub(crate) capabilities: Vec<Type>,
+    /// `examples = [{...}, ...]`: objects of arguments.
+    pub(crate) examples: Vec<Json>,
     pub(crate) krate: Option<Path>,
 }
 
@@ -210,6 +223,7 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolArgs {
     let mut description = None;
     let mut requires_connection = None;
     let mut capabilities = None;
+    let mut examples = None;
     let mut krate = None;
     // Keys suggested for a misspelt one: not reported missing as well.
     let mut hinted: Vec<&str> = Vec::new();
@@ -246,6 +260,20 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolArgs {
                         .unwrap_or_default(),
                 );
             }
+            EXAMPLES if first(cx, &examples, arg) => {
+                examples = Some(match &arg.value {
+                    ArgValue::Eq(tokens) => {
+                        parse_examples(tokens.clone()).unwrap_or_else(|error| {
+                            cx.syn_error(error);
+                            Vec::new()
+                        })
+                    }
+                    _ => {
+                        cx.error_at(arg.span(), "expected `examples = [{\"query\": \"rust\"}]`");
+                        Vec::new()
+                    }
+                });
+            }
             CRATE if first(cx, &krate, arg) => {
                 krate = Some(parse_value(
                     cx,
@@ -256,7 +284,7 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolArgs {
             }
             // A known key given twice, reported by `first`.
             NAME | EFFECT | REDACT | REDACT_DETAILS | DESCRIPTION | REQUIRES_CONNECTION
-            | CAPABILITIES | CRATE => {}
+            | CAPABILITIES | EXAMPLES | CRATE => {}
             unknown => {
                 let near = near_miss(unknown, KEYS);
                 hinted.extend(near);
@@ -297,6 +325,7 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolArgs {
         description: description.flatten(),
         requires_connection: requires_connection.unwrap_or(false),
         capabilities: capabilities.unwrap_or_default(),
+        examples: examples.unwrap_or_default(),
         krate: krate.flatten(),
     };
     if let Some(name) = &out.name {

@@ -107,6 +107,9 @@ pub mod __private {
         accepts_item_constraints, accepts_range, accepts_range_bounds, accepts_string_constraints,
         contains_connection_id, has_fields, has_output_path, has_path, is_satisfiable,
     };
+    pub use crate::schema::example::{
+        ExampleProblem, ExampleValue, example_problem, is_required, property_schema,
+    };
     pub use crate::schema::{ObjectSchema, Property, RangeBound, Schema, SchemaKind, ToolSchema};
     pub use crate::spec::{StaticRedaction, StaticSpecParts, ToolDefinition, ToolEffect, ToolSpec};
 
@@ -125,5 +128,6 @@ pub mod __private {
         details_redaction: StaticRedaction::Paths(&[]),
         requires_connection: false,
         capabilities: &[],
+        examples: &[],
     });
 }

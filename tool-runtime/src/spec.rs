@@ -8,6 +8,7 @@ use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 
+use crate::schema::example::ExampleValue;
 use crate::schema::{Schema, SchemaKind, ToolSchema};
 
 /// What running a tool does to the world. Policy decides per effect (for example: every
@@ -424,6 +425,9 @@ pub struct ToolSpec {
     details_redaction: Redaction,
     requires_connection: bool,
     capabilities: Cow<'static, [CapabilityRef]>,
+    /// `#[tool(examples = [...])]`, as written; turned into JSON when first asked.
+    static_examples: &'static [ExampleValue],
+    examples: OnceLock<Vec<Value>>,
     schema_hash: OnceLock<String>,
     /// Whether redaction leaves every valid output whole (worked out when first asked).
     keeps_valid_output: OnceLock<bool>,
@@ -443,6 +447,7 @@ pub struct StaticSpecParts {
     pub details_redaction: StaticRedaction,
     pub requires_connection: bool,
     pub capabilities: &'static [CapabilityRef],
+    pub examples: &'static [ExampleValue],
 }
 
 /// A `#[tool]`'s allowlist as [`StaticSpecParts`] hold it (`Copy`, so a `const fn` can take it
@@ -486,6 +491,8 @@ impl ToolSpec {
             details_redaction: parts.details_redaction.into_redaction(),
             requires_connection: parts.requires_connection,
             capabilities: Cow::Borrowed(parts.capabilities),
+            static_examples: parts.examples,
+            examples: OnceLock::new(),
             schema_hash: OnceLock::new(),
             keeps_valid_output: OnceLock::new(),
         }
@@ -520,6 +527,8 @@ impl ToolSpec {
             details_redaction,
             requires_connection,
             capabilities: Cow::Borrowed(&[]),
+            static_examples: &[],
+            examples: OnceLock::new(),
             schema_hash: OnceLock::new(),
             keeps_valid_output: OnceLock::new(),
         }
@@ -601,6 +610,35 @@ impl ToolSpec {
         &self.capabilities
     }
 
+    /// Examples of arguments, for the model: `#[tool(examples = [...])]`, each checked against
+    /// the input schema when the crate compiled (patterns, which compile-time evaluation cannot
+    /// run, are checked when the catalog is built). Sent as Anthropic's `input_examples` and
+    /// appended to the description for providers without such a field. Not part of
+    /// [`schema_hash`](Self::schema_hash).
+    ///
+    /// ```
+    /// use tool_runtime::prelude::*;
+    ///
+    /// /// Search the docs.
+    /// #[tool(name = "docs__search", effect = read_only, redact = all,
+    ///        examples = [{"query": "tokio select", "limit": 3}])]
+    /// struct Search {
+    ///     query: String,
+    ///     limit: Option<u32>,
+    /// }
+    /// # impl Tool for Search {
+    /// #     type Output = Vec<String>;
+    /// #     async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities)
+    /// #         -> Result<Self::Output, ToolError> { Ok(vec![]) }
+    /// # }
+    ///
+    /// assert_eq!(Search::spec().examples(), [serde_json::json!({"query": "tokio select", "limit": 3})]);
+    /// ```
+    pub fn examples(&self) -> &[Value] {
+        self.examples
+            .get_or_init(|| self.static_examples.iter().map(ExampleValue::to_json).collect())
+    }
+
     /// SHA-256 (lowercase hex) of the compact JSON
     /// `{"input_schema": ..., "output_schema": ...}` (with `"details_schema"` added for a tool
     /// that returns details): equal across builds and machines for equal schemas, different
@@ -633,6 +671,9 @@ impl Serialize for ToolSpec {
         if let Some(details) = &self.details_schema {
             map.serialize_entry("details_schema", details)?;
             map.serialize_entry("details_redaction", &self.details_redaction)?;
+        }
+        if !self.static_examples.is_empty() {
+            map.serialize_entry("examples", self.examples())?;
         }
         map.serialize_entry("requires_connection", &self.requires_connection)?;
         let capabilities: Vec<&str> = self.capabilities.iter().map(|c| c.name()).collect();

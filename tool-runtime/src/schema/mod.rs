@@ -28,6 +28,7 @@
 mod arguments;
 pub(crate) mod consts;
 mod error;
+pub(crate) mod example;
 mod fast;
 mod pattern;
 mod render;
