@@ -247,6 +247,13 @@ fn definition_impl(
         redaction_value(&p, args.redact_details.as_ref().map(|(_, redact)| redact));
     let redact_checks = output_redact_checks(&p, ident, required.redact, &output);
     let details_checks = details_redact_checks(&p, ident, args, &details);
+    let depth_message = "this tool's arguments nest objects more than 10 levels deep (the arguments object is level 1); OpenAI's strict mode accepts at most 10, so no strict request could carry this tool: flatten the arguments";
+    let depth_check = quote_spanned! {ident.span()=>
+        const _: () = ::core::assert!(
+            #p::object_depth(<#ident as #p::ToolSchema>::SCHEMA) <= #p::MAX_STRICT_DEPTH,
+            #depth_message
+        );
+    };
     let connection_message = "a property of this tool's arguments is a connection id; connections travel in the invocation context, never in arguments";
     quote! {
         // Reads the output and details schemas through one `T: Tool` bound, so a missing `Tool`
@@ -287,6 +294,7 @@ fn definition_impl(
             !#p::contains_connection_id(<#ident as #p::ToolSchema>::SCHEMA),
             #connection_message
         );
+        #depth_check
     }
 }
 

@@ -104,8 +104,9 @@ pub mod __private {
     pub use crate::content::IntoToolOutput;
     pub use crate::runtime::{Capability, CapabilityRef, Tool};
     pub use crate::schema::consts::{
-        accepts_item_constraints, accepts_range, accepts_range_bounds, accepts_string_constraints,
-        contains_connection_id, has_fields, has_output_path, has_path, is_satisfiable,
+        MAX_STRICT_DEPTH, accepts_item_constraints, accepts_range, accepts_range_bounds,
+        accepts_string_constraints, contains_connection_id, has_fields, has_output_path, has_path,
+        is_satisfiable, object_depth,
     };
     pub use crate::schema::example::{
         ExampleProblem, ExampleValue, example_problem, is_required, property_schema,

@@ -385,6 +385,33 @@ pub const fn has_fields(schema: Option<&Schema>) -> bool {
     matches!(node.kind, SchemaKind::Object(_))
 }
 
+/// Levels of object nesting in `schema` as OpenAI's strict mode counts them: the arguments
+/// object is level 1, an object in one of its properties level 2; arrays add no level.
+#[doc(hidden)]
+#[must_use]
+pub const fn object_depth(schema: &Schema) -> usize {
+    match schema.kind {
+        SchemaKind::Array(array) => object_depth(array.items),
+        SchemaKind::Object(object) => {
+            let mut deepest = 0;
+            let mut i = 0;
+            while i < object.properties.len() {
+                let depth = object_depth(object.properties[i].schema);
+                if depth > deepest {
+                    deepest = depth;
+                }
+                i += 1;
+            }
+            deepest + 1
+        }
+        _ => 0,
+    }
+}
+
+/// The deepest object nesting OpenAI's strict mode accepts in one tool's parameters.
+#[doc(hidden)]
+pub const MAX_STRICT_DEPTH: usize = 10;
+
 const fn str_eq_bytes(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
