@@ -427,7 +427,8 @@ impl Approver for Wrongful {
     async fn review(&self, request: &ApprovalRequest<'_>) -> ApprovalDecision {
         // An approval of other arguments, replayed: it must not pass.
         ApprovalDecision::Approved(Approval::of(
-            request.tool_name,
+            request.ctx,
+            request.spec,
             request.tool_call_id,
             &json!({"id": 1}),
         ))
@@ -450,7 +451,7 @@ async fn approvals_are_bound_to_the_call_and_its_arguments() {
         Some(Code::ApprovalDenied)
     );
 
-    let approved = Approval::of("test__delete", "call_1", &json!({"id": 1}));
+    let approved = Approval::of(&ctx, Delete::spec(), "call_1", &json!({"id": 1}));
     let runner = ToolRunner::builder(catalog())
         .policy(gated())
         .approver(Arc::new(PreApproved::new([approved])))

@@ -50,9 +50,11 @@
 //! # });
 //! ```
 
+pub mod deferred;
 #[cfg(feature = "http")]
 pub mod http;
 mod model;
+mod resume;
 mod run;
 mod scripted;
 
@@ -67,5 +69,7 @@ pub use http::{
     OpenAiCompatibleBuilder, RetryPolicy, Timeouts,
 };
 pub use model::{ChatModel, ModelError, ModelErrorKind, ModelTurn};
+#[doc(no_inline)]
+pub use deferred::{Decisions, RunState, StateKey};
 pub use run::{Agent, AgentConfig, AgentDone, AgentEvent, AgentOutput, ResultSummary, StopReason};
 pub use scripted::{ScriptedModel, ScriptedTurn, SeenRequest};

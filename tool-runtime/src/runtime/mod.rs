@@ -6,6 +6,8 @@
 mod auth;
 pub(crate) mod bound;
 mod capabilities;
+#[cfg(feature = "dynamic")]
+mod client;
 mod clock;
 mod context;
 #[cfg(feature = "dynamic")]
@@ -17,6 +19,8 @@ mod tool;
 
 pub use auth::{Auth, BrokerError, ConnectionBroker, Credential};
 pub use bound::{Arguments, BoundToolRuntime, StaticTool, ValidatedArgs};
+#[cfg(feature = "dynamic")]
+pub use client::ClientTool;
 pub use capabilities::{Capability, CapabilityRef, MissingCapability, ToolCapabilities};
 pub use clock::Clock;
 pub use context::{
