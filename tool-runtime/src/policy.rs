@@ -618,11 +618,8 @@ impl PreApproved {
 impl Approver for PreApproved {
     async fn review(&self, request: &ApprovalRequest<'_>) -> ApprovalDecision {
         let approval = request.approval();
-        let spent = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .remove(&approval.0);
+        let spent =
+            self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&approval.0);
         if spent {
             ApprovalDecision::Approved(approval)
         } else {

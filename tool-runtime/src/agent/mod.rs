@@ -62,6 +62,8 @@ mod scripted;
 pub use crate::adapters::openai_sse;
 #[doc(no_inline)]
 pub use crate::adapters::{Message, ModelRequest, Usage};
+#[doc(no_inline)]
+pub use deferred::{Decisions, RunState, StateKey};
 #[cfg(feature = "http")]
 #[doc(no_inline)]
 pub use http::{
@@ -69,7 +71,5 @@ pub use http::{
     OpenAiCompatibleBuilder, RetryPolicy, Timeouts,
 };
 pub use model::{ChatModel, ModelError, ModelErrorKind, ModelTurn};
-#[doc(no_inline)]
-pub use deferred::{Decisions, RunState, StateKey};
 pub use run::{Agent, AgentConfig, AgentDone, AgentEvent, AgentOutput, ResultSummary, StopReason};
 pub use scripted::{ScriptedModel, ScriptedTurn, SeenRequest};

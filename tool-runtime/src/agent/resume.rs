@@ -83,8 +83,11 @@ impl Agent {
                     };
                     let runner = self.runner.with_approver(Arc::new(approver));
                     let executed = runner.exec(name, arguments, &call_ctx).await;
-                    let label =
-                        if matches!(decision, CallDecision::Edit { .. }) { "edited" } else { "approved" };
+                    let label = if matches!(decision, CallDecision::Edit { .. }) {
+                        "edited"
+                    } else {
+                        "approved"
+                    };
                     (executed, label)
                 }
             };
@@ -131,7 +134,11 @@ impl Agent {
     }
 
     /// Refuses a state that is forged or stale for this agent and caller.
-    fn check_state(&self, state: &RunState, ctx: &ToolInvocationContext) -> Result<(), ResumeError> {
+    fn check_state(
+        &self,
+        state: &RunState,
+        ctx: &ToolInvocationContext,
+    ) -> Result<(), ResumeError> {
         let key = self.key.as_ref().ok_or(ResumeError::NoKey)?;
         state.verify(key)?;
         for (field, ours, theirs) in [
@@ -148,7 +155,8 @@ impl Agent {
             _ => return Err(ResumeError::Inconsistent),
         }
         for call in state.pending() {
-            let CallStatus::Pending { arguments, arguments_hash: hash, spec_hash, .. } = &call.status
+            let CallStatus::Pending { arguments, arguments_hash: hash, spec_hash, .. } =
+                &call.status
             else {
                 continue;
             };

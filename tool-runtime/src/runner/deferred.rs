@@ -54,7 +54,10 @@ impl ToolRunner {
         ctx: &ToolInvocationContext,
     ) -> Result<ToolOutput, ExecError> {
         let tool = self.catalog.get(name).ok_or_else(|| {
-            ExecError::new(Code::Unavailable, format!("no tool named `{}` is available", Shown(name)))
+            ExecError::new(
+                Code::Unavailable,
+                format!("no tool named `{}` is available", Shown(name)),
+            )
         })?;
         let tool = tool.as_ref();
         if let Decision::Deny { reason } = self.policy.decide(ctx, tool.name(), tool.effect()) {
@@ -66,8 +69,10 @@ impl ToolRunner {
                 format!("`{}` is not a client tool: only the runner runs it", Shown(name)),
             ));
         }
-        let args = catch_decode_panic(|| tool.arguments(Arguments::from(arguments)))?
-            .map_err(|_| ExecError::new(Code::Validation, "the call's arguments no longer validate"))?;
+        let args =
+            catch_decode_panic(|| tool.arguments(Arguments::from(arguments)))?.map_err(|_| {
+                ExecError::new(Code::Validation, "the call's arguments no longer validate")
+            })?;
         call.args = Some(args.json().clone());
         if call.events {
             self.sink.emit(ToolEvent::ToolCallStart {

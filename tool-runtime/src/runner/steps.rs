@@ -370,7 +370,10 @@ fn run_outcome(
 /// the unredacted output's fields (an unexpected property's name is text the tool chose), so
 /// only their number leaves the runner.
 #[inline(always)]
-pub(super) fn check_output(tool: &dyn BoundToolRuntime, output: &ToolOutput) -> Result<(), ExecError> {
+pub(super) fn check_output(
+    tool: &dyn BoundToolRuntime,
+    output: &ToolOutput,
+) -> Result<(), ExecError> {
     let schema = tool.spec().output_schema();
     let Some(structured) = output.structured() else {
         if schema.is_some() {

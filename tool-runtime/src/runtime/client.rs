@@ -6,8 +6,8 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use super::{
-    Arguments, BoundToolRuntime, DynamicTool, DynamicToolBuilder, DynamicToolError, ToolCapabilities,
-    ToolError, ToolInvocationContext, ValidatedArgs,
+    Arguments, BoundToolRuntime, DynamicTool, DynamicToolBuilder, DynamicToolError,
+    ToolCapabilities, ToolError, ToolInvocationContext, ValidatedArgs,
 };
 use crate::content::ToolOutput;
 use crate::schema::{ArgumentsError, ValidationErrors};

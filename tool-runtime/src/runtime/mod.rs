@@ -19,9 +19,9 @@ mod tool;
 
 pub use auth::{Auth, BrokerError, ConnectionBroker, Credential};
 pub use bound::{Arguments, BoundToolRuntime, StaticTool, ValidatedArgs};
+pub use capabilities::{Capability, CapabilityRef, MissingCapability, ToolCapabilities};
 #[cfg(feature = "dynamic")]
 pub use client::ClientTool;
-pub use capabilities::{Capability, CapabilityRef, MissingCapability, ToolCapabilities};
 pub use clock::Clock;
 pub use context::{
     ContextIds, LogLevel, LogMessage, LogReporter, Progress, ProgressReporter,

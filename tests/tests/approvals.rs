@@ -1,0 +1,116 @@
+//! Approvals are bound to run, tenant, actor, tool, spec, call id and arguments, and are
+//! spent on use (issue 16 item 3).
+
+use std::sync::Arc;
+
+use serde_json::json;
+use tool_runtime::catalog::ToolCatalog;
+use tool_runtime::policy::{Approval, PreApproved, ToolPolicy, spec_hash};
+use tool_runtime::prelude::*;
+use tool_runtime::runner::ToolRunner;
+use tool_runtime::runtime::{BoundToolRuntime, DynamicTool, ToolErrorCode};
+
+/// Closes a ticket.
+#[tool(name = "tickets__close", effect = state_change, redact = ["closed"])]
+struct Close {
+    number: u32,
+}
+
+#[derive(Serialize, ToolSchema)]
+struct Closed {
+    closed: bool,
+}
+
+impl Tool for Close {
+    type Output = Closed;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Closed, ToolError> {
+        Ok(Closed { closed: true })
+    }
+}
+
+fn gated() -> ToolPolicy {
+    ToolPolicy {
+        require_approval: vec![ToolEffect::StateChange],
+        ..ToolPolicy::allowing(["tickets__*"])
+    }
+}
+
+fn ctx(run: &str, tenant: &str, actor: &str) -> ToolInvocationContext {
+    ToolInvocationContext::new(ContextIds { run_id: run, actor_id: actor, tenant_id: tenant })
+        .with_tool_call_id("call_1")
+}
+
+fn runner(approvals: impl IntoIterator<Item = Approval>) -> ToolRunner {
+    ToolRunner::builder(ToolCatalog::builder().register::<Close>().build().unwrap())
+        .policy(gated())
+        .approver(Arc::new(PreApproved::new(approvals)))
+        .build()
+}
+
+fn approval_for_run_1() -> Approval {
+    Approval::of(&ctx("run-1", "acme", "user-1"), Close::spec(), "call_1", &json!({"number": 7}))
+}
+
+async fn code(runner: &ToolRunner, ctx: &ToolInvocationContext) -> Option<ToolErrorCode> {
+    runner.exec("tickets__close", br#"{"number": 7}"#, ctx).await.error_code()
+}
+
+#[tokio::test]
+async fn an_approval_runs_its_call_once() {
+    let runner = runner([approval_for_run_1()]);
+    let ctx = ctx("run-1", "acme", "user-1");
+    assert_eq!(code(&runner, &ctx).await, None);
+    assert_eq!(code(&runner, &ctx).await, Some(ToolErrorCode::ApprovalDenied), "a second use");
+}
+
+#[tokio::test]
+async fn an_approval_is_not_replayed_in_another_run_tenant_or_for_another_actor() {
+    for other in [
+        ctx("run-2", "acme", "user-1"),
+        ctx("run-1", "globex", "user-1"),
+        ctx("run-1", "acme", "user-2"),
+    ] {
+        let runner = runner([approval_for_run_1()]);
+        assert_eq!(code(&runner, &other).await, Some(ToolErrorCode::ApprovalDenied), "{other:?}");
+        // Refused elsewhere, it is still good where it was given.
+        assert_eq!(code(&runner, &ctx("run-1", "acme", "user-1")).await, None);
+    }
+}
+
+#[tokio::test]
+async fn an_approval_is_not_replayed_after_the_tool_changed() {
+    // The same name and arguments, another spec (its output schema changed).
+    let changed = DynamicTool::builder(
+        "tickets__close",
+        "Closes a ticket.",
+        json!({"type": "object", "properties": {"number": {"type": "integer"}}, "required": ["number"], "additionalProperties": false}),
+    )
+    .effect(ToolEffect::StateChange)
+    .output_schema(json!({"type": "object", "properties": {"closed": {"type": "boolean"}, "at": {"type": "string"}}, "required": ["closed"], "additionalProperties": false}))
+    .redact(["closed"])
+    .build(|_, _, _| async { Ok(json!({"closed": true})) })
+    .unwrap();
+    assert_ne!(spec_hash(changed.spec()), spec_hash(Close::spec()));
+    let runner =
+        ToolRunner::builder(ToolCatalog::builder().register_dynamic(changed).build().unwrap())
+            .policy(gated())
+            .approver(Arc::new(PreApproved::new([approval_for_run_1()])))
+            .build();
+    assert_eq!(
+        code(&runner, &ctx("run-1", "acme", "user-1")).await,
+        Some(ToolErrorCode::ApprovalDenied)
+    );
+}
+
+#[test]
+fn the_binding_covers_every_part() {
+    let base = ctx("run-1", "acme", "user-1");
+    let approval = approval_for_run_1();
+    assert_eq!(approval, Approval::of(&base, Close::spec(), "call_1", &json!({"number": 7})));
+    assert_ne!(approval, Approval::of(&base, Close::spec(), "call_2", &json!({"number": 7})));
+    assert_ne!(approval, Approval::of(&base, Close::spec(), "call_1", &json!({"number": 8})));
+}
