@@ -482,3 +482,23 @@ async fn the_stored_format_is_pinned() {
         .unwrap();
     assert_eq!(world.runs(), 1);
 }
+
+#[tokio::test]
+async fn the_approvals_example_runs_the_refund_once() {
+    use examples::approvals::{Payments, approve, chat};
+    let dir =
+        std::env::temp_dir().join(format!("tool-runtime-approvals-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let payments = Arc::new(Payments::default());
+    let ledger = Arc::new(InMemoryLedger::default());
+    let first = chat(&dir, &payments, "Refund 1001.").await.unwrap();
+    assert_eq!(first.done.stop, StopReason::Pending { calls: vec!["call_1".into()] });
+    assert_eq!(payments.refunds(), 0);
+    let second = approve(&dir, &payments, &ledger, "call_1").await.unwrap().unwrap();
+    assert_eq!(second.done.answer, "Order 1001 is refunded.");
+    assert_eq!(payments.refunds(), 1);
+    let third = approve(&dir, &payments, &ledger, "call_1").await.unwrap();
+    assert!(matches!(third, Err(ResumeError::AlreadyResumed { .. })));
+    assert_eq!(payments.refunds(), 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
