@@ -300,8 +300,15 @@ impl RunState {
         canonical_text(&json).into_bytes()
     }
 
-    /// Whether the state is sealed with `key` and of a format this crate reads.
-    pub(super) fn verify(&self, key: &StateKey) -> Result<(), ResumeError> {
+    /// Checks that the state is of a format this crate reads and sealed with `key`
+    /// ([`Agent::resume`](super::Agent::resume) does this first; an application may check a
+    /// state it reads back before it stores or shows it).
+    ///
+    /// # Errors
+    ///
+    /// [`ResumeError::UnsupportedFormat`], or [`ResumeError::Forged`] for a seal that is
+    /// missing or does not match.
+    pub fn verify(&self, key: &StateKey) -> Result<(), ResumeError> {
         if self.format != FORMAT {
             return Err(ResumeError::UnsupportedFormat { format: self.format });
         }
