@@ -4,7 +4,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use serde_json::Value;
 
 use super::deferred::{CallDecision, CallStatus, Decisions, ResumeError, RunState};
 use super::run::{Loop, result_event};
@@ -77,11 +76,14 @@ impl Agent {
                     "supplied",
                 ),
                 CallDecision::Approve | CallDecision::Edit { .. } => {
-                    let approver = Decided {
-                        approval: Approval::bound(&call_ctx, name, spec_hash, &call.id, arguments),
-                        decision: decision.clone(),
+                    // Edited arguments are the call's now: validated by the runner, and the
+                    // approval is bound to them.
+                    let arguments = match decision {
+                        CallDecision::Edit { arguments } => arguments,
+                        _ => arguments,
                     };
-                    let runner = self.runner.with_approver(Arc::new(approver));
+                    let approval = Approval::bound(&call_ctx, name, spec_hash, &call.id, arguments);
+                    let runner = self.runner.with_approver(Arc::new(Decided(approval)));
                     let executed = runner.exec(name, arguments, &call_ctx).await;
                     let label = if matches!(decision, CallDecision::Edit { .. }) {
                         "edited"
@@ -174,26 +176,19 @@ impl Agent {
     }
 }
 
-/// The approver of one decided call on resume: it approves (or edits) exactly the call the
-/// decision was made for, bound to run, tenant, actor, tool, spec hash, call id and
-/// arguments, and denies anything else.
+/// The approver of one decided call on resume: it approves exactly the call the decision was
+/// made for, bound to run, tenant, actor, tool, spec hash, call id and arguments (the edited
+/// ones, for an edit), and denies anything else.
 #[derive(Debug)]
-struct Decided {
-    approval: Approval,
-    decision: CallDecision,
-}
+struct Decided(Approval);
 
 #[async_trait]
 impl Approver for Decided {
     async fn review(&self, request: &ApprovalRequest<'_>) -> ApprovalDecision {
-        if request.approval() != self.approval {
-            return request.deny("the decision was made for another call");
-        }
-        match &self.decision {
-            CallDecision::Approve => request.approve(),
-            CallDecision::Edit { arguments } => request.edit(Value::clone(arguments)),
-            CallDecision::Deny { message } => request.deny(message.clone()),
-            CallDecision::Supply { .. } => request.deny("a supplied result approves nothing"),
+        if request.approval() == self.0 {
+            request.approve()
+        } else {
+            request.deny("the decision was made for another call")
         }
     }
 }

@@ -567,7 +567,7 @@ impl Agent {
             state.records.extend(records);
             if slots.iter().any(|slot| matches!(slot, Slot::Pending { .. })) {
                 // The turn waits: its results go to the model when every call is decided.
-                let (calls, waiting) = self.waiting_calls(&decoded, &wire, slots, ctx);
+                let (calls, waiting) = self.waiting_calls(&decoded, &wire, slots);
                 state.waiting = Some(calls);
                 return StopReason::Pending { calls: waiting };
             }
@@ -785,9 +785,7 @@ impl Agent {
         decoded: &Decoded,
         wire: &[String],
         slots: Vec<Slot>,
-        ctx: &ToolInvocationContext,
     ) -> (Vec<StateCall>, Vec<String>) {
-        let _ = ctx;
         let mut waiting = Vec::new();
         let calls = decoded
             .calls
