@@ -114,3 +114,48 @@ fn the_binding_covers_every_part() {
     assert_ne!(approval, Approval::of(&base, Close::spec(), "call_2", &json!({"number": 7})));
     assert_ne!(approval, Approval::of(&base, Close::spec(), "call_1", &json!({"number": 8})));
 }
+
+#[tokio::test]
+async fn side_effects_need_approval_by_default_unless_the_policy_says_otherwise() {
+    use tool_runtime::agent::{Agent, AgentEvent, Message, ScriptedModel, ScriptedTurn};
+
+    for policy in [
+        ToolPolicy::default(),
+        ToolPolicy::allowing(["x__*"]),
+        ToolPolicy::from_json("{}").unwrap(),
+    ] {
+        assert_eq!(
+            policy.require_approval,
+            [ToolEffect::StateChange, ToolEffect::ExternalSideEffect]
+        );
+    }
+    let catalog = || ToolCatalog::builder().register::<Close>().build().unwrap();
+    let ctx = ctx("run-1", "acme", "user-1");
+    let default =
+        ToolRunner::builder(catalog()).policy(ToolPolicy::allowing(["tickets__*"])).build();
+    assert_eq!(code(&default, &ctx).await, Some(ToolErrorCode::ApprovalDenied));
+    let trusted =
+        ToolPolicy::from_json(r#"{"allowed_tools": ["tickets__*"], "require_approval": []}"#)
+            .unwrap();
+    let trusted = ToolRunner::builder(catalog()).policy(trusted).build();
+    assert_eq!(code(&trusted, &ctx).await, None);
+    let one_tool = ToolPolicy::from_json(
+        r#"{"allowed_tools": ["tickets__*"], "tools": {"tickets__close": {"require_approval": false}}}"#,
+    )
+    .unwrap();
+    assert_eq!(code(&ToolRunner::builder(catalog()).policy(one_tool).build(), &ctx).await, None);
+
+    // The agent says which calls go to the approver.
+    let model = ScriptedModel::new([
+        ScriptedTurn::openai_calls(&[("call_1", "tickets__close", r#"{"number": 7}"#)]),
+        ScriptedTurn::openai_text("Not allowed."),
+    ]);
+    let events = std::sync::Mutex::new(Vec::new());
+    Agent::new(Arc::new(model), default)
+        .run(vec![Message::user("Close 7.")], &ctx, &|event| events.lock().unwrap().push(event))
+        .await;
+    assert!(events.lock().unwrap().contains(&AgentEvent::ApprovalRequired {
+        id: "call_1".into(),
+        name: "tickets__close".into()
+    }));
+}

@@ -268,6 +268,7 @@ fn policy() -> ToolPolicy {
     ToolPolicy::from_json(
         r#"{
             "allowed_tools": ["test__*"],
+            "require_approval": [],
             "tools": {"test__hang": {"max_runtime_ms": 50}, "test__echo": {"max_result_bytes": 300}},
             "connections": {"allowed_connection_ids": ["conn-a", "conn-b"]}
         }"#,

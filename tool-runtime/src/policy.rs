@@ -36,14 +36,32 @@ use crate::runtime::ToolInvocationContext;
 use crate::spec::{ToolEffect, ToolSpec};
 
 /// What may run, on which terms. Deny by default: a tool not listed in `allowed_tools` is
-/// neither shown to the model nor run.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// neither shown to the model nor run. Confirm side effects by default: calls of
+/// `state_change` and `external_side_effect` tools need an [`Approver`]'s yes unless the policy
+/// says otherwise.
+///
+/// The defaults, which a key left out of the configuration keeps: no tool allowed, approval
+/// required for [`ToolEffect::StateChange`] and [`ToolEffect::ExternalSideEffect`], default
+/// [`Budgets`], no per-tool exceptions, no connections. To let side effects run without
+/// approval, say so: `"require_approval": []` for every tool, or
+/// `"tools": {"<name>": {"require_approval": false}}` for one.
+///
+/// ```
+/// use tool_runtime::prelude::*;
+///
+/// let policy = ToolPolicy::from_json(r#"{"allowed_tools": ["shop__*"]}"#).unwrap();
+/// assert_eq!(policy.require_approval, [ToolEffect::StateChange, ToolEffect::ExternalSideEffect]);
+/// let trusted = ToolPolicy::from_json(r#"{"allowed_tools": ["shop__*"], "require_approval": []}"#).unwrap();
+/// assert!(trusted.require_approval.is_empty());
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ToolPolicy {
     /// Tool names that may run: exact names, or `namespace__*` for every tool of a namespace.
     /// Tools imported at run time (`mcp__...`) are allowed only by their exact name.
     pub allowed_tools: Vec<String>,
-    /// Effects whose calls need an [`Approver`]'s yes.
+    /// Effects whose calls need an [`Approver`]'s yes (default: `state_change` and
+    /// `external_side_effect`; `[]` for none).
     pub require_approval: Vec<ToolEffect>,
     /// Limits for every call.
     pub budgets: Budgets,
@@ -51,6 +69,19 @@ pub struct ToolPolicy {
     pub tools: BTreeMap<String, ToolOverride>,
     /// The connections this application grants.
     pub connections: ConnectionGrant,
+}
+
+impl Default for ToolPolicy {
+    /// Allows nothing; confirms side effects (see [`ToolPolicy`]).
+    fn default() -> Self {
+        Self {
+            allowed_tools: Vec::new(),
+            require_approval: vec![ToolEffect::StateChange, ToolEffect::ExternalSideEffect],
+            budgets: Budgets::default(),
+            tools: BTreeMap::new(),
+            connections: ConnectionGrant::default(),
+        }
+    }
 }
 
 /// Limits for one call.
@@ -177,10 +208,11 @@ pub enum Decision {
 }
 
 impl ToolPolicy {
-    /// A policy that allows exactly these tools, with every other setting at its default (no
-    /// approvals, default budgets, no connections): the same policy as
-    /// `from_json(r#"{"allowed_tools": [...]}"#)`. Each entry is an exact tool name, or
-    /// `namespace__*` for every tool of a namespace (see [`allowed_tools`](Self::allowed_tools)).
+    /// A policy that allows exactly these tools, with every other setting at its default
+    /// (approval for `state_change` and `external_side_effect` calls, default budgets, no
+    /// connections): the same policy as `from_json(r#"{"allowed_tools": [...]}"#)`. Each entry
+    /// is an exact tool name, or `namespace__*` for every tool of a namespace (see
+    /// [`allowed_tools`](Self::allowed_tools)).
     ///
     /// ```
     /// use tool_runtime::prelude::*;
@@ -190,12 +222,10 @@ impl ToolPolicy {
     /// assert!(policy.lists("shop__get_order"));
     /// assert!(!policy.lists("core__delete_everything"));
     ///
-    /// // Further settings by struct update:
-    /// let careful = ToolPolicy {
-    ///     require_approval: vec![ToolEffect::StateChange],
-    ///     ..ToolPolicy::allowing(["shop__*"])
-    /// };
-    /// assert_eq!(careful.require_approval, [ToolEffect::StateChange]);
+    /// // Side effects need approval unless the policy says otherwise, by struct update:
+    /// assert_eq!(policy.require_approval, [ToolEffect::StateChange, ToolEffect::ExternalSideEffect]);
+    /// let trusted = ToolPolicy { require_approval: Vec::new(), ..ToolPolicy::allowing(["shop__*"]) };
+    /// assert!(trusted.require_approval.is_empty());
     /// ```
     #[must_use]
     pub fn allowing<I, S>(patterns: I) -> Self
