@@ -18,7 +18,7 @@ struct Close {
 
 #[derive(Serialize, ToolSchema)]
 struct Closed {
-    closed: bool,
+    closed: u32,
 }
 
 impl Tool for Close {
@@ -28,7 +28,7 @@ impl Tool for Close {
         _: &ToolInvocationContext,
         _: &ToolCapabilities,
     ) -> Result<Closed, ToolError> {
-        Ok(Closed { closed: true })
+        Ok(Closed { closed: self.number })
     }
 }
 

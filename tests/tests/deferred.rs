@@ -172,14 +172,13 @@ async fn an_approved_call_runs_once_on_resume_in_a_fresh_agent_and_never_again()
     // Both results reach the model, in model order.
     let results = last_results(&model);
     assert_eq!(results.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>(), ["call_1", "call_2"]);
-    let seen = seen.lock().unwrap();
+    let seen = seen.lock().unwrap().clone();
     assert!(matches!(seen[0], AgentEvent::Resumed { decided: 1, waiting: 0 }));
     assert!(seen.contains(&AgentEvent::CallDecided {
         id: "call_1".into(),
         name: "tickets__close".into(),
         decision: "approved"
     }));
-    drop(seen);
 
     // The same state again: refused, nothing runs.
     let again =
