@@ -7,6 +7,11 @@
 //! and a cancellation token. [`ScriptedModel`] replays recorded provider streams through the
 //! real decoders, so the loop runs with no network and no key.
 //!
+//! A call that must wait for a person (an approver answered "pending") or for a client's
+//! result (a [`ClientTool`](crate::runtime::ClientTool)) stops the run with
+//! [`StopReason::Pending`] and a sealed [`RunState`] that [`Agent::resume`] takes up later, in
+//! another process: see [`deferred`], the guide to deferred runs.
+//!
 //! ```
 //! use std::sync::{Arc, Mutex};
 //! use tool_runtime::agent::{Agent, AgentEvent, Message, ScriptedModel, ScriptedTurn, StopReason};
