@@ -634,6 +634,10 @@ impl std::error::Error for ResumeError {}
 /// Records which deferred calls were decided, so that a state resumed twice (a retried
 /// request, a replayed approval) runs nothing the second time. The application implements it
 /// over storage every process that resumes shares; [`InMemoryLedger`] serves one process.
+///
+/// A resume spends its calls before it runs them, so a call runs at most once: if the process
+/// dies in between, the call stays spent and did not run, and the application decides what to
+/// tell the user (its records and events say which calls ended).
 #[async_trait]
 pub trait ResumeLedger: Send + Sync + fmt::Debug {
     /// Marks `call_ids` of `run_id` as decided, all or none.
