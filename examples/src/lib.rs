@@ -10,6 +10,7 @@
 //! [`app`] is the composition root that binds them to capabilities, a broker and a policy.
 
 pub mod app;
+pub mod approvals;
 pub mod mcp;
 pub mod quickstart;
 pub mod search;

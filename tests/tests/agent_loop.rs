@@ -116,7 +116,8 @@ fn runner(gauge: &Arc<Gauge>, policy: &str, approver: Option<Arc<dyn Approver>>)
     .build()
 }
 
-const ALLOW: &str = r#"{"allowed_tools": ["test__*"]}"#;
+// Side effects run without approval here unless a test asks for one.
+const ALLOW: &str = r#"{"allowed_tools": ["test__*"], "require_approval": []}"#;
 
 fn ctx() -> ToolInvocationContext {
     ToolInvocationContext::new(ContextIds {

@@ -195,7 +195,9 @@ fn runner(source: &McpToolSource, policy: &str) -> ToolRunner {
 
 fn allow(ids: &[&str]) -> String {
     let ids: Vec<String> = ids.iter().map(|tool| id(tool)).collect();
-    json!({"allowed_tools": ids}).to_string()
+    // Imported tools are side effects unless their hints say otherwise: these tests run them
+    // without approval, explicitly.
+    json!({"allowed_tools": ids, "require_approval": []}).to_string()
 }
 
 fn ctx() -> ToolInvocationContext {

@@ -143,7 +143,8 @@ fn test_server() -> McpServer {
         .register::<Secret>()
         .build()
         .unwrap();
-    let policy = ToolPolicy::from_json(r#"{"allowed_tools": ["test__*"]}"#).unwrap();
+    let policy =
+        ToolPolicy::from_json(r#"{"allowed_tools": ["test__*"], "require_approval": []}"#).unwrap();
     let runner = ToolRunner::builder(catalog).policy(policy).build();
     McpServer::builder(runner).hints("test__append", ToolHints::new().destructive(false)).build()
 }

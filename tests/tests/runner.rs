@@ -268,6 +268,7 @@ fn policy() -> ToolPolicy {
     ToolPolicy::from_json(
         r#"{
             "allowed_tools": ["test__*"],
+            "require_approval": [],
             "tools": {"test__hang": {"max_runtime_ms": 50}, "test__echo": {"max_result_bytes": 300}},
             "connections": {"allowed_connection_ids": ["conn-a", "conn-b"]}
         }"#,
@@ -427,7 +428,8 @@ impl Approver for Wrongful {
     async fn review(&self, request: &ApprovalRequest<'_>) -> ApprovalDecision {
         // An approval of other arguments, replayed: it must not pass.
         ApprovalDecision::Approved(Approval::of(
-            request.tool_name,
+            request.ctx,
+            request.spec,
             request.tool_call_id,
             &json!({"id": 1}),
         ))
@@ -450,7 +452,7 @@ async fn approvals_are_bound_to_the_call_and_its_arguments() {
         Some(Code::ApprovalDenied)
     );
 
-    let approved = Approval::of("test__delete", "call_1", &json!({"id": 1}));
+    let approved = Approval::of(&ctx, Delete::spec(), "call_1", &json!({"id": 1}));
     let runner = ToolRunner::builder(catalog())
         .policy(gated())
         .approver(Arc::new(PreApproved::new([approved])))

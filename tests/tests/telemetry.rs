@@ -117,7 +117,7 @@ fn a_canary_secret_never_leaves_the_tool_and_spans_carry_genai_attributes() {
         .build()
         .unwrap();
     let runner = ToolRunner::builder(catalog)
-        .policy(ToolPolicy::from_json(r#"{"allowed_tools": ["leak__try"], "connections": {"allowed_connection_ids": ["c1"]}}"#).unwrap())
+        .policy(ToolPolicy::from_json(r#"{"allowed_tools": ["leak__try"], "require_approval": [], "connections": {"allowed_connection_ids": ["c1"]}}"#).unwrap())
         .event_sink(Arc::new(sink.clone()))
         .build();
     let ctx = ToolInvocationContext::new(ContextIds {

@@ -36,14 +36,32 @@ use crate::runtime::ToolInvocationContext;
 use crate::spec::{ToolEffect, ToolSpec};
 
 /// What may run, on which terms. Deny by default: a tool not listed in `allowed_tools` is
-/// neither shown to the model nor run.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// neither shown to the model nor run. Confirm side effects by default: calls of
+/// `state_change` and `external_side_effect` tools need an [`Approver`]'s yes unless the policy
+/// says otherwise.
+///
+/// The defaults, which a key left out of the configuration keeps: no tool allowed, approval
+/// required for [`ToolEffect::StateChange`] and [`ToolEffect::ExternalSideEffect`], default
+/// [`Budgets`], no per-tool exceptions, no connections. To let side effects run without
+/// approval, say so: `"require_approval": []` for every tool, or
+/// `"tools": {"<name>": {"require_approval": false}}` for one.
+///
+/// ```
+/// use tool_runtime::prelude::*;
+///
+/// let policy = ToolPolicy::from_json(r#"{"allowed_tools": ["shop__*"]}"#).unwrap();
+/// assert_eq!(policy.require_approval, [ToolEffect::StateChange, ToolEffect::ExternalSideEffect]);
+/// let trusted = ToolPolicy::from_json(r#"{"allowed_tools": ["shop__*"], "require_approval": []}"#).unwrap();
+/// assert!(trusted.require_approval.is_empty());
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ToolPolicy {
     /// Tool names that may run: exact names, or `namespace__*` for every tool of a namespace.
     /// Tools imported at run time (`mcp__...`) are allowed only by their exact name.
     pub allowed_tools: Vec<String>,
-    /// Effects whose calls need an [`Approver`]'s yes.
+    /// Effects whose calls need an [`Approver`]'s yes (default: `state_change` and
+    /// `external_side_effect`; `[]` for none).
     pub require_approval: Vec<ToolEffect>,
     /// Limits for every call.
     pub budgets: Budgets,
@@ -51,6 +69,19 @@ pub struct ToolPolicy {
     pub tools: BTreeMap<String, ToolOverride>,
     /// The connections this application grants.
     pub connections: ConnectionGrant,
+}
+
+impl Default for ToolPolicy {
+    /// Allows nothing; confirms side effects (see [`ToolPolicy`]).
+    fn default() -> Self {
+        Self {
+            allowed_tools: Vec::new(),
+            require_approval: vec![ToolEffect::StateChange, ToolEffect::ExternalSideEffect],
+            budgets: Budgets::default(),
+            tools: BTreeMap::new(),
+            connections: ConnectionGrant::default(),
+        }
+    }
 }
 
 /// Limits for one call.
@@ -177,10 +208,11 @@ pub enum Decision {
 }
 
 impl ToolPolicy {
-    /// A policy that allows exactly these tools, with every other setting at its default (no
-    /// approvals, default budgets, no connections): the same policy as
-    /// `from_json(r#"{"allowed_tools": [...]}"#)`. Each entry is an exact tool name, or
-    /// `namespace__*` for every tool of a namespace (see [`allowed_tools`](Self::allowed_tools)).
+    /// A policy that allows exactly these tools, with every other setting at its default
+    /// (approval for `state_change` and `external_side_effect` calls, default budgets, no
+    /// connections): the same policy as `from_json(r#"{"allowed_tools": [...]}"#)`. Each entry
+    /// is an exact tool name, or `namespace__*` for every tool of a namespace (see
+    /// [`allowed_tools`](Self::allowed_tools)).
     ///
     /// ```
     /// use tool_runtime::prelude::*;
@@ -190,12 +222,10 @@ impl ToolPolicy {
     /// assert!(policy.lists("shop__get_order"));
     /// assert!(!policy.lists("core__delete_everything"));
     ///
-    /// // Further settings by struct update:
-    /// let careful = ToolPolicy {
-    ///     require_approval: vec![ToolEffect::StateChange],
-    ///     ..ToolPolicy::allowing(["shop__*"])
-    /// };
-    /// assert_eq!(careful.require_approval, [ToolEffect::StateChange]);
+    /// // Side effects need approval unless the policy says otherwise, by struct update:
+    /// assert_eq!(policy.require_approval, [ToolEffect::StateChange, ToolEffect::ExternalSideEffect]);
+    /// let trusted = ToolPolicy { require_approval: Vec::new(), ..ToolPolicy::allowing(["shop__*"]) };
+    /// assert!(trusted.require_approval.is_empty());
     /// ```
     #[must_use]
     pub fn allowing<I, S>(patterns: I) -> Self
@@ -295,7 +325,7 @@ impl ToolPolicy {
 
 /// Writes `value` as JSON with object keys sorted, so equal values hash equally whatever
 /// order their keys arrived in.
-fn canonical_json(value: &Value, out: &mut String) {
+pub(crate) fn canonical_json(value: &Value, out: &mut String) {
     match value {
         Value::Object(map) => {
             let mut entries: Vec<_> = map.iter().collect();
@@ -325,30 +355,126 @@ fn canonical_json(value: &Value, out: &mut String) {
     }
 }
 
-/// An approval of one exact call: bound to the SHA-256 of the tool name, the tool call id and the
-/// canonical validated arguments, so it cannot be replayed for another call or other arguments.
+/// The canonical JSON text of `value`: compact, object keys sorted.
+pub(crate) fn canonical_text(value: &Value) -> String {
+    let mut out = String::new();
+    canonical_json(value, &mut out);
+    out
+}
+
+/// SHA-256 (lowercase hex) of the canonical JSON of a call's arguments: equal for equal
+/// arguments whatever the order of their keys.
+///
+/// ```
+/// use serde_json::json;
+/// use tool_runtime::policy::arguments_hash;
+///
+/// assert_eq!(arguments_hash(&json!({"a": 1, "b": 2})), arguments_hash(&json!({"b": 2, "a": 1})));
+/// assert_ne!(arguments_hash(&json!({"a": 1})), arguments_hash(&json!({"a": 2})));
+/// ```
+#[must_use]
+pub fn arguments_hash(arguments: &Value) -> String {
+    crate::content::sha256_hex(canonical_text(arguments).as_bytes())
+}
+
+/// SHA-256 (lowercase hex) of everything a tool declares: its spec as JSON (name,
+/// description, effect, input and output schemas, redaction, connection and capability
+/// needs, and the [`schema_hash`](ToolSpec::schema_hash)). Approvals and deferred calls are
+/// bound to it, so a tool that changed in any of these since a call was approved does not run
+/// on that approval.
+///
+/// ```
+/// use tool_runtime::policy::spec_hash;
+/// use tool_runtime::prelude::*;
+///
+/// /// Close a ticket.
+/// #[tool(name = "tickets__close", effect = state_change, redact = ["closed"])]
+/// struct Close { number: u32 }
+/// #[derive(Serialize, ToolSchema)]
+/// struct Closed { closed: bool }
+/// impl Tool for Close {
+///     type Output = Closed;
+///     async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Closed, ToolError> {
+///         Ok(Closed { closed: true })
+///     }
+/// }
+///
+/// assert_eq!(spec_hash(Close::spec()).len(), 64);
+/// assert_eq!(spec_hash(Close::spec()), spec_hash(Close::spec()));
+/// ```
+#[must_use]
+pub fn spec_hash(spec: &ToolSpec) -> String {
+    let json = serde_json::to_value(spec).unwrap_or(Value::Null);
+    crate::content::sha256_hex(canonical_text(&json).as_bytes())
+}
+
+/// An approval of one exact call, good for one use: the SHA-256 of the run, tenant and actor
+/// it was given for, the tool's name and [`spec_hash`], the call id and the canonical
+/// validated arguments. It cannot be replayed in another run, for another tenant or actor,
+/// after the tool changed, for another call or for other arguments; [`PreApproved`] spends
+/// each approval on the first call it approves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Approval([u8; 32]);
 
 impl Approval {
-    /// The approval of calling `tool_name` as `tool_call_id` with exactly `arguments` (for
-    /// approvals given ahead of time, out of band).
+    /// The approval of calling the tool of `spec` as `tool_call_id` with exactly `arguments`,
+    /// for the run, tenant and actor of `ctx` (for approvals given ahead of time, out of band).
     ///
     /// ```
     /// use serde_json::json;
     /// use tool_runtime::policy::Approval;
+    /// use tool_runtime::prelude::*;
     ///
-    /// let approved = Approval::of("tickets__close", "call_1", &json!({"number": 7, "reason": "fixed"}));
-    /// assert_eq!(approved, Approval::of("tickets__close", "call_1", &json!({"reason": "fixed", "number": 7})));
-    /// assert_ne!(approved, Approval::of("tickets__close", "call_1", &json!({"number": 8, "reason": "fixed"})));
-    /// assert_ne!(approved, Approval::of("tickets__close", "call_2", &json!({"number": 7, "reason": "fixed"})));
+    /// /// Close a ticket.
+    /// #[tool(name = "tickets__close", effect = state_change, redact = ["closed"])]
+    /// struct Close { number: u32, reason: String }
+    /// #[derive(Serialize, ToolSchema)]
+    /// struct Closed { closed: bool }
+    /// impl Tool for Close {
+    ///     type Output = Closed;
+    ///     async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Closed, ToolError> {
+    ///         Ok(Closed { closed: true })
+    ///     }
+    /// }
+    ///
+    /// let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "user-1", tenant_id: "acme" });
+    /// let other_run = ToolInvocationContext::new(ContextIds { run_id: "run-2", actor_id: "user-1", tenant_id: "acme" });
+    /// let spec = Close::spec();
+    /// let approved = Approval::of(&ctx, spec, "call_1", &json!({"number": 7, "reason": "fixed"}));
+    /// assert_eq!(approved, Approval::of(&ctx, spec, "call_1", &json!({"reason": "fixed", "number": 7})));
+    /// assert_ne!(approved, Approval::of(&ctx, spec, "call_1", &json!({"number": 8, "reason": "fixed"})));
+    /// assert_ne!(approved, Approval::of(&ctx, spec, "call_2", &json!({"number": 7, "reason": "fixed"})));
+    /// assert_ne!(approved, Approval::of(&other_run, spec, "call_1", &json!({"number": 7, "reason": "fixed"})));
     /// ```
     #[must_use]
-    pub fn of(tool_name: &str, tool_call_id: &str, arguments: &Value) -> Self {
-        let mut canonical = String::new();
-        canonical_json(arguments, &mut canonical);
+    pub fn of(
+        ctx: &ToolInvocationContext,
+        spec: &ToolSpec,
+        tool_call_id: &str,
+        arguments: &Value,
+    ) -> Self {
+        Self::bound(ctx, spec.name(), &spec_hash(spec), tool_call_id, arguments)
+    }
+
+    /// [`of`](Self::of) with the spec hash already known.
+    pub(crate) fn bound(
+        ctx: &ToolInvocationContext,
+        tool_name: &str,
+        spec_hash: &str,
+        tool_call_id: &str,
+        arguments: &Value,
+    ) -> Self {
+        let canonical = canonical_text(arguments);
         let mut hasher = Sha256::new();
-        for part in [tool_name, tool_call_id, canonical.as_str()] {
+        for part in [
+            ctx.run_id(),
+            ctx.tenant_id(),
+            ctx.actor_id(),
+            tool_name,
+            spec_hash,
+            tool_call_id,
+            canonical.as_str(),
+        ] {
             hasher.update((part.len() as u64).to_le_bytes());
             hasher.update(part.as_bytes());
         }
@@ -369,13 +495,21 @@ pub struct ApprovalRequest<'a> {
     pub arguments: &'a Value,
     /// Who asks.
     pub ctx: &'a ToolInvocationContext,
+    /// The tool's spec (an approval is bound to its [`spec_hash`]).
+    pub spec: &'a ToolSpec,
 }
 
 impl ApprovalRequest<'_> {
-    /// Approves exactly this call.
+    /// Approves exactly this call, once.
     #[must_use]
     pub fn approve(&self) -> ApprovalDecision {
-        ApprovalDecision::Approved(Approval::of(self.tool_name, self.tool_call_id, self.arguments))
+        ApprovalDecision::Approved(self.approval())
+    }
+
+    /// The approval this exact call needs (see [`Approval::of`]).
+    #[must_use]
+    pub fn approval(&self) -> Approval {
+        Approval::of(self.ctx, self.spec, self.tool_call_id, self.arguments)
     }
 
     /// Denies it, with a message for the model.
@@ -388,6 +522,12 @@ impl ApprovalRequest<'_> {
     #[must_use]
     pub fn edit(&self, arguments: Value) -> ApprovalDecision {
         ApprovalDecision::Edited { arguments }
+    }
+
+    /// Decides later: the call ends pending (see [`ApprovalDecision::Pending`]).
+    #[must_use]
+    pub fn defer(&self) -> ApprovalDecision {
+        ApprovalDecision::Pending
     }
 }
 
@@ -406,13 +546,20 @@ pub enum ApprovalDecision {
         /// The arguments to run the tool with.
         arguments: Value,
     },
+    /// Not decided yet: someone decides later (a person answers in another HTTP request). The
+    /// call does not run and ends pending, which is not a failure: its
+    /// [`ToolExecResult::is_pending`](crate::runtime::ToolExecResult::is_pending) says so and
+    /// the sink gets a [`ToolCallPending`](crate::runtime::ToolEvent::ToolCallPending) event
+    /// instead of a result. The agent loop stops with a resumable
+    /// [`RunState`](crate::agent::RunState) (see [`agent::deferred`](crate::agent::deferred)).
+    Pending,
 }
 
 /// Decides calls that policy marks [`Decision::RequireApproval`] (a person in a UI, a rules
 /// engine). Supplied by the application; the default, [`DenyAll`], says no.
 #[async_trait]
 pub trait Approver: Send + Sync + fmt::Debug {
-    /// Approves or denies one call.
+    /// Approves, denies or defers one call.
     async fn review(&self, request: &ApprovalRequest<'_>) -> ApprovalDecision;
 }
 
@@ -427,25 +574,86 @@ impl Approver for DenyAll {
     }
 }
 
-/// Approves exactly the calls approved ahead of time (see [`Approval::of`]).
-#[derive(Debug, Clone, Default)]
-pub struct PreApproved(BTreeSet<[u8; 32]>);
+/// Defers every call that needs approval: each ends pending, for a person to decide later
+/// (see [`ApprovalDecision::Pending`]).
+///
+/// ```
+/// use std::sync::Arc;
+/// use tool_runtime::policy::DeferAll;
+/// use tool_runtime::prelude::*;
+///
+/// let runner = ToolRunner::builder(ToolCatalog::builder().build().unwrap())
+///     .approver(Arc::new(DeferAll))
+///     .build();
+/// # let _ = runner;
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DeferAll;
+
+#[async_trait]
+impl Approver for DeferAll {
+    async fn review(&self, request: &ApprovalRequest<'_>) -> ApprovalDecision {
+        request.defer()
+    }
+}
+
+/// Approves exactly the calls approved ahead of time (see [`Approval::of`]), each once: an
+/// approval is spent by the first call it approves, so a second call with the same binding
+/// (a retry, a replay) is denied.
+///
+/// ```
+/// use serde_json::json;
+/// use tool_runtime::policy::{Approval, ApprovalDecision, ApprovalRequest, Approver, PreApproved};
+/// use tool_runtime::prelude::*;
+///
+/// /// Close a ticket.
+/// #[tool(name = "tickets__close", effect = state_change, redact = ["closed"])]
+/// struct Close { number: u32 }
+/// #[derive(Serialize, ToolSchema)]
+/// struct Closed { closed: bool }
+/// impl Tool for Close {
+///     type Output = Closed;
+///     async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Closed, ToolError> {
+///         Ok(Closed { closed: true })
+///     }
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "user-1", tenant_id: "acme" });
+/// let arguments = json!({"number": 7});
+/// let approver = PreApproved::new([Approval::of(&ctx, Close::spec(), "call_1", &arguments)]);
+/// let request = ApprovalRequest {
+///     tool_name: "tickets__close",
+///     tool_call_id: "call_1",
+///     effect: ToolEffect::StateChange,
+///     arguments: &arguments,
+///     ctx: &ctx,
+///     spec: Close::spec(),
+/// };
+/// assert!(matches!(approver.review(&request).await, ApprovalDecision::Approved(_)));
+/// assert!(matches!(approver.review(&request).await, ApprovalDecision::Denied { .. }));
+/// # });
+/// ```
+#[derive(Debug, Default)]
+pub struct PreApproved(std::sync::Mutex<BTreeSet<[u8; 32]>>);
 
 impl PreApproved {
-    /// Approves these calls and no others.
+    /// Approves these calls, each once, and no others.
     pub fn new(approvals: impl IntoIterator<Item = Approval>) -> Self {
-        Self(approvals.into_iter().map(|approval| approval.0).collect())
+        Self(std::sync::Mutex::new(approvals.into_iter().map(|approval| approval.0).collect()))
     }
 }
 
 #[async_trait]
 impl Approver for PreApproved {
     async fn review(&self, request: &ApprovalRequest<'_>) -> ApprovalDecision {
-        match request.approve() {
-            ApprovalDecision::Approved(approval) if self.0.contains(&approval.0) => {
-                ApprovalDecision::Approved(approval)
-            }
-            _ => request.deny("this call was not approved"),
+        let approval = request.approval();
+        let spent =
+            self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&approval.0);
+        if spent {
+            ApprovalDecision::Approved(approval)
+        } else {
+            request.deny("this call was not approved (or its approval was used already)")
         }
     }
 }

@@ -40,6 +40,7 @@ impl Approver for Announced {
             ApprovalDecision::Approved(_) => "approved".to_owned(),
             ApprovalDecision::Denied { message } => format!("denied: {message}"),
             ApprovalDecision::Edited { .. } => "approved with edited arguments".to_owned(),
+            ApprovalDecision::Pending => "deferred".to_owned(),
         };
         println!(
             "  approval for {} ({}, {}): {verdict}",

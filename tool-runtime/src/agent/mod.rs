@@ -7,6 +7,11 @@
 //! and a cancellation token. [`ScriptedModel`] replays recorded provider streams through the
 //! real decoders, so the loop runs with no network and no key.
 //!
+//! A call that must wait for a person (an approver answered "pending") or for a client's
+//! result (a [`ClientTool`](crate::runtime::ClientTool)) stops the run with
+//! [`StopReason::Pending`] and a sealed [`RunState`] that [`Agent::resume`] takes up later, in
+//! another process: see [`deferred`], the guide to deferred runs.
+//!
 //! ```
 //! use std::sync::{Arc, Mutex};
 //! use tool_runtime::agent::{Agent, AgentEvent, Message, ScriptedModel, ScriptedTurn, StopReason};
@@ -50,9 +55,11 @@
 //! # });
 //! ```
 
+pub mod deferred;
 #[cfg(feature = "http")]
 pub mod http;
 mod model;
+mod resume;
 mod run;
 mod scripted;
 
@@ -60,6 +67,8 @@ mod scripted;
 pub use crate::adapters::openai_sse;
 #[doc(no_inline)]
 pub use crate::adapters::{Message, ModelRequest, Usage};
+#[doc(no_inline)]
+pub use deferred::{Decisions, RunState, StateKey};
 #[cfg(feature = "http")]
 #[doc(no_inline)]
 pub use http::{

@@ -6,11 +6,15 @@ use futures_util::StreamExt;
 use serde::Serialize;
 use tokio::time::Instant;
 
+use super::deferred::{
+    CallStatus, InMemoryLedger, ResumeLedger, RunState, StateCall, StateKey, StateParts, WaitsFor,
+};
 use super::{ChatModel, Message, ModelError, ModelErrorKind, ModelRequest, ModelTurn, Usage};
 use crate::adapters::{ConversationError, check_conversation};
 use crate::adapters::{Decoded, FinishReason, StreamEvent, ToolChoice, ToolOutcome, ToolResult};
 use crate::catalog::ToolSource;
 use crate::content::PartSummary;
+use crate::policy::{Decision, arguments_hash, spec_hash};
 use crate::runner::ToolRunner;
 use crate::runtime::{Arguments, ToolExecResult, ToolInvocationContext, ToolInvocationRecord};
 use crate::spec::{ToolEffect, ToolSpec};
@@ -103,6 +107,14 @@ pub enum StopReason {
         /// The first message at fault and what is wrong with it.
         problem: ConversationError,
     },
+    /// Calls of the model's last turn wait for a decision (an approver deferred them) or for a
+    /// client's result: every other call of the turn ran, and
+    /// [`AgentOutput::state`] holds the [`RunState`] to resume with (see
+    /// [`deferred`](super::deferred)). As JSON: `{"kind": "pending", "calls": ["call_1"]}`.
+    Pending {
+        /// The waiting calls' ids (the run's), in model order.
+        calls: Vec<String>,
+    },
 }
 
 impl StopReason {
@@ -180,6 +192,39 @@ pub enum AgentEvent {
         /// The turn's usage.
         usage: Usage,
     },
+    /// Policy asks an approver about this call (it is about to go to the runner).
+    ApprovalRequired {
+        /// The call's id.
+        id: String,
+        /// The tool's name.
+        name: String,
+    },
+    /// The call did not run and waits (see [`deferred`](super::deferred)); it is in the
+    /// run's [`RunState`]. Its result event comes after it is decided, on resume.
+    ToolCallPending {
+        /// The call's id.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// For what.
+        waits_for: WaitsFor,
+    },
+    /// A run is taken up again from its state ([`Agent::resume`]).
+    Resumed {
+        /// Calls decided now.
+        decided: usize,
+        /// Calls that still wait after these decisions.
+        waiting: usize,
+    },
+    /// A waiting call was decided; its result event follows.
+    CallDecided {
+        /// The call's id.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// `"approved"`, `"edited"`, `"denied"` or `"supplied"`.
+        decision: &'static str,
+    },
     /// The run ended. Emitted exactly once, last.
     Done(AgentDone),
 }
@@ -229,6 +274,10 @@ pub struct AgentOutput {
     pub done: AgentDone,
     /// The conversation at the end of the run.
     pub messages: Vec<Message>,
+    /// For a run that stopped [`Pending`](StopReason::Pending): the sealed state to resume
+    /// it from with [`Agent::resume`] (sealed only when the agent has a
+    /// [`StateKey`]: see [`Agent::with_state_key`]).
+    pub state: Option<RunState>,
 }
 
 /// The tool loop: model -> tool calls -> runner -> results -> model, until the model answers.
@@ -249,9 +298,11 @@ pub struct AgentOutput {
 /// [`ModelErrorKind::Request`]) rather than send the result without it.
 #[derive(Debug, Clone)]
 pub struct Agent {
-    model: Arc<dyn ChatModel>,
-    runner: ToolRunner,
-    config: AgentConfig,
+    pub(super) model: Arc<dyn ChatModel>,
+    pub(super) runner: ToolRunner,
+    pub(super) config: AgentConfig,
+    pub(super) key: Option<StateKey>,
+    pub(super) ledger: Arc<dyn ResumeLedger>,
 }
 
 /// What the loop tells the model when its tool-calling turns are used up.
@@ -260,7 +311,31 @@ const LIMIT_NOTICE: &str = "You have used every tool-calling turn of this run. A
 impl Agent {
     /// A loop over `model` whose calls go through `runner`, with the default configuration.
     pub fn new(model: Arc<dyn ChatModel>, runner: ToolRunner) -> Self {
-        Self { model, runner, config: AgentConfig::default() }
+        Self {
+            model,
+            runner,
+            config: AgentConfig::default(),
+            key: None,
+            ledger: Arc::new(InMemoryLedger::default()),
+        }
+    }
+
+    /// The application key that seals the [`RunState`] of a run that stops pending, and
+    /// checks the seal of a state handed to [`resume`](Self::resume). Without one, no state
+    /// can be resumed ([`ResumeError::NoKey`](super::deferred::ResumeError::NoKey)).
+    #[must_use]
+    pub fn with_state_key(mut self, key: StateKey) -> Self {
+        self.key = Some(key);
+        self
+    }
+
+    /// Where [`resume`](Self::resume) records the calls it decided, so that no state is
+    /// resumed twice (default: an [`InMemoryLedger`] of this agent and its clones; share one
+    /// over the processes that resume each other's runs).
+    #[must_use]
+    pub fn with_ledger(mut self, ledger: Arc<dyn ResumeLedger>) -> Self {
+        self.ledger = ledger;
+        self
     }
 
     /// Replaces the configuration.
@@ -290,27 +365,63 @@ impl Agent {
     ) -> AgentOutput {
         let token = ctx.cancellation().child_token();
         let ctx = ctx.clone().with_cancellation(token.clone());
-        // A budget past the clock's range (`Duration::MAX`) never runs out: no deadline.
-        let deadline = self.config.budget.and_then(|budget| Instant::now().checked_add(budget));
-        let visible = self.runner.visible_tools(&ctx);
-        let specs: Vec<&ToolSpec> = visible.specs().collect();
-        let mut state = RunState {
-            messages,
-            records: Vec::new(),
-            usage: Usage::default(),
-            iterations: 0,
-            ids: RunIds::default(),
-        };
+        let mut state = Loop::new(messages, Duration::ZERO);
         let stop = match check_conversation(&state.messages) {
-            Ok(()) => self.drive(&mut state, &specs, &ctx, deadline, on_event).await,
+            Ok(()) => self.drive_from(&mut state, &ctx, on_event).await,
             Err(problem) => StopReason::InvalidConversation { problem },
         };
+        self.finish_run(state, stop, &ctx, on_event)
+    }
+
+    /// The loop from a model request, with the deadline left of the run's budget.
+    pub(super) async fn drive_from(
+        &self,
+        state: &mut Loop,
+        ctx: &ToolInvocationContext,
+        on_event: &(dyn Fn(AgentEvent) + Send + Sync),
+    ) -> StopReason {
+        // A budget past the clock's range (`Duration::MAX`) never runs out: no deadline.
+        let deadline = self.config.budget.and_then(|budget| {
+            Instant::now().checked_add(budget.saturating_sub(state.elapsed_before))
+        });
+        let visible = self.runner.visible_tools(ctx);
+        let specs: Vec<&ToolSpec> = visible.specs().collect();
+        self.drive(state, &specs, ctx, deadline, on_event).await
+    }
+
+    /// The end of a run (or of a part of it): its answer, its one `Done` event, and for a run
+    /// that waits, its sealed state.
+    pub(super) fn finish_run(
+        &self,
+        state: Loop,
+        stop: StopReason,
+        ctx: &ToolInvocationContext,
+        on_event: &(dyn Fn(AgentEvent) + Send + Sync),
+    ) -> AgentOutput {
         let answer = match (&stop, state.messages.last()) {
             (StopReason::Answered | StopReason::IterationLimit, Some(Message::Assistant(turn))) => {
                 turn.text.clone()
             }
             _ => String::new(),
         };
+        let elapsed = state.elapsed_before.saturating_add(state.started.elapsed());
+        let mut ids: Vec<String> = state.ids.used.into_iter().collect();
+        ids.sort_unstable();
+        let run_state = state.waiting.map(|calls| {
+            let parts = StateParts {
+                run_id: ctx.run_id().to_owned(),
+                tenant_id: ctx.tenant_id().to_owned(),
+                actor_id: ctx.actor_id().to_owned(),
+                iterations: state.iterations,
+                input_tokens: state.usage.input_tokens,
+                output_tokens: state.usage.output_tokens,
+                elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+                call_ids: ids,
+                messages: state.messages.clone(),
+                calls,
+            };
+            RunState::sealed(parts, self.key.as_ref())
+        });
         let done = AgentDone {
             answer,
             stop,
@@ -319,12 +430,12 @@ impl Agent {
             usage: state.usage,
         };
         on_event(AgentEvent::Done(done.clone()));
-        AgentOutput { done, messages: state.messages }
+        AgentOutput { done, messages: state.messages, state: run_state }
     }
 
     async fn drive(
         &self,
-        state: &mut RunState,
+        state: &mut Loop,
         specs: &[&ToolSpec],
         ctx: &ToolInvocationContext,
         deadline: Option<Instant>,
@@ -452,9 +563,16 @@ impl Agent {
                 state.messages.push(Message::ToolResults(results));
                 return StopReason::IterationLimit;
             }
-            let (mut results, records) = self.execute_turn(&decoded, ctx, deadline, on_event).await;
-            to_wire(&mut results);
+            let (slots, records) = self.execute_turn(&decoded, ctx, deadline, on_event).await;
             state.records.extend(records);
+            if slots.iter().any(|slot| matches!(slot, Slot::Pending { .. })) {
+                // The turn waits: its results go to the model when every call is decided.
+                let (calls, waiting) = self.waiting_calls(&decoded, &wire, slots);
+                state.waiting = Some(calls);
+                return StopReason::Pending { calls: waiting };
+            }
+            let mut results: Vec<ToolResult> = slots.into_iter().filter_map(Slot::done).collect();
+            to_wire(&mut results);
             state.messages.push(Message::ToolResults(results));
             if ctx.cancellation().is_cancelled() {
                 return if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
@@ -475,7 +593,7 @@ impl Agent {
         ctx: &ToolInvocationContext,
         deadline: Option<Instant>,
         on_event: &(dyn Fn(AgentEvent) + Send + Sync),
-    ) -> (Vec<ToolResult>, Vec<ToolInvocationRecord>) {
+    ) -> (Vec<Slot>, Vec<ToolInvocationRecord>) {
         let work = self.execute_calls(decoded, ctx, on_event);
         tokio::pin!(work);
         let mut fired = false;
@@ -495,9 +613,9 @@ impl Agent {
         decoded: &Decoded,
         ctx: &ToolInvocationContext,
         on_event: &(dyn Fn(AgentEvent) + Send + Sync),
-    ) -> (Vec<ToolResult>, Vec<ToolInvocationRecord>) {
+    ) -> (Vec<Slot>, Vec<ToolInvocationRecord>) {
         let runnable = decoded.finish.allows_execution();
-        let mut results: Vec<Option<ToolResult>> = vec![None; decoded.calls.len()];
+        let mut results: Vec<Option<Slot>> = vec![None; decoded.calls.len()];
         let mut records: Vec<Option<ToolInvocationRecord>> = vec![None; decoded.calls.len()];
         // Result events go out in the model's order, each as soon as it and every result
         // before it are known.
@@ -505,23 +623,23 @@ impl Agent {
         let mut batch = Vec::new();
         for (index, call) in decoded.calls.iter().enumerate() {
             if !runnable || !call.complete {
-                results[index] = Some(ToolResult::error(
+                results[index] = Some(Slot::Done(ToolResult::error(
                     call,
                     Some("truncated"),
                     "the response was cut off before this call was complete, so it was not run",
-                ));
+                )));
             } else if self.runs_alone(&call.name) {
                 let before = std::mem::take(&mut batch);
-                self.run_batch(&before, decoded, ctx, &mut results, &mut records).await;
-                emit_ready(&results, &mut emitted, on_event);
-                self.run_batch(&[index], decoded, ctx, &mut results, &mut records).await;
+                self.run_batch(&before, decoded, ctx, &mut results, &mut records, on_event).await;
+                emit_ready(&results, &mut emitted, on_event, &decoded.calls);
+                self.run_batch(&[index], decoded, ctx, &mut results, &mut records, on_event).await;
             } else {
                 batch.push(index);
             }
-            emit_ready(&results, &mut emitted, on_event);
+            emit_ready(&results, &mut emitted, on_event, &decoded.calls);
         }
-        self.run_batch(&batch, decoded, ctx, &mut results, &mut records).await;
-        emit_ready(&results, &mut emitted, on_event);
+        self.run_batch(&batch, decoded, ctx, &mut results, &mut records, on_event).await;
+        emit_ready(&results, &mut emitted, on_event, &decoded.calls);
         (results.into_iter().flatten().collect(), records.into_iter().flatten().collect())
     }
 
@@ -539,14 +657,21 @@ impl Agent {
         indices: &[usize],
         decoded: &Decoded,
         ctx: &ToolInvocationContext,
-        results: &mut [Option<ToolResult>],
+        results: &mut [Option<Slot>],
         records: &mut [Option<ToolInvocationRecord>],
+        on_event: &(dyn Fn(AgentEvent) + Send + Sync),
     ) {
         let outcomes: Vec<(usize, ToolExecResult)> =
             futures_util::stream::iter(indices.iter().copied())
                 .map(|index| {
                     let call = &decoded.calls[index];
                     let call_ctx = ctx.clone().with_tool_call_id(call.id.clone());
+                    if self.needs_approval(&call.name, &call_ctx) {
+                        on_event(AgentEvent::ApprovalRequired {
+                            id: call.id.clone(),
+                            name: call.name.clone(),
+                        });
+                    }
                     async move {
                         // Parsed arguments go to the runner as they are; only text that did not parse
                         // goes as text (the runner reports it as `invalid_json`).
@@ -566,30 +691,144 @@ impl Agent {
                 .await;
         for (index, executed) in outcomes {
             let call = &decoded.calls[index];
+            if executed.is_pending() {
+                // Not run and not failed: it waits, and gets its record when it is decided.
+                let waits_for = if self.runs_on_client(&call.name) {
+                    WaitsFor::Client
+                } else {
+                    WaitsFor::Approval
+                };
+                let arguments = executed.args().cloned().unwrap_or(serde_json::Value::Null);
+                results[index] = Some(Slot::Pending { waits_for, arguments });
+                continue;
+            }
             let result = match &executed.outcome {
                 Ok(output) => ToolResult::ok(call, output.clone()),
                 Err(error) => {
                     ToolResult::error(call, Some(error.code.as_str()), error.message.clone())
                 }
             };
-            results[index] = Some(result);
+            results[index] = Some(Slot::Done(result));
             records[index] = Some(executed.into_record());
         }
     }
 }
 
-struct RunState {
-    messages: Vec<Message>,
-    records: Vec<ToolInvocationRecord>,
-    usage: Usage,
-    iterations: usize,
-    ids: RunIds,
+/// A run while the loop drives it.
+pub(super) struct Loop {
+    pub(super) messages: Vec<Message>,
+    pub(super) records: Vec<ToolInvocationRecord>,
+    pub(super) usage: Usage,
+    pub(super) iterations: usize,
+    pub(super) ids: RunIds,
+    /// Time the run used before this process took it up (a resumed run's earlier parts).
+    pub(super) elapsed_before: Duration,
+    pub(super) started: std::time::Instant,
+    /// The calls of a turn that waits, once the run stops on them.
+    pub(super) waiting: Option<Vec<StateCall>>,
+}
+
+impl Loop {
+    pub(super) fn new(messages: Vec<Message>, elapsed_before: Duration) -> Self {
+        Self {
+            messages,
+            records: Vec::new(),
+            usage: Usage::default(),
+            iterations: 0,
+            ids: RunIds::default(),
+            elapsed_before,
+            started: std::time::Instant::now(),
+            waiting: None,
+        }
+    }
+}
+
+/// Where one call of a turn stands after the runner saw it.
+#[derive(Debug, Clone)]
+pub(super) enum Slot {
+    /// Its result for the model (under the run's id).
+    Done(ToolResult),
+    /// It waits, with its validated arguments.
+    Pending { waits_for: WaitsFor, arguments: serde_json::Value },
+}
+
+impl Slot {
+    fn done(self) -> Option<ToolResult> {
+        match self {
+            Self::Done(result) => Some(result),
+            Self::Pending { .. } => None,
+        }
+    }
+}
+
+impl Agent {
+    /// Whether policy asks an approver about calls of `name` (for the approval-required event).
+    fn needs_approval(&self, name: &str, ctx: &ToolInvocationContext) -> bool {
+        let policy = self.runner.policy();
+        if policy.require_approval.is_empty() && policy.tools.is_empty() {
+            return false;
+        }
+        self.runner.catalog().get(name).is_some_and(|tool| {
+            policy.decide(ctx, tool.name(), tool.effect()) == Decision::RequireApproval
+        })
+    }
+
+    pub(super) fn runs_on_client(&self, name: &str) -> bool {
+        self.runner.catalog().get(name).is_some_and(|tool| tool.runs_on_client())
+    }
+
+    /// The calls of a turn that waits, as its state keeps them: results under the provider's
+    /// ids, waiting calls with their arguments and the hashes they are bound to. Also the ids
+    /// of the waiting calls.
+    fn waiting_calls(
+        &self,
+        decoded: &Decoded,
+        wire: &[String],
+        slots: Vec<Slot>,
+    ) -> (Vec<StateCall>, Vec<String>) {
+        let mut waiting = Vec::new();
+        let calls = decoded
+            .calls
+            .iter()
+            .zip(wire)
+            .zip(slots)
+            .map(|((call, wire_id), slot)| {
+                let status = match slot {
+                    Slot::Done(mut result) => {
+                        wire_id.clone_into(&mut result.call_id);
+                        CallStatus::Ran { result }
+                    }
+                    Slot::Pending { waits_for, arguments } => {
+                        waiting.push(call.id.clone());
+                        CallStatus::Pending {
+                            waits_for,
+                            arguments_hash: arguments_hash(&arguments),
+                            arguments,
+                            spec_hash: self.spec_hash_of(&call.name).unwrap_or_default(),
+                        }
+                    }
+                };
+                StateCall {
+                    id: call.id.clone(),
+                    wire_id: wire_id.clone(),
+                    tool_name: call.name.clone(),
+                    status,
+                }
+            })
+            .collect();
+        (calls, waiting)
+    }
+
+    /// The [`spec_hash`] of the tool `name` in the runner's catalog.
+    pub(super) fn spec_hash_of(&self, name: &str) -> Option<String> {
+        self.runner.catalog().get(name).map(|tool| spec_hash(tool.spec()))
+    }
 }
 
 /// The call ids handed out so far in a run.
 #[derive(Debug, Default)]
-struct RunIds {
-    used: HashSet<String>,
+pub(super) struct RunIds {
+    pub(super) used: HashSet<String>,
     /// The next suffix to try per id that repeated, so many repeats cost linear time.
     suffixes: HashMap<String, usize>,
 }
@@ -633,17 +872,25 @@ impl TurnIds {
 
 /// Emits the result events from `*emitted` on, as far as every result is known.
 fn emit_ready(
-    results: &[Option<ToolResult>],
+    results: &[Option<Slot>],
     emitted: &mut usize,
     on_event: &(dyn Fn(AgentEvent) + Send + Sync),
+    calls: &[crate::adapters::ToolCall],
 ) {
-    while let Some(Some(result)) = results.get(*emitted) {
-        on_event(result_event(result));
+    while let Some(Some(slot)) = results.get(*emitted) {
+        on_event(match slot {
+            Slot::Done(result) => result_event(result),
+            Slot::Pending { waits_for, .. } => AgentEvent::ToolCallPending {
+                id: calls[*emitted].id.clone(),
+                name: calls[*emitted].name.clone(),
+                waits_for: *waits_for,
+            },
+        });
         *emitted += 1;
     }
 }
 
-fn result_event(result: &ToolResult) -> AgentEvent {
+pub(super) fn result_event(result: &ToolResult) -> AgentEvent {
     AgentEvent::ToolCallResult {
         id: result.call_id.clone(),
         name: result.name.clone(),

@@ -65,6 +65,8 @@
 //! # });
 //! ```
 
+#[cfg(feature = "agent")]
+mod deferred;
 mod drive;
 mod steps;
 

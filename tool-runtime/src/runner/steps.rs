@@ -14,7 +14,7 @@ use super::{Call, ToolRunner};
 use crate::catalog::ToolSource;
 use crate::content::ToolOutput;
 use crate::content::limits::enforce::enforce;
-use crate::policy::{Approval, ApprovalDecision, ApprovalRequest, Budgets, Decision};
+use crate::policy::{ApprovalDecision, ApprovalRequest, Budgets, Decision};
 use crate::runtime::{
     Arguments, Auth, BoundToolRuntime, EventOutcome, ExecError, ProgressReporter, ToolCapabilities,
     ToolError, ToolErrorCode as Code, ToolEvent, ToolExecResult, ToolInvocationContext,
@@ -49,13 +49,22 @@ impl ToolRunner {
         }
         let declares_auth = self.check_connection(ctx, tool)?;
         let mut args = validate_arguments(tool, args, &budgets)?;
-        if decision == Decision::RequireApproval {
+        // A client tool's calls, like calls that need approval, go through this block; every
+        // other call pays for the one check.
+        if decision == Decision::RequireApproval || tool.runs_on_client() {
             // Recorded even if the approval fails.
             call.args = Some(args.json().clone());
-            // Boxed: the approval's state would otherwise make every call's future larger.
-            let approval = Box::pin(self.approve(call, tool, args.value(), ctx));
-            if let Some(edited) = deadline.bound(approval, "the approver").await?? {
-                args = edited;
+            if decision == Decision::RequireApproval {
+                // Boxed: the approval's state would otherwise make every call's future larger.
+                let approval = Box::pin(self.approve(call, tool, args.value(), ctx));
+                if let Some(edited) = deadline.bound(approval, "the approver").await?? {
+                    args = edited;
+                    call.args = Some(args.json().clone());
+                }
+            }
+            if tool.runs_on_client() {
+                // The application's client runs it: the call waits for the result it supplies.
+                return Err(ExecError::pending("the call waits for its result from the client"));
             }
         }
         call.args = Some(args.json().clone());
@@ -121,8 +130,10 @@ impl ToolRunner {
         Ok(declares_auth)
     }
 
-    /// (After 5.) The approver decides a call that needs approval -> `approval_denied`;
-    /// `Some` holds the arguments an approver edited, validated.
+    /// (After 5.) The approver decides a call that needs approval -> `approval_denied`, or
+    /// `pending` when it defers the decision; `Some` holds the arguments an approver edited,
+    /// validated. An approval counts only for exactly this call: run, tenant, actor, tool,
+    /// spec, call id and arguments.
     async fn approve(
         &self,
         call: &Call,
@@ -136,16 +147,13 @@ impl ToolRunner {
             effect: tool.effect(),
             arguments,
             ctx,
+            spec: tool.spec(),
         };
         match self.approver.review(&request).await {
-            ApprovalDecision::Approved(approval)
-                if approval == Approval::of(tool.name(), &call.id, arguments) =>
-            {
-                Ok(None)
-            }
+            ApprovalDecision::Approved(approval) if approval == request.approval() => Ok(None),
             ApprovalDecision::Approved(_) => Err(ExecError::new(
                 Code::ApprovalDenied,
-                "the approval was given for another call or other arguments",
+                "the approval was given for another call, run, tenant, tool version or other arguments",
             )),
             ApprovalDecision::Denied { message } => {
                 Err(ExecError::new(Code::ApprovalDenied, message))
@@ -156,6 +164,7 @@ impl ToolRunner {
                     .map(Some)
                     .map_err(|error| arguments_error(error, "the approver's edited arguments: "))
             }
+            ApprovalDecision::Pending => Err(ExecError::pending("the call waits for approval")),
         }
     }
 
@@ -270,14 +279,23 @@ impl ToolRunner {
         if call.events {
             // A sink that panics on the result still leaves the caller its result.
             guarded(|| {
-                self.sink.emit(ToolEvent::ToolCallResult {
-                    tool_call_id: call.id.clone(),
-                    tool_name: name.to_owned(),
-                    outcome: match &outcome {
-                        Ok(output) => EventOutcome::ok(output),
-                        Err(error) => EventOutcome::Err { error: error.clone() },
+                self.sink.emit(match &outcome {
+                    // A deferred call has no result yet: it gets one when it is decided.
+                    Err(error) if error.code == Code::Pending => ToolEvent::ToolCallPending {
+                        tool_call_id: call.id.clone(),
+                        tool_name: name.to_owned(),
+                        message: error.message.clone(),
+                        at_ms: ended_ms,
                     },
-                    at_ms: ended_ms,
+                    _ => ToolEvent::ToolCallResult {
+                        tool_call_id: call.id.clone(),
+                        tool_name: name.to_owned(),
+                        outcome: match &outcome {
+                            Ok(output) => EventOutcome::ok(output),
+                            Err(error) => EventOutcome::Err { error: error.clone() },
+                        },
+                        at_ms: ended_ms,
+                    },
                 })
             });
         }
@@ -352,7 +370,10 @@ fn run_outcome(
 /// the unredacted output's fields (an unexpected property's name is text the tool chose), so
 /// only their number leaves the runner.
 #[inline(always)]
-fn check_output(tool: &dyn BoundToolRuntime, output: &ToolOutput) -> Result<(), ExecError> {
+pub(super) fn check_output(
+    tool: &dyn BoundToolRuntime,
+    output: &ToolOutput,
+) -> Result<(), ExecError> {
     let schema = tool.spec().output_schema();
     let Some(structured) = output.structured() else {
         if schema.is_some() {
@@ -387,7 +408,7 @@ fn check_output(tool: &dyn BoundToolRuntime, output: &ToolOutput) -> Result<(), 
 /// chose to show: they are bounded (`content::limits`: images checked and resized, text cut)
 /// but not redacted.
 #[inline(always)]
-fn redact_and_bound(
+pub(super) fn redact_and_bound(
     tool: &dyn BoundToolRuntime,
     mut output: ToolOutput,
     budgets: &Budgets,

@@ -298,6 +298,13 @@ pub trait BoundToolRuntime: Send + Sync + fmt::Debug {
         self.spec().capabilities()
     }
 
+    /// Whether the application's client runs the tool rather than the runner (a
+    /// [`ClientTool`](crate::runtime::ClientTool)): its calls are checked as any other and then
+    /// end pending, and their results are supplied on resume. `false` by default.
+    fn runs_on_client(&self) -> bool {
+        false
+    }
+
     /// Validates a call's arguments against the input schema, raw text or parsed, and
     /// prepares them for [`exec`](Self::exec). Refused arguments come back with every error
     /// (JSON pointers included). How the tool gets there is its own affair: a [`StaticTool`]

@@ -37,6 +37,19 @@ pub enum ToolEvent {
         /// The report.
         progress: Progress,
     },
+    /// The call did not run and waits: an approver deferred its decision, or a client runs
+    /// it. It gets its start and result events when it is decided and runs (or its one result
+    /// event when it is denied), under the same id.
+    ToolCallPending {
+        /// The call's id.
+        tool_call_id: String,
+        /// The tool's name.
+        tool_name: String,
+        /// What it waits for, safe to show.
+        message: String,
+        /// When, in ms since the Unix epoch.
+        at_ms: i64,
+    },
     /// The call ended.
     ToolCallResult {
         /// The call's id.
@@ -58,6 +71,7 @@ impl ToolEvent {
         match self {
             Self::ToolCallStart { tool_call_id, .. }
             | Self::ToolCallProgress { tool_call_id, .. }
+            | Self::ToolCallPending { tool_call_id, .. }
             | Self::ToolCallResult { tool_call_id, .. } => tool_call_id,
         }
     }

@@ -6,6 +6,8 @@
 mod auth;
 pub(crate) mod bound;
 mod capabilities;
+#[cfg(feature = "dynamic")]
+mod client;
 mod clock;
 mod context;
 #[cfg(feature = "dynamic")]
@@ -18,6 +20,8 @@ mod tool;
 pub use auth::{Auth, BrokerError, ConnectionBroker, Credential};
 pub use bound::{Arguments, BoundToolRuntime, StaticTool, ValidatedArgs};
 pub use capabilities::{Capability, CapabilityRef, MissingCapability, ToolCapabilities};
+#[cfg(feature = "dynamic")]
+pub use client::ClientTool;
 pub use clock::Clock;
 pub use context::{
     ContextIds, LogLevel, LogMessage, LogReporter, Progress, ProgressReporter,

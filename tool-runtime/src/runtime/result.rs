@@ -38,6 +38,10 @@ pub enum ToolErrorCode {
     RedactionFailed,
     /// The redacted output is larger than the result budget.
     ResultTooLarge,
+    /// Not a failure: the call waits for a decision (an approver deferred it) or for the
+    /// result a client supplies (a [`ClientTool`](crate::runtime::ClientTool)). It did not
+    /// run; see [`ToolExecResult::is_pending`].
+    Pending,
 }
 
 impl ToolErrorCode {
@@ -57,6 +61,7 @@ impl ToolErrorCode {
             Self::OutputValidation => "output_validation",
             Self::RedactionFailed => "redaction_failed",
             Self::ResultTooLarge => "result_too_large",
+            Self::Pending => "pending",
         }
     }
 }
@@ -96,6 +101,13 @@ impl ExecError {
     /// An error with this code and message, not retryable.
     pub fn new(code: ToolErrorCode, message: impl Into<String>) -> Self {
         Self { code, message: message.into(), retryable: false, refused: None }
+    }
+
+    /// The outcome of a call that waits (code [`Pending`](ToolErrorCode::Pending)), with what
+    /// it waits for.
+    #[cfg(feature = "runner")]
+    pub(crate) fn pending(message: &str) -> Self {
+        Self::new(ToolErrorCode::Pending, message)
     }
 
     /// The error of a result refused over its limits: `limited` ends with the refusal, whose
@@ -169,6 +181,46 @@ impl ToolExecResult {
     #[must_use]
     pub fn is_ok(&self) -> bool {
         self.outcome.is_ok()
+    }
+
+    /// Whether the call waits for a decision or for a client's result rather than having
+    /// ended: it did not run, and it is not a failure. Its outcome holds the code
+    /// [`ToolErrorCode::Pending`] and what it waits for, so that code which only asks
+    /// [`is_ok`](Self::is_ok) never takes it for a result; [`args`](Self::args) are the
+    /// validated arguments it waits with.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tool_runtime::policy::DeferAll;
+    /// use tool_runtime::prelude::*;
+    ///
+    /// /// Delete a file.
+    /// #[tool(name = "fs__delete", effect = state_change, redact = ["deleted"])]
+    /// struct Delete { path: String }
+    /// #[derive(Serialize, ToolSchema)]
+    /// struct Deleted { deleted: bool }
+    /// impl Tool for Delete {
+    ///     type Output = Deleted;
+    ///     async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Deleted, ToolError> {
+    ///         Ok(Deleted { deleted: true })
+    ///     }
+    /// }
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let policy = ToolPolicy { require_approval: vec![ToolEffect::StateChange], ..ToolPolicy::allowing(["fs__*"]) };
+    /// let runner = ToolRunner::builder(ToolCatalog::builder().register::<Delete>().build().unwrap())
+    ///     .policy(policy)
+    ///     .approver(Arc::new(DeferAll))
+    ///     .build();
+    /// let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "user-1", tenant_id: "acme" });
+    /// let result = runner.exec("fs__delete", r#"{"path": "a.txt"}"#, &ctx).await;
+    /// assert!(result.is_pending() && !result.is_ok());
+    /// assert_eq!(result.args(), Some(&serde_json::json!({"path": "a.txt"})));
+    /// # });
+    /// ```
+    #[must_use]
+    pub fn is_pending(&self) -> bool {
+        self.error_code() == Some(ToolErrorCode::Pending)
     }
 
     /// The redacted structured value, if the call produced one.

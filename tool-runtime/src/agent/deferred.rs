@@ -1,0 +1,681 @@
+//! Deferred decisions and resumable runs: a guide.
+//!
+//! A call may have to wait: an [`Approver`](crate::policy::Approver) answers
+//! [`ApprovalDecision::Pending`](crate::policy::ApprovalDecision::Pending) (a person decides in
+//! a later HTTP request), or the tool is a [`ClientTool`](crate::runtime::ClientTool) that the
+//! application's client runs. The runner ends such a call *pending* (it did not run, and it did
+//! not fail). The agent loop then runs every other call of the model's turn it can, and stops
+//! with [`StopReason::Pending`](super::StopReason::Pending) and a [`RunState`] in
+//! [`AgentOutput::state`](super::AgentOutput::state): everything needed to go on later, in
+//! another process.
+//!
+//! 1. Give the agent an application key ([`Agent::with_state_key`](super::Agent::with_state_key)):
+//!    the state is sealed with HMAC-SHA256 over its canonical bytes, so a state that was
+//!    edited (arguments, a tool's name, a result), made with another key, or is not a state at
+//!    all is refused ([`ResumeError::Forged`]) and runs nothing.
+//! 2. Store the state as JSON wherever the request's session lives (the format below).
+//! 3. When the decisions arrive, read it back and call
+//!    [`Agent::resume`](super::Agent::resume) with [`Decisions`] by call id and the caller's
+//!    context. The context must name the same run, tenant and actor
+//!    ([`ResumeError::OtherCaller`]); each waiting tool must still have the spec it had
+//!    ([`ResumeError::ToolChanged`]); every decision must name a waiting call
+//!    ([`ResumeError::NotPending`]).
+//! 4. Approved calls run exactly once, through the runner (policy, validation, budgets and
+//!    redaction apply), under an approval bound to run, tenant, actor, tool, spec hash, call id
+//!    and arguments. Edited arguments are validated again. Denied calls go back to the model
+//!    as `approval_denied` errors. A client tool's supplied result is checked against its
+//!    output schema and redacted. Calls left without a decision keep waiting: the resume stops
+//!    pending again with a new state that says which calls ran, which were denied and which
+//!    wait.
+//! 5. Decided calls are spent in a [`ResumeLedger`] (all of a resume's at once); resuming the
+//!    same state again is [`ResumeError::AlreadyResumed`] and runs nothing. The default ledger,
+//!    [`InMemoryLedger`], remembers within one `Agent`; an application that resumes in several
+//!    processes implements the trait over its database.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use tool_runtime::agent::deferred::{Decisions, RunState, StateKey};
+//! use tool_runtime::agent::{Agent, Message, ScriptedModel, ScriptedTurn, StopReason};
+//! use tool_runtime::policy::DeferAll;
+//! use tool_runtime::prelude::*;
+//!
+//! /// Close a ticket.
+//! #[tool(name = "tickets__close", effect = state_change, redact = ["closed"])]
+//! struct Close { number: u32 }
+//! #[derive(Serialize, ToolSchema)]
+//! struct Closed { closed: bool }
+//! impl Tool for Close {
+//!     type Output = Closed;
+//!     async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Closed, ToolError> {
+//!         Ok(Closed { closed: true })
+//!     }
+//! }
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let agent = |turns: Vec<ScriptedTurn>| {
+//!     let policy = ToolPolicy { require_approval: vec![ToolEffect::StateChange], ..ToolPolicy::allowing(["tickets__*"]) };
+//!     let runner = ToolRunner::builder(ToolCatalog::builder().register::<Close>().build().unwrap())
+//!         .policy(policy)
+//!         .approver(Arc::new(DeferAll))
+//!         .build();
+//!     Agent::new(Arc::new(ScriptedModel::new(turns)), runner).with_state_key(StateKey::new(*b"an application secret of 32 byte"))
+//! };
+//! let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "user-1", tenant_id: "acme" });
+//!
+//! // Request 1: the model asks to close ticket 7; the call waits.
+//! let first = agent(vec![ScriptedTurn::openai_calls(&[("call_1", "tickets__close", r#"{"number": 7}"#)])])
+//!     .run(vec![Message::user("Close ticket 7.")], &ctx, &|_| {})
+//!     .await;
+//! assert_eq!(first.done.stop, StopReason::Pending { calls: vec!["call_1".into()] });
+//! let stored = serde_json::to_string(&first.state.unwrap()).unwrap();
+//!
+//! // Request 2, maybe in another process: the person approved.
+//! let state: RunState = serde_json::from_str(&stored).unwrap();
+//! let second = agent(vec![ScriptedTurn::openai_text("Ticket 7 is closed.")])
+//!     .resume(state, Decisions::new().approve("call_1"), &ctx, &|_| {})
+//!     .await
+//!     .unwrap();
+//! assert_eq!(second.done.stop, StopReason::Answered);
+//! assert_eq!(second.done.records[0].result, Some(serde_json::json!({"closed": true})));
+//! # });
+//! ```
+//!
+//! # The stored format
+//!
+//! A [`RunState`] is one JSON object, format `1`:
+//!
+//! | key | value |
+//! |---|---|
+//! | `format` | `1` |
+//! | `run_id`, `tenant_id`, `actor_id` | the caller the run belongs to |
+//! | `iterations` | model turns taken |
+//! | `input_tokens`, `output_tokens` | usage so far |
+//! | `elapsed_ms` | wall-clock time the run has used of its budget |
+//! | `call_ids` | every call id the run has handed out (ids stay unique after a resume) |
+//! | `messages` | the conversation in the [stored form](crate::adapters::stored), ending with the model's turn whose calls wait |
+//! | `calls` | each call of that turn, in model order: `id` (the run's), `wire_id` (the provider's), `tool_name`, `status`, and for `"pending"`: `waits_for` (`"approval"` or `"client"`), `arguments`, `arguments_hash` (SHA-256 of their canonical JSON), `spec_hash` ([`spec_hash`](crate::policy::spec_hash)); for `"ran"`, `"approved"`, `"edited"`, `"denied"`, `"supplied"`: `result` (a stored tool result) |
+//! | `seal` | HMAC-SHA256 (hex) over the canonical JSON (keys sorted) of everything else |
+//!
+//! Unknown keys are refused. Records ([`ToolInvocationRecord`](crate::runtime::ToolInvocationRecord)s)
+//! are not part of the state: each [`AgentDone`](super::AgentDone) lists the calls that ran in
+//! its own part of the run.
+
+use std::collections::{BTreeMap, HashSet};
+use std::fmt;
+use std::sync::{Mutex, PoisonError};
+
+use async_trait::async_trait;
+use hmac::{Hmac, Mac};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+use sha2::Sha256;
+
+use super::Message;
+use crate::adapters::ToolResult;
+use crate::policy::canonical_text;
+
+/// The version of the stored format this crate writes and reads.
+const FORMAT: u32 = 1;
+
+/// The application's key for sealing [`RunState`]s. Keep it secret and the same across the
+/// processes that resume each other's runs; 32 random bytes or more. Its `Debug` never shows
+/// it.
+///
+/// ```
+/// use tool_runtime::agent::deferred::StateKey;
+///
+/// let key = StateKey::new(b"an application secret of 32 byte".to_vec());
+/// assert_eq!(format!("{key:?}"), "StateKey(..)");
+/// ```
+#[derive(Clone)]
+pub struct StateKey(Vec<u8>);
+
+impl StateKey {
+    /// A key of these bytes.
+    pub fn new(bytes: impl Into<Vec<u8>>) -> Self {
+        Self(bytes.into())
+    }
+
+    fn mac(&self, bytes: &[u8]) -> Hmac<Sha256> {
+        // HMAC takes keys of any length.
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.0)
+            .unwrap_or_else(|_| unreachable!("HMAC accepts keys of every length"));
+        mac.update(bytes);
+        mac
+    }
+}
+
+impl fmt::Debug for StateKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("StateKey(..)")
+    }
+}
+
+/// What a waiting call waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WaitsFor {
+    /// A person's (or a system's) approval: decide with approve, edit or deny.
+    Approval,
+    /// The result of a [`ClientTool`](crate::runtime::ClientTool): decide with supply (or
+    /// deny).
+    Client,
+}
+
+/// Where one call of the waiting turn stands.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum CallStatus {
+    /// It waits for a decision.
+    Pending {
+        /// For what.
+        waits_for: WaitsFor,
+        /// The validated arguments it waits with.
+        arguments: Value,
+        /// SHA-256 (hex) of their canonical JSON ([`arguments_hash`](crate::policy::arguments_hash)).
+        arguments_hash: String,
+        /// The tool's [`spec_hash`](crate::policy::spec_hash) when the call was made.
+        spec_hash: String,
+    },
+    /// It went through the runner with the rest of its turn (it ran, or was refused).
+    Ran {
+        /// Its result as the model gets it.
+        #[serde(with = "stored_result")]
+        result: ToolResult,
+    },
+    /// It was approved on a resume and ran.
+    Approved {
+        /// Its result.
+        #[serde(with = "stored_result")]
+        result: ToolResult,
+    },
+    /// It was approved with edited arguments on a resume and ran (or they were refused).
+    Edited {
+        /// Its result.
+        #[serde(with = "stored_result")]
+        result: ToolResult,
+    },
+    /// It was denied on a resume; the model gets an `approval_denied` error.
+    Denied {
+        /// Its result.
+        #[serde(with = "stored_result")]
+        result: ToolResult,
+    },
+    /// Its client supplied the result on a resume (checked and redacted).
+    Supplied {
+        /// Its result.
+        #[serde(with = "stored_result")]
+        result: ToolResult,
+    },
+}
+
+impl CallStatus {
+    /// The result, for a call that has one.
+    #[must_use]
+    pub fn result(&self) -> Option<&ToolResult> {
+        match self {
+            Self::Pending { .. } => None,
+            Self::Ran { result }
+            | Self::Approved { result }
+            | Self::Edited { result }
+            | Self::Denied { result }
+            | Self::Supplied { result } => Some(result),
+        }
+    }
+}
+
+/// One call of the turn a [`RunState`] waits on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StateCall {
+    /// The call's id within the run (events and decisions use it).
+    pub id: String,
+    /// The id the provider gave it (results go back to the model under it).
+    pub wire_id: String,
+    /// The tool's name.
+    pub tool_name: String,
+    /// Where it stands.
+    #[serde(flatten)]
+    pub status: CallStatus,
+}
+
+/// A run stopped on calls that wait: serialisable, sealed, resumable in another process with
+/// [`Agent::resume`](super::Agent::resume). See the [module docs](self) for the format.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunState {
+    format: u32,
+    run_id: String,
+    tenant_id: String,
+    actor_id: String,
+    iterations: usize,
+    input_tokens: u64,
+    output_tokens: u64,
+    elapsed_ms: u64,
+    call_ids: Vec<String>,
+    messages: Vec<Message>,
+    calls: Vec<StateCall>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    seal: Option<String>,
+}
+
+/// The parts of a [`RunState`] the loop fills in.
+pub(super) struct StateParts {
+    pub(super) run_id: String,
+    pub(super) tenant_id: String,
+    pub(super) actor_id: String,
+    pub(super) iterations: usize,
+    pub(super) input_tokens: u64,
+    pub(super) output_tokens: u64,
+    pub(super) elapsed_ms: u64,
+    pub(super) call_ids: Vec<String>,
+    pub(super) messages: Vec<Message>,
+    pub(super) calls: Vec<StateCall>,
+}
+
+impl RunState {
+    /// A state sealed with `key` (unsealed without one: such a state is never resumed).
+    pub(super) fn sealed(parts: StateParts, key: Option<&StateKey>) -> Self {
+        let mut state = Self {
+            format: FORMAT,
+            run_id: parts.run_id,
+            tenant_id: parts.tenant_id,
+            actor_id: parts.actor_id,
+            iterations: parts.iterations,
+            input_tokens: parts.input_tokens,
+            output_tokens: parts.output_tokens,
+            elapsed_ms: parts.elapsed_ms,
+            call_ids: parts.call_ids,
+            messages: parts.messages,
+            calls: parts.calls,
+            seal: None,
+        };
+        state.seal = key.map(|key| hex(&key.mac(&state.canonical_bytes()).finalize().into_bytes()));
+        state
+    }
+
+    /// The canonical bytes the seal covers: the state without its seal, as canonical JSON.
+    fn canonical_bytes(&self) -> Vec<u8> {
+        let unsealed = Self { seal: None, ..self.clone() };
+        let json = serde_json::to_value(&unsealed).unwrap_or(Value::Null);
+        canonical_text(&json).into_bytes()
+    }
+
+    /// Checks that the state is of a format this crate reads and sealed with `key`
+    /// ([`Agent::resume`](super::Agent::resume) does this first; an application may check a
+    /// state it reads back before it stores or shows it).
+    ///
+    /// # Errors
+    ///
+    /// [`ResumeError::UnsupportedFormat`], or [`ResumeError::Forged`] for a seal that is
+    /// missing or does not match.
+    pub fn verify(&self, key: &StateKey) -> Result<(), ResumeError> {
+        if self.format != FORMAT {
+            return Err(ResumeError::UnsupportedFormat { format: self.format });
+        }
+        let seal = self.seal.as_deref().and_then(unhex).ok_or(ResumeError::Forged)?;
+        key.mac(&self.canonical_bytes()).verify_slice(&seal).map_err(|_| ResumeError::Forged)
+    }
+
+    /// The run it belongs to.
+    #[must_use]
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    /// The tenant it belongs to.
+    #[must_use]
+    pub fn tenant_id(&self) -> &str {
+        &self.tenant_id
+    }
+
+    /// The actor it belongs to.
+    #[must_use]
+    pub fn actor_id(&self) -> &str {
+        &self.actor_id
+    }
+
+    /// Model turns taken so far.
+    #[must_use]
+    pub fn iterations(&self) -> usize {
+        self.iterations
+    }
+
+    /// The conversation, ending with the model's turn whose calls wait.
+    #[must_use]
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// Each call of the waiting turn, in model order, with where it stands.
+    #[must_use]
+    pub fn calls(&self) -> &[StateCall] {
+        &self.calls
+    }
+
+    /// The calls that still wait.
+    pub fn pending(&self) -> impl Iterator<Item = &StateCall> {
+        self.calls.iter().filter(|call| matches!(call.status, CallStatus::Pending { .. }))
+    }
+
+    pub(super) fn into_parts(self) -> StateParts {
+        StateParts {
+            run_id: self.run_id,
+            tenant_id: self.tenant_id,
+            actor_id: self.actor_id,
+            iterations: self.iterations,
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+            elapsed_ms: self.elapsed_ms,
+            call_ids: self.call_ids,
+            messages: self.messages,
+            calls: self.calls,
+        }
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use fmt::Write as _;
+    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut out, byte| {
+        let _ = write!(out, "{byte:02x}");
+        out
+    })
+}
+
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) || !text.is_ascii() {
+        return None;
+    }
+    (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok()).collect()
+}
+
+/// A tool result in the stored form of [`Message`] (one entry of a `tool_results` message).
+mod stored_result {
+    use super::{Deserialize, Deserializer, Message, Serializer, ToolResult, Value};
+    use serde::de::Error as _;
+    use serde::ser::Error as _;
+
+    pub(super) fn serialize<S: Serializer>(
+        result: &ToolResult,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        let message = serde_json::to_value(Message::ToolResults(vec![result.clone()]))
+            .map_err(S::Error::custom)?;
+        let stored = message.get("results").and_then(|results| results.get(0)).cloned();
+        serde::Serialize::serialize(&stored.unwrap_or(Value::Null), serializer)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<ToolResult, D::Error> {
+        let stored = Value::deserialize(deserializer)?;
+        let message = serde_json::json!({"role": "tool_results", "results": [stored]});
+        match serde_json::from_value(message).map_err(D::Error::custom)? {
+            Message::ToolResults(mut results) if results.len() == 1 => Ok(results.remove(0)),
+            _ => Err(D::Error::custom("expected one stored tool result")),
+        }
+    }
+}
+
+/// What to do with one waiting call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "decision", rename_all = "snake_case", deny_unknown_fields)]
+pub enum CallDecision {
+    /// Run it as the model asked.
+    Approve,
+    /// Do not run it; the model gets an `approval_denied` error with this message.
+    Deny {
+        /// Why, safe to show to the model.
+        message: String,
+    },
+    /// Run it with these arguments instead (validated again).
+    Edit {
+        /// The corrected arguments.
+        arguments: Value,
+    },
+    /// A client tool's result, as its client produced it (checked against the output schema
+    /// and redacted).
+    Supply {
+        /// The structured output.
+        output: Value,
+    },
+}
+
+impl CallDecision {
+    fn allowed_for(&self, waits_for: WaitsFor) -> bool {
+        match self {
+            Self::Deny { .. } => true,
+            Self::Approve | Self::Edit { .. } => waits_for == WaitsFor::Approval,
+            Self::Supply { .. } => waits_for == WaitsFor::Client,
+        }
+    }
+}
+
+/// The decisions a resume applies, by call id (the run's, as in [`StateCall::id`]). As JSON:
+/// `{"call_1": {"decision": "approve"}, "call_2": {"decision": "deny", "message": "no"}}`.
+///
+/// ```
+/// use serde_json::json;
+/// use tool_runtime::agent::deferred::{CallDecision, Decisions};
+///
+/// let decisions = Decisions::new().approve("call_1").deny("call_2", "not today");
+/// assert_eq!(decisions.get("call_1"), Some(&CallDecision::Approve));
+/// assert_eq!(
+///     serde_json::to_value(&decisions).unwrap(),
+///     json!({"call_1": {"decision": "approve"}, "call_2": {"decision": "deny", "message": "not today"}})
+/// );
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Decisions(BTreeMap<String, CallDecision>);
+
+impl Decisions {
+    /// No decisions.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds (or replaces) the decision for `call_id`.
+    #[must_use]
+    pub fn decide(mut self, call_id: impl Into<String>, decision: CallDecision) -> Self {
+        self.0.insert(call_id.into(), decision);
+        self
+    }
+
+    /// Approves `call_id`.
+    #[must_use]
+    pub fn approve(self, call_id: impl Into<String>) -> Self {
+        self.decide(call_id, CallDecision::Approve)
+    }
+
+    /// Denies `call_id` with a message for the model.
+    #[must_use]
+    pub fn deny(self, call_id: impl Into<String>, message: impl Into<String>) -> Self {
+        self.decide(call_id, CallDecision::Deny { message: message.into() })
+    }
+
+    /// Approves `call_id` with other arguments.
+    #[must_use]
+    pub fn edit(self, call_id: impl Into<String>, arguments: Value) -> Self {
+        self.decide(call_id, CallDecision::Edit { arguments })
+    }
+
+    /// Supplies the result of the client tool call `call_id`.
+    #[must_use]
+    pub fn supply(self, call_id: impl Into<String>, output: Value) -> Self {
+        self.decide(call_id, CallDecision::Supply { output })
+    }
+
+    /// The decision for `call_id`.
+    #[must_use]
+    pub fn get(&self, call_id: &str) -> Option<&CallDecision> {
+        self.0.get(call_id)
+    }
+
+    /// Whether there are none.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub(super) fn ids(&self) -> impl Iterator<Item = &String> {
+        self.0.keys()
+    }
+
+    pub(super) fn check(&self, state: &RunState) -> Result<(), ResumeError> {
+        let waiting: BTreeMap<&str, WaitsFor> = state
+            .calls
+            .iter()
+            .filter_map(|call| match &call.status {
+                CallStatus::Pending { waits_for, .. } => Some((call.id.as_str(), *waits_for)),
+                _ => None,
+            })
+            .collect();
+        let unknown: Vec<String> =
+            self.0.keys().filter(|id| !waiting.contains_key(id.as_str())).cloned().collect();
+        if !unknown.is_empty() {
+            return Err(ResumeError::NotPending { call_ids: unknown });
+        }
+        for (id, decision) in &self.0 {
+            let waits_for = waiting[id.as_str()];
+            if !decision.allowed_for(waits_for) {
+                return Err(ResumeError::InvalidDecision { call_id: id.clone(), waits_for });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why a resume was refused. Nothing ran.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ResumeError {
+    /// The agent has no [`StateKey`], so it cannot check a state's seal.
+    NoKey,
+    /// The seal is missing or does not match: the state was edited, or sealed with another
+    /// key.
+    Forged,
+    /// The state is of a format this crate does not read.
+    UnsupportedFormat {
+        /// Its format.
+        format: u32,
+    },
+    /// The context names another run, tenant or actor than the state.
+    OtherCaller {
+        /// `"run_id"`, `"tenant_id"` or `"actor_id"`.
+        field: &'static str,
+    },
+    /// A waiting call's tool is gone or no longer has the spec it had when the call was made.
+    ToolChanged {
+        /// The call.
+        call_id: String,
+        /// Its tool.
+        tool_name: String,
+    },
+    /// Decisions name calls that do not wait in this state.
+    NotPending {
+        /// Those calls.
+        call_ids: Vec<String>,
+    },
+    /// A decision that does not fit what its call waits for (an approval for a client tool's
+    /// result, a supplied result for an approval).
+    InvalidDecision {
+        /// The call.
+        call_id: String,
+        /// What it waits for.
+        waits_for: WaitsFor,
+    },
+    /// These calls were decided by an earlier resume of this run already.
+    AlreadyResumed {
+        /// Those calls.
+        call_ids: Vec<String>,
+    },
+    /// The state's conversation is not a turn waiting on its calls.
+    Inconsistent,
+}
+
+impl fmt::Display for ResumeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NoKey => f.write_str("the agent has no state key to check the run state with"),
+            Self::Forged => f.write_str(
+                "the run state's seal does not match: it was changed or sealed with another key",
+            ),
+            Self::UnsupportedFormat { format } => {
+                write!(f, "the run state has format {format}; this version reads format {FORMAT}")
+            }
+            Self::OtherCaller { field } => {
+                write!(f, "the run state belongs to another caller (its `{field}` differs)")
+            }
+            Self::ToolChanged { call_id, tool_name } => write!(
+                f,
+                "call `{call_id}`: the tool `{tool_name}` is gone or changed since the call was made"
+            ),
+            Self::NotPending { call_ids } => {
+                write!(f, "decisions for calls that do not wait: {}", call_ids.join(", "))
+            }
+            Self::InvalidDecision { call_id, waits_for } => {
+                let needs = match waits_for {
+                    WaitsFor::Approval => "approve, edit or deny",
+                    WaitsFor::Client => "supply or deny",
+                };
+                write!(f, "call `{call_id}` takes {needs}")
+            }
+            Self::AlreadyResumed { call_ids } => {
+                write!(f, "these calls were decided already: {}", call_ids.join(", "))
+            }
+            Self::Inconsistent => f.write_str("the run state is not a turn waiting on its calls"),
+        }
+    }
+}
+
+impl std::error::Error for ResumeError {}
+
+/// Records which deferred calls were decided, so that a state resumed twice (a retried
+/// request, a replayed approval) runs nothing the second time. The application implements it
+/// over storage every process that resumes shares; [`InMemoryLedger`] serves one process.
+///
+/// A resume spends its calls before it runs them, so a call runs at most once: if the process
+/// dies in between, the call stays spent and did not run, and the application decides what to
+/// tell the user (its records and events say which calls ended).
+#[async_trait]
+pub trait ResumeLedger: Send + Sync + fmt::Debug {
+    /// Marks `call_ids` of `run_id` as decided, all or none.
+    ///
+    /// # Errors
+    ///
+    /// The ids among them that were marked before; then none is marked.
+    async fn consume(&self, run_id: &str, call_ids: &[String]) -> Result<(), Vec<String>>;
+}
+
+/// A [`ResumeLedger`] in memory: right for one process (and for tests).
+///
+/// ```
+/// use tool_runtime::agent::deferred::{InMemoryLedger, ResumeLedger};
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let ledger = InMemoryLedger::default();
+/// assert_eq!(ledger.consume("run-1", &["call_1".into()]).await, Ok(()));
+/// assert_eq!(ledger.consume("run-1", &["call_1".into(), "call_2".into()]).await, Err(vec!["call_1".into()]));
+/// assert_eq!(ledger.consume("run-1", &["call_2".into()]).await, Ok(()));
+/// # });
+/// ```
+#[derive(Debug, Default)]
+pub struct InMemoryLedger(Mutex<HashSet<(String, String)>>);
+
+#[async_trait]
+impl ResumeLedger for InMemoryLedger {
+    async fn consume(&self, run_id: &str, call_ids: &[String]) -> Result<(), Vec<String>> {
+        let mut spent = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let again: Vec<String> = call_ids
+            .iter()
+            .filter(|id| spent.contains(&(run_id.to_owned(), (*id).clone())))
+            .cloned()
+            .collect();
+        if !again.is_empty() {
+            return Err(again);
+        }
+        spent.extend(call_ids.iter().map(|id| (run_id.to_owned(), id.clone())));
+        Ok(())
+    }
+}

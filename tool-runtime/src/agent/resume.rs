@@ -1,0 +1,194 @@
+//! [`Agent::resume`]: a run taken up again from its [`RunState`] with decisions.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use super::deferred::{CallDecision, CallStatus, Decisions, ResumeError, RunState};
+use super::run::{Loop, result_event};
+use super::{Agent, AgentEvent, AgentOutput, Message, StopReason, Usage};
+use crate::adapters::{ToolCall, ToolResult};
+use crate::policy::{Approval, ApprovalDecision, ApprovalRequest, Approver, arguments_hash};
+use crate::runtime::ToolInvocationContext;
+
+impl Agent {
+    /// Takes up a run that stopped [`Pending`](StopReason::Pending) from its `state`, with the
+    /// `decisions` made meanwhile, for the caller of `ctx` (the same run, tenant and actor),
+    /// possibly in another process: decided calls end (approved ones run exactly once, denied
+    /// ones go back to the model as `approval_denied`, supplied client results are checked and
+    /// redacted), and once no call of the turn waits, the loop goes on as [`run`](Self::run)
+    /// would. Calls left undecided keep waiting: the output stops pending again with a new
+    /// state. See [`deferred`](super::deferred) for a guide and an example.
+    ///
+    /// # Errors
+    ///
+    /// [`ResumeError`] when the state is forged or stale (its seal, its caller, a tool's spec
+    /// changed), a decision names a call that does not wait or does not fit it, or the calls
+    /// were decided by an earlier resume. Then nothing ran.
+    pub async fn resume(
+        &self,
+        state: RunState,
+        decisions: Decisions,
+        ctx: &ToolInvocationContext,
+        on_event: &(dyn Fn(AgentEvent) + Send + Sync),
+    ) -> Result<AgentOutput, ResumeError> {
+        self.check_state(&state, ctx)?;
+        decisions.check(&state)?;
+        let decided: Vec<String> = decisions.ids().cloned().collect();
+        if !decided.is_empty() {
+            self.ledger
+                .consume(state.run_id(), &decided)
+                .await
+                .map_err(|call_ids| ResumeError::AlreadyResumed { call_ids })?;
+        }
+        let token = ctx.cancellation().child_token();
+        let ctx = ctx.clone().with_cancellation(token);
+        let parts = state.into_parts();
+        let mut run = Loop::new(parts.messages, Duration::from_millis(parts.elapsed_ms));
+        run.iterations = parts.iterations;
+        run.usage = Usage { input_tokens: parts.input_tokens, output_tokens: parts.output_tokens };
+        run.ids.used = parts.call_ids.into_iter().collect();
+        let turn_calls: Vec<ToolCall> = match run.messages.last() {
+            Some(Message::Assistant(turn)) => turn.calls.clone(),
+            _ => Vec::new(),
+        };
+        let mut calls = parts.calls;
+        let waiting = calls
+            .iter()
+            .filter(|call| {
+                matches!(call.status, CallStatus::Pending { .. })
+                    && decisions.get(&call.id).is_none()
+            })
+            .count();
+        on_event(AgentEvent::Resumed { decided: decided.len(), waiting });
+        for (call, wire_call) in calls.iter_mut().zip(&turn_calls) {
+            let CallStatus::Pending { arguments, spec_hash, .. } = &call.status else { continue };
+            let Some(decision) = decisions.get(&call.id) else { continue };
+            let call_ctx = ctx.clone().with_tool_call_id(call.id.clone());
+            let name = call.tool_name.as_str();
+            let (executed, label) = match decision {
+                CallDecision::Deny { message } => {
+                    (self.runner.deny_deferred(name, arguments, message, &call_ctx), "denied")
+                }
+                CallDecision::Supply { output } => (
+                    self.runner.exec_supplied(name, arguments, output.clone(), &call_ctx).await,
+                    "supplied",
+                ),
+                CallDecision::Approve | CallDecision::Edit { .. } => {
+                    // Edited arguments are the call's now: validated by the runner, and the
+                    // approval is bound to them.
+                    let arguments = match decision {
+                        CallDecision::Edit { arguments } => arguments,
+                        _ => arguments,
+                    };
+                    let approval = Approval::bound(&call_ctx, name, spec_hash, &call.id, arguments);
+                    let runner = self.runner.with_approver(Arc::new(Decided(approval)));
+                    let executed = runner.exec(name, arguments, &call_ctx).await;
+                    let label = if matches!(decision, CallDecision::Edit { .. }) {
+                        "edited"
+                    } else {
+                        "approved"
+                    };
+                    (executed, label)
+                }
+            };
+            on_event(AgentEvent::CallDecided {
+                id: call.id.clone(),
+                name: call.tool_name.clone(),
+                decision: label,
+            });
+            let result = match &executed.outcome {
+                Ok(output) => ToolResult::ok(wire_call, output.clone()),
+                Err(error) => {
+                    ToolResult::error(wire_call, Some(error.code.as_str()), error.message.clone())
+                }
+            };
+            let mut event_result = result.clone();
+            call.id.clone_into(&mut event_result.call_id);
+            on_event(result_event(&event_result));
+            run.records.push(executed.into_record());
+            call.status = match label {
+                "denied" => CallStatus::Denied { result },
+                "supplied" => CallStatus::Supplied { result },
+                "edited" => CallStatus::Edited { result },
+                _ => CallStatus::Approved { result },
+            };
+        }
+        let still: Vec<String> = calls
+            .iter()
+            .filter(|call| matches!(call.status, CallStatus::Pending { .. }))
+            .map(|call| call.id.clone())
+            .collect();
+        if !still.is_empty() {
+            run.waiting = Some(calls);
+            return Ok(self.finish_run(run, StopReason::Pending { calls: still }, &ctx, on_event));
+        }
+        let results: Vec<ToolResult> =
+            calls.into_iter().filter_map(|call| call.status.result().cloned()).collect();
+        run.messages.push(Message::ToolResults(results));
+        let stop = if ctx.cancellation().is_cancelled() {
+            StopReason::Cancelled
+        } else {
+            self.drive_from(&mut run, &ctx, on_event).await
+        };
+        Ok(self.finish_run(run, stop, &ctx, on_event))
+    }
+
+    /// Refuses a state that is forged or stale for this agent and caller.
+    fn check_state(
+        &self,
+        state: &RunState,
+        ctx: &ToolInvocationContext,
+    ) -> Result<(), ResumeError> {
+        let key = self.key.as_ref().ok_or(ResumeError::NoKey)?;
+        state.verify(key)?;
+        for (field, ours, theirs) in [
+            ("run_id", ctx.run_id(), state.run_id()),
+            ("tenant_id", ctx.tenant_id(), state.tenant_id()),
+            ("actor_id", ctx.actor_id(), state.actor_id()),
+        ] {
+            if ours != theirs {
+                return Err(ResumeError::OtherCaller { field });
+            }
+        }
+        match state.messages().last() {
+            Some(Message::Assistant(turn)) if turn.calls.len() == state.calls().len() => {}
+            _ => return Err(ResumeError::Inconsistent),
+        }
+        for call in state.pending() {
+            let CallStatus::Pending { arguments, arguments_hash: hash, spec_hash, .. } =
+                &call.status
+            else {
+                continue;
+            };
+            if arguments_hash(arguments) != *hash {
+                return Err(ResumeError::Forged);
+            }
+            if self.spec_hash_of(&call.tool_name).as_deref() != Some(spec_hash.as_str()) {
+                return Err(ResumeError::ToolChanged {
+                    call_id: call.id.clone(),
+                    tool_name: call.tool_name.clone(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The approver of one decided call on resume: it approves exactly the call the decision was
+/// made for, bound to run, tenant, actor, tool, spec hash, call id and arguments (the edited
+/// ones, for an edit), and denies anything else.
+#[derive(Debug)]
+struct Decided(Approval);
+
+#[async_trait]
+impl Approver for Decided {
+    async fn review(&self, request: &ApprovalRequest<'_>) -> ApprovalDecision {
+        if request.approval() == self.0 {
+            request.approve()
+        } else {
+            request.deny("the decision was made for another call")
+        }
+    }
+}

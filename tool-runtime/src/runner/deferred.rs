@@ -1,0 +1,117 @@
+//! What the runner does for deferred calls when they are decided: run them under the decision
+//! (an approver that knows it), and end a client tool's call with the result its client
+//! supplied. Only resuming a run comes here; `exec` never does.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::drive::{catch_decode_panic, mint_call_id, step_panicked};
+use super::steps::{check_output, redact_and_bound};
+use super::{Call, ToolRunner};
+use crate::catalog::ToolSource;
+use crate::content::ToolOutput;
+use crate::policy::{Approver, Decision};
+use crate::runtime::{
+    Arguments, ExecError, ToolErrorCode as Code, ToolEvent, ToolExecResult, ToolInvocationContext,
+};
+use crate::schema::Shown;
+
+impl ToolRunner {
+    /// This runner with `approver` deciding the calls that need approval.
+    pub(crate) fn with_approver(&self, approver: Arc<dyn Approver>) -> Self {
+        Self { approver, ..self.clone() }
+    }
+
+    /// Ends the call `ctx.tool_call_id()` of the client tool `name`, made with `arguments`,
+    /// with the `output` its client supplied: policy, the arguments and the output are checked
+    /// as for any call (`output_validation` for an output that does not match the output
+    /// schema), then the output is redacted and bounded. The sink sees the call start and end.
+    pub(crate) async fn exec_supplied(
+        &self,
+        name: &str,
+        arguments: &Value,
+        output: Value,
+        ctx: &ToolInvocationContext,
+    ) -> ToolExecResult {
+        let started_ms = self.clock.epoch_ms();
+        let mut call = Call {
+            id: ctx.tool_call_id().map_or_else(mint_call_id, str::to_owned),
+            events: super::drive::guarded(|| self.sink.enabled()).unwrap_or(false),
+            ..Call::default()
+        };
+        let outcome = self.supplied(&mut call, name, arguments, output, ctx);
+        self.finish(call, name, outcome, started_ms)
+    }
+
+    fn supplied(
+        &self,
+        call: &mut Call,
+        name: &str,
+        arguments: &Value,
+        output: Value,
+        ctx: &ToolInvocationContext,
+    ) -> Result<ToolOutput, ExecError> {
+        let tool = self.catalog.get(name).ok_or_else(|| {
+            ExecError::new(
+                Code::Unavailable,
+                format!("no tool named `{}` is available", Shown(name)),
+            )
+        })?;
+        let tool = tool.as_ref();
+        if let Decision::Deny { reason } = self.policy.decide(ctx, tool.name(), tool.effect()) {
+            return Err(ExecError::new(Code::PolicyDenied, reason));
+        }
+        if !tool.runs_on_client() {
+            return Err(ExecError::new(
+                Code::Unavailable,
+                format!("`{}` is not a client tool: only the runner runs it", Shown(name)),
+            ));
+        }
+        let args =
+            catch_decode_panic(|| tool.arguments(Arguments::from(arguments)))?.map_err(|_| {
+                ExecError::new(Code::Validation, "the call's arguments no longer validate")
+            })?;
+        call.args = Some(args.json().clone());
+        if call.events {
+            self.sink.emit(ToolEvent::ToolCallStart {
+                tool_call_id: call.id.clone(),
+                tool_name: name.to_owned(),
+                run_id: ctx.run_id().to_owned(),
+                at_ms: self.clock.epoch_ms(),
+            });
+            call.started = true;
+        }
+        let budgets = self.policy.budgets_for(tool.name());
+        let output = ToolOutput::from(output);
+        // The output is the client's, as untrusted as a tool's: a panic in its checks is this
+        // call's failure.
+        std::panic::catch_unwind(AssertUnwindSafe(|| {
+            check_output(tool, &output)?;
+            redact_and_bound(tool, output, &budgets)
+        }))
+        .unwrap_or_else(|_| Err(step_panicked()))
+    }
+}
+
+impl ToolRunner {
+    /// Ends the waiting call `ctx.tool_call_id()` of `name` as denied on resume
+    /// (`approval_denied`, with `message` for the model); it does not run.
+    pub(crate) fn deny_deferred(
+        &self,
+        name: &str,
+        arguments: &Value,
+        message: &str,
+        ctx: &ToolInvocationContext,
+    ) -> ToolExecResult {
+        let started_ms = self.clock.epoch_ms();
+        let call = Call {
+            id: ctx.tool_call_id().map_or_else(mint_call_id, str::to_owned),
+            events: super::drive::guarded(|| self.sink.enabled()).unwrap_or(false),
+            args: Some(crate::runtime::bound::ArgsJson::from_value(arguments.clone())),
+            ..Call::default()
+        };
+        self.finish(call, name, Err(ExecError::new(Code::ApprovalDenied, message)), started_ms)
+    }
+}
