@@ -451,8 +451,6 @@ fn stem(word: &mut String) -> &str {
         word.truncate(len - 3);
     } else if len > 4 && word.ends_with("ed") {
         word.truncate(len - 2);
-    } else if len > 3 && word.ends_with("es") && !word.ends_with("ses") {
-        word.truncate(len - 1);
     } else if len > 3 && word.ends_with('s') && !word.ends_with("ss") && !word.ends_with("us") {
         word.truncate(len - 1);
     }
