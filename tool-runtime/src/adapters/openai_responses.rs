@@ -124,6 +124,9 @@ impl OpenAiResponses {
 
     /// The namespace of the tool named `name` and its function name within it.
     fn split_namespace<'n>(&self, name: &'n str) -> Option<(&str, &'n str)> {
+        if self.namespaces.is_empty() {
+            return None;
+        }
         let (prefix, function) = name.split_once("__")?;
         let index =
             self.namespaces.binary_search_by(|(known, _)| known.as_str().cmp(prefix)).ok()?;
