@@ -98,7 +98,8 @@ impl OpenAiResponses {
     /// [deferred loading](Self::defer_loading), loads its functions when it needs them
     /// (<https://developers.openai.com/api/docs/guides/function-calling#defining-namespaces>).
     /// A call of a namespaced function (its item carries `namespace`) decodes to the tool's
-    /// full name, and goes back with the turn split again.
+    /// full name, and goes back with the turn split again. A tool choice that names a
+    /// namespaced tool is an [`EncodeError::Unsupported`].
     ///
     /// ```
     /// use serde_json::json;
@@ -206,6 +207,12 @@ impl Adapter for OpenAiResponses {
     }
 
     fn tool_choice(&self, choice: &ToolChoice) -> Result<Map<String, Value>, EncodeError> {
+        if choice.named_tools().iter().any(|name| self.split_namespace(name).is_some()) {
+            return Err(EncodeError::Unsupported {
+                provider: Provider::OpenAiResponses,
+                feature: "a tool choice naming a tool inside a namespace",
+            });
+        }
         let mut fields = Map::new();
         let mode = match &choice.mode {
             ChoiceMode::Auto => json!("auto"),
