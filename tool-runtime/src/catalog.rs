@@ -60,6 +60,8 @@ use crate::runtime::{
 };
 use crate::spec::ToolSpec;
 
+pub mod select;
+
 /// A set of tools that may change while the program runs (an MCP server's tools).
 pub trait ToolSource: Send + Sync + fmt::Debug {
     /// Every tool, in any order.

@@ -314,11 +314,13 @@ impl ToolPolicy {
         ctx.connection_id().is_some_and(|id| self.effective_connections(ctx).contains(id))
     }
 
-    /// Whether a tool is shown to the model at all: not denied, and if it needs a connection,
-    /// some connection is effective.
+    /// Whether a tool is shown to the model at all: in the run's
+    /// [tool set](ToolInvocationContext::with_tool_set) (when it has one), not denied, and if
+    /// it needs a connection, some connection is effective.
     #[must_use]
     pub fn shows(&self, ctx: &ToolInvocationContext, spec: &ToolSpec) -> bool {
-        !matches!(self.decide(ctx, spec.name(), spec.effect()), Decision::Deny { .. })
+        ctx.in_tool_set(spec.name())
+            && !matches!(self.decide(ctx, spec.name(), spec.effect()), Decision::Deny { .. })
             && (!spec.requires_connection() || !self.effective_connections(ctx).is_empty())
     }
 }

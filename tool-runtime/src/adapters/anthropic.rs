@@ -22,13 +22,15 @@ use crate::spec::ToolSpec;
 use super::assemble::{Core, DecodeOptions};
 use super::budget::AnthropicStrictBudget;
 use super::framing::Frame;
+use super::limits::Limit;
 use super::parts::{self, object};
 use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
-use super::request::{self, Message, ModelRequest, RequestOptions};
+use super::request::{self, DeferLoading, Message, ModelRequest, RequestOptions, ToolSearch};
 use super::session::{Protocol, Session, StreamSession, body, count_at, payload, str_at};
 use super::sse::SseParser;
 use super::types::{
-    ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolOutcome, ToolResult,
+    ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, TOOL_REFERENCES, ToolChoice,
+    ToolOutcome, ToolResult,
 };
 use super::{Adapter, Provider, input_schema, lower, named};
 
@@ -37,6 +39,9 @@ const MAX_TOKENS: u32 = 4096;
 
 /// The key under which thinking blocks are kept in [`Decoded::extras`].
 const THINKING: &str = "thinking_blocks";
+
+/// The key under which server tool blocks (a tool search's call and result) are kept.
+const SERVER_BLOCKS: &str = "server_tool_blocks";
 
 /// The Anthropic Messages adapter.
 ///
@@ -55,6 +60,7 @@ const THINKING: &str = "thinking_blocks";
 pub struct Anthropic {
     strict: bool,
     decode: DecodeOptions,
+    defer: Option<DeferLoading>,
 }
 
 impl Anthropic {
@@ -75,6 +81,15 @@ impl Anthropic {
     #[must_use]
     pub fn decode_options(self, decode: DecodeOptions) -> Self {
         Self { decode, ..self }
+    }
+
+    /// Defers tool definitions behind Anthropic's tool search ([`ToolSearch::Bm25`] or
+    /// [`ToolSearch::Regex`]); see [`DeferLoading`]. The search's `server_tool_use` and
+    /// `tool_search_tool_result` blocks are kept to be sent back with the turn, and the tools
+    /// it referenced are in [`Decoded::tool_references`].
+    #[must_use]
+    pub fn defer_loading(self, defer: DeferLoading) -> Self {
+        Self { defer: Some(defer), ..self }
     }
 
     fn input_schema(&self, spec: &ToolSpec) -> Result<Map<String, Value>, EncodeError> {
@@ -98,12 +113,19 @@ impl Adapter for Anthropic {
 
     fn tools(&self, specs: &[&ToolSpec]) -> Result<Value, EncodeError> {
         let mut budget = AnthropicStrictBudget::default();
-        let mut tools = Vec::with_capacity(specs.len());
+        let mut tools = Vec::with_capacity(specs.len() + 1);
+        if let Some(defer) = &self.defer {
+            tools.push(search_tool(defer.search())?);
+        }
         for spec in specs {
             if self.strict {
                 budget.add(spec.name(), &self.input_schema(spec)?)?;
             }
-            tools.push(self.tool(spec)?);
+            let mut tool = self.tool(spec)?;
+            if let Some(defer) = &self.defer {
+                request::mark_deferred(defer, spec.name(), &mut tool);
+            }
+            tools.push(tool);
         }
         Ok(Value::Array(tools))
     }
@@ -115,6 +137,19 @@ impl Adapter for Anthropic {
             ChoiceMode::None => "none",
             ChoiceMode::Required => "any",
             ChoiceMode::Tool(_) => "tool",
+            ChoiceMode::Validated if self.strict => "auto",
+            ChoiceMode::Validated => {
+                return Err(EncodeError::Unsupported {
+                    provider: Provider::Anthropic,
+                    feature: "a validated tool choice without strict mode (turn `strict` on)",
+                });
+            }
+            ChoiceMode::Allowed { .. } => {
+                return Err(EncodeError::Unsupported {
+                    provider: Provider::Anthropic,
+                    feature: "limiting calls to some of the tools (send only those tools)",
+                });
+            }
         };
         inner.insert("type".to_owned(), json!(kind));
         if let ChoiceMode::Tool(name) = &choice.mode {
@@ -193,6 +228,9 @@ impl Adapter for Anthropic {
                     start_tool(&mut core, slot, block, out);
                 }
                 Some("thinking" | "redacted_thinking") => keep_thinking(&mut core, block.clone()),
+                Some("server_tool_use" | "tool_search_tool_result") => {
+                    keep_server_block(&mut core, block.clone());
+                }
                 _ => {}
             }
         }
@@ -211,6 +249,9 @@ impl Adapter for Anthropic {
     fn assistant_message(&self, decoded: &Decoded) -> Value {
         let mut content: Vec<Value> =
             decoded.extras.get(THINKING).and_then(Value::as_array).cloned().unwrap_or_default();
+        if let Some(Value::Array(blocks)) = decoded.extras.get(SERVER_BLOCKS) {
+            content.extend(blocks.iter().cloned());
+        }
         if !decoded.text.is_empty() {
             content.push(json!({"type": "text", "text": decoded.text}));
         }
@@ -300,6 +341,38 @@ fn result_block(
     Ok(Some(block))
 }
 
+/// The definition of Anthropic's tool search tool
+/// (<https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/tool-search-tool>).
+fn search_tool(search: ToolSearch) -> Result<Value, EncodeError> {
+    let (kind, name) = match search {
+        ToolSearch::Bm25 => ("tool_search_tool_bm25_20251119", "tool_search_tool_bm25"),
+        ToolSearch::Regex => ("tool_search_tool_regex_20251119", "tool_search_tool_regex"),
+        _ => {
+            return Err(EncodeError::Unsupported {
+                provider: Provider::Anthropic,
+                feature: "a tool search other than `Bm25` or `Regex`",
+            });
+        }
+    };
+    Ok(json!({"type": kind, "name": name}))
+}
+
+/// A block of a server tool's search to keep: referenced tool names go to
+/// [`TOOL_REFERENCES`], the block to the turn's extras, to be sent back.
+fn keep_server_block(core: &mut Core, block: Value) {
+    if str_at(&block, "type") == Some("tool_search_tool_result") {
+        let references = block.pointer("/content/tool_references").and_then(Value::as_array);
+        for reference in references.map(Vec::as_slice).unwrap_or_default() {
+            if str_at(reference, "type") == Some("tool_reference")
+                && let Some(name) = str_at(reference, "tool_name")
+            {
+                core.extras.push(TOOL_REFERENCES, json!(name));
+            }
+        }
+    }
+    core.extras.push(SERVER_BLOCKS, block);
+}
+
 /// `{"type": "base64", "media_type", "data"}`.
 fn base64_source(media_type: &str, bytes: &[u8]) -> Value {
     object([
@@ -358,6 +431,8 @@ fn finish(reason: &str) -> Finish {
 enum Block {
     Tool(usize),
     Thinking(Map<String, Value>),
+    /// A server tool's call (its input streamed as JSON text), kept whole at its stop.
+    Server(Map<String, Value>, String),
     Other,
 }
 
@@ -406,6 +481,13 @@ impl Protocol for MessagesProtocol {
                         keep_thinking(core, block.clone());
                         Block::Other
                     }
+                    Some("server_tool_use") => {
+                        Block::Server(block.as_object().cloned().unwrap_or_default(), String::new())
+                    }
+                    Some("tool_search_tool_result") => {
+                        keep_server_block(core, block.clone());
+                        Block::Other
+                    }
                     Some("text") => {
                         core.text(str_at(block, "text").unwrap_or_default(), out);
                         Block::Other
@@ -420,6 +502,12 @@ impl Protocol for MessagesProtocol {
             "content_block_stop" => {
                 match self.blocks.remove(&index) {
                     Some(Block::Thinking(block)) => keep_thinking(core, Value::Object(block)),
+                    Some(Block::Server(mut block, input)) => {
+                        if let Ok(input) = serde_json::from_str::<Value>(&input) {
+                            block.insert("input".to_owned(), input);
+                        }
+                        keep_server_block(core, Value::Object(block));
+                    }
                     // The tool's input is complete; a later delta at this index starts anew.
                     Some(Block::Tool(_) | Block::Other) | None => {}
                 }
@@ -447,8 +535,19 @@ impl MessagesProtocol {
         match str_at(delta, "type") {
             Some("text_delta") => core.text(text("text"), out),
             Some("input_json_delta") => {
-                let slot = match self.blocks.get(&index) {
+                let slot = match self.blocks.get_mut(&index) {
                     Some(Block::Tool(slot)) => *slot,
+                    Some(Block::Server(_, input)) => {
+                        let fragment = text("partial_json");
+                        if input.len().saturating_add(fragment.len())
+                            > core.limits().get(Limit::ArgumentBytes)
+                        {
+                            core.exceeded(Limit::ArgumentBytes, out);
+                        } else {
+                            input.push_str(fragment);
+                        }
+                        return;
+                    }
                     // Input for a block that never started: keep it; it is reported unnamed.
                     _ => {
                         let slot = core.open();

@@ -404,6 +404,11 @@ impl Core {
         self.slots[slot].object = Some(value);
     }
 
+    /// The name `slot` has so far.
+    pub(crate) fn name_of(&self, slot: usize) -> Option<&str> {
+        self.slots.get(slot).map(|slot| slot.name.as_str())
+    }
+
     /// The provider extras of `slot`.
     pub(crate) fn extras_mut(&mut self, slot: usize) -> Option<&mut Extras> {
         if slot < self.finalised {

@@ -1,5 +1,12 @@
 //! Request-wide limits, checked on the lowered schemas before anything is sent. Totals add up
 //! tool by tool, so the error names the tool that crossed the line.
+//!
+//! The numbers are the providers' published ones (issue 15): OpenAI's structured-outputs
+//! limits (<https://platform.openai.com/docs/guides/structured-outputs#supported-schemas>)
+//! and Anthropic's strict tool use limits
+//! (<https://docs.anthropic.com/en/docs/build-with-claude/structured-outputs>). What Anthropic's
+//! strict grammar cannot carry (numeric bounds, string lengths, `minItems` above 1) is moved into
+//! descriptions by lowering (`lower::anthropic_strict`) rather than counted here.
 
 use serde_json::{Map, Value};
 
@@ -8,8 +15,10 @@ use super::lower::is_nullable;
 use super::problem::{Budget, BudgetError};
 
 /// OpenAI strict mode: 5 000 object properties, 10 levels of object nesting, 120 000
-/// characters of property names and enum values, 1 000 enum values, 15 000 characters in one
-/// enum of more than 250 values.
+/// characters of property names and enum values (schemas have no `const`: the subset spells it
+/// as a one-value `enum`), 1 000 enum values (enums
+/// hold strings; the `null` that lowering adds to an optional one is not counted), 15 000 characters in one
+/// string enum of more than 250 values.
 #[derive(Debug)]
 pub(crate) struct OpenAiStrictBudget {
     provider: Provider,

@@ -123,6 +123,13 @@ impl Adapter for Gemini {
             ChoiceMode::None => json!({"mode": "NONE"}),
             ChoiceMode::Required => json!({"mode": "ANY"}),
             ChoiceMode::Tool(name) => json!({"mode": "ANY", "allowedFunctionNames": [name]}),
+            // https://ai.google.dev/api/caching#FunctionCallingConfig: names are allowed with
+            // `ANY` and `VALIDATED` only.
+            ChoiceMode::Allowed { tools, required } => {
+                let mode = if *required { "ANY" } else { "VALIDATED" };
+                json!({"mode": mode, "allowedFunctionNames": tools})
+            }
+            ChoiceMode::Validated => json!({"mode": "VALIDATED"}),
         };
         let mut fields = Map::new();
         fields.insert("toolConfig".to_owned(), json!({"functionCallingConfig": config}));

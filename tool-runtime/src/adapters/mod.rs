@@ -168,7 +168,7 @@ pub use openai_responses::OpenAiResponses;
 pub use parts::UnsupportedPart;
 pub use problem::{Budget, BudgetError, DecodeError, EncodeError, Problem, ProviderError};
 pub use raise::raise_arguments;
-pub use request::{Message, ModelRequest, RequestOptions};
+pub use request::{DeferLoading, Message, ModelRequest, RequestOptions, ToolSearch};
 pub use session::StreamSession;
 pub use types::{
     ArgumentsProblem, CallArguments, ChoiceMode, Decoded, Extras, Finish, FinishReason, IdOrigin,
@@ -318,11 +318,7 @@ pub trait Adapter: fmt::Debug + Send + Sync {
         specs: &[&ToolSpec],
         choice: &ToolChoice,
     ) -> Result<Map<String, Value>, EncodeError> {
-        if let ChoiceMode::Tool(name) = &choice.mode
-            && !specs.iter().any(|spec| spec.name() == name)
-        {
-            return Err(EncodeError::UnknownTool(name.clone()));
-        }
+        check_named(specs, choice)?;
         let mut fields = Map::new();
         if specs.is_empty() {
             return Ok(fields);
@@ -470,6 +466,14 @@ pub trait Adapter: fmt::Debug + Send + Sync {
         let mut messages = vec![self.assistant_message(decoded)];
         messages.extend(self.result_messages(results)?);
         Ok(messages)
+    }
+}
+
+/// [`EncodeError::UnknownTool`] for the first tool `choice` names that is not among `specs`.
+fn check_named(specs: &[&ToolSpec], choice: &ToolChoice) -> Result<(), EncodeError> {
+    match choice.named_tools().iter().find(|name| !specs.iter().any(|spec| spec.name() == *name)) {
+        Some(name) => Err(EncodeError::UnknownTool(name.clone())),
+        None => Ok(()),
     }
 }
 

@@ -79,6 +79,8 @@ impl Adapter for Ollama {
             (ChoiceMode::None, _) => "a tool choice of `none` (leave the tools out instead)",
             (ChoiceMode::Required, _) => "requiring a tool call",
             (ChoiceMode::Tool(_), _) => "forcing a particular tool",
+            (ChoiceMode::Allowed { .. }, _) => "limiting calls to some of the tools",
+            (ChoiceMode::Validated, _) => "a validated tool choice (Gemini's `VALIDATED`)",
         };
         Err(EncodeError::Unsupported { provider: Provider::Ollama, feature })
     }
@@ -92,11 +94,7 @@ impl Adapter for Ollama {
         if choice.mode == ChoiceMode::None && choice.parallel != Some(false) {
             return Ok(Map::new());
         }
-        if let ChoiceMode::Tool(name) = &choice.mode
-            && !specs.iter().any(|spec| spec.name() == name)
-        {
-            return Err(EncodeError::UnknownTool(name.clone()));
-        }
+        super::check_named(specs, choice)?;
         let mut fields = self.tool_choice(choice)?;
         if !specs.is_empty() {
             fields.insert("tools".to_owned(), self.tools(specs)?);

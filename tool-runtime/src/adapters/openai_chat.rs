@@ -109,6 +109,22 @@ impl Adapter for OpenAiChat {
             ChoiceMode::None => json!("none"),
             ChoiceMode::Required => json!("required"),
             ChoiceMode::Tool(name) => json!({"type": "function", "function": {"name": name}}),
+            // https://platform.openai.com/docs/api-reference/chat/create#chat-create-tool_choice
+            ChoiceMode::Allowed { tools, required } => {
+                let tools: Vec<Value> = tools
+                    .iter()
+                    .map(|name| json!({"type": "function", "function": {"name": name}}))
+                    .collect();
+                let mode = if *required { "required" } else { "auto" };
+                json!({"type": "allowed_tools", "allowed_tools": {"mode": mode, "tools": tools}})
+            }
+            ChoiceMode::Validated if self.strict => json!("auto"),
+            ChoiceMode::Validated => {
+                return Err(EncodeError::Unsupported {
+                    provider: Provider::OpenAiChat,
+                    feature: "a validated tool choice without strict mode (turn `strict` on)",
+                });
+            }
         };
         fields.insert("tool_choice".to_owned(), mode);
         if let Some(parallel) = choice.parallel {

@@ -26,16 +26,20 @@ use super::budget::OpenAiStrictBudget;
 use super::framing::Frame;
 use super::parts::{self, object};
 use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
-use super::request::{self, Message, ModelRequest, RequestOptions};
+use super::request::{self, DeferLoading, Message, ModelRequest, RequestOptions, ToolSearch};
 use super::session::{Protocol, Session, StreamSession, body, payload, str_at, usage_object};
 use super::sse::SseParser;
 use super::types::{
-    ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolOutcome, ToolResult,
+    ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, TOOL_REFERENCES, ToolChoice,
+    ToolOutcome, ToolResult,
 };
 use super::{Adapter, Provider, input_schema, lower, named};
 
 /// The key under which reasoning items are kept in [`Decoded::extras`].
 const REASONING: &str = "reasoning_items";
+
+/// The key under which tool search items are kept in [`Decoded::extras`].
+const SEARCH: &str = "tool_search_items";
 
 /// The OpenAI Responses adapter.
 ///
@@ -54,6 +58,9 @@ const REASONING: &str = "reasoning_items";
 pub struct OpenAiResponses {
     strict: bool,
     decode: DecodeOptions,
+    defer: Option<DeferLoading>,
+    /// `(name, description)`, sorted by name.
+    namespaces: Vec<(String, String)>,
 }
 
 impl OpenAiResponses {
@@ -74,6 +81,57 @@ impl OpenAiResponses {
     #[must_use]
     pub fn decode_options(self, decode: DecodeOptions) -> Self {
         Self { decode, ..self }
+    }
+
+    /// Defers function definitions behind the hosted `tool_search` tool
+    /// ([`ToolSearch::Hosted`]); see [`DeferLoading`]. The search's `tool_search_call` and
+    /// `tool_search_output` items are kept to be sent back with the turn, and the tools it
+    /// loaded are in [`Decoded::tool_references`].
+    #[must_use]
+    pub fn defer_loading(self, defer: DeferLoading) -> Self {
+        Self { defer: Some(defer), ..self }
+    }
+
+    /// Groups the tools named `<name>__<function>` into a namespace
+    /// (`{"type": "namespace", "name", "description", "tools": [...]}`), whose functions are
+    /// called `<function>`: the model sees the namespace's name and description, and, with
+    /// [deferred loading](Self::defer_loading), loads its functions when it needs them
+    /// (<https://developers.openai.com/api/docs/guides/function-calling#defining-namespaces>).
+    /// A call of a namespaced function (its item carries `namespace`) decodes to the tool's
+    /// full name, and goes back with the turn split again. A tool choice that names a
+    /// namespaced tool is an [`EncodeError::Unsupported`].
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tool_runtime::adapters::{Adapter, OpenAiResponses};
+    ///
+    /// let adapter = OpenAiResponses::new().namespace("crm", "Customer lookup and orders.");
+    /// let decoded = adapter.decode(br#"{"status": "completed", "output": [{"type": "function_call",
+    ///     "call_id": "call_1", "namespace": "crm", "name": "list_orders", "arguments": "{}"}]}"#).unwrap();
+    /// assert_eq!(decoded.calls[0].name, "crm__list_orders");
+    /// let echoed = adapter.assistant_message(&decoded);
+    /// assert_eq!((&echoed[0]["namespace"], &echoed[0]["name"]), (&json!("crm"), &json!("list_orders")));
+    /// ```
+    #[must_use]
+    pub fn namespace(mut self, name: impl Into<String>, description: impl Into<String>) -> Self {
+        let name = name.into();
+        let description = description.into();
+        match self.namespaces.binary_search_by(|(known, _)| known.cmp(&name)) {
+            Ok(index) => self.namespaces[index].1 = description,
+            Err(index) => self.namespaces.insert(index, (name, description)),
+        }
+        self
+    }
+
+    /// The namespace of the tool named `name` and its function name within it.
+    fn split_namespace<'n>(&self, name: &'n str) -> Option<(&str, &'n str)> {
+        if self.namespaces.is_empty() {
+            return None;
+        }
+        let (prefix, function) = name.split_once("__")?;
+        let index =
+            self.namespaces.binary_search_by(|(known, _)| known.as_str().cmp(prefix)).ok()?;
+        Some((self.namespaces[index].0.as_str(), function))
     }
 
     fn parameters(&self, spec: &ToolSpec) -> Result<Map<String, Value>, EncodeError> {
@@ -97,23 +155,84 @@ impl Adapter for OpenAiResponses {
 
     fn tools(&self, specs: &[&ToolSpec]) -> Result<Value, EncodeError> {
         let mut budget = OpenAiStrictBudget::new(Provider::OpenAiResponses);
-        let mut tools = Vec::with_capacity(specs.len());
+        let mut tools = Vec::with_capacity(specs.len() + 1);
+        if let Some(defer) = &self.defer {
+            if defer.search() != ToolSearch::Hosted {
+                return Err(EncodeError::Unsupported {
+                    provider: Provider::OpenAiResponses,
+                    feature: "a tool search other than the hosted `tool_search` (`ToolSearch::Hosted`)",
+                });
+            }
+            // https://developers.openai.com/api/docs/guides/tools-tool-search
+            tools.push(json!({"type": "tool_search"}));
+        }
+        // Where each namespace's object stands in `tools`.
+        let mut grouped: Vec<(usize, usize)> = Vec::new();
         for spec in specs {
             if self.strict {
                 budget.add(spec.name(), &self.parameters(spec)?)?;
             }
-            tools.push(self.tool(spec)?);
+            let mut tool = self.tool(spec)?;
+            if let Some(defer) = &self.defer {
+                request::mark_deferred(defer, spec.name(), &mut tool);
+            }
+            let Some((namespace, function)) = self.split_namespace(spec.name()) else {
+                tools.push(tool);
+                continue;
+            };
+            tool["name"] = json!(function);
+            let index = self
+                .namespaces
+                .binary_search_by(|(known, _)| known.as_str().cmp(namespace))
+                .unwrap_or_default();
+            let at = match grouped.iter().find(|(known, _)| *known == index) {
+                Some(&(_, at)) => at,
+                None => {
+                    let (name, description) = &self.namespaces[index];
+                    tools.push(json!({
+                        "type": "namespace",
+                        "name": name,
+                        "description": description,
+                        "tools": [],
+                    }));
+                    grouped.push((index, tools.len() - 1));
+                    tools.len() - 1
+                }
+            };
+            if let Some(Value::Array(members)) = tools[at].get_mut("tools") {
+                members.push(tool);
+            }
         }
         Ok(Value::Array(tools))
     }
 
     fn tool_choice(&self, choice: &ToolChoice) -> Result<Map<String, Value>, EncodeError> {
+        if choice.named_tools().iter().any(|name| self.split_namespace(name).is_some()) {
+            return Err(EncodeError::Unsupported {
+                provider: Provider::OpenAiResponses,
+                feature: "a tool choice naming a tool inside a namespace",
+            });
+        }
         let mut fields = Map::new();
         let mode = match &choice.mode {
             ChoiceMode::Auto => json!("auto"),
             ChoiceMode::None => json!("none"),
             ChoiceMode::Required => json!("required"),
             ChoiceMode::Tool(name) => json!({"type": "function", "name": name}),
+            // https://platform.openai.com/docs/api-reference/responses/create#responses-create-tool_choice
+            ChoiceMode::Allowed { tools, required } => {
+                let tools: Vec<Value> =
+                    tools.iter().map(|name| json!({"type": "function", "name": name})).collect();
+                let mode = if *required { "required" } else { "auto" };
+                json!({"type": "allowed_tools", "mode": mode, "tools": tools})
+            }
+            ChoiceMode::Validated if self.strict => json!("auto"),
+            ChoiceMode::Validated => {
+                return Err(EncodeError::Unsupported {
+                    provider: Provider::OpenAiResponses,
+                    feature: "a validated tool choice without strict mode (turn `strict` on)",
+                });
+            }
         };
         fields.insert("tool_choice".to_owned(), mode);
         if let Some(parallel) = choice.parallel {
@@ -184,6 +303,7 @@ impl Adapter for OpenAiResponses {
                     }
                 }
                 Some("reasoning") => keep_reasoning(&mut core, item),
+                Some("tool_search_call" | "tool_search_output") => keep_search(&mut core, item),
                 _ => {}
             }
         }
@@ -202,6 +322,9 @@ impl Adapter for OpenAiResponses {
     fn assistant_message(&self, decoded: &Decoded) -> Value {
         let mut items: Vec<Value> =
             decoded.extras.get(REASONING).and_then(Value::as_array).cloned().unwrap_or_default();
+        if let Some(Value::Array(search)) = decoded.extras.get(SEARCH) {
+            items.extend(search.iter().cloned());
+        }
         if !decoded.text.is_empty() {
             items.push(json!({"role": "assistant", "content": decoded.text}));
         }
@@ -212,7 +335,15 @@ impl Adapter for OpenAiResponses {
                 item.insert("id".to_owned(), id.clone());
             }
             item.insert("call_id".to_owned(), json!(call.id));
-            item.insert("name".to_owned(), json!(call.name));
+            match self.split_namespace(&call.name) {
+                Some((namespace, function)) => {
+                    item.insert("namespace".to_owned(), json!(namespace));
+                    item.insert("name".to_owned(), json!(function));
+                }
+                None => {
+                    item.insert("name".to_owned(), json!(call.name));
+                }
+            }
             item.insert("arguments".to_owned(), json!(call.arguments.to_json_text()));
             items.push(Value::Object(item));
         }
@@ -299,8 +430,10 @@ fn apply_item(core: &mut Core, slot: usize, item: &Value, out: &mut Vec<StreamEv
     if let Some(call_id) = str_at(item, "call_id") {
         core.set_id(slot, call_id, out);
     }
-    if let Some(name) = str_at(item, "name") {
-        core.push_name(slot, name, out);
+    match (str_at(item, "namespace"), str_at(item, "name")) {
+        (Some(namespace), Some(name)) => core.push_name(slot, &format!("{namespace}__{name}"), out),
+        (None, Some(name)) => core.push_name(slot, name, out),
+        _ => {}
     }
     if let (Some(id), Some(extras)) = (item.get("id"), core.extras_mut(slot)) {
         extras.insert("id", id.clone());
@@ -312,6 +445,20 @@ fn apply_item(core: &mut Core, slot: usize, item: &Value, out: &mut Vec<StreamEv
 
 fn keep_reasoning(core: &mut Core, item: &Value) {
     core.extras.push(REASONING, item.clone());
+}
+
+/// Keeps a tool search item to send back with the turn; the tools a `tool_search_output`
+/// loaded (functions, or namespaces of them) are its references.
+fn keep_search(core: &mut Core, item: &Value) {
+    if str_at(item, "type") == Some("tool_search_output") {
+        let tools = item.get("tools").and_then(Value::as_array).map(Vec::as_slice);
+        for tool in tools.unwrap_or_default() {
+            if let Some(name) = str_at(tool, "name") {
+                core.extras.push(TOOL_REFERENCES, json!(name));
+            }
+        }
+    }
+    core.extras.push(SEARCH, item.clone());
 }
 
 /// Finishes from a response object's `status`.
@@ -408,18 +555,25 @@ impl Protocol for ResponsesProtocol {
                 let slot = self.lookup_or_open(core, &event, item);
                 apply_item(core, slot, item.unwrap_or(&Value::Null), out);
             }
-            "response.output_item.done" => {
-                if let Some(item) = item.filter(|item| str_at(item, "type") == Some("reasoning")) {
-                    keep_reasoning(core, item);
+            "response.output_item.done" => match item.and_then(|item| str_at(item, "type")) {
+                Some("reasoning") => keep_reasoning(core, item.unwrap_or(&Value::Null)),
+                Some("tool_search_call" | "tool_search_output") => {
+                    keep_search(core, item.unwrap_or(&Value::Null));
                 }
-            }
+                _ => {}
+            },
             "response.function_call_arguments.delta" => {
                 let slot = self.lookup_or_open(core, &event, None);
                 core.push_args(slot, str_at(&event, "delta").unwrap_or_default(), out);
             }
             "response.function_call_arguments.done" => {
                 let slot = self.lookup_or_open(core, &event, None);
-                if let Some(name) = str_at(&event, "name") {
+                // A namespaced function's bare name: its item gave the full one.
+                if let Some(name) = str_at(&event, "name")
+                    && !core
+                        .name_of(slot)
+                        .is_some_and(|known| known.ends_with(&format!("__{name}")))
+                {
                     core.push_name(slot, name, out);
                 }
                 if let Some(arguments) = str_at(&event, "arguments") {

@@ -253,3 +253,101 @@ fn size_hint(value: &Value) -> usize {
         Value::Null | Value::Bool(_) | Value::Number(_) => 8,
     }
 }
+
+/// Which search tool a provider runs over deferred tool definitions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ToolSearch {
+    /// Anthropic's natural-language search, `tool_search_tool_bm25_20251119`.
+    Bm25,
+    /// Anthropic's regular-expression search, `tool_search_tool_regex_20251119`.
+    Regex,
+    /// OpenAI Responses' hosted `tool_search` tool.
+    Hosted,
+}
+
+/// Provider-native deferred loading: every tool of a request is sent with
+/// `"defer_loading": true` (the model sees its name and what the search tool reveals, not its
+/// schema) except the eager ones, and the provider's search tool is added in front. The model
+/// then searches and the provider loads what it finds: Anthropic answers with `tool_reference`
+/// blocks, OpenAI with `tool_search_output` items ([`Decoded::tool_references`]).
+///
+/// - Anthropic, with [`ToolSearch::Bm25`] or [`ToolSearch::Regex`]
+///   (<https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/tool-search-tool>; the
+///   request needs the `anthropic-beta: advanced-tool-use-2025-11-20` header while the tool is
+///   in beta).
+/// - OpenAI Responses, with [`ToolSearch::Hosted`]
+///   (<https://developers.openai.com/api/docs/guides/tools-tool-search>).
+///
+/// Any other pairing is an [`EncodeError::Unsupported`] when the tools are encoded.
+///
+/// ```
+/// use serde_json::json;
+/// use tool_runtime::adapters::{Adapter, Anthropic, DeferLoading, ToolSearch};
+/// use tool_runtime::prelude::*;
+///
+/// /// Tell the time.
+/// #[tool(name = "core__time", effect = read_only, redact = [])]
+/// struct Time {}
+/// /// Search the docs.
+/// #[tool(name = "docs__search", effect = read_only, redact = [])]
+/// struct Search { query: String }
+/// # #[derive(Serialize, ToolSchema)] struct Done {}
+/// # impl Tool for Time { type Output = Done; async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Done, ToolError> { Ok(Done {}) } }
+/// # impl Tool for Search { type Output = Done; async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Done, ToolError> { Ok(Done {}) } }
+///
+/// let adapter = Anthropic::new().defer_loading(DeferLoading::new(ToolSearch::Bm25).eager(["core__time"]));
+/// let (time, search) = (Time::spec(), Search::spec());
+/// let tools = adapter.tools(&[&time, &search])?;
+/// assert_eq!(tools[0], json!({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}));
+/// assert_eq!(tools[1].get("defer_loading"), None);
+/// assert_eq!(tools[2]["defer_loading"], json!(true));
+/// # Ok::<(), tool_runtime::adapters::EncodeError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeferLoading {
+    search: ToolSearch,
+    eager: Vec<String>,
+}
+
+impl DeferLoading {
+    /// Every tool deferred, found through `search`.
+    #[must_use]
+    pub fn new(search: ToolSearch) -> Self {
+        Self { search, eager: Vec::new() }
+    }
+
+    /// These tools are sent whole, up front (the few every turn needs).
+    #[must_use]
+    pub fn eager<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.eager.extend(names.into_iter().map(Into::into));
+        self.eager.sort_unstable();
+        self.eager.dedup();
+        self
+    }
+
+    /// The search tool.
+    #[must_use]
+    pub fn search(&self) -> ToolSearch {
+        self.search
+    }
+
+    /// Whether the tool named `name` is deferred.
+    #[must_use]
+    pub fn defers(&self, name: &str) -> bool {
+        self.eager.binary_search_by(|eager| eager.as_str().cmp(name)).is_err()
+    }
+}
+
+/// Marks a tool definition deferred when `defer` says so.
+pub(crate) fn mark_deferred(defer: &DeferLoading, name: &str, tool: &mut Value) {
+    if defer.defers(name)
+        && let Value::Object(tool) = tool
+    {
+        tool.insert("defer_loading".to_owned(), Value::Bool(true));
+    }
+}

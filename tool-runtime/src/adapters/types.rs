@@ -393,6 +393,32 @@ impl Decoded {
         }
     }
 
+    /// The tools a provider-side tool search loaded on this turn
+    /// ([`DeferLoading`](super::DeferLoading)): Anthropic's `tool_reference` blocks, OpenAI's
+    /// `tool_search_output` items. They are not calls: the provider has made those tools'
+    /// definitions available, and the model may call them on a later turn (the search's own
+    /// blocks travel back with the turn, in [`Decoded::extras`]).
+    ///
+    /// ```
+    /// use tool_runtime::adapters::{Adapter, Anthropic};
+    ///
+    /// let decoded = Anthropic::new().decode(br#"{"type": "message", "role": "assistant", "content": [
+    ///     {"type": "server_tool_use", "id": "srvtoolu_1", "name": "tool_search_tool_bm25", "input": {"query": "weather"}},
+    ///     {"type": "tool_search_tool_result", "tool_use_id": "srvtoolu_1", "content": {
+    ///         "type": "tool_search_tool_search_result",
+    ///         "tool_references": [{"type": "tool_reference", "tool_name": "weather__forecast"}]}}],
+    ///     "stop_reason": "end_turn"}"#).unwrap();
+    /// assert_eq!(decoded.tool_references().collect::<Vec<_>>(), ["weather__forecast"]);
+    /// assert!(decoded.calls.is_empty());
+    /// ```
+    pub fn tool_references(&self) -> impl Iterator<Item = &str> {
+        let names = match self.extras.get(TOOL_REFERENCES) {
+            Some(Value::Array(names)) => names.as_slice(),
+            _ => &[],
+        };
+        names.iter().filter_map(Value::as_str)
+    }
+
     /// The calls that may be handed to the runner.
     pub fn executable(&self) -> impl Iterator<Item = &ToolCall> {
         self.calls.iter().filter(|call| call.is_executable())
@@ -565,6 +591,9 @@ impl ToolResult {
     }
 }
 
+/// The key under which [`Decoded::tool_references`] are kept in [`Decoded::extras`].
+pub(crate) const TOOL_REFERENCES: &str = "tool_references";
+
 /// Whether and which tools the model must call.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum ChoiceMode {
@@ -577,6 +606,24 @@ pub enum ChoiceMode {
     Required,
     /// The model must call this tool.
     Tool(String),
+    /// The model may call only these of the request's tools (all of them stay defined, so a
+    /// provider's prompt cache survives a change of the allowed set); with `required` it must
+    /// call at least one. OpenAI: `tool_choice` `{"type": "allowed_tools", ...}`
+    /// (<https://platform.openai.com/docs/guides/function-calling#tool-choice>); Gemini:
+    /// `allowedFunctionNames` with mode `VALIDATED`, or `ANY` when required
+    /// (<https://ai.google.dev/gemini-api/docs/function-calling#function_calling_modes>);
+    /// Anthropic and Ollama cannot express it ([`EncodeError::Unsupported`](super::EncodeError::Unsupported)).
+    Allowed {
+        /// The tools that may be called; each must be among the request's tools.
+        tools: Vec<String>,
+        /// Whether a call is required.
+        required: bool,
+    },
+    /// The model decides between text and calls, and its calls are constrained to the tools'
+    /// schemas: Gemini's `VALIDATED` mode. OpenAI and Anthropic adapters in strict mode
+    /// constrain every call already and send `auto`; without strict mode, and on Ollama, it is
+    /// [`EncodeError::Unsupported`](super::EncodeError::Unsupported).
+    Validated,
 }
 
 /// How tool use is steered for one request: a [`ChoiceMode`] and whether several calls may
@@ -621,6 +668,53 @@ impl ToolChoice {
     #[must_use]
     pub fn tool(name: impl Into<String>) -> Self {
         Self { mode: ChoiceMode::Tool(name.into()), parallel: None }
+    }
+
+    /// Only these tools may be called, and the model may also answer with text.
+    ///
+    /// ```
+    /// use tool_runtime::adapters::{ChoiceMode, ToolChoice};
+    ///
+    /// let choice = ToolChoice::allowed(["docs__search", "docs__open"]);
+    /// assert_eq!(
+    ///     choice.mode,
+    ///     ChoiceMode::Allowed { tools: vec!["docs__search".into(), "docs__open".into()], required: false },
+    /// );
+    /// ```
+    #[must_use]
+    pub fn allowed<I, S>(tools: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let tools = tools.into_iter().map(Into::into).collect();
+        Self { mode: ChoiceMode::Allowed { tools, required: false }, parallel: None }
+    }
+
+    /// At least one call, of these tools only.
+    #[must_use]
+    pub fn required_among<I, S>(tools: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let tools = tools.into_iter().map(Into::into).collect();
+        Self { mode: ChoiceMode::Allowed { tools, required: true }, parallel: None }
+    }
+
+    /// Text or calls, the calls constrained to the schemas ([`ChoiceMode::Validated`]).
+    #[must_use]
+    pub fn validated() -> Self {
+        Self { mode: ChoiceMode::Validated, parallel: None }
+    }
+
+    /// The tool names this choice requires to be among the request's tools.
+    pub(crate) fn named_tools(&self) -> &[String] {
+        match &self.mode {
+            ChoiceMode::Tool(name) => std::slice::from_ref(name),
+            ChoiceMode::Allowed { tools, .. } => tools,
+            _ => &[],
+        }
     }
 
     /// This choice, with parallel calls allowed or forbidden.

@@ -97,7 +97,8 @@ impl ToolRunner {
         })
     }
 
-    /// Step 2: policy -> `policy_denied`; a call that needs approval goes on to the approver.
+    /// Step 2: the run's tool set, then policy -> `policy_denied`; a call that needs approval
+    /// goes on to the approver.
     #[inline(always)]
     fn decide(
         &self,
@@ -105,6 +106,12 @@ impl ToolRunner {
         name: &str,
         tool: &dyn BoundToolRuntime,
     ) -> Result<Decision, ExecError> {
+        if !ctx.in_tool_set(name) {
+            return Err(ExecError::new(
+                Code::PolicyDenied,
+                format!("tool `{}` is not in this run's tool set", Shown(name)),
+            ));
+        }
         match self.policy.decide(ctx, name, tool.effect()) {
             Decision::Deny { reason } => Err(ExecError::new(Code::PolicyDenied, reason)),
             decision => Ok(decision),

@@ -34,6 +34,7 @@ pub struct ToolInvocationContext {
     graph_id: Option<Arc<str>>,
     connection_id: Option<Arc<str>>,
     requested_connection_ids: Arc<[String]>,
+    tool_set: Option<Arc<[String]>>,
     cancellation: CancellationToken,
     progress: Option<ProgressReporter>,
     logger: Option<LogReporter>,
@@ -158,6 +159,7 @@ impl fmt::Debug for ToolInvocationContext {
             .field("graph_id", &self.graph_id)
             .field("connection_id", &self.connection_id)
             .field("requested_connection_ids", &self.requested_connection_ids)
+            .field("tool_set", &self.tool_set)
             .field("cancelled", &self.cancellation.is_cancelled())
             .finish_non_exhaustive()
     }
@@ -176,6 +178,7 @@ impl ToolInvocationContext {
             graph_id: None,
             connection_id: None,
             requested_connection_ids: Arc::new([]),
+            tool_set: None,
             cancellation: CancellationToken::new(),
             progress: None,
             logger: None,
@@ -193,6 +196,42 @@ impl ToolInvocationContext {
     {
         self.requested_connection_ids = ids.into_iter().map(Into::into).collect();
         self
+    }
+
+    /// Narrows this run to the tools named here: the catalog shows the model only those (that
+    /// policy lets it see as well), and the runner refuses a call of any other with
+    /// `policy_denied`, whatever the model sends. Without a tool set every tool policy allows
+    /// is in play; an empty set allows none.
+    ///
+    /// ```
+    /// use tool_runtime::prelude::*;
+    ///
+    /// let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-7", actor_id: "user-42", tenant_id: "acme" })
+    ///     .with_tool_set(["docs__search", "core__get_current_time"]);
+    /// assert!(ctx.in_tool_set("docs__search"));
+    /// assert!(!ctx.in_tool_set("files__delete"));
+    /// assert_eq!(ctx.tool_set().map(<[String]>::len), Some(2));
+    /// ```
+    #[must_use]
+    pub fn with_tool_set<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.tool_set = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// The tools this run is narrowed to, if it is ([`with_tool_set`](Self::with_tool_set)).
+    #[must_use]
+    pub fn tool_set(&self) -> Option<&[String]> {
+        self.tool_set.as_deref()
+    }
+
+    /// Whether the tool named `name` is in this run's tool set: always, when the run has none.
+    #[must_use]
+    pub fn in_tool_set(&self, name: &str) -> bool {
+        self.tool_set.as_ref().is_none_or(|names| names.iter().any(|n| n == name))
     }
 
     /// Uses `token` to cancel the call: the runner stops waiting for the tool, drops its
