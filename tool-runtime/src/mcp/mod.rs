@@ -99,6 +99,7 @@ mod logging;
 mod names;
 mod remote;
 mod serve;
+mod text;
 
 pub use import::{
     McpImportError, McpImportOptions, McpToolSource, RefusalReason, RefusedTool,
