@@ -654,14 +654,17 @@ impl SourceInner {
                 }
                 _ => {}
             }
-            if is_open(&tool.input_schema) && !self.options.open_schemas.contains(imported) {
-                after.refused.push(refuse(RefusalReason::OpenSchema));
-                continue;
-            }
             let effect = effect_from_annotations(tool.annotations.as_ref())
                 .max(after.effects.get(imported).copied().unwrap_or(ToolEffect::ReadOnly));
-            match self.bind(imported, tool, effect) {
-                Ok(bound) => {
+            // The definition's own faults first: they say more than "open".
+            let bound = self.bind(imported, tool, effect).map(|bound| {
+                let open =
+                    is_open(&tool.input_schema) && !self.options.open_schemas.contains(imported);
+                (!open).then_some(bound)
+            });
+            match bound {
+                Ok(None) => after.refused.push(refuse(RefusalReason::OpenSchema)),
+                Ok(Some(bound)) => {
                     after.effects.insert(imported.clone(), effect);
                     after.pins.insert(imported.clone(), hash);
                     after.tools.insert(imported.clone(), Arc::new(bound));

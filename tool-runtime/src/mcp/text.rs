@@ -6,21 +6,25 @@ use std::fmt::{self, Write as _};
 /// The most characters of a server's error text kept in an error.
 pub(super) const ERROR_CHARS: usize = 256;
 
-/// Writes `text` with control characters escaped (`\n`, `\u{1b}`), cut after `max` characters
-/// (then ending `...`): a hostile server can neither forge log lines nor flood them.
+/// Writes `text` with control characters escaped (`\n`, `\u{1b}`), cut to at most `max`
+/// characters of output (then ending `...`): a hostile server can neither forge log lines nor
+/// flood them.
 pub(super) struct Capped<'a>(pub(super) &'a str, pub(super) usize);
 
 impl fmt::Display for Capped<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let Self(text, max) = *self;
-        for (count, c) in text.chars().enumerate() {
-            if count == max {
+        let mut written = 0;
+        for c in text.chars() {
+            let escape = c.is_control().then(|| c.escape_debug());
+            let width = escape.clone().map_or(1, Iterator::count);
+            if written + width > max {
                 return f.write_str("...");
             }
-            if c.is_control() {
-                write!(f, "{}", c.escape_debug())?;
-            } else {
-                f.write_char(c)?;
+            written += width;
+            match escape {
+                Some(escape) => write!(f, "{escape}")?,
+                None => f.write_char(c)?,
             }
         }
         Ok(())
@@ -42,5 +46,6 @@ mod tests {
         assert_eq!(capped("ünïcödé \"quoted\"", 64), "ünïcödé \"quoted\"");
         assert_eq!(capped(&"x".repeat(1000), 10), format!("{}...", "x".repeat(10)));
         assert_eq!(capped("exactly", 7), "exactly");
+        assert_eq!(capped("\u{1b}\u{1b}", 8), "\\u{1b}...", "escapes count as what they become");
     }
 }
