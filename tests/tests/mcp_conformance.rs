@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The scenarios the server passes.
-const SCENARIOS: [&str; 13] = [
+const SCENARIOS: [&str; 15] = [
     "server-initialize",
     "ping",
     "logging-set-level",
@@ -23,6 +23,8 @@ const SCENARIOS: [&str; 13] = [
     "tools-call-with-logging",
     "tools-call-error",
     "tools-call-with-progress",
+    "tools-call-sampling",
+    "tools-call-elicitation",
     "dns-rebinding-protection",
 ];
 

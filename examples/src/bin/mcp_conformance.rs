@@ -1,6 +1,7 @@
 //! The server the official MCP conformance suite (`@modelcontextprotocol/conformance`) tests:
 //! tools built with `#[tool]` that return text, an image, audio, an embedded resource, all of
-//! them mixed, send log messages and progress while they run, or fail; served over Streamable
+//! them mixed, send log messages and progress while they run, ask the client's model
+//! (sampling) or its user (elicitation), or fail; served over Streamable
 //! HTTP at `http://127.0.0.1:<port>/mcp` (every path serves, `/mcp` is the one the suite uses).
 //!
 //! ```text
@@ -22,7 +23,7 @@ use tool_runtime::content::{Content, Resource, ResourceBody};
 use tool_runtime::mcp::McpServer;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
-use tool_runtime::runtime::LogLevel;
+use tool_runtime::runtime::{ElicitAnswer, Interact, LogLevel, SampleRequest};
 
 /// A 1x1 red PNG.
 const RED_PIXEL_PNG: [u8; 69] = [
@@ -194,6 +195,62 @@ impl Tool for TestToolWithProgress {
     }
 }
 
+/// Asks the client's model to answer `prompt` (`sampling/createMessage`).
+#[tool(name = "conformance__test_sampling", effect = read_only, redact = [], capabilities = [Interact])]
+struct TestSampling {
+    /// The prompt to send to the LLM.
+    prompt: String,
+}
+
+impl Tool for TestSampling {
+    type Output = Content;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        let request = SampleRequest::new(self.prompt).max_tokens(100);
+        let completion = caps.get::<Interact>()?.sample(request).await?;
+        Ok(Content::new().text(format!("LLM response: {}", completion.text)))
+    }
+}
+
+/// What `test_elicitation` asks the user for.
+#[derive(Debug, Serialize, Deserialize, ToolSchema)]
+struct UserInfo {
+    /// User's response
+    username: String,
+    /// User's email address
+    email: String,
+}
+
+/// Asks the user for a name and an email address (`elicitation/create`).
+#[tool(name = "conformance__test_elicitation", effect = read_only, redact = [], capabilities = [Interact])]
+struct TestElicitation {
+    /// The message to show the user.
+    message: String,
+}
+
+impl Tool for TestElicitation {
+    type Output = Content;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        let answer = caps.get::<Interact>()?.elicit::<UserInfo>(self.message).await?;
+        let text = match answer {
+            ElicitAnswer::Accept(info) => format!(
+                "User response: action=accept, content={}",
+                serde_json::json!({"username": info.username, "email": info.email})
+            ),
+            ElicitAnswer::Decline => "User response: action=decline".to_owned(),
+            ElicitAnswer::Cancel => "User response: action=cancel".to_owned(),
+        };
+        Ok(Content::new().text(text))
+    }
+}
+
 /// The conformance tools, served under the names the suite calls.
 fn server() -> Result<McpServer, Box<dyn std::error::Error>> {
     let catalog = ToolCatalog::builder()
@@ -205,6 +262,10 @@ fn server() -> Result<McpServer, Box<dyn std::error::Error>> {
         .register::<TestToolWithLogging>()
         .register::<TestErrorHandling>()
         .register::<TestToolWithProgress>()
+        .register::<TestSampling>()
+        .register::<TestElicitation>()
+        // Served over MCP, the calling client answers; nothing else here can.
+        .capability(Interact::unavailable())
         .build()?;
     let ids: Vec<String> =
         catalog.tools().iter().map(|tool| tool.spec().name().to_owned()).collect();

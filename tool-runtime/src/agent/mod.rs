@@ -54,6 +54,7 @@
 pub mod http;
 mod model;
 mod run;
+mod sampling;
 mod scripted;
 
 #[doc(no_inline)]
@@ -68,4 +69,5 @@ pub use http::{
 };
 pub use model::{ChatModel, ModelError, ModelErrorKind, ModelTurn};
 pub use run::{Agent, AgentConfig, AgentDone, AgentEvent, AgentOutput, ResultSummary, StopReason};
+pub use sampling::ChatModelSampler;
 pub use scripted::{ScriptedModel, ScriptedTurn, SeenRequest};

@@ -95,6 +95,7 @@
 //! ```
 
 mod import;
+mod interact;
 mod logging;
 mod names;
 mod remote;
