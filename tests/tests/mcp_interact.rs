@@ -3,6 +3,9 @@
 //! of the session that made the call; a client that did not declare the capability gives the
 //! tool a typed error; outside MCP the bound backend answers (the agent's model for sampling).
 
+// rmcp marks sampling's types deprecated (SEP-2577); clients still speak it.
+#![allow(deprecated)]
+
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
@@ -96,11 +99,13 @@ impl Tool for AskProfile {
 }
 
 #[derive(Debug, Deserialize, ToolSchema)]
+#[allow(dead_code)] // never answered: refused before it is asked
 struct Inner {
     x: i32,
 }
 
 #[derive(Debug, Deserialize, ToolSchema)]
+#[allow(dead_code)] // never answered: refused before it is asked
 struct Nested {
     inner: Inner,
 }

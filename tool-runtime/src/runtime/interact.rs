@@ -3,11 +3,13 @@
 
 use std::fmt;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::{Capability, ToolError};
 use crate::schema::{Schema, ToolSchema};
@@ -315,7 +317,9 @@ impl Interact {
     }
 
     /// Asks the user `message` for an answer of type `T`: `T`'s schema is sent as the requested
-    /// schema, and an accepted answer is validated against it and decoded.
+    /// schema, and an accepted answer is validated against it and decoded. The same as
+    /// `self.elicitation::<T>(message).send()`; [`elicitation`](Self::elicitation) adds
+    /// defaults and titles.
     ///
     /// # Errors
     ///
@@ -327,20 +331,42 @@ impl Interact {
         &self,
         message: impl Into<String>,
     ) -> Result<ElicitAnswer<T>, InteractError> {
-        let schema = elicitation_schema(T::SCHEMA)?;
-        let backend = self.backend()?;
-        let request = ElicitRequest { message: message.into(), schema };
-        match backend.elicit(request).await? {
-            ElicitResponse::Accept(content) => {
-                T::SCHEMA
-                    .validate(&content)
-                    .map_err(|errors| InteractError::InvalidAnswer(errors.to_string()))?;
-                serde_json::from_value(content)
-                    .map(ElicitAnswer::Accept)
-                    .map_err(|error| InteractError::InvalidAnswer(error.to_string()))
-            }
-            ElicitResponse::Decline => Ok(ElicitAnswer::Decline),
-            ElicitResponse::Cancel => Ok(ElicitAnswer::Cancel),
+        self.elicitation::<T>(message).send().await
+    }
+
+    /// A question for the user whose answer is a `T`, to be given defaults (SEP-1034) and
+    /// titles for enum values (SEP-1330) before it is [sent](Elicitation::send).
+    ///
+    /// ```
+    /// use tool_runtime::prelude::*;
+    /// use tool_runtime::runtime::Interact;
+    ///
+    /// #[derive(Serialize, Deserialize, ToolSchema)]
+    /// #[serde(rename_all = "snake_case")]
+    /// enum Size { Small, Large }
+    ///
+    /// #[derive(Serialize, Deserialize, ToolSchema)]
+    /// struct Order { size: Size, count: u8 }
+    ///
+    /// # async fn ask(interact: &Interact) -> Result<(), ToolError> {
+    /// let answer = interact
+    ///     .elicitation::<Order>("How many?")
+    ///     .defaults(&Order { size: Size::Small, count: 1 })
+    ///     .titles("size", [("small", "Small (250 ml)"), ("large", "Large (500 ml)")])
+    ///     .send()
+    ///     .await?;
+    /// # let _ = answer; Ok(()) }
+    /// ```
+    pub fn elicitation<T: ToolSchema + DeserializeOwned>(
+        &self,
+        message: impl Into<String>,
+    ) -> Elicitation<'_, T> {
+        Elicitation {
+            interact: self,
+            message: message.into(),
+            defaults: None,
+            titles: Vec::new(),
+            answer: PhantomData,
         }
     }
 
@@ -356,6 +382,176 @@ impl Interact {
 
 impl Capability for Interact {
     const NAME: &'static str = "interact";
+}
+
+/// How the titles of an enum property are sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TitleStyle {
+    /// `oneOf` of `{const, title}` (a single select), `items.anyOf` (a multi-select).
+    Titled,
+    /// `enum` with `enumNames` (the deprecated form, for older clients).
+    Legacy,
+}
+
+/// Titles for one enum property: the field, how they are sent, `(value, title)` pairs.
+type FieldTitles = (String, TitleStyle, Vec<(String, String)>);
+
+/// A question for the user being prepared: see [`Interact::elicitation`].
+#[derive(Debug)]
+#[must_use = "an elicitation asks nothing until it is sent"]
+pub struct Elicitation<'i, T> {
+    interact: &'i Interact,
+    message: String,
+    defaults: Option<Result<Value, String>>,
+    titles: Vec<FieldTitles>,
+    answer: PhantomData<fn() -> T>,
+}
+
+impl<T: ToolSchema + DeserializeOwned> Elicitation<'_, T> {
+    /// Pre-fills the form: each field of `defaults` becomes its property's `default` (SEP-1034;
+    /// a `None` field gives none).
+    pub fn defaults(mut self, defaults: &T) -> Self
+    where
+        T: Serialize,
+    {
+        self.defaults = Some(serde_json::to_value(defaults).map_err(|error| error.to_string()));
+        self
+    }
+
+    /// Titles for the values of the enum property `field` (SEP-1330): a single select is sent
+    /// as `oneOf` of `{"const", "title"}`, a multi-select (an array of an enum) as
+    /// `items.anyOf`. A value without a title is shown as itself.
+    pub fn titles<'a>(
+        self,
+        field: impl Into<String>,
+        titles: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Self {
+        self.titled(field.into(), TitleStyle::Titled, titles)
+    }
+
+    /// Titles for a single-select enum property in the deprecated form (`enumNames` beside
+    /// `enum`), for clients that predate SEP-1330.
+    pub fn legacy_titles<'a>(
+        self,
+        field: impl Into<String>,
+        titles: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Self {
+        self.titled(field.into(), TitleStyle::Legacy, titles)
+    }
+
+    fn titled<'a>(
+        mut self,
+        field: String,
+        style: TitleStyle,
+        titles: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Self {
+        let titles = titles.into_iter().map(|(v, t)| (v.to_owned(), t.to_owned())).collect();
+        self.titles.push((field, style, titles));
+        self
+    }
+
+    /// Asks, and types the answer (see [`Interact::elicit`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Interact::elicit`]; also [`InteractError::UnsupportedSchema`] when the defaults
+    /// cannot be serialised, or titles name a field that is not an enum or a value it lacks.
+    pub async fn send(self) -> Result<ElicitAnswer<T>, InteractError> {
+        let mut schema = elicitation_schema(T::SCHEMA)?;
+        if let Some(defaults) = self.defaults {
+            let defaults = defaults.map_err(InteractError::UnsupportedSchema)?;
+            with_defaults(&mut schema, &defaults);
+        }
+        for (field, style, titles) in &self.titles {
+            with_titles(&mut schema, field, *style, titles)?;
+        }
+        let backend = self.interact.backend()?;
+        let request = ElicitRequest { message: self.message, schema };
+        match backend.elicit(request).await? {
+            ElicitResponse::Accept(content) => {
+                T::SCHEMA
+                    .validate(&content)
+                    .map_err(|errors| InteractError::InvalidAnswer(errors.to_string()))?;
+                serde_json::from_value(content)
+                    .map(ElicitAnswer::Accept)
+                    .map_err(|error| InteractError::InvalidAnswer(error.to_string()))
+            }
+            ElicitResponse::Decline => Ok(ElicitAnswer::Decline),
+            ElicitResponse::Cancel => Ok(ElicitAnswer::Cancel),
+        }
+    }
+}
+
+fn properties(schema: &mut Map<String, Value>) -> Option<&mut Map<String, Value>> {
+    schema.get_mut("properties").and_then(Value::as_object_mut)
+}
+
+/// Each non-null field of `defaults` as its property's `default`.
+fn with_defaults(schema: &mut Map<String, Value>, defaults: &Value) {
+    let (Some(properties), Some(defaults)) = (properties(schema), defaults.as_object()) else {
+        return;
+    };
+    for (name, value) in defaults {
+        if let (Some(Value::Object(property)), false) = (properties.get_mut(name), value.is_null())
+        {
+            property.insert("default".to_owned(), value.clone());
+        }
+    }
+}
+
+/// The enum property `field` with titles for its values, in `style`.
+fn with_titles(
+    schema: &mut Map<String, Value>,
+    field: &str,
+    style: TitleStyle,
+    titles: &[(String, String)],
+) -> Result<(), InteractError> {
+    let unsupported = |why: &str| {
+        InteractError::UnsupportedSchema(format!(
+            "titles for `{}`: {why}",
+            crate::schema::Shown(field)
+        ))
+    };
+    let property = properties(schema)
+        .and_then(|properties| properties.get_mut(field))
+        .and_then(Value::as_object_mut)
+        .ok_or_else(|| unsupported("no such property"))?;
+    let multi = property.get("type").and_then(Value::as_str) == Some("array");
+    let node =
+        if multi { property.get("items").and_then(Value::as_object) } else { Some(&*property) };
+    let values: Vec<String> = node
+        .and_then(|node| node.get("enum"))
+        .and_then(Value::as_array)
+        .ok_or_else(|| unsupported("not an enum"))?
+        .iter()
+        .filter_map(|value| value.as_str().map(str::to_owned))
+        .collect();
+    if let Some((value, _)) = titles.iter().find(|(value, _)| !values.contains(value)) {
+        let why = format!("`{}` is not one of its values", crate::schema::Shown(value));
+        return Err(unsupported(&why));
+    }
+    let title_of = |value: &String| {
+        titles.iter().find(|(v, _)| v == value).map_or_else(|| value.clone(), |(_, t)| t.clone())
+    };
+    let titled: Vec<Value> =
+        values.iter().map(|value| json!({"const": value, "title": title_of(value)})).collect();
+    match (style, multi) {
+        (TitleStyle::Titled, false) => {
+            property.remove("enum");
+            property.insert("oneOf".to_owned(), Value::Array(titled));
+        }
+        (TitleStyle::Titled, true) => {
+            property.insert("items".to_owned(), json!({"anyOf": titled}));
+        }
+        (TitleStyle::Legacy, false) => {
+            let names = values.iter().map(|value| Value::String(title_of(value))).collect();
+            property.insert("enumNames".to_owned(), Value::Array(names));
+        }
+        (TitleStyle::Legacy, true) => {
+            return Err(unsupported("legacy titles (`enumNames`) are for single selects only"));
+        }
+    }
+    Ok(())
 }
 
 /// `schema` as an elicitation's requested schema: an object whose properties are flat
@@ -377,6 +573,10 @@ fn elicitation_schema(schema: &Schema) -> Result<Map<String, Value>, InteractErr
                     property.insert("type".to_owned(), kind.clone());
                 }
             }
+            string_enum(property);
+            if let Some(Value::Object(items)) = property.get_mut("items") {
+                string_enum(items);
+            }
             if !flat(property) {
                 return Err(InteractError::UnsupportedSchema(format!(
                     "property `{}` is not a string, number, integer, boolean or string enum",
@@ -386,6 +586,17 @@ fn elicitation_schema(schema: &Schema) -> Result<Map<String, Value>, InteractErr
         }
     }
     Ok(root)
+}
+
+/// An enum of strings says so (`"type": "string"`), as MCP's enum forms do.
+fn string_enum(node: &mut Map<String, Value>) {
+    let strings = node
+        .get("enum")
+        .and_then(Value::as_array)
+        .is_some_and(|values| values.iter().all(Value::is_string));
+    if strings && !node.contains_key("type") {
+        node.insert("type".to_owned(), Value::String("string".to_owned()));
+    }
 }
 
 /// Whether a property is one MCP elicitation takes.

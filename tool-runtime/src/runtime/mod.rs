@@ -29,7 +29,7 @@ pub use dynamic::{DynamicFuture, DynamicTool, DynamicToolBuilder, DynamicToolErr
 pub use error::ToolError;
 pub use events::{ChannelSink, CollectingSink, EventOutcome, EventSink, NullSink, ToolEvent};
 pub use interact::{
-    Completion, ElicitAnswer, ElicitRequest, ElicitResponse, Interact, InteractError,
+    Completion, ElicitAnswer, ElicitRequest, ElicitResponse, Elicitation, Interact, InteractError,
     InteractFuture, Interactor, SampleMessage, SampleRequest, SampleRole,
 };
 pub use result::{ExecError, RefusedOutput, ToolErrorCode, ToolExecResult, ToolInvocationRecord};
