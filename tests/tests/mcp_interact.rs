@@ -128,11 +128,61 @@ impl Tool for AskNested {
     }
 }
 
+/// What `ask__form` asks for.
+#[derive(Debug, Serialize, Deserialize, ToolSchema)]
+struct Form {
+    name: String,
+    color: Color,
+    colors: Vec<Color>,
+    nickname: Option<String>,
+}
+
+/// Asks with defaults and titles; `mode` picks a mistake to make.
+#[tool(name = "ask__form", effect = read_only, redact = ["answer"], capabilities = [Interact])]
+struct AskForm {
+    mode: String,
+}
+
+impl Tool for AskForm {
+    type Output = Answer;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Answer, ToolError> {
+        let defaults = Form {
+            name: "Ada".into(),
+            color: Color::Blue,
+            colors: vec![Color::Red],
+            nickname: None,
+        };
+        let interact = caps.get::<Interact>()?;
+        let question = interact.elicitation::<Form>("Fill in").defaults(&defaults);
+        let question = match self.mode.as_str() {
+            "titled" => question
+                .titles("color", [("red", "Crimson")])
+                .titles("colors", [("red", "Crimson"), ("blue", "Navy")]),
+            "legacy" => question.legacy_titles("color", [("red", "Crimson"), ("blue", "Navy")]),
+            "not_an_enum" => question.titles("name", [("a", "A")]),
+            "unknown_value" => question.titles("color", [("green", "Green")]),
+            _ => question.legacy_titles("colors", [("red", "Crimson")]),
+        };
+        match question.send().await {
+            Ok(answer) => {
+                Ok(Answer { answer: format!("{:?}", answer.accepted().map(|form| form.name)) })
+            }
+            Err(InteractError::UnsupportedSchema(why)) => Ok(Answer { answer: why }),
+            Err(error) => Err(error.into()),
+        }
+    }
+}
+
 fn catalog(interact: Interact) -> ToolCatalog {
     ToolCatalog::builder()
         .register::<AskSample>()
         .register::<AskProfile>()
         .register::<AskNested>()
+        .register::<AskForm>()
         .capability(interact)
         .build()
         .unwrap()
@@ -295,6 +345,49 @@ async fn answer_types_mcp_cannot_ask_for_are_refused_before_anything_is_sent() {
     let why = result.structured_content.unwrap()["answer"].as_str().unwrap().to_owned();
     assert!(why.contains("`inner`"), "{why}");
     assert!(client.asked.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn defaults_and_titles_shape_the_requested_schema() {
+    let (service, client) = connect(true).await;
+    *client.elicit.lock().unwrap() =
+        (ElicitationAction::Accept, json!({"name": "Bo", "color": "red", "colors": ["blue"]}));
+    let result = call(&service, "ask__form", json!({"mode": "titled"})).await;
+    assert_eq!(result.structured_content, Some(json!({"answer": "Some(\"Bo\")"})), "{result:?}");
+    let schema = client.asked.lock().unwrap()[0]["requestedSchema"].clone();
+    let properties = &schema["properties"];
+    assert_eq!(properties["name"]["default"], "Ada");
+    assert_eq!(properties["color"]["default"], "blue");
+    assert_eq!(properties["colors"]["default"], json!(["red"]));
+    assert!(properties["nickname"].get("default").is_none(), "a `None` gives no default");
+    assert_eq!(
+        properties["color"]["oneOf"],
+        json!([{"const": "red", "title": "Crimson"}, {"const": "blue", "title": "blue"}])
+    );
+    assert!(properties["color"].get("enum").is_none());
+    assert_eq!(
+        properties["colors"]["items"],
+        json!({"anyOf": [{"const": "red", "title": "Crimson"}, {"const": "blue", "title": "Navy"}]})
+    );
+
+    let result = call(&service, "ask__form", json!({"mode": "legacy"})).await;
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    let schema = client.asked.lock().unwrap()[1]["requestedSchema"].clone();
+    assert_eq!(schema["properties"]["color"]["enum"], json!(["red", "blue"]));
+    assert_eq!(schema["properties"]["color"]["enumNames"], json!(["Crimson", "Navy"]));
+
+    for (mode, why) in [
+        ("not_an_enum", "titles for `name`: not an enum"),
+        ("unknown_value", "titles for `color`: `green` is not one of its values"),
+        (
+            "legacy_multi",
+            "titles for `colors`: legacy titles (`enumNames`) are for single selects only",
+        ),
+    ] {
+        let result = call(&service, "ask__form", json!({"mode": mode})).await;
+        assert_eq!(result.structured_content, Some(json!({"answer": why})), "{mode}");
+    }
+    assert_eq!(client.asked.lock().unwrap().len(), 2, "refused questions are never sent");
 }
 
 fn ctx() -> ToolInvocationContext {
