@@ -509,7 +509,7 @@ fn with_titles(
     let unsupported = |why: &str| {
         InteractError::UnsupportedSchema(format!(
             "titles for `{}`: {why}",
-            crate::schema::Shown(field)
+            field.escape_debug()
         ))
     };
     let property = properties(schema)
@@ -527,7 +527,7 @@ fn with_titles(
         .filter_map(|value| value.as_str().map(str::to_owned))
         .collect();
     if let Some((value, _)) = titles.iter().find(|(value, _)| !values.contains(value)) {
-        let why = format!("`{}` is not one of its values", crate::schema::Shown(value));
+        let why = format!("`{}` is not one of its values", value.escape_debug());
         return Err(unsupported(&why));
     }
     let title_of = |value: &String| {
@@ -580,7 +580,7 @@ fn elicitation_schema(schema: &Schema) -> Result<Map<String, Value>, InteractErr
             if !flat(property) {
                 return Err(InteractError::UnsupportedSchema(format!(
                     "property `{}` is not a string, number, integer, boolean or string enum",
-                    crate::schema::Shown(name)
+                    name.escape_debug()
                 )));
             }
         }
