@@ -507,10 +507,7 @@ fn with_titles(
     titles: &[(String, String)],
 ) -> Result<(), InteractError> {
     let unsupported = |why: &str| {
-        InteractError::UnsupportedSchema(format!(
-            "titles for `{}`: {why}",
-            field.escape_debug()
-        ))
+        InteractError::UnsupportedSchema(format!("titles for `{}`: {why}", field.escape_debug()))
     };
     let property = properties(schema)
         .and_then(|properties| properties.get_mut(field))
