@@ -10,13 +10,19 @@ there, next to the expectation.
 
 Given a URL instead, connects over Streamable HTTP, lists the tools and calls each TOOL named
 after it without arguments, reporting the SDK's class for every content block it receives.
+
+Usage: python mcp_client.py interact http://127.0.0.1:PORT/mcp
+
+Connects over Streamable HTTP with sampling and elicitation callbacks (answering "Four." and a
+fixed profile), once per negotiation mode, calls `ask__sample` and `ask__profile`, and reports
+the results and what the server asked.
 """
 
 import asyncio
 import json
 import sys
 
-from mcp import Client, MCPError, StdioServerParameters
+from mcp import Client, MCPError, StdioServerParameters, types
 
 CALLS = [
     ("time", "core__get_current_time", {"timezone": "Europe/Berlin"}),
@@ -63,8 +69,36 @@ async def http_session(url: str, tools: list[str]) -> dict:
     return out
 
 
+async def interact_session(url: str, mode: str) -> dict:
+    asked: list = []
+
+    async def sampling(context, params):
+        asked.append({"kind": "sampling", "params": dump(params)})
+        return types.CreateMessageResult.model_validate(
+            {"role": "assistant", "content": {"type": "text", "text": "Four."}, "model": "py-model", "stopReason": "endTurn"}
+        )
+
+    async def elicitation(context, params):
+        asked.append({"kind": "elicitation", "params": dump(params)})
+        return types.ElicitResult.model_validate({"action": "accept", "content": {"name": "Ada", "color": "blue"}})
+
+    out: dict = {"calls": {}, "asked": asked}
+    async with Client(url, mode=mode, sampling_callback=sampling, elicitation_callback=elicitation) as client:
+        out["protocol_version"] = client.protocol_version
+        for name, arguments in [("ask__sample", {"prompt": "What is 2 + 2?"}), ("ask__profile", {})]:
+            try:
+                out["calls"][name] = {"result": dump(await client.call_tool(name, arguments))}
+            except MCPError as error:
+                out["calls"][name] = {"error": {"code": error.code, "message": error.message}}
+    return out
+
+
 async def main() -> None:
     server = sys.argv[1]
+    if server == "interact":
+        report = {mode: await interact_session(sys.argv[2], mode) for mode in ("auto", "legacy")}
+        print(json.dumps(report))
+        return
     if server.startswith("http"):
         print(json.dumps(await http_session(server, sys.argv[2:])))
         return

@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The scenarios the server passes.
-const SCENARIOS: [&str; 13] = [
+const SCENARIOS: [&str; 17] = [
     "server-initialize",
     "ping",
     "logging-set-level",
@@ -23,6 +23,10 @@ const SCENARIOS: [&str; 13] = [
     "tools-call-with-logging",
     "tools-call-error",
     "tools-call-with-progress",
+    "tools-call-sampling",
+    "tools-call-elicitation",
+    "elicitation-sep1034-defaults",
+    "elicitation-sep1330-enums",
     "dns-rebinding-protection",
 ];
 

@@ -52,7 +52,7 @@ fn closed_world() -> ToolAnnotations {
 
 /// The upstream server's tools, in the order it lists them.
 fn upstream_tools() -> Vec<Tool> {
-    let empty = obj(json!({"type": "object", "properties": {}}));
+    let empty = obj(json!({"type": "object", "properties": {}, "additionalProperties": false}));
     vec![
         Tool::new("echo", "Echo the text.", text_input())
             .with_raw_output_schema(obj(json!({

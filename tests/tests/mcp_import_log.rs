@@ -37,7 +37,11 @@ impl ServerHandler for OneRefused {
     ) -> Result<ListToolsResult, ErrorData> {
         let union = json!({"anyOf": [{"type": "string"}, {"type": "number"}]});
         Ok(ListToolsResult::with_all_items(vec![
-            Tool::new("fine", "Taken.", object(json!({"type": "object", "properties": {}}))),
+            Tool::new(
+                "fine",
+                "Taken.",
+                object(json!({"type": "object", "properties": {}, "additionalProperties": false})),
+            ),
             Tool::new(
                 "union",
                 "Refused.",

@@ -2,7 +2,8 @@
 //! runs `tests/mcp_client.py`, which spawns the `mcp_server` example binary over stdio, once
 //! with the SDK's default negotiation and once with the legacy `initialize` handshake; and
 //! which connects over Streamable HTTP to a server this test runs, to receive an image and list
-//! a tool whose output is a string.
+//! a tool whose output is a string; and over Streamable HTTP with sampling and elicitation
+//! callbacks, to answer a tool's questions.
 
 mod mcp_support;
 
@@ -17,6 +18,7 @@ use tool_runtime::content::Content;
 use tool_runtime::mcp::McpServer;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
+use tool_runtime::runtime::{ElicitAnswer, Interact, SampleRequest};
 
 /// Runs the Python client with `args` and returns what it printed.
 fn run_python_client(args: &[&str]) -> Value {
@@ -197,4 +199,122 @@ async fn python_sdk_receives_images_and_lists_string_tools_over_http() {
     assert_eq!(shot["classes"], json!(["TextContent", "ImageContent"]), "{shot}");
     assert_eq!(shot["result"]["content"][1]["mimeType"], "image/png");
     assert_eq!(shot["result"]["content"][1]["data"], "iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB");
+}
+
+/// Asks the client's model.
+#[tool(name = "ask__sample", effect = read_only, redact = ["text"], capabilities = [Interact])]
+struct AskSample {
+    prompt: String,
+}
+
+#[derive(Serialize, ToolSchema)]
+struct Said {
+    text: String,
+}
+
+impl Tool for AskSample {
+    type Output = Said;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Said, ToolError> {
+        let request = SampleRequest::new(self.prompt).max_tokens(20);
+        Ok(Said { text: caps.get::<Interact>()?.sample(request).await?.text })
+    }
+}
+
+/// A color.
+#[derive(Debug, Deserialize, ToolSchema)]
+#[serde(rename_all = "snake_case")]
+enum Color {
+    Red,
+    Blue,
+}
+
+/// Who the user is.
+#[derive(Debug, Deserialize, ToolSchema)]
+struct Profile {
+    /// Your name.
+    name: String,
+    /// Your favourite color.
+    color: Color,
+}
+
+/// Asks the client's user.
+#[tool(name = "ask__profile", effect = read_only, redact = ["answer"], capabilities = [Interact])]
+struct AskProfile {}
+
+#[derive(Serialize, ToolSchema)]
+struct Answer {
+    answer: String,
+}
+
+impl Tool for AskProfile {
+    type Output = Answer;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Answer, ToolError> {
+        let answer = match caps.get::<Interact>()?.elicit::<Profile>("Who are you?").await? {
+            ElicitAnswer::Accept(profile) => format!("{} likes {:?}", profile.name, profile.color),
+            ElicitAnswer::Decline | ElicitAnswer::Cancel => "no answer".to_owned(),
+        };
+        Ok(Answer { answer })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_answers_sampling_and_elicitation_over_http() {
+    let catalog = ToolCatalog::builder()
+        .register::<AskSample>()
+        .register::<AskProfile>()
+        .capability(Interact::unavailable())
+        .build()
+        .unwrap();
+    let runner = ToolRunner::builder(catalog).policy(ToolPolicy::allowing(["ask__*"])).build();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let shutdown = CancellationToken::new();
+    let server = McpServer::builder(runner).build().serve_http(listener, shutdown.clone());
+    let serving = tokio::spawn(server);
+    let report =
+        tokio::task::spawn_blocking(move || run_python_client(&["interact", &url])).await.unwrap();
+    shutdown.cancel();
+    serving.await.unwrap().unwrap();
+
+    let legacy = &report["legacy"];
+    let calls = &legacy["calls"];
+    assert_eq!(
+        calls["ask__sample"]["result"]["structuredContent"],
+        json!({"text": "Four."}),
+        "{legacy}"
+    );
+    assert_eq!(
+        calls["ask__profile"]["result"]["structuredContent"],
+        json!({"answer": "Ada likes Blue"}),
+        "{legacy}"
+    );
+    let asked = legacy["asked"].as_array().unwrap();
+    assert_eq!(asked[0]["kind"], "sampling");
+    assert_eq!(asked[0]["params"]["maxTokens"], 20);
+    assert_eq!(asked[0]["params"]["messages"][0]["content"]["text"], "What is 2 + 2?");
+    assert_eq!(asked[1]["kind"], "elicitation");
+    assert_eq!(
+        asked[1]["params"]["requestedSchema"]["properties"]["color"]["enum"],
+        json!(["red", "blue"])
+    );
+
+    // 2026-07-28 has no handshake in which a client declares capabilities, and forbids
+    // server-to-client requests: the tool gets the typed error, the client is asked nothing.
+    let auto = &report["auto"];
+    assert_eq!(auto["protocol_version"], "2026-07-28");
+    assert!(auto["asked"].as_array().unwrap().is_empty(), "{auto}");
+    for (tool, capability) in [("ask__sample", "sampling"), ("ask__profile", "elicitation")] {
+        let result = &auto["calls"][tool]["result"];
+        assert_eq!(result["isError"], json!(true), "{auto}");
+        let text = result["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains(&format!("did not declare the `{capability}` capability")), "{text}");
+    }
 }

@@ -1,6 +1,7 @@
 //! The server the official MCP conformance suite (`@modelcontextprotocol/conformance`) tests:
 //! tools built with `#[tool]` that return text, an image, audio, an embedded resource, all of
-//! them mixed, send log messages and progress while they run, or fail; served over Streamable
+//! them mixed, send log messages and progress while they run, ask the client's model
+//! (sampling) or its user (elicitation), or fail; served over Streamable
 //! HTTP at `http://127.0.0.1:<port>/mcp` (every path serves, `/mcp` is the one the suite uses).
 //!
 //! ```text
@@ -22,7 +23,7 @@ use tool_runtime::content::{Content, Resource, ResourceBody};
 use tool_runtime::mcp::McpServer;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
-use tool_runtime::runtime::LogLevel;
+use tool_runtime::runtime::{ElicitAnswer, Interact, LogLevel, SampleRequest};
 
 /// A 1x1 red PNG.
 const RED_PIXEL_PNG: [u8; 69] = [
@@ -194,6 +195,195 @@ impl Tool for TestToolWithProgress {
     }
 }
 
+/// Asks the client's model to answer `prompt` (`sampling/createMessage`).
+#[tool(name = "conformance__test_sampling", effect = read_only, redact = [], capabilities = [Interact])]
+struct TestSampling {
+    /// The prompt to send to the LLM.
+    prompt: String,
+}
+
+impl Tool for TestSampling {
+    type Output = Content;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        let request = SampleRequest::new(self.prompt).max_tokens(100);
+        let completion = caps.get::<Interact>()?.sample(request).await?;
+        Ok(Content::new().text(format!("LLM response: {}", completion.text)))
+    }
+}
+
+/// What `test_elicitation` asks the user for.
+#[derive(Debug, Serialize, Deserialize, ToolSchema)]
+struct UserInfo {
+    /// User's response
+    username: String,
+    /// User's email address
+    email: String,
+}
+
+/// Asks the user for a name and an email address (`elicitation/create`).
+#[tool(name = "conformance__test_elicitation", effect = read_only, redact = [], capabilities = [Interact])]
+struct TestElicitation {
+    /// The message to show the user.
+    message: String,
+}
+
+impl Tool for TestElicitation {
+    type Output = Content;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        let answer = caps.get::<Interact>()?.elicit::<UserInfo>(self.message).await?;
+        let text = match answer {
+            ElicitAnswer::Accept(info) => format!(
+                "User response: action=accept, content={}",
+                serde_json::json!({"username": info.username, "email": info.email})
+            ),
+            ElicitAnswer::Decline => "User response: action=decline".to_owned(),
+            ElicitAnswer::Cancel => "User response: action=cancel".to_owned(),
+        };
+        Ok(Content::new().text(text))
+    }
+}
+
+/// A user's status.
+#[derive(Debug, Serialize, Deserialize, ToolSchema)]
+#[serde(rename_all = "snake_case")]
+enum Status {
+    Active,
+    Inactive,
+    Pending,
+}
+
+/// What `test_elicitation_sep1034_defaults` asks for, each field with a default.
+#[derive(Debug, Serialize, Deserialize, ToolSchema)]
+struct Defaults {
+    /// User name
+    name: String,
+    /// User age
+    age: u8,
+    /// User score
+    score: f64,
+    /// User status
+    status: Status,
+    /// Verification status
+    verified: bool,
+}
+
+/// Asks for a form whose every field has a default (SEP-1034).
+#[tool(name = "conformance__test_elicitation_sep1034_defaults", effect = read_only, redact = [], capabilities = [Interact])]
+struct TestElicitationSep1034Defaults {}
+
+impl Tool for TestElicitationSep1034Defaults {
+    type Output = Content;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        let defaults = Defaults {
+            name: "John Doe".into(),
+            age: 30,
+            score: 95.5,
+            status: Status::Active,
+            verified: true,
+        };
+        let answer = caps
+            .get::<Interact>()?
+            .elicitation::<Defaults>(
+                "Test client default value handling - please accept with defaults",
+            )
+            .defaults(&defaults)
+            .send()
+            .await?;
+        Ok(Content::new().text(completed(answer)?))
+    }
+}
+
+/// Three options.
+#[derive(Debug, Serialize, Deserialize, ToolSchema)]
+#[serde(rename_all = "snake_case")]
+enum Choice {
+    Option1,
+    Option2,
+    Option3,
+}
+
+/// Three values, shown with titles.
+#[derive(Debug, Serialize, Deserialize, ToolSchema)]
+#[serde(rename_all = "snake_case")]
+enum Titled {
+    Value1,
+    Value2,
+    Value3,
+}
+
+/// Three options, shown with legacy titles (`enumNames`).
+#[derive(Debug, Serialize, Deserialize, ToolSchema)]
+#[serde(rename_all = "snake_case")]
+enum Legacy {
+    Opt1,
+    Opt2,
+    Opt3,
+}
+
+/// What `test_elicitation_sep1330_enums` asks for: every enum form of SEP-1330.
+#[derive(Debug, Serialize, Deserialize, ToolSchema)]
+#[serde(rename_all = "camelCase")]
+struct Enums {
+    untitled_single: Choice,
+    titled_single: Titled,
+    legacy_enum: Legacy,
+    untitled_multi: Vec<Choice>,
+    titled_multi: Vec<Titled>,
+}
+
+/// Asks for a form with every enum form (SEP-1330).
+#[tool(name = "conformance__test_elicitation_sep1330_enums", effect = read_only, redact = [], capabilities = [Interact])]
+struct TestElicitationSep1330Enums {}
+
+impl Tool for TestElicitationSep1330Enums {
+    type Output = Content;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        let values =
+            [("value1", "First Option"), ("value2", "Second Option"), ("value3", "Third Option")];
+        let answer = caps
+            .get::<Interact>()?
+            .elicitation::<Enums>("Choose from every kind of list")
+            .titles("titledSingle", values)
+            .legacy_titles(
+                "legacyEnum",
+                [("opt1", "Option One"), ("opt2", "Option Two"), ("opt3", "Option Three")],
+            )
+            .titles("titledMulti", values)
+            .send()
+            .await?;
+        Ok(Content::new().text(completed(answer)?))
+    }
+}
+
+/// `Elicitation completed: action=<action>, content=<answer>`.
+fn completed<T: Serialize>(answer: ElicitAnswer<T>) -> Result<String, ToolError> {
+    Ok(match answer {
+        ElicitAnswer::Accept(content) => {
+            let content = serde_json::to_string(&content)
+                .map_err(|error| ToolError::new(error.to_string()))?;
+            format!("Elicitation completed: action=accept, content={content}")
+        }
+        ElicitAnswer::Decline => "Elicitation completed: action=decline, content={}".to_owned(),
+        ElicitAnswer::Cancel => "Elicitation completed: action=cancel, content={}".to_owned(),
+    })
+}
+
 /// The conformance tools, served under the names the suite calls.
 fn server() -> Result<McpServer, Box<dyn std::error::Error>> {
     let catalog = ToolCatalog::builder()
@@ -205,6 +395,12 @@ fn server() -> Result<McpServer, Box<dyn std::error::Error>> {
         .register::<TestToolWithLogging>()
         .register::<TestErrorHandling>()
         .register::<TestToolWithProgress>()
+        .register::<TestSampling>()
+        .register::<TestElicitation>()
+        .register::<TestElicitationSep1034Defaults>()
+        .register::<TestElicitationSep1330Enums>()
+        // Served over MCP, the calling client answers; nothing else here can.
+        .capability(Interact::unavailable())
         .build()?;
     let ids: Vec<String> =
         catalog.tools().iter().map(|tool| tool.spec().name().to_owned()).collect();

@@ -61,6 +61,7 @@ pub mod http;
 mod model;
 mod resume;
 mod run;
+mod sampling;
 mod scripted;
 
 #[doc(no_inline)]
@@ -77,4 +78,5 @@ pub use http::{
 };
 pub use model::{ChatModel, ModelError, ModelErrorKind, ModelTurn};
 pub use run::{Agent, AgentConfig, AgentDone, AgentEvent, AgentOutput, ResultSummary, StopReason};
+pub use sampling::ChatModelSampler;
 pub use scripted::{ScriptedModel, ScriptedTurn, SeenRequest};

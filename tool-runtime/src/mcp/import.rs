@@ -1,12 +1,13 @@
 //! Importing an MCP server's tools as untrusted dynamic tools.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::{Arc, PoisonError, RwLock, Weak};
+use std::time::Duration;
 
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, Tool,
-    ToolAnnotations,
+    ClientCapabilities, ClientConfig, Implementation, JsonObject, PaginatedRequestParams,
+    ProgressNotificationParam, Tool, ToolAnnotations,
 };
 use rmcp::service::{NotificationContext, Peer, RoleClient, RunningService};
 use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildProcess};
@@ -17,27 +18,60 @@ use tokio_util::sync::CancellationToken;
 
 use super::names::{ServerName, imported_tool_name};
 use super::remote::{ProgressRoutes, Remote};
+use super::text::{Capped, ERROR_CHARS, capped};
 use crate::catalog::ToolSource;
 use crate::runtime::{BoundToolRuntime, DynamicTool, DynamicToolError};
 use crate::spec::ToolEffect;
 
-/// What the application decides about a server's tools before they are imported.
+/// What the application decides about a server's tools before they are imported, and the
+/// limits a server's listing must stay within.
+///
+/// Limits (a server past one gets a typed [`McpImportError`], and `connect` or `refresh`
+/// returns instead of hanging or growing without bound):
+///
+/// | limit | default | set with |
+/// | --- | --- | --- |
+/// | pages of one `tools/list` | 100 | [`max_list_pages`](Self::max_list_pages) |
+/// | tools in one listing | 10 000 | [`max_tools`](Self::max_tools) |
+/// | time for the handshake, and for one listing with all its pages | 60 s | [`timeout`](Self::timeout) |
 ///
 /// ```
+/// use std::time::Duration;
 /// use tool_runtime::mcp::McpImportOptions;
 ///
 /// let options = McpImportOptions::new()
-///     .redact("mcp__github__create_issue", ["number", "url"]);
+///     .redact("mcp__github__create_issue", ["number", "url"])
+///     .allow_open_schema("mcp__github__search")
+///     .max_list_pages(10)
+///     .max_tools(500)
+///     .timeout(Duration::from_secs(10));
 /// # let _ = options;
 /// ```
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 #[must_use]
 pub struct McpImportOptions {
     redact: BTreeMap<String, Vec<String>>,
+    open_schemas: BTreeSet<String>,
+    max_pages: usize,
+    max_tools: usize,
+    timeout: Duration,
+}
+
+impl Default for McpImportOptions {
+    fn default() -> Self {
+        Self {
+            redact: BTreeMap::new(),
+            open_schemas: BTreeSet::new(),
+            max_pages: 100,
+            max_tools: 10_000,
+            timeout: Duration::from_secs(60),
+        }
+    }
 }
 
 impl McpImportOptions {
-    /// No allowlists: no output field of any imported tool passes redaction.
+    /// No allowlists, no open schemas, the default limits: no output field of any imported
+    /// tool passes redaction.
     pub fn new() -> Self {
         Self::default()
     }
@@ -54,6 +88,33 @@ impl McpImportOptions {
         self.redact.insert(tool_name.into(), paths.into_iter().map(Into::into).collect());
         self
     }
+
+    /// Imports the tool with this imported name even though its input schema is open: it has
+    /// no `properties`, or does not say `"additionalProperties": false`, so arguments the
+    /// schema does not describe would reach the server unchecked. Without this such a tool is
+    /// [refused](RefusalReason::OpenSchema).
+    pub fn allow_open_schema(mut self, tool_name: impl Into<String>) -> Self {
+        self.open_schemas.insert(tool_name.into());
+        self
+    }
+
+    /// The most pages one `tools/list` may take (at least 1).
+    pub fn max_list_pages(mut self, pages: usize) -> Self {
+        self.max_pages = pages.max(1);
+        self
+    }
+
+    /// The most tools one listing may hold, over all its pages.
+    pub fn max_tools(mut self, tools: usize) -> Self {
+        self.max_tools = tools;
+        self
+    }
+
+    /// How long the handshake, and one listing with all its pages, may each take.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
 }
 
 /// Why a server's tool was not imported.
@@ -63,21 +124,55 @@ pub enum RefusalReason {
     /// Its definition is unusable: a schema outside the allowed subset (with the JSON pointer
     /// of the construct), an invalid schema, or a redaction path the output schema lacks.
     Definition(DynamicToolError),
-    /// Another tool of the same server got the same imported name.
+    /// The server listed the same name twice; the first definition was kept.
     DuplicateName {
         /// The MCP name of the tool that kept the imported name.
         kept: String,
     },
+    /// Two different MCP names map to the same imported name (one tool's plain name is the
+    /// other's shortened name, see [`imported_tool_name`]): neither is imported, since which
+    /// of them a call would reach would depend on the server's order.
+    NameCollision {
+        /// The MCP name of the other tool.
+        other: String,
+    },
+    /// Its input schema is open (no `properties`, or no `"additionalProperties": false`) and
+    /// the application did not [allow that](McpImportOptions::allow_open_schema).
+    OpenSchema,
+    /// Its description or schemas changed on the server after it was imported (the tool is
+    /// pinned to the definition first imported) and the application has not
+    /// [accepted the change](McpToolSource::accept_changed).
+    Changed,
 }
 
 impl fmt::Display for RefusalReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Definition(error) => write!(f, "{error}"),
-            Self::DuplicateName { kept } => write!(f, "its name is already taken by `{kept}`"),
+            Self::Definition(error) => {
+                write!(f, "{}", Capped(&error.to_string(), REASON_CHARS))
+            }
+            Self::DuplicateName { kept } => {
+                write!(f, "its name is already taken by `{}`", Capped(kept, NAME_CHARS))
+            }
+            Self::NameCollision { other } => write!(
+                f,
+                "its imported name is also the imported name of `{}`; neither is imported",
+                Capped(other, NAME_CHARS)
+            ),
+            Self::OpenSchema => f.write_str(
+                "its input schema is open (no `properties`, or not `\"additionalProperties\": false`); allow it with `McpImportOptions::allow_open_schema`",
+            ),
+            Self::Changed => f.write_str(
+                "its description or schema changed since it was imported; accept the change with `McpToolSource::accept_changed`",
+            ),
         }
     }
 }
+
+/// The most characters of a server-supplied name shown in a message.
+const NAME_CHARS: usize = 64;
+/// The most characters of a refusal reason (it quotes schema keys) shown in a message.
+const REASON_CHARS: usize = 256;
 
 /// A tool the server lists but the importer refused, with the reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,11 +187,18 @@ pub struct RefusedTool {
 
 impl fmt::Display for RefusedTool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "`{}` (`{}`): {}", self.name.escape_debug(), self.imported_name, self.reason)
+        write!(
+            f,
+            "`{}` (`{}`): {}",
+            Capped(&self.name, NAME_CHARS),
+            self.imported_name,
+            self.reason
+        )
     }
 }
 
-/// Why connecting to an MCP server or listing its tools failed.
+/// Why connecting to an MCP server or listing its tools failed. The server's own text in it is
+/// escaped and cut to 256 characters.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum McpImportError {
@@ -106,6 +208,31 @@ pub enum McpImportError {
     Handshake(String),
     /// `tools/list` failed.
     List(String),
+    /// The listing took more pages than [`McpImportOptions::max_list_pages`] allows.
+    TooManyPages {
+        /// The limit.
+        limit: usize,
+    },
+    /// The listing held more tools than [`McpImportOptions::max_tools`] allows.
+    TooManyTools {
+        /// The limit.
+        limit: usize,
+    },
+    /// The handshake or a listing took longer than [`McpImportOptions::timeout`].
+    Timeout {
+        /// The limit.
+        after: Duration,
+    },
+}
+
+impl McpImportError {
+    fn handshake(error: impl fmt::Display) -> Self {
+        Self::Handshake(capped(&error.to_string(), ERROR_CHARS))
+    }
+
+    fn list(error: impl fmt::Display) -> Self {
+        Self::List(capped(&error.to_string(), ERROR_CHARS))
+    }
 }
 
 impl fmt::Display for McpImportError {
@@ -114,6 +241,15 @@ impl fmt::Display for McpImportError {
             Self::Spawn(error) => write!(f, "the MCP server could not be started: {error}"),
             Self::Handshake(error) => write!(f, "the MCP handshake failed: {error}"),
             Self::List(error) => write!(f, "listing the MCP server's tools failed: {error}"),
+            Self::TooManyPages { limit } => {
+                write!(f, "the MCP server's tool list takes more than {limit} pages")
+            }
+            Self::TooManyTools { limit } => {
+                write!(f, "the MCP server lists more than {limit} tools")
+            }
+            Self::Timeout { after } => {
+                write!(f, "the MCP server did not answer within {} ms", after.as_millis())
+            }
         }
     }
 }
@@ -197,9 +333,19 @@ impl ClientHandler for ImportClient {
 ///   become [parts](crate::content::Part) of their kind: an imported image stays an image.
 /// - Tools whose definitions cannot be trusted to mean what they say (a schema construct
 ///   outside the subset, an invalid schema) are [`refused`](Self::refused), with the reason.
-/// - On `notifications/tools/list_changed` the list is fetched again: definitions are
-///   replaced, new tools are added (still hidden), vanished tools removed; a name's effect
-///   never becomes less cautious than it was.
+/// - Tools with an open input schema (no `properties`, or no `"additionalProperties": false`)
+///   are refused unless the application [allows it](McpImportOptions::allow_open_schema).
+/// - Two MCP names that map to one imported name are both refused, naming each other.
+/// - On `notifications/tools/list_changed` the list is fetched again: new tools are added
+///   (still hidden), vanished tools removed; a name's effect never becomes less cautious than
+///   it was. Every imported tool is pinned to the description and schemas it was first imported
+///   with (the source does not know which tools the policy allows, so it pins them all): a tool
+///   whose definition changed is [refused](RefusalReason::Changed), and out of the catalog,
+///   until the application [accepts the change](Self::accept_changed); unchanged tools keep
+///   running.
+/// - The listing is bounded in pages, tools and time ([`McpImportOptions`]); a server's
+///   progress messages are cut to 256 characters and at most 100 are forwarded per call; its
+///   error text reaches errors and logs escaped and cut.
 /// - A failed call reports a fixed message, never the server's text.
 ///
 /// ```no_run
@@ -231,16 +377,23 @@ struct SourceInner {
     peer: Peer<RoleClient>,
     progress: ProgressRoutes,
     service: tokio::sync::Mutex<Option<RunningService<RoleClient, ImportClient>>>,
+    /// What calls read; written only to swap in a refresh's result.
     state: RwLock<State>,
+    /// One refresh at a time: each builds on what the previous one installed.
+    refreshing: tokio::sync::Mutex<()>,
     changes: watch::Sender<u64>,
     stop: CancellationToken,
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct State {
     tools: BTreeMap<String, Arc<DynamicTool>>,
     refused: Vec<RefusedTool>,
     effects: BTreeMap<String, ToolEffect>,
+    /// The definition hash each imported tool is pinned to.
+    pins: BTreeMap<String, String>,
+    /// The hash of a changed definition waiting for [`McpToolSource::accept_changed`].
+    changed: BTreeMap<String, String>,
 }
 
 impl Drop for SourceInner {
@@ -310,10 +463,11 @@ impl McpToolSource {
         };
         let list_changed = Arc::clone(&client.list_changed);
         let progress = client.progress.clone();
-        let service = client
-            .serve(transport)
+        let timeout = options.timeout;
+        let service = tokio::time::timeout(timeout, client.serve(transport))
             .await
-            .map_err(|error| McpImportError::Handshake(error.to_string()))?;
+            .map_err(|_| McpImportError::Timeout { after: timeout })?
+            .map_err(McpImportError::handshake)?;
         let inner = Arc::new(SourceInner {
             server,
             options,
@@ -321,6 +475,7 @@ impl McpToolSource {
             progress,
             service: tokio::sync::Mutex::new(Some(service)),
             state: RwLock::new(State::default()),
+            refreshing: tokio::sync::Mutex::new(()),
             changes: watch::Sender::new(0),
             stop: CancellationToken::new(),
         });
@@ -350,6 +505,25 @@ impl McpToolSource {
     /// [`McpImportError::List`] when `tools/list` fails; the previous tools stay.
     pub async fn refresh(&self) -> Result<(), McpImportError> {
         self.inner.refresh().await
+    }
+
+    /// Accepts the changed definition of the tool with this imported name (see
+    /// [`RefusalReason::Changed`]): the tool is pinned to the definition the server listed
+    /// last and imported again by a refresh. Returns `false`, and does nothing, when no change
+    /// of that tool is waiting. A definition that changed again since is refused again.
+    ///
+    /// # Errors
+    ///
+    /// [`McpImportError`] when the refresh fails; the acceptance stays.
+    pub async fn accept_changed(&self, imported_name: &str) -> Result<bool, McpImportError> {
+        let _one = self.inner.refreshing.lock().await;
+        {
+            let mut state = self.inner.state.write().unwrap_or_else(PoisonError::into_inner);
+            let Some(hash) = state.changed.remove(imported_name) else { return Ok(false) };
+            state.pins.insert(imported_name.to_owned(), hash);
+        }
+        self.inner.refresh_locked().await?;
+        Ok(true)
     }
 
     /// Counts refreshes: the value changes after each one, so a caller can wait for the
@@ -383,57 +557,122 @@ async fn watch_list(source: Weak<SourceInner>, list_changed: Arc<Notify>, stop: 
 
 impl SourceInner {
     async fn refresh(&self) -> Result<(), McpImportError> {
-        let listed = self
-            .peer
-            .list_all_tools()
-            .await
-            .map_err(|error| McpImportError::List(error.to_string()))?;
-        let news = {
-            let mut state = self.state.write().unwrap_or_else(PoisonError::into_inner);
-            let mut tools = BTreeMap::new();
-            let mut refused = Vec::new();
-            let mut owners: BTreeMap<String, String> = BTreeMap::new();
-            for tool in listed {
-                let imported = imported_tool_name(&self.server, &tool.name);
-                if let Some(kept) = owners.get(&imported) {
-                    let reason = RefusalReason::DuplicateName { kept: kept.clone() };
-                    refused.push(RefusedTool {
-                        name: tool.name.to_string(),
-                        imported_name: imported,
-                        reason,
-                    });
-                    continue;
-                }
-                owners.insert(imported.clone(), tool.name.to_string());
-                let effect = effect_from_annotations(tool.annotations.as_ref())
-                    .max(state.effects.get(&imported).copied().unwrap_or(ToolEffect::ReadOnly));
-                state.effects.insert(imported.clone(), effect);
-                match self.bind(&imported, &tool, effect) {
-                    Ok(bound) => {
-                        tools.insert(imported, Arc::new(bound));
-                    }
-                    Err(error) => refused.push(RefusedTool {
-                        name: tool.name.to_string(),
-                        imported_name: imported,
-                        reason: RefusalReason::Definition(error),
-                    }),
-                }
-            }
-            // Logged once: a refresh that refuses the same tool for the same reason is quiet.
-            let news: Vec<String> = refused
-                .iter()
-                .filter(|tool| !state.refused.contains(tool))
-                .map(ToString::to_string)
-                .collect();
-            state.tools = tools;
-            state.refused = refused;
-            news
-        };
+        let _one = self.refreshing.lock().await;
+        self.refresh_locked().await
+    }
+
+    /// A refresh, for a caller that holds `refreshing`.
+    async fn refresh_locked(&self) -> Result<(), McpImportError> {
+        let listed = self.list().await?;
+        let before = self.state.read().unwrap_or_else(PoisonError::into_inner).clone();
+        // Validators are compiled here, with no lock held: calls keep reading the old tools.
+        let after = self.prepare(listed, &before);
+        let news: Vec<String> = after
+            .refused
+            .iter()
+            .filter(|tool| !before.refused.contains(tool))
+            .map(ToString::to_string)
+            .collect();
+        *self.state.write().unwrap_or_else(PoisonError::into_inner) = after;
+        // Logged once: a refresh that refuses the same tool for the same reason is quiet.
         for tool in &news {
             tracing::warn!(server = %self.server, refused = %tool, "MCP tool not imported");
         }
         self.changes.send_modify(|count| *count += 1);
         Ok(())
+    }
+
+    /// `tools/list`, every page, within the limits of the options.
+    async fn list(&self) -> Result<Vec<Tool>, McpImportError> {
+        let McpImportOptions { max_pages, max_tools, timeout, .. } = self.options;
+        let pages = async {
+            let mut tools = Vec::new();
+            let mut cursor = None;
+            for _ in 0..max_pages {
+                let params = PaginatedRequestParams::default().with_cursor(cursor);
+                let page =
+                    self.peer.list_tools(Some(params)).await.map_err(McpImportError::list)?;
+                if tools.len() + page.tools.len() > max_tools {
+                    return Err(McpImportError::TooManyTools { limit: max_tools });
+                }
+                tools.extend(page.tools);
+                cursor = page.next_cursor;
+                if cursor.is_none() {
+                    return Ok(tools);
+                }
+            }
+            Err(McpImportError::TooManyPages { limit: max_pages })
+        };
+        tokio::time::timeout(timeout, pages)
+            .await
+            .map_err(|_| McpImportError::Timeout { after: timeout })?
+    }
+
+    /// The state a listing leads to from `before`; takes no lock.
+    fn prepare(&self, listed: Vec<Tool>, before: &State) -> State {
+        let mut after = State {
+            effects: before.effects.clone(),
+            pins: before.pins.clone(),
+            ..State::default()
+        };
+        let named: Vec<(String, Tool)> = listed
+            .into_iter()
+            .map(|tool| (imported_tool_name(&self.server, &tool.name), tool))
+            .collect();
+        let mut owners: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for (imported, tool) in &named {
+            let names = owners.entry(imported).or_default();
+            if !names.contains(&tool.name.as_ref()) {
+                names.push(&tool.name);
+            }
+        }
+        let mut kept: BTreeSet<&str> = BTreeSet::new();
+        for (imported, tool) in &named {
+            let refuse = |reason| RefusedTool {
+                name: tool.name.to_string(),
+                imported_name: imported.clone(),
+                reason,
+            };
+            let names = &owners[imported.as_str()];
+            if let Some(other) = names.iter().find(|name| **name != tool.name.as_ref()) {
+                after
+                    .refused
+                    .push(refuse(RefusalReason::NameCollision { other: (*other).to_owned() }));
+                continue;
+            }
+            if !kept.insert(imported) {
+                let reason = RefusalReason::DuplicateName { kept: tool.name.to_string() };
+                after.refused.push(refuse(reason));
+                continue;
+            }
+            let hash = definition_hash(tool);
+            match after.pins.get(imported) {
+                Some(pinned) if *pinned != hash => {
+                    after.changed.insert(imported.clone(), hash);
+                    after.refused.push(refuse(RefusalReason::Changed));
+                    continue;
+                }
+                _ => {}
+            }
+            let effect = effect_from_annotations(tool.annotations.as_ref())
+                .max(after.effects.get(imported).copied().unwrap_or(ToolEffect::ReadOnly));
+            // The definition's own faults first: they say more than "open".
+            let bound = self.bind(imported, tool, effect).map(|bound| {
+                let open =
+                    is_open(&tool.input_schema) && !self.options.open_schemas.contains(imported);
+                (!open).then_some(bound)
+            });
+            match bound {
+                Ok(None) => after.refused.push(refuse(RefusalReason::OpenSchema)),
+                Ok(Some(bound)) => {
+                    after.effects.insert(imported.clone(), effect);
+                    after.pins.insert(imported.clone(), hash);
+                    after.tools.insert(imported.clone(), Arc::new(bound));
+                }
+                Err(error) => after.refused.push(refuse(RefusalReason::Definition(error))),
+            }
+        }
+        after
     }
 
     fn bind(
@@ -465,6 +704,26 @@ impl SourceInner {
     }
 }
 
+/// Whether an input schema lets arguments it does not describe through: no `properties`, or
+/// not `"additionalProperties": false`.
+fn is_open(schema: &JsonObject) -> bool {
+    !schema.contains_key("properties")
+        || schema.get("additionalProperties") != Some(&Value::Bool(false))
+}
+
+/// What an imported tool is pinned to: SHA-256 over its name, description and schemas as the
+/// server listed them (annotations are not pinned: the effect they give only grows more
+/// cautious).
+fn definition_hash(tool: &Tool) -> String {
+    let definition = serde_json::json!({
+        "name": tool.name,
+        "description": tool.description,
+        "input_schema": *tool.input_schema,
+        "output_schema": tool.output_schema.as_deref(),
+    });
+    crate::content::sha256_hex(definition.to_string().as_bytes())
+}
+
 impl ToolSource for McpToolSource {
     fn tools(&self) -> Vec<Arc<dyn BoundToolRuntime>> {
         let state = self.inner.state.read().unwrap_or_else(PoisonError::into_inner);
@@ -474,5 +733,48 @@ impl ToolSource for McpToolSource {
     fn get(&self, name: &str) -> Option<Arc<dyn BoundToolRuntime>> {
         let state = self.inner.state.read().unwrap_or_else(PoisonError::into_inner);
         state.tools.get(name).map(|tool| Arc::clone(tool) as Arc<dyn BoundToolRuntime>)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use rmcp::model::{ServerCapabilities, ServerConfig, Tool};
+    use rmcp::{ServerHandler, ServiceExt};
+    use serde_json::json;
+
+    use super::{McpImportOptions, McpToolSource, PoisonError, State};
+    use crate::mcp::ServerName;
+
+    #[derive(Clone)]
+    struct NoTools;
+
+    impl ServerHandler for NoTools {
+        fn get_info(&self) -> ServerConfig {
+            ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        }
+    }
+
+    #[tokio::test]
+    async fn a_refresh_compiles_validators_with_no_lock_held() {
+        let (ours, theirs) = tokio::io::duplex(4096);
+        let serving = tokio::spawn(NoTools.serve(theirs));
+        let server = ServerName::new("up").unwrap();
+        let source = McpToolSource::connect(server, ours, McpImportOptions::new()).await.unwrap();
+        let _server = serving.await.unwrap().unwrap();
+        let schema = json!({
+            "type": "object",
+            "properties": {"q": {"type": "string", "pattern": "^[a-z]+$"}},
+            "additionalProperties": false
+        });
+        let serde_json::Value::Object(schema) = schema else { unreachable!() };
+        let listed = vec![Tool::new("search", "Search.", Arc::new(schema))];
+        // Held by this thread: were preparing to take the lock, it would deadlock or panic.
+        let held = source.inner.state.write().unwrap_or_else(PoisonError::into_inner);
+        let after = source.inner.prepare(listed, &State::default());
+        drop(held);
+        assert!(after.tools.contains_key("mcp__up__search"));
+        assert!(after.refused.is_empty());
     }
 }

@@ -10,7 +10,10 @@
 //!   budgets and redaction all apply. Results go out as MCP content blocks (text, images,
 //!   audio, resources) with `structuredContent` matching an always-object `outputSchema`; a
 //!   tool's [log messages](crate::runtime::ToolInvocationContext::log) and progress reach the
-//!   client; [`McpServerBuilder::serve_as`] serves a tool under the name a client expects.
+//!   client; [`McpServerBuilder::serve_as`] serves a tool under the name a client expects. A
+//!   tool that declares [`Interact`](crate::runtime::Interact) asks the calling client's user
+//!   (`elicitation/create`) or model (`sampling/createMessage`), when the client declared the
+//!   capability.
 //! - **Import**: [`McpToolSource`] connects to an MCP server (a child process over stdio, or
 //!   Streamable HTTP) and offers its tools as untrusted dynamic tools named
 //!   `mcp__<server>__<tool>` ([`imported_tool_name`]). Policy shows them only when
@@ -95,10 +98,12 @@
 //! ```
 
 mod import;
+mod interact;
 mod logging;
 mod names;
 mod remote;
 mod serve;
+mod text;
 
 pub use import::{
     McpImportError, McpImportOptions, McpToolSource, RefusalReason, RefusedTool,

@@ -14,6 +14,7 @@ use rmcp::model::{
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use serde_json::Value;
 
+use super::text::capped;
 use crate::content::{Part, Resource, ResourceBody, ResourceLink, ToolOutput};
 use crate::runtime::{ToolCapabilities, ToolError, ToolInvocationContext};
 
@@ -24,6 +25,11 @@ use crate::runtime::{ToolCapabilities, ToolError, ToolInvocationContext};
 /// [`EARLY_LIMIT`] of them) and are handed over when the call subscribes.
 #[derive(Clone, Default)]
 pub(super) struct ProgressRoutes(Arc<Mutex<ProgressMap>>);
+
+/// The most progress notifications of one call forwarded to its context.
+pub(super) const MAX_PROGRESS: usize = 100;
+/// The most characters of a progress message forwarded (control characters escaped).
+pub(super) const PROGRESS_CHARS: usize = 256;
 
 /// How many notifications for tokens no call has subscribed to are kept.
 const EARLY_LIMIT: usize = 64;
@@ -140,14 +146,22 @@ impl Remote {
         let mut guard = CancelOnDrop { peer: self.peer.clone(), id: Some(handle.id.clone()) };
         let response = handle.await_response();
         tokio::pin!(response);
+        let mut forwarded = 0;
         let response = loop {
             tokio::select! {
                 biased;
-                Some(progress) = route.receiver.recv() => ctx.report_progress(
-                    progress.progress,
-                    progress.total,
-                    progress.message.unwrap_or_default(),
-                ),
+                Some(progress) = route.receiver.recv() => {
+                    // Past the cap, notifications are still drained, never forwarded.
+                    if forwarded < MAX_PROGRESS {
+                        forwarded += 1;
+                        let message = progress.message.as_deref().unwrap_or_default();
+                        ctx.report_progress(
+                            progress.progress,
+                            progress.total,
+                            capped(message, PROGRESS_CHARS),
+                        );
+                    }
+                }
                 response = &mut response => break response,
             }
         };

@@ -20,12 +20,13 @@ use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::interact::ClientInteractor;
 use super::logging;
 use crate::catalog::ToolSource;
 use crate::content::{Part, ResourceBody, ToolOutput};
 use crate::runner::ToolRunner;
 use crate::runtime::{
-    ContextIds, LogLevel, LogMessage, LogReporter, Progress, ProgressReporter,
+    ContextIds, Interact, LogLevel, LogMessage, LogReporter, Progress, ProgressReporter,
     ToolInvocationContext,
 };
 use crate::schema::Shown;
@@ -537,7 +538,9 @@ impl McpServer {
                 }
             }
         };
-        let exec = inner.runner.exec(spec.name(), args, &ctx);
+        // The call's questions go to this session's client, whatever the catalog bound.
+        let client = Arc::new(ClientInteractor { peer: context.peer.clone() });
+        let exec = Interact::with_session(client, inner.runner.exec(spec.name(), args, &ctx));
         tokio::pin!(exec);
         let result = loop {
             tokio::select! {

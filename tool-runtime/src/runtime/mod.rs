@@ -14,6 +14,7 @@ mod context;
 mod dynamic;
 mod error;
 mod events;
+mod interact;
 mod result;
 mod tool;
 
@@ -31,5 +32,9 @@ pub use context::{
 pub use dynamic::{DynamicFuture, DynamicTool, DynamicToolBuilder, DynamicToolError};
 pub use error::ToolError;
 pub use events::{ChannelSink, CollectingSink, EventOutcome, EventSink, NullSink, ToolEvent};
+pub use interact::{
+    Completion, ElicitAnswer, ElicitRequest, ElicitResponse, Elicitation, Interact, InteractError,
+    InteractFuture, Interactor, SampleMessage, SampleRequest, SampleRole,
+};
 pub use result::{ExecError, RefusedOutput, ToolErrorCode, ToolExecResult, ToolInvocationRecord};
 pub use tool::Tool;
