@@ -199,8 +199,10 @@ async fn progress_is_capped_in_number_and_size() {
     let (source, _, _server) =
         import(vec![Tool::new("chatty", "", closed())], McpImportOptions::new()).await;
     let catalog = ToolCatalog::builder().source(Arc::new(source)).build().unwrap();
-    let policy =
-        ToolPolicy::from_json(&json!({"allowed_tools": [id("chatty")], "require_approval": []}).to_string()).unwrap();
+    let policy = ToolPolicy::from_json(
+        &json!({"allowed_tools": [id("chatty")], "require_approval": []}).to_string(),
+    )
+    .unwrap();
     let runner = ToolRunner::builder(catalog).policy(policy).build();
     let heard = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&heard);
@@ -246,9 +248,10 @@ async fn a_redefined_tool_is_refused_until_accepted_and_the_others_keep_running(
     )
     .await;
     let catalog = ToolCatalog::builder().source(Arc::new(source.clone())).build().unwrap();
-    let policy =
-        ToolPolicy::from_json(&json!({"allowed_tools": [id("search"), id("other")], "require_approval": []}).to_string())
-            .unwrap();
+    let policy = ToolPolicy::from_json(
+        &json!({"allowed_tools": [id("search"), id("other")], "require_approval": []}).to_string(),
+    )
+    .unwrap();
     let runner = ToolRunner::builder(catalog).policy(policy).build();
     assert!(runner.exec(&id("search"), b"{}", &ctx()).await.outcome.is_ok());
 

@@ -9,6 +9,7 @@
 use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
+use tool_runtime::agent::{Agent, AgentEvent, Message, ScriptedModel, ScriptedTurn, StopReason};
 use tool_runtime::catalog::select::{Bm25Selector, Selection, ToolSelector};
 use tool_runtime::catalog::{ToolCatalog, VisibleTools, visible_tools};
 use tool_runtime::prelude::*;
@@ -275,4 +276,56 @@ fn selection_is_deterministic_and_honours_visibility() {
     );
     assert!(!selection.names().any(|name| name == "travel__approve_hotel_booking"));
     assert!(selector.select("zzzz qqqq", &all).is_empty(), "no match, nothing always offered");
+}
+
+/// The session the issue asks for: an agent over the 500 tools with the selector, one run per
+/// labelled request, in which the model calls the tool the request needs and then answers.
+/// Every turn is offered at most 20 tools (what the model saw is what the agent reports), and
+/// the first turn offers the right one.
+#[tokio::test]
+async fn an_agent_session_offers_at_most_20_tools_per_turn_and_the_right_one() {
+    let catalog = std::sync::Arc::new(catalog());
+    let selector = std::sync::Arc::new(Bm25Selector::new(catalog.as_ref()).top_k(20));
+    let everything: Vec<String> =
+        DOMAINS.iter().map(|(prefix, _, _)| format!("{prefix}__*")).collect();
+    let runner = tool_runtime::runner::ToolRunner::builder(catalog)
+        .policy(ToolPolicy::allowing(everything))
+        .build();
+    let ctx =
+        ToolInvocationContext::new(ContextIds { run_id: "run", actor_id: "user", tenant_id: "t" });
+    let mut hits = 0;
+    for (request, label) in REQUESTS {
+        let object = label.split_once("__").and_then(|(_, rest)| rest.split_once('_')).unwrap().1;
+        let arguments = format!(r#"{{"{object}_id": "1"}}"#);
+        let model = std::sync::Arc::new(ScriptedModel::new([
+            ScriptedTurn::openai_calls(&[("call_1", label, &arguments)]),
+            ScriptedTurn::openai_text("Done."),
+        ]));
+        let agent = Agent::new(model.clone(), runner.clone()).with_selector(selector.clone());
+        let offered_events = std::sync::Mutex::new(Vec::new());
+        let output = agent
+            .run(vec![Message::user(request)], &ctx, &|event| {
+                if let AgentEvent::ToolsOffered { names, .. } = event {
+                    offered_events.lock().unwrap().push(names);
+                }
+            })
+            .await;
+        assert_eq!(output.done.stop, StopReason::Answered, "{request}");
+        assert!(output.done.records[0].error.is_none(), "{request}: the call ran");
+        let seen = model.requests();
+        assert_eq!(seen.len(), 2);
+        assert_eq!(output.done.offered.len(), 2, "one list per turn");
+        assert_eq!(output.done.offered, offered_events.into_inner().unwrap());
+        for (turn, seen) in seen.iter().enumerate() {
+            assert!(seen.tools.len() <= 20, "{request}: {} tools offered", seen.tools.len());
+            let mut sent = seen.tools.clone();
+            sent.sort();
+            assert_eq!(sent, output.done.offered[turn], "the model saw what the agent reports");
+        }
+        if seen[0].tools.iter().any(|name| name == label) {
+            hits += 1;
+        }
+    }
+    println!("agent session hit rate: {hits}/50");
+    assert!(hits >= 48, "hit rate {hits}/50");
 }

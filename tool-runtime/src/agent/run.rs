@@ -12,7 +12,8 @@ use super::deferred::{
 use super::{ChatModel, Message, ModelError, ModelErrorKind, ModelRequest, ModelTurn, Usage};
 use crate::adapters::{ConversationError, check_conversation};
 use crate::adapters::{Decoded, FinishReason, StreamEvent, ToolChoice, ToolOutcome, ToolResult};
-use crate::catalog::ToolSource;
+use crate::catalog::select::ToolSelector;
+use crate::catalog::{ToolSource, VisibleTools};
 use crate::content::PartSummary;
 use crate::policy::{Decision, arguments_hash, spec_hash};
 use crate::runner::ToolRunner;
@@ -136,6 +137,10 @@ pub struct AgentDone {
     pub records: Vec<ToolInvocationRecord>,
     /// Tokens used, summed over the turns that reported usage.
     pub usage: Usage,
+    /// The tools each turn offered, by name, when the agent has a selector
+    /// ([`Agent::with_selector`]); empty without one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub offered: Vec<Vec<String>>,
 }
 
 /// What a run reports while it goes.
@@ -177,6 +182,14 @@ pub enum AgentEvent {
         name: String,
         /// The redacted output, or the error code and message.
         outcome: ResultSummary,
+    },
+    /// The tools a selector ([`Agent::with_selector`]) offered to a turn, by name (emitted
+    /// only when the agent has a selector).
+    ToolsOffered {
+        /// 1-based.
+        iteration: usize,
+        /// The offered tools' names, sorted.
+        names: Vec<String>,
     },
     /// A model turn ended.
     IterationFinished {
@@ -303,6 +316,8 @@ pub struct Agent {
     pub(super) config: AgentConfig,
     pub(super) key: Option<StateKey>,
     pub(super) ledger: Arc<dyn ResumeLedger>,
+    /// Picks the tools each turn offers; `None` offers every visible tool.
+    pub(super) selector: Option<Arc<dyn ToolSelector>>,
 }
 
 /// What the loop tells the model when its tool-calling turns are used up.
@@ -317,7 +332,33 @@ impl Agent {
             config: AgentConfig::default(),
             key: None,
             ledger: Arc::new(InMemoryLedger::default()),
+            selector: None,
         }
+    }
+
+    /// Offers each model turn the tools `selector` picks out of the visible ones, rather than
+    /// all of them; the tools are picked for the latest user message. Which tools each turn
+    /// offered is reported as [`AgentEvent::ToolsOffered`] and in [`AgentDone::offered`]. A
+    /// call of a visible tool the turn did not offer (a model that remembers it from earlier
+    /// turns) still runs: selection saves tokens, policy decides what may run.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tool_runtime::agent::{Agent, ScriptedModel};
+    /// use tool_runtime::catalog::ToolCatalog;
+    /// use tool_runtime::catalog::select::Bm25Selector;
+    /// use tool_runtime::runner::ToolRunner;
+    ///
+    /// let catalog = Arc::new(ToolCatalog::builder().build().unwrap());
+    /// let selector = Bm25Selector::new(catalog.as_ref()).top_k(20);
+    /// let agent = Agent::new(Arc::new(ScriptedModel::new(vec![])), ToolRunner::builder(catalog).build())
+    ///     .with_selector(Arc::new(selector));
+    /// # let _ = agent;
+    /// ```
+    #[must_use]
+    pub fn with_selector(mut self, selector: Arc<dyn ToolSelector>) -> Self {
+        self.selector = Some(selector);
+        self
     }
 
     /// The application key that seals the [`RunState`] of a run that stops pending, and
@@ -385,8 +426,7 @@ impl Agent {
             Instant::now().checked_add(budget.saturating_sub(state.elapsed_before))
         });
         let visible = self.runner.visible_tools(ctx);
-        let specs: Vec<&ToolSpec> = visible.specs().collect();
-        self.drive(state, &specs, ctx, deadline, on_event).await
+        self.drive(state, &visible, ctx, deadline, on_event).await
     }
 
     /// The end of a run (or of a part of it): its answer, its one `Done` event, and for a run
@@ -428,6 +468,7 @@ impl Agent {
             iterations: state.iterations,
             records: state.records,
             usage: state.usage,
+            offered: state.offered,
         };
         on_event(AgentEvent::Done(done.clone()));
         AgentOutput { done, messages: state.messages, state: run_state }
@@ -436,12 +477,14 @@ impl Agent {
     async fn drive(
         &self,
         state: &mut Loop,
-        specs: &[&ToolSpec],
+        visible: &VisibleTools,
         ctx: &ToolInvocationContext,
         deadline: Option<Instant>,
         on_event: &(dyn Fn(AgentEvent) + Send + Sync),
     ) -> StopReason {
         let none = ToolChoice::none();
+        let specs: Vec<&ToolSpec> = visible.specs().collect();
+        let specs = specs.as_slice();
         loop {
             let last = state.iterations >= self.config.max_iterations;
             if last {
@@ -451,7 +494,22 @@ impl Agent {
             let iteration = state.iterations;
             on_event(AgentEvent::IterationStarted { iteration, tools_allowed: !last });
             let choice = if last { &none } else { &self.config.choice };
-            let request = ModelRequest { messages: &state.messages, tools: specs, choice };
+            let selection = self.selector.as_ref().map(|selector| {
+                let selection = selector.select(latest_request(&state.messages), visible);
+                let names: Vec<String> = selection.names().map(str::to_owned).collect();
+                on_event(AgentEvent::ToolsOffered { iteration, names: names.clone() });
+                state.offered.push(names);
+                selection
+            });
+            let offered: Vec<&ToolSpec>;
+            let tools = match &selection {
+                Some(selection) => {
+                    offered = selection.specs().collect();
+                    offered.as_slice()
+                }
+                None => specs,
+            };
+            let request = ModelRequest { messages: &state.messages, tools, choice };
             // Calls announced while the turn streams; if the turn is dropped, each still gets
             // its one (not run) result event.
             let announced: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
@@ -726,6 +784,8 @@ pub(super) struct Loop {
     pub(super) started: std::time::Instant,
     /// The calls of a turn that waits, once the run stops on them.
     pub(super) waiting: Option<Vec<StateCall>>,
+    /// The tools each turn offered, when the agent has a selector.
+    pub(super) offered: Vec<Vec<String>>,
 }
 
 impl Loop {
@@ -739,6 +799,7 @@ impl Loop {
             elapsed_before,
             started: std::time::Instant::now(),
             waiting: None,
+            offered: Vec::new(),
         }
     }
 }
@@ -896,6 +957,19 @@ pub(super) fn result_event(result: &ToolResult) -> AgentEvent {
         name: result.name.clone(),
         outcome: ResultSummary::from(&result.outcome),
     }
+}
+
+/// What the user last asked: the text selection picks tools for (the loop's own notice that
+/// the tool-calling turns are used up is not a request).
+fn latest_request(messages: &[Message]) -> &str {
+    messages
+        .iter()
+        .rev()
+        .find_map(|message| match message {
+            Message::User(text) if text != LIMIT_NOTICE => Some(text.as_str()),
+            _ => None,
+        })
+        .unwrap_or("")
 }
 
 async fn sleep_until(deadline: Option<Instant>) {
