@@ -124,6 +124,9 @@ pub struct AgentDone {
     pub records: Vec<ToolInvocationRecord>,
     /// Tokens used, summed over the turns that reported usage.
     pub usage: Usage,
+    /// Counts and latencies of the run's tool calls (from `records`): calls, ok, failed,
+    /// total and longest duration, overall and by tool.
+    pub tool_stats: crate::runtime::ToolCallStats,
 }
 
 /// What a run reports while it goes.
@@ -315,6 +318,7 @@ impl Agent {
             answer,
             stop,
             iterations: state.iterations,
+            tool_stats: crate::runtime::ToolCallStats::from_records(&state.records),
             records: state.records,
             usage: state.usage,
         };

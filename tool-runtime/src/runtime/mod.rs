@@ -7,7 +7,7 @@ mod auth;
 pub(crate) mod bound;
 mod capabilities;
 mod clock;
-mod context;
+pub(crate) mod context;
 #[cfg(feature = "dynamic")]
 mod dynamic;
 mod error;
@@ -27,5 +27,8 @@ pub use context::{
 pub use dynamic::{DynamicFuture, DynamicTool, DynamicToolBuilder, DynamicToolError};
 pub use error::ToolError;
 pub use events::{ChannelSink, CollectingSink, EventOutcome, EventSink, NullSink, ToolEvent};
-pub use result::{ExecError, RefusedOutput, ToolErrorCode, ToolExecResult, ToolInvocationRecord};
+pub use result::{
+    CallStep, ExecError, RefusedOutput, ToolCallCounts, ToolCallStats, ToolErrorCode,
+    ToolExecResult, ToolInvocationRecord,
+};
 pub use tool::Tool;
