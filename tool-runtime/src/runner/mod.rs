@@ -366,6 +366,7 @@ impl ToolRunner {
             gen_ai.tool.call.arguments = tracing::field::Empty,
             gen_ai.tool.call.result = tracing::field::Empty,
             error.r#type = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
         );
         if !span.is_disabled()
             && let Some(tool) = self.catalog.get(name)
@@ -403,6 +404,7 @@ impl ToolRunner {
         if let Err(error) = &mut outcome {
             error.step = error.step.or(call.step).or(Some(CallStep::Lookup));
             span.record("error.type", error.code.as_str());
+            span.record("otel.status_code", "error");
         }
         if self.span_content && !span.is_disabled() {
             steps::record_content(&span, &call, &outcome);
