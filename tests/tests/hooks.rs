@@ -41,7 +41,11 @@ struct Noted {
 
 impl Tool for Note {
     type Output = Noted;
-    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Noted, ToolError> {
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Noted, ToolError> {
         RUNS.fetch_add(1, Ordering::SeqCst);
         Ok(Noted { text: self.text, internal: "never outside".into() })
     }
@@ -55,7 +59,11 @@ struct Change {
 
 impl Tool for Change {
     type Output = Noted;
-    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Noted, ToolError> {
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Noted, ToolError> {
         Ok(Noted { text: self.text, internal: String::new() })
     }
 }
@@ -72,8 +80,10 @@ fn builder() -> ToolRunnerBuilder {
 /// Allows every test tool; state changes need approval (and no approver is set).
 fn approving() -> ToolRunnerBuilder {
     ToolRunner::builder(catalog()).policy(
-        ToolPolicy::from_json(r#"{"allowed_tools": ["test__*"], "require_approval": ["state_change"]}"#)
-            .unwrap(),
+        ToolPolicy::from_json(
+            r#"{"allowed_tools": ["test__*"], "require_approval": ["state_change"]}"#,
+        )
+        .unwrap(),
     )
 }
 
@@ -148,7 +158,8 @@ async fn a_blocking_hook_ends_the_call_with_its_reason_before_the_tool_runs() {
 
 #[tokio::test]
 async fn rewrites_chain_in_order_and_the_record_keeps_what_arrived_and_what_ran() {
-    let runner = builder().before_call(appender("a", "-a")).before_call(appender("b", "-b")).build();
+    let runner =
+        builder().before_call(appender("a", "-a")).before_call(appender("b", "-b")).build();
     let result = runner.exec("test__note", r#"{"text": "x"}"#, &ctx()).await;
     assert_eq!(result.value(), Some(&json!({"text": "x-a-b"})));
     let record = result.into_record();
@@ -173,13 +184,18 @@ async fn a_rewrite_the_schema_refuses_is_a_typed_error_naming_the_hook() {
 #[tokio::test]
 async fn a_hook_that_fails_or_panics_gives_hook_failed_and_exactly_one_result() {
     let failing = BeforeCallFn::new("flaky", |_| Err(HookError::new("the rules store is down")));
-    let result = builder().before_call(failing).build().exec("test__note", r#"{"text": "x"}"#, &ctx()).await;
+    let result =
+        builder().before_call(failing).build().exec("test__note", r#"{"text": "x"}"#, &ctx()).await;
     let error = result.error().unwrap();
     assert_eq!(error.code, Code::HookFailed);
     assert_eq!(error.message, "the before-call hook `flaky` failed: the rules store is down");
 
     let panicking = BeforeCallFn::new("boom", |_| panic!("hook bug"));
-    let result = builder().before_call(panicking).build().exec("test__note", r#"{"text": "x"}"#, &ctx()).await;
+    let result = builder()
+        .before_call(panicking)
+        .build()
+        .exec("test__note", r#"{"text": "x"}"#, &ctx())
+        .await;
     assert_eq!(result.error().unwrap().message, "the before-call hook `boom` failed: it panicked");
 
     // After the tool ran: its start event still gets its one result.
@@ -212,7 +228,8 @@ async fn after_hooks_see_only_redacted_output_and_may_replace_what_is_returned_a
         Ok(AfterCallDecision::Keep)
     });
     let replacer = AfterCallFn::new("replacer", |call| {
-        let text = call.outcome.as_ref().ok().and_then(ToolOutput::structured).unwrap()["text"].clone();
+        let text =
+            call.outcome.as_ref().ok().and_then(ToolOutput::structured).unwrap()["text"].clone();
         Ok(AfterCallDecision::Replace(ToolOutput::from(json!({"text": text, "checked": true}))))
     });
     let events = CollectingSink::new();
@@ -228,11 +245,10 @@ async fn after_hooks_see_only_redacted_output_and_may_replace_what_is_returned_a
     assert_eq!(result.record().result, Some(replaced.clone()));
     let results = result_events(&events.take());
     assert!(matches!(&results[0].0, EventOutcome::Ok { value, .. } if *value == replaced));
-    let seen = seen.lock().unwrap();
-    let (value, arguments, duration) = &seen[0];
+    let (value, arguments, duration) = seen.lock().unwrap()[0].clone();
     assert_eq!(value.as_ref(), Some(&json!({"text": "hi"})), "the redacted output: no `internal`");
     assert_eq!(arguments.as_ref(), Some(&json!({"text": "hi"})));
-    assert!(*duration > 0);
+    assert!(duration > 0);
 
     // A replacement over the result budget is refused.
     let huge = AfterCallFn::new("huge", |_| {
@@ -250,7 +266,10 @@ async fn after_hooks_see_only_redacted_output_and_may_replace_what_is_returned_a
     let result = runner.exec("test__note", r#"{"text": "hi"}"#, &ctx()).await;
     let error = result.error().unwrap();
     assert_eq!(error.code, Code::HookFailed);
-    assert!(error.message.contains("`huge`") && error.message.contains("max_result_bytes"), "{error}");
+    assert!(
+        error.message.contains("`huge`") && error.message.contains("max_result_bytes"),
+        "{error}"
+    );
 }
 
 #[tokio::test]
@@ -263,7 +282,11 @@ async fn after_hooks_see_errors_and_may_stand_in_for_them() {
             _ => AfterCallDecision::Keep,
         })
     });
-    let result = approving().after_call(fallback).build().exec("test__change", r#"{"text": "x"}"#, &ctx()).await;
+    let result = approving()
+        .after_call(fallback)
+        .build()
+        .exec("test__change", r#"{"text": "x"}"#, &ctx())
+        .await;
     assert_eq!(result.value(), Some(&json!({"queued": true})));
 }
 
@@ -309,7 +332,8 @@ async fn a_refused_call_says_at_which_step_it_stopped() {
         let result = runner.exec(name, args, &ctx()).await;
         assert_eq!(result.error().unwrap().step, Some(step), "{name} {args}");
     }
-    let denied = ToolRunner::builder(catalog()).build().exec("test__note", r#"{"text": "x"}"#, &ctx()).await;
+    let denied =
+        ToolRunner::builder(catalog()).build().exec("test__note", r#"{"text": "x"}"#, &ctx()).await;
     assert_eq!(denied.error().unwrap().step, Some(CallStep::Policy));
     let stored = serde_json::to_value(denied.record()).unwrap();
     assert_eq!(stored["error"]["step"], "policy");
@@ -395,7 +419,11 @@ struct Hop {
 }
 
 /// Follows `path`: calls its first tool with the rest, or answers when it is empty.
-async fn relay(path: Vec<String>, ctx: &ToolInvocationContext, caps: &ToolCapabilities) -> Result<Hop, ToolError> {
+async fn relay(
+    path: Vec<String>,
+    ctx: &ToolInvocationContext,
+    caps: &ToolCapabilities,
+) -> Result<Hop, ToolError> {
     let Some((next, rest)) = path.split_first() else {
         return Ok(Hop {
             depth: ctx.call_depth() as u64,
@@ -481,7 +509,12 @@ async fn a_tool_calls_a_tool_through_the_runner_and_gets_the_redacted_result() {
         .collect();
     assert_eq!(
         names,
-        [("start", "relay__a"), ("start", "relay__b"), ("result", "relay__b"), ("result", "relay__a")]
+        [
+            ("start", "relay__a"),
+            ("start", "relay__b"),
+            ("result", "relay__b"),
+            ("result", "relay__a")
+        ]
     );
     assert_ne!(events[1].tool_call_id(), "call_1", "the child has a call id of its own");
 }
@@ -489,8 +522,9 @@ async fn a_tool_calls_a_tool_through_the_runner_and_gets_the_redacted_result() {
 #[tokio::test]
 async fn nesting_is_allowed_to_the_depth_limit_and_refused_past_it() {
     let runner = relays(RELAYS, &CollectingSink::new());
-    let at_limit =
-        runner.exec("relay__a", json!({"path": ["relay__b", "relay__c", "relay__d"]}), &ctx()).await;
+    let at_limit = runner
+        .exec("relay__a", json!({"path": ["relay__b", "relay__c", "relay__d"]}), &ctx())
+        .await;
     assert_eq!(at_limit.value().unwrap()["depth"], 3);
     assert_eq!(at_limit.value().unwrap()["error"], Value::Null);
 
@@ -499,7 +533,10 @@ async fn nesting_is_allowed_to_the_depth_limit_and_refused_past_it() {
         .await;
     let error = past.value().unwrap()["error"].as_str().unwrap().to_owned();
     assert!(error.starts_with("call_depth_exceeded"), "{error}");
-    assert!(error.contains("`relay__a` -> `relay__b` -> `relay__c` -> `relay__d` -> `relay__e`"), "{error}");
+    assert!(
+        error.contains("`relay__a` -> `relay__b` -> `relay__c` -> `relay__d` -> `relay__e`"),
+        "{error}"
+    );
 
     let shallow = relays(
         r#"{"allowed_tools": ["relay__*"], "tools": {"relay__c": {"max_call_depth": 1}}}"#,

@@ -119,7 +119,11 @@ impl ToolCalls {
     /// Calls the tool `name` with `args` (JSON text or a parsed value, see [`Arguments`]) on
     /// behalf of the calling tool, and returns its result: redacted, as the model would get
     /// it. The called tool gets a fresh call id and a context that names the calling call.
-    pub async fn call<'a>(&'a self, name: &'a str, args: impl Into<Arguments<'a>>) -> ToolExecResult {
+    pub async fn call<'a>(
+        &'a self,
+        name: &'a str,
+        args: impl Into<Arguments<'a>>,
+    ) -> ToolExecResult {
         let args = args.into();
         let Some(bound) = &self.bound else {
             return ToolExecResult::new(

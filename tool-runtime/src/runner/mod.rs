@@ -4,14 +4,19 @@
 //!  arguments ──► 1 lookup ──► 2 policy ──► 3 authorize ──► 4 connection ──► 5 arguments
 //!                  │            │             │                │              │
 //!            unavailable  policy_denied  authz_denied    policy_denied   invalid_json
-//!                                                                         validation
-//!  ──► (approval) ──► 6 capabilities ──► 7 start event ──► 8 run (budget, panics, cancel)
-//!          │               │                                  │
-//!   approval_denied   authz_denied                   execution / timeout / cancelled
-//!  ──► 9 validate output ──► 10 redact + size ──► 11 result event ──► 12 ToolExecResult
-//!          │                      │
-//!   output_validation     result_too_large / output_validation (an image not of its type)
+//!                        call_depth_exceeded                              validation
+//!                           call_cycle
+//!  ──► before-call hooks ──► (approval) ──► 6 capabilities ──► 7 start event ──► 8 run
+//!          │                    │               │                                │
+//!   hook_blocked / hook_failed  approval_denied authz_denied   execution / timeout / cancelled
+//!  ──► 9 validate output ──► 10 redact + size ──► after-call hooks ──► 11 result event ──► 12
+//!          │                      │                     │
+//!   output_validation     result_too_large         hook_failed
 //! ```
+//!
+//! The hooks are the application's ([`hooks`]); a nested call a tool makes through
+//! [`ToolCalls`] takes the same path. A failed call's [`ExecError::step`](crate::runtime::ExecError::step)
+//! says where it stopped, and its result event how long it took.
 //!
 //! Every call yields exactly one [`ToolExecResult`] and one `tool_call_result` event; a call
 //! that reaches step 7 also yields one `tool_call_start` event, with the same call id. (A sink
@@ -82,9 +87,9 @@ use std::sync::Arc;
 
 use tracing::Instrument;
 
+use self::hooks::Hooks;
 use crate::catalog::{ToolCatalog, ToolSource, VisibleTools, visible_tools};
 use crate::policy::{Approver, Authorizer, DenyAll, ToolPolicy};
-use self::hooks::Hooks;
 use crate::runtime::bound::ArgsJson;
 use crate::runtime::{
     Arguments, BoundToolRuntime, CallStep, Clock, EventOutcome, EventSink, NullSink, ToolEvent,
@@ -393,8 +398,7 @@ impl ToolRunner {
         let mut outcome = match flight.call.after.take() {
             // Out of line: only a runner with after-call hooks comes here.
             Some(tool) => {
-                let hooks =
-                    pin!(self.after_hooks(&flight.call, &*tool, outcome, ctx, started_ms));
+                let hooks = pin!(self.after_hooks(&flight.call, &*tool, outcome, ctx, started_ms));
                 drive::until_cancelled(hooks, ctx.cancellation()).await
             }
             None => outcome,

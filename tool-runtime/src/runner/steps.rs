@@ -21,9 +21,9 @@ use crate::policy::{Approval, ApprovalDecision, ApprovalRequest, Budgets, Decisi
 use crate::runtime::bound::ArgsJson;
 use crate::runtime::context::Lineage;
 use crate::runtime::{
-    Arguments, Auth, BoundToolRuntime, CallStep, EventOutcome, ExecError, ProgressReporter, ToolCapabilities,
-    ToolError, ToolErrorCode as Code, ToolEvent, ToolExecResult, ToolInvocationContext,
-    ValidatedArgs,
+    Arguments, Auth, BoundToolRuntime, CallStep, EventOutcome, ExecError, ProgressReporter,
+    ToolCapabilities, ToolError, ToolErrorCode as Code, ToolEvent, ToolExecResult,
+    ToolInvocationContext, ValidatedArgs,
 };
 use crate::schema::{ArgumentsError, Shown};
 use crate::spec::SpecSchema;
@@ -136,15 +136,15 @@ impl ToolRunner {
                 BeforeCallDecision::Rewrite { arguments } => {
                     let rewritten = validate_arguments(tool, Arguments::from(arguments), budgets)
                         .map_err(|error| {
-                            hooks::hook_failed(
-                                "before-call",
-                                hook.name(),
-                                format_args!(
-                                    "it rewrote the arguments into ones the tool refuses ({}: {})",
-                                    error.code, error.message
-                                ),
-                            )
-                        })?;
+                        hooks::hook_failed(
+                            "before-call",
+                            hook.name(),
+                            format_args!(
+                                "it rewrote the arguments into ones the tool refuses ({}: {})",
+                                error.code, error.message
+                            ),
+                        )
+                    })?;
                     let previous = std::mem::replace(&mut args, rewritten);
                     if received.is_none() {
                         received = Some(previous.into_value());
@@ -459,7 +459,9 @@ fn check_nesting(lineage: &Lineage, tool: &str, budgets: &Budgets) -> Result<(),
 /// A result an after-call hook put in place of the call's: within the result budgets.
 fn bound_replacement(mut output: ToolOutput, budgets: &Budgets) -> Result<ToolOutput, ExecError> {
     if output.is_structured_only() {
-        if let Some(size) = output.structured().and_then(|v| json_len_over(v, budgets.max_result_bytes)) {
+        if let Some(size) =
+            output.structured().and_then(|v| json_len_over(v, budgets.max_result_bytes))
+        {
             return Err(ExecError::new(
                 Code::ResultTooLarge,
                 format!(
