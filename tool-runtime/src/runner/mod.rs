@@ -25,7 +25,7 @@
 //!
 //! Arguments come in as the model sent them (JSON text) or already parsed (an agent loop and
 //! an MCP server hold a value): see [`Arguments`]. Step 5 is the tool's
-//! [`BoundToolRuntime::arguments`](crate::runtime::BoundToolRuntime::arguments); for a `#[tool]` type it validates raw text while decoding
+//! [`BoundToolRuntime::arguments`]; for a `#[tool]` type it validates raw text while decoding
 //! it, with no intermediate JSON value, and parses, validates and decodes in turn (reporting
 //! every error) only what that pass cannot vouch for.
 //!
