@@ -78,7 +78,7 @@ struct Bound {
 }
 
 impl Capability for ToolCalls {
-    const NAME: &'static str = "tool_calls";
+    const NAME: &'static str = "call_tools";
 }
 
 impl fmt::Debug for ToolCalls {
