@@ -122,6 +122,11 @@ pub struct Budgets {
     pub max_image_height: u32,
     /// What happens to text over [`max_result_bytes`](Self::max_result_bytes) (default: cut).
     pub text_overflow: TextOverflow,
+    /// How deeply tools may call tools through [`ToolCalls`](crate::runner::ToolCalls)
+    /// (default 3): a call nested deeper than this under the call a model or an application
+    /// made is refused (`call_depth_exceeded`); 0 lets no tool call another. Checked against
+    /// the called tool's budgets.
+    pub max_call_depth: usize,
 }
 
 impl Default for Budgets {
@@ -135,6 +140,7 @@ impl Default for Budgets {
             max_image_width: 8000,
             max_image_height: 8000,
             text_overflow: TextOverflow::Truncate,
+            max_call_depth: 3,
         }
     }
 }
@@ -182,6 +188,8 @@ pub struct ToolOverride {
     pub max_image_height: Option<u32>,
     /// See [`Budgets::text_overflow`].
     pub text_overflow: Option<TextOverflow>,
+    /// See [`Budgets::max_call_depth`].
+    pub max_call_depth: Option<usize>,
 }
 
 /// The connections granted. A connection-requiring tool runs only with a
@@ -291,6 +299,7 @@ impl ToolPolicy {
             budgets.max_image_height =
                 exception.max_image_height.unwrap_or(budgets.max_image_height);
             budgets.text_overflow = exception.text_overflow.unwrap_or(budgets.text_overflow);
+            budgets.max_call_depth = exception.max_call_depth.unwrap_or(budgets.max_call_depth);
         }
         budgets
     }

@@ -141,6 +141,10 @@ pub struct AgentDone {
     /// ([`Agent::with_selector`]); empty without one.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub offered: Vec<Vec<String>>,
+
+    /// Counts and latencies of the run's tool calls (from `records`): calls, ok, failed,
+    /// total and longest duration, overall and by tool.
+    pub tool_stats: crate::runtime::ToolCallStats,
 }
 
 /// What a run reports while it goes.
@@ -466,6 +470,7 @@ impl Agent {
             answer,
             stop,
             iterations: state.iterations,
+            tool_stats: crate::runtime::ToolCallStats::from_records(&state.records),
             records: state.records,
             usage: state.usage,
             offered: state.offered,

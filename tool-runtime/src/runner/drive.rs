@@ -157,7 +157,7 @@ pub(super) async fn within_budget<F: Future + Unpin>(
 }
 
 /// Turns a panic while polling into an error.
-struct CatchUnwind<F>(F);
+pub(super) struct CatchUnwind<F>(pub(super) F);
 
 impl<F: Future + Unpin> Future for CatchUnwind<F> {
     type Output = Result<F::Output, ()>;

@@ -4,14 +4,19 @@
 //!  arguments ──► 1 lookup ──► 2 policy ──► 3 authorize ──► 4 connection ──► 5 arguments
 //!                  │            │             │                │              │
 //!            unavailable  policy_denied  authz_denied    policy_denied   invalid_json
-//!                                                                         validation
-//!  ──► (approval) ──► 6 capabilities ──► 7 start event ──► 8 run (budget, panics, cancel)
-//!          │               │                                  │
-//!   approval_denied   authz_denied                   execution / timeout / cancelled
-//!  ──► 9 validate output ──► 10 redact + size ──► 11 result event ──► 12 ToolExecResult
-//!          │                      │
-//!   output_validation     result_too_large / output_validation (an image not of its type)
+//!                        call_depth_exceeded                              validation
+//!                           call_cycle
+//!  ──► before-call hooks ──► (approval) ──► 6 capabilities ──► 7 start event ──► 8 run
+//!          │                    │               │                                │
+//!   hook_blocked / hook_failed  approval_denied authz_denied   execution / timeout / cancelled
+//!  ──► 9 validate output ──► 10 redact + size ──► after-call hooks ──► 11 result event ──► 12
+//!          │                      │                     │
+//!   output_validation     result_too_large         hook_failed
 //! ```
+//!
+//! The hooks are the application's ([`hooks`]); a nested call a tool makes through
+//! [`ToolCalls`] takes the same path. A failed call's [`ExecError::step`](crate::runtime::ExecError::step)
+//! says where it stopped, and its result event how long it took.
 //!
 //! Every call yields exactly one [`ToolExecResult`] and one `tool_call_result` event; a call
 //! that reaches step 7 also yields one `tool_call_start` event, with the same call id. (A sink
@@ -20,7 +25,7 @@
 //!
 //! Arguments come in as the model sent them (JSON text) or already parsed (an agent loop and
 //! an MCP server hold a value): see [`Arguments`]. Step 5 is the tool's
-//! [`BoundToolRuntime::arguments`](crate::runtime::BoundToolRuntime::arguments); for a `#[tool]` type it validates raw text while decoding
+//! [`BoundToolRuntime::arguments`]; for a `#[tool]` type it validates raw text while decoding
 //! it, with no intermediate JSON value, and parses, validates and decodes in turn (reporting
 //! every error) only what that pass cannot vouch for.
 //!
@@ -67,8 +72,17 @@
 
 #[cfg(feature = "agent")]
 mod deferred;
+
+mod calls;
 mod drive;
+pub mod hooks;
 mod steps;
+
+pub use calls::ToolCalls;
+pub use hooks::{
+    AfterCall, AfterCallDecision, AfterCallFn, AfterCallHook, BeforeCall, BeforeCallDecision,
+    BeforeCallFn, BeforeCallHook, HookError,
+};
 
 use std::future::Future;
 use std::pin::pin;
@@ -76,12 +90,13 @@ use std::sync::Arc;
 
 use tracing::Instrument;
 
-use crate::catalog::{ToolCatalog, VisibleTools, visible_tools};
+use self::hooks::Hooks;
+use crate::catalog::{ToolCatalog, ToolSource, VisibleTools, visible_tools};
 use crate::policy::{Approver, Authorizer, DenyAll, ToolPolicy};
 use crate::runtime::bound::ArgsJson;
 use crate::runtime::{
-    Arguments, Clock, EventOutcome, EventSink, NullSink, ToolEvent, ToolExecResult,
-    ToolInvocationContext,
+    Arguments, BoundToolRuntime, CallStep, Clock, EventOutcome, EventSink, NullSink, ToolEvent,
+    ToolExecResult, ToolInvocationContext,
 };
 use crate::schema::Shown;
 
@@ -96,10 +111,15 @@ pub struct ToolRunner {
     authorizer: Option<Arc<dyn Authorizer>>,
     sink: Arc<dyn EventSink>,
     clock: Clock,
+    /// `None`: no hook is registered, and no call looks further.
+    hooks: Option<Arc<Hooks>>,
+    /// Whether the `execute_tool` span records the arguments and the result.
+    span_content: bool,
 }
 
 /// Builds a [`ToolRunner`]. Defaults: a policy that allows nothing, an approver that denies,
-/// an authorizer that allows, no event sink, the system clock.
+/// an authorizer that allows, no hooks, no event sink, the system clock, spans without
+/// arguments or results.
 #[derive(Debug)]
 #[must_use]
 pub struct ToolRunnerBuilder {
@@ -109,6 +129,8 @@ pub struct ToolRunnerBuilder {
     authorizer: Option<Arc<dyn Authorizer>>,
     sink: Arc<dyn EventSink>,
     clock: Clock,
+    hooks: Hooks,
+    span_content: bool,
 }
 
 impl ToolRunnerBuilder {
@@ -145,8 +167,41 @@ impl ToolRunnerBuilder {
         self
     }
 
+    /// Adds a hook that runs before every call, after its arguments validated and before
+    /// approval; hooks run in the order they were added. See [`hooks`].
+    pub fn before_call(mut self, hook: impl BeforeCallHook + 'static) -> Self {
+        self.hooks.before.push(Arc::new(hook));
+        self
+    }
+
+    /// Adds a hook that runs after every call that got past the before-call hooks, on its
+    /// redacted outcome; hooks run in the order they were added. See [`hooks`].
+    pub fn after_call(mut self, hook: impl AfterCallHook + 'static) -> Self {
+        self.hooks.after.push(Arc::new(hook));
+        self
+    }
+
+    /// Whether the `execute_tool` span records the call's arguments
+    /// (`gen_ai.tool.call.arguments`: the validated ones the tool ran with) and result
+    /// (`gen_ai.tool.call.result`: the redacted structured value, or the parts' summaries).
+    /// Off by default: telemetry then carries neither.
+    ///
+    /// ```
+    /// use tool_runtime::prelude::*;
+    ///
+    /// let runner = ToolRunner::builder(ToolCatalog::builder().build().unwrap())
+    ///     .record_content_in_spans(true)
+    ///     .build();
+    /// # let _ = runner;
+    /// ```
+    pub fn record_content_in_spans(mut self, record: bool) -> Self {
+        self.span_content = record;
+        self
+    }
+
     /// The runner.
     pub fn build(self) -> ToolRunner {
+        let has_hooks = !self.hooks.before.is_empty() || !self.hooks.after.is_empty();
         ToolRunner {
             catalog: self.catalog,
             policy: self.policy,
@@ -154,6 +209,8 @@ impl ToolRunnerBuilder {
             authorizer: self.authorizer,
             sink: self.sink,
             clock: self.clock,
+            hooks: has_hooks.then(|| Arc::new(self.hooks)),
+            span_content: self.span_content,
         }
     }
 }
@@ -170,6 +227,12 @@ struct Call {
     started: bool,
     /// The call's credential, to scrub from its error and progress text.
     secret: Option<String>,
+    /// The step the call is at (where it stopped, if it fails).
+    step: Option<CallStep>,
+    /// The arguments as they arrived, when a before-call hook rewrote them.
+    args_received: Option<Box<serde_json::Value>>,
+    /// Set once the call got past the before-call hooks, when there are after-call hooks.
+    after: Option<Arc<dyn BoundToolRuntime>>,
 }
 
 /// A call while `exec` runs it. If the caller drops `exec`'s future after the start event,
@@ -180,6 +243,8 @@ struct InFlight<'r> {
     call: Call,
     /// The result went (or goes) out the ordinary way.
     settled: bool,
+    /// When the call entered the runner.
+    started_ms: i64,
 }
 
 impl Drop for InFlight<'_> {
@@ -191,11 +256,13 @@ impl Drop for InFlight<'_> {
             crate::runtime::ToolErrorCode::Cancelled,
             "the call was cancelled: its caller stopped waiting for it",
         );
+        let at_ms = self.runner.clock.epoch_ms();
         let event = ToolEvent::ToolCallResult {
             tool_call_id: std::mem::take(&mut self.call.id),
             tool_name: self.name.to_owned(),
             outcome: EventOutcome::Err { error },
-            at_ms: self.runner.clock.epoch_ms(),
+            at_ms,
+            duration_ms: u64::try_from(at_ms.saturating_sub(self.started_ms)).unwrap_or(0),
         };
         // Never unwind out of a drop.
         drive::guarded(|| self.runner.sink.emit(event));
@@ -212,6 +279,8 @@ impl ToolRunner {
             authorizer: None,
             sink: Arc::new(NullSink),
             clock: Clock::system(),
+            hooks: Hooks::default(),
+            span_content: false,
         }
     }
 
@@ -279,7 +348,7 @@ impl ToolRunner {
         self.exec_arguments(name, args.into(), ctx)
     }
 
-    async fn exec_arguments(
+    pub(crate) async fn exec_arguments(
         &self,
         name: &str,
         args: Arguments<'_>,
@@ -292,14 +361,26 @@ impl ToolRunner {
             events: drive::guarded(|| self.sink.enabled()).unwrap_or(false),
             ..Call::default()
         };
-        let mut flight = InFlight { runner: self, name, call, settled: false };
+        let mut flight = InFlight { runner: self, name, call, settled: false, started_ms };
+        // OpenTelemetry's GenAI conventions for an `execute_tool` span.
         let span = tracing::info_span!(
             "execute_tool",
+            otel.name = %format_args!("execute_tool {}", Shown(name)),
             gen_ai.operation.name = "execute_tool",
             gen_ai.tool.name = %Shown(name),
             gen_ai.tool.call.id = %Shown(&flight.call.id),
+            gen_ai.tool.type = "function",
+            gen_ai.tool.description = tracing::field::Empty,
+            gen_ai.tool.call.arguments = tracing::field::Empty,
+            gen_ai.tool.call.result = tracing::field::Empty,
             error.r#type = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
         );
+        if !span.is_disabled()
+            && let Some(tool) = self.catalog.get(name)
+        {
+            span.record("gen_ai.tool.description", tool.spec().description());
+        }
         // A call cancelled before it starts does nothing.
         let outcome = if ctx.cancellation().is_cancelled() {
             Err(drive::cancelled())
@@ -308,9 +389,7 @@ impl ToolRunner {
                 pin!(self.pipeline(&mut flight.call, name, args, ctx).instrument(span.clone()));
             drive::until_cancelled(pipeline, ctx.cancellation()).await
         };
-        flight.settled = true;
-        let call = std::mem::take(&mut flight.call);
-        let outcome = match (outcome, &call.secret) {
+        let outcome = match (outcome, &flight.call.secret) {
             (Err(mut error), Some(secret)) => {
                 if let Some(text) = drive::scrubbed(&error.message, secret) {
                     error.message = text;
@@ -319,8 +398,23 @@ impl ToolRunner {
             }
             (outcome, _) => outcome,
         };
-        if let Err(error) = &outcome {
+        let mut outcome = match flight.call.after.take() {
+            // Out of line: only a runner with after-call hooks comes here.
+            Some(tool) => {
+                let hooks = pin!(self.after_hooks(&flight.call, &*tool, outcome, ctx, started_ms));
+                drive::until_cancelled(hooks, ctx.cancellation()).await
+            }
+            None => outcome,
+        };
+        flight.settled = true;
+        let call = std::mem::take(&mut flight.call);
+        if let Err(error) = &mut outcome {
+            error.step = error.step.or(call.step).or(Some(CallStep::Lookup));
             span.record("error.type", error.code.as_str());
+            span.record("otel.status_code", "error");
+        }
+        if self.span_content && !span.is_disabled() {
+            steps::record_content(&span, &call, &outcome);
         }
         self.finish(call, name, outcome, started_ms)
     }

@@ -10,15 +10,20 @@ use serde_json::Value;
 use super::drive::{
     Deadline, Ran, catch_decode_panic, guarded, json_len_over, scrubbed, within_budget,
 };
-use super::{Call, ToolRunner};
+use super::hooks::{self, Hooks};
+use super::{
+    AfterCall, AfterCallDecision, BeforeCall, BeforeCallDecision, Call, ToolCalls, ToolRunner,
+};
 use crate::catalog::ToolSource;
 use crate::content::ToolOutput;
 use crate::content::limits::enforce::enforce;
 use crate::policy::{ApprovalDecision, ApprovalRequest, Budgets, Decision};
+use crate::runtime::bound::ArgsJson;
+use crate::runtime::context::Lineage;
 use crate::runtime::{
-    Arguments, Auth, BoundToolRuntime, EventOutcome, ExecError, ProgressReporter, ToolCapabilities,
-    ToolError, ToolErrorCode as Code, ToolEvent, ToolExecResult, ToolInvocationContext,
-    ValidatedArgs,
+    Arguments, Auth, BoundToolRuntime, CallStep, EventOutcome, ExecError, ProgressReporter,
+    ToolCapabilities, ToolError, ToolErrorCode as Code, ToolEvent, ToolExecResult,
+    ToolInvocationContext, ValidatedArgs,
 };
 use crate::schema::{ArgumentsError, Shown};
 use crate::spec::SpecSchema;
@@ -32,23 +37,39 @@ impl ToolRunner {
         args: Arguments<'_>,
         ctx: &ToolInvocationContext,
     ) -> Result<ToolOutput, ExecError> {
-        let tool = self.lookup(name)?;
-        let tool = tool.as_ref();
+        let found = self.lookup(name)?;
+        let tool = found.as_ref();
+        call.step = Some(CallStep::Policy);
         // Policy and budgets go by the tool's own name: a source may answer another name
         // (an alias) with it.
         let decision = self.decide(ctx, tool.name(), tool)?;
         let budgets = self.policy.budgets_for(tool.name());
+        if let Some(lineage) = ctx.lineage() {
+            check_nesting(lineage, tool.name(), &budgets)?;
+        }
         // The budget covers every wait of the call: hooks and the broker as well as the run.
         let deadline = Deadline::after(budgets.max_runtime_ms);
         if let Some(authorizer) = &self.authorizer {
+            call.step = Some(CallStep::Authorizer);
             // Step 3; with no hook set there is no future to await.
             deadline
                 .bound(authorizer.authorize(ctx, tool.spec()), "the authorizer")
                 .await?
                 .map_err(|denied| ExecError::new(Code::AuthzDenied, denied.0))?;
+            call.step = Some(CallStep::Policy);
         }
-        let declares_auth = self.check_connection(ctx, tool)?;
+        let declared = self.check_connection(ctx, tool)?;
+        call.step = Some(CallStep::Validation);
         let mut args = validate_arguments(tool, args, &budgets)?;
+        if let Some(hooks) = &self.hooks {
+            // Boxed: only a runner with hooks awaits them.
+            let before = Box::pin(self.before_hooks(call, hooks, tool, args, ctx, &budgets));
+            args = deadline.bound(before, "the before-call hooks").await??;
+            if !hooks.after.is_empty() {
+                call.after = Some(Arc::clone(&found));
+            }
+        }
+        call.step = Some(CallStep::Approval);
         // A client tool's calls, like calls that need approval, go through this block; every
         // other call pays for the one check.
         if decision == Decision::RequireApproval || tool.runs_on_client() {
@@ -69,21 +90,125 @@ impl ToolRunner {
         }
         call.args = Some(args.json().clone());
         let mut caps = self.capabilities(tool);
-        if declares_auth {
+        if declared.auth {
+            call.step = Some(CallStep::Credential);
             // Boxed: only tools that declare `Auth` wait for a broker.
             let credential = Box::pin(self.with_credential(caps, ctx));
             caps = deadline.bound(credential, "the credential broker").await??;
             call.secret = caps.get::<Auth>().ok().map(|auth| auth.credential().expose().to_owned());
         }
+        call.step = Some(CallStep::Run);
         let mut owned_ctx = None;
         let call_ctx = self.start(call, name, ctx, &mut owned_ctx);
         call.started = call.events;
+        if declared.tool_calls {
+            caps = caps.with(ToolCalls::bound(self, tool.name(), call_ctx));
+        }
         // Step 8, awaited here rather than in a function of its own: its state would be moved
         // into this future's once more.
         let ran = within_budget(tool.exec(args, call_ctx, &caps), &deadline).await;
         let output = run_outcome(ran, &budgets)?;
+        call.step = Some(CallStep::Output);
         check_output(tool, &output)?;
+        call.step = Some(CallStep::Redaction);
         redact_and_bound(tool, output, &budgets)
+    }
+
+    /// (After 5.) The before-call hooks, in order: each may block the call -> `hook_blocked`,
+    /// or rewrite its arguments, which are validated again -> `hook_failed`. Returns the
+    /// arguments to run with; keeps the ones that arrived in `call` when they changed.
+    async fn before_hooks(
+        &self,
+        call: &mut Call,
+        hooks: &Hooks,
+        tool: &dyn BoundToolRuntime,
+        mut args: ValidatedArgs,
+        ctx: &ToolInvocationContext,
+        budgets: &Budgets,
+    ) -> Result<ValidatedArgs, ExecError> {
+        call.step = Some(CallStep::Hook);
+        let mut received = None;
+        for hook in &hooks.before {
+            let seen = BeforeCall {
+                tool: tool.spec(),
+                tool_call_id: &call.id,
+                ctx,
+                arguments: args.value(),
+            };
+            let decision =
+                hooks::caught("before-call", hook.name(), hook.before_call(&seen)).await?;
+            match decision {
+                BeforeCallDecision::Allow => {}
+                BeforeCallDecision::Block { reason } => {
+                    return Err(ExecError::new(Code::HookBlocked, reason));
+                }
+                BeforeCallDecision::Rewrite { arguments } => {
+                    let rewritten = validate_arguments(tool, Arguments::from(arguments), budgets)
+                        .map_err(|error| {
+                        hooks::hook_failed(
+                            "before-call",
+                            hook.name(),
+                            format_args!(
+                                "it rewrote the arguments into ones the tool refuses ({}: {})",
+                                error.code, error.message
+                            ),
+                        )
+                    })?;
+                    let previous = std::mem::replace(&mut args, rewritten);
+                    if received.is_none() {
+                        received = Some(previous.into_value());
+                    }
+                }
+            }
+        }
+        call.args_received = received.filter(|value| value != args.value()).map(Box::new);
+        Ok(args)
+    }
+
+    /// (After 10.) The after-call hooks, in order, on the redacted outcome; each may replace
+    /// the output, which is bounded by the result budgets -> `hook_failed`.
+    pub(super) async fn after_hooks(
+        &self,
+        call: &Call,
+        tool: &dyn BoundToolRuntime,
+        mut outcome: Result<ToolOutput, ExecError>,
+        ctx: &ToolInvocationContext,
+        started_ms: i64,
+    ) -> Result<ToolOutput, ExecError> {
+        let Some(hooks) = &self.hooks else { return outcome };
+        for hook in &hooks.after {
+            let elapsed = self.clock.epoch_ms().saturating_sub(started_ms);
+            let seen = AfterCall {
+                tool: tool.spec(),
+                tool_call_id: &call.id,
+                ctx,
+                arguments: call.args.as_ref().map(ArgsJson::get),
+                outcome: &outcome,
+                duration_ms: u64::try_from(elapsed).unwrap_or(0),
+            };
+            let answer = hooks::caught("after-call", hook.name(), hook.after_call(&seen)).await;
+            match answer {
+                Ok(AfterCallDecision::Keep) => {}
+                Ok(AfterCallDecision::Replace(output)) => {
+                    let budgets = self.policy.budgets_for(tool.name());
+                    outcome = bound_replacement(output, &budgets).map_err(|error| {
+                        hooks::hook_failed(
+                            "after-call",
+                            hook.name(),
+                            format_args!("its replacement result is refused ({error})"),
+                        )
+                    });
+                }
+                Err(error) => outcome = Err(error),
+            }
+            if let Err(error) = &mut outcome
+                && error.code == Code::HookFailed
+            {
+                error.step = Some(CallStep::Hook);
+                return outcome;
+            }
+        }
+        outcome
     }
 
     /// Step 1: the tool, by name -> `unavailable`.
@@ -119,14 +244,20 @@ impl ToolRunner {
     }
 
     /// Step 4: a tool that needs a connection (or declares [`Auth`]) runs only with one the policy
-    /// grants for this request -> `policy_denied`. Says whether the tool declares `Auth`.
+    /// grants for this request -> `policy_denied`. Says which capabilities the runner binds to
+    /// the call.
     #[inline(always)]
     fn check_connection(
         &self,
         ctx: &ToolInvocationContext,
         tool: &dyn BoundToolRuntime,
-    ) -> Result<bool, ExecError> {
-        let declares_auth = tool.capabilities().iter().any(|c| c.type_id() == TypeId::of::<Auth>());
+    ) -> Result<Declared, ExecError> {
+        let mut declared = Declared { auth: false, tool_calls: false };
+        for capability in tool.capabilities() {
+            declared.auth |= capability.type_id() == TypeId::of::<Auth>();
+            declared.tool_calls |= capability.type_id() == TypeId::of::<ToolCalls>();
+        }
+        let declares_auth = declared.auth;
         if (tool.requires_connection() || declares_auth) && !self.policy.connection_allowed(ctx) {
             let message = match ctx.connection_id() {
                 None => "this tool needs a connection and the call has none",
@@ -134,7 +265,7 @@ impl ToolRunner {
             };
             return Err(ExecError::new(Code::PolicyDenied, message));
         }
-        Ok(declares_auth)
+        Ok(declared)
     }
 
     /// (After 5.) The approver decides a call that needs approval -> `approval_denied`, or
@@ -302,11 +433,91 @@ impl ToolRunner {
                             Err(error) => EventOutcome::Err { error: error.clone() },
                         },
                         at_ms: ended_ms,
+                        duration_ms: u64::try_from(ended_ms.saturating_sub(started_ms))
+                            .unwrap_or(0),
                     },
                 })
             });
         }
         ToolExecResult::new(call.id, name.to_owned(), outcome, call.args, (started_ms, ended_ms))
+            .with_args_received(call.args_received)
+    }
+}
+
+/// The capabilities a tool declares that the runner binds to each call itself.
+struct Declared {
+    auth: bool,
+    tool_calls: bool,
+}
+
+/// (After 2.) A call a tool made through [`ToolCalls`]: no deeper than the called tool's
+/// budget allows -> `call_depth_exceeded`, and not of a tool already on the chain of calling
+/// tools -> `call_cycle`.
+fn check_nesting(lineage: &Lineage, tool: &str, budgets: &Budgets) -> Result<(), ExecError> {
+    let chain = || {
+        let mut chain = String::new();
+        for (ancestor, _) in &lineage.ancestors {
+            chain.push_str(&format!("`{}` -> ", Shown(ancestor)));
+        }
+        chain.push_str(&format!("`{}`", Shown(tool)));
+        chain
+    };
+    if lineage.ancestors.iter().any(|(ancestor, _)| &**ancestor == tool) {
+        return Err(ExecError::new(
+            Code::CallCycle,
+            format!("the call would make a cycle of tool calls: {}", chain()),
+        ));
+    }
+    let depth = lineage.ancestors.len();
+    if depth > budgets.max_call_depth {
+        return Err(ExecError::new(
+            Code::CallDepthExceeded,
+            format!(
+                "the call is nested {depth} deep; the limit (max_call_depth) is {}: {}",
+                budgets.max_call_depth,
+                chain()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A result an after-call hook put in place of the call's: within the result budgets.
+fn bound_replacement(mut output: ToolOutput, budgets: &Budgets) -> Result<ToolOutput, ExecError> {
+    if output.is_structured_only() {
+        if let Some(size) =
+            output.structured().and_then(|v| json_len_over(v, budgets.max_result_bytes))
+        {
+            return Err(ExecError::new(
+                Code::ResultTooLarge,
+                format!(
+                    "the result is {size} bytes; the limit (max_result_bytes) is {}",
+                    budgets.max_result_bytes
+                ),
+            ));
+        }
+    } else {
+        bound_parts(&mut output, budgets)?;
+    }
+    Ok(output)
+}
+
+/// Records the call's arguments and result on its span (the runner's opt-in): the validated
+/// arguments, and the redacted structured value or the parts' summaries.
+pub(super) fn record_content(
+    span: &tracing::Span,
+    call: &Call,
+    outcome: &Result<ToolOutput, ExecError>,
+) {
+    if let Some(args) = &call.args {
+        span.record("gen_ai.tool.call.arguments", args.get().to_string());
+    }
+    if let Ok(output) = outcome {
+        let result = match output.structured() {
+            Some(value) if output.is_structured_only() => value.to_string(),
+            _ => serde_json::to_string(&output.summaries()).unwrap_or_default(),
+        };
+        span.record("gen_ai.tool.call.result", result);
     }
 }
 

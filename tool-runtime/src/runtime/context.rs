@@ -38,6 +38,15 @@ pub struct ToolInvocationContext {
     cancellation: CancellationToken,
     progress: Option<ProgressReporter>,
     logger: Option<LogReporter>,
+    /// Set for a call a tool made through [`ToolCalls`](crate::runner::ToolCalls): the calls
+    /// above it.
+    lineage: Option<Arc<Lineage>>,
+}
+
+/// The calls above a nested call, outermost first: each one's tool name and call id.
+#[derive(Debug)]
+pub(crate) struct Lineage {
+    pub(crate) ancestors: Vec<(Arc<str>, Arc<str>)>,
 }
 
 /// The three ids every [`ToolInvocationContext`] needs, by name: all are required, and none can
@@ -160,6 +169,9 @@ impl fmt::Debug for ToolInvocationContext {
             .field("connection_id", &self.connection_id)
             .field("requested_connection_ids", &self.requested_connection_ids)
             .field("tool_set", &self.tool_set)
+
+            .field("parent_call_id", &self.parent_call_id())
+            .field("call_depth", &self.call_depth())
             .field("cancelled", &self.cancellation.is_cancelled())
             .finish_non_exhaustive()
     }
@@ -182,6 +194,7 @@ impl ToolInvocationContext {
             cancellation: CancellationToken::new(),
             progress: None,
             logger: None,
+            lineage: None,
         }
     }
 
@@ -383,6 +396,51 @@ impl ToolInvocationContext {
     #[must_use]
     pub fn connection_id(&self) -> Option<&str> {
         self.connection_id.as_deref()
+    }
+
+    /// For a call a tool made through [`ToolCalls`](crate::runner::ToolCalls): the id of the
+    /// call that made it. `None` for a call made by a model or an application.
+    ///
+    /// ```
+    /// use tool_runtime::prelude::*;
+    ///
+    /// let ctx = ToolInvocationContext::new(ContextIds { run_id: "run", actor_id: "actor", tenant_id: "tenant" });
+    /// assert_eq!((ctx.parent_call_id(), ctx.call_depth()), (None, 0));
+    /// ```
+    #[must_use]
+    pub fn parent_call_id(&self) -> Option<&str> {
+        self.lineage.as_ref().and_then(|lineage| lineage.ancestors.last()).map(|(_, id)| &**id)
+    }
+
+    /// How many tool calls this call is nested in: 0 for a call made by a model or an
+    /// application, 1 for a call its tool made, and so on.
+    #[must_use]
+    pub fn call_depth(&self) -> usize {
+        self.lineage.as_ref().map_or(0, |lineage| lineage.ancestors.len())
+    }
+
+    /// The names of the tools whose calls this call is nested in, outermost first (empty for a
+    /// call made by a model or an application).
+    pub fn calling_tools(&self) -> impl Iterator<Item = &str> {
+        self.lineage.iter().flat_map(|lineage| lineage.ancestors.iter().map(|(tool, _)| &**tool))
+    }
+
+    /// The calls above this one, if it is nested.
+    #[cfg(feature = "runner")]
+    pub(crate) fn lineage(&self) -> Option<&Lineage> {
+        self.lineage.as_deref()
+    }
+
+    /// The context of a call that the call `call_id` of the tool `tool` makes: the same ids,
+    /// connection, cancellation and reporters, no call id of its own yet, one level deeper.
+    #[cfg(feature = "runner")]
+    pub(crate) fn child_of(&self, tool: &str, call_id: &str) -> Self {
+        let mut ancestors = self.lineage.as_ref().map_or_else(Vec::new, |l| l.ancestors.clone());
+        ancestors.push((Arc::from(tool), Arc::from(call_id)));
+        let mut child = self.clone();
+        child.tool_call_id = None;
+        child.lineage = Some(Arc::new(Lineage { ancestors }));
+        child
     }
 }
 

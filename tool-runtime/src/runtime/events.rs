@@ -10,7 +10,8 @@ use crate::content::{PartSummary, ToolOutput};
 
 /// What happens during a call, in order: one `ToolCallStart`, any number of
 /// `ToolCallProgress`, one `ToolCallResult`, all with the same `tool_call_id`. A call refused
-/// before it starts (unknown tool, policy, validation) emits only its `ToolCallResult`.
+/// before it starts (unknown tool, policy, validation, a hook) emits only its `ToolCallResult`,
+/// whose error says at which [step](super::CallStep) it stopped.
 ///
 /// Events carry redacted data only.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -61,6 +62,10 @@ pub enum ToolEvent {
         outcome: EventOutcome,
         /// When, in ms since the Unix epoch.
         at_ms: i64,
+        /// How long the call took in the runner, in ms by the runner's clock: from entering
+        /// the runner to this event (for a call refused before it started, the time to refuse
+        /// it).
+        duration_ms: u64,
     },
 }
 

@@ -9,7 +9,7 @@ mod capabilities;
 #[cfg(feature = "dynamic")]
 mod client;
 mod clock;
-mod context;
+pub(crate) mod context;
 #[cfg(feature = "dynamic")]
 mod dynamic;
 mod error;
@@ -36,5 +36,8 @@ pub use interact::{
     Completion, ElicitAnswer, ElicitRequest, ElicitResponse, Elicitation, Interact, InteractError,
     InteractFuture, Interactor, SampleMessage, SampleRequest, SampleRole,
 };
-pub use result::{ExecError, RefusedOutput, ToolErrorCode, ToolExecResult, ToolInvocationRecord};
+pub use result::{
+    CallStep, ExecError, RefusedOutput, ToolCallCounts, ToolCallStats, ToolErrorCode,
+    ToolExecResult, ToolInvocationRecord,
+};
 pub use tool::Tool;

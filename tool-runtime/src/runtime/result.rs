@@ -42,6 +42,17 @@ pub enum ToolErrorCode {
     /// result a client supplies (a [`ClientTool`](crate::runtime::ClientTool)). It did not
     /// run; see [`ToolExecResult::is_pending`].
     Pending,
+
+    /// A before-call hook blocked the call; the message is the hook's safe reason.
+    HookBlocked,
+    /// A hook failed (returned an error, panicked, or rewrote the arguments or the result into
+    /// something the runner refuses); the message names the hook.
+    HookFailed,
+    /// A tool called another tool deeper than the policy's
+    /// [`max_call_depth`](crate::policy::Budgets::max_call_depth) allows.
+    CallDepthExceeded,
+    /// A tool called a tool that is already on its chain of calling tools.
+    CallCycle,
 }
 
 impl ToolErrorCode {
@@ -62,11 +73,75 @@ impl ToolErrorCode {
             Self::RedactionFailed => "redaction_failed",
             Self::ResultTooLarge => "result_too_large",
             Self::Pending => "pending",
+
+            Self::HookBlocked => "hook_blocked",
+            Self::HookFailed => "hook_failed",
+            Self::CallDepthExceeded => "call_depth_exceeded",
+            Self::CallCycle => "call_cycle",
         }
     }
 }
 
 impl fmt::Display for ToolErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The step of the runner's pipeline where a call stopped (see [`ExecError::step`]).
+///
+/// ```
+/// use tool_runtime::runtime::CallStep;
+///
+/// assert_eq!(serde_json::to_string(&CallStep::Hook).unwrap(), r#""hook""#);
+/// assert_eq!(CallStep::Approval.as_str(), "approval");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum CallStep {
+    /// Finding the tool by name.
+    Lookup,
+    /// Policy: the allowlist, the connection grant, the call-depth limit.
+    Policy,
+    /// The application's [`Authorizer`](crate::policy::Authorizer).
+    Authorizer,
+    /// Parsing and validating the arguments.
+    Validation,
+    /// A before-call or after-call hook.
+    Hook,
+    /// The [`Approver`](crate::policy::Approver).
+    Approval,
+    /// Fetching the call's credential from the connection broker.
+    Credential,
+    /// The tool's run.
+    Run,
+    /// Checking the output against the output schema.
+    Output,
+    /// Redacting and bounding the result.
+    Redaction,
+}
+
+impl CallStep {
+    /// The step as written in JSON (`"credential"`).
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Lookup => "lookup",
+            Self::Policy => "policy",
+            Self::Authorizer => "authorizer",
+            Self::Validation => "validation",
+            Self::Hook => "hook",
+            Self::Approval => "approval",
+            Self::Credential => "credential",
+            Self::Run => "run",
+            Self::Output => "output",
+            Self::Redaction => "redaction",
+        }
+    }
+}
+
+impl fmt::Display for CallStep {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
@@ -82,6 +157,10 @@ pub struct ExecError {
     pub message: String,
     /// Whether trying again later may succeed.
     pub retryable: bool,
+    /// Where in the runner's pipeline the call stopped; set by the runner on every error it
+    /// returns (`None` on an error made elsewhere).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<CallStep>,
     #[serde(skip)]
     refused: Option<Box<RefusedOutput>>,
 }
@@ -100,7 +179,7 @@ pub struct RefusedOutput {
 impl ExecError {
     /// An error with this code and message, not retryable.
     pub fn new(code: ToolErrorCode, message: impl Into<String>) -> Self {
-        Self { code, message: message.into(), retryable: false, refused: None }
+        Self { code, message: message.into(), retryable: false, step: None, refused: None }
     }
 
     /// The outcome of a call that waits (code [`Pending`](ToolErrorCode::Pending)), with what
@@ -122,6 +201,7 @@ impl ExecError {
             code,
             message,
             retryable: false,
+            step: None,
             refused: Some(Box::new(RefusedOutput { parts, limited })),
         }
     }
@@ -161,6 +241,8 @@ pub struct ToolExecResult {
     /// The redacted output (its parts and details), or the error.
     pub outcome: Result<ToolOutput, ExecError>,
     args: Option<ArgsJson>,
+    /// The arguments as they arrived, kept only when a hook rewrote them.
+    args_received: Option<Box<Value>>,
     started_ms: i64,
     ended_ms: i64,
 }
@@ -174,7 +256,14 @@ impl ToolExecResult {
         args: Option<ArgsJson>,
         (started_ms, ended_ms): (i64, i64),
     ) -> Self {
-        Self { tool_call_id, tool_name, outcome, args, started_ms, ended_ms }
+        Self { tool_call_id, tool_name, outcome, args, args_received: None, started_ms, ended_ms }
+    }
+
+    /// Keeps the arguments as they arrived beside the ones that ran (a hook rewrote them).
+    #[cfg(feature = "runner")]
+    pub(crate) fn with_args_received(mut self, received: Option<Box<Value>>) -> Self {
+        self.args_received = received;
+        self
     }
 
     /// Whether the call produced a value.
@@ -253,6 +342,19 @@ impl ToolExecResult {
         self.args.as_ref().map(ArgsJson::get)
     }
 
+    /// The arguments as they arrived, when a before-call hook rewrote them into
+    /// [`args`](Self::args) (`None` when they ran as they came).
+    #[must_use]
+    pub fn args_received(&self) -> Option<&Value> {
+        self.args_received.as_deref()
+    }
+
+    /// How long the call took in the runner, in ms by the runner's clock (never negative).
+    #[must_use]
+    pub fn duration_ms(&self) -> u64 {
+        u64::try_from(self.ended_ms.saturating_sub(self.started_ms)).unwrap_or(0)
+    }
+
     /// The call's record, copied.
     #[must_use]
     pub fn record(&self) -> ToolInvocationRecord {
@@ -281,6 +383,7 @@ impl ToolExecResult {
             tool_call_id: self.tool_call_id,
             tool_name: self.tool_name,
             args: self.args.map(ArgsJson::into_value),
+            args_received: self.args_received.map(|received| *received),
             result,
             parts,
             details,
@@ -335,6 +438,9 @@ pub struct ToolInvocationRecord {
     pub tool_name: String,
     /// The validated arguments (absent when they never validated).
     pub args: Option<Value>,
+    /// The arguments as they arrived, when a before-call hook rewrote them into `args`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub args_received: Option<Value>,
     /// The redacted structured value.
     pub result: Option<Value>,
     /// Every part of the result, in order, as MIME type, size and digest (no bytes): empty for
@@ -358,4 +464,100 @@ pub struct ToolInvocationRecord {
     /// The provider's own payload for this call, if the caller kept one.
     #[serde(skip)]
     pub raw: Option<Value>,
+}
+
+impl ToolInvocationRecord {
+    /// How long the call took in the runner, in ms (never negative).
+    #[must_use]
+    pub fn duration_ms(&self) -> u64 {
+        u64::try_from(self.ended_ms.saturating_sub(self.started_ms)).unwrap_or(0)
+    }
+}
+
+/// Counts and latencies of tool calls, over a run or any set of records.
+///
+/// ```
+/// use tool_runtime::runtime::ToolCallStats;
+///
+/// let stats = ToolCallStats::from_records(&[]);
+/// assert_eq!((stats.calls, stats.ok, stats.failed, stats.max_ms), (0, 0, 0, 0));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ToolCallStats {
+    /// Calls made.
+    pub calls: usize,
+    /// Calls that produced a value.
+    pub ok: usize,
+    /// Calls that ended with an error.
+    pub failed: usize,
+    /// Their durations added up, in ms.
+    pub total_ms: u64,
+    /// The longest one, in ms.
+    pub max_ms: u64,
+    /// The same counts for each tool, by name.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub by_tool: std::collections::BTreeMap<String, ToolCallCounts>,
+}
+
+/// Counts and latencies of the calls of one tool (see [`ToolCallStats::by_tool`]).
+///
+/// ```
+/// use tool_runtime::runtime::ToolCallCounts;
+///
+/// assert_eq!(ToolCallCounts::default().calls, 0);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct ToolCallCounts {
+    /// Calls made.
+    pub calls: usize,
+    /// Calls that produced a value.
+    pub ok: usize,
+    /// Calls that ended with an error.
+    pub failed: usize,
+    /// Their durations added up, in ms.
+    pub total_ms: u64,
+    /// The longest one, in ms.
+    pub max_ms: u64,
+}
+
+impl ToolCallCounts {
+    fn add(&mut self, ok: bool, duration_ms: u64) {
+        self.calls += 1;
+        if ok {
+            self.ok += 1;
+        } else {
+            self.failed += 1;
+        }
+        self.total_ms = self.total_ms.saturating_add(duration_ms);
+        self.max_ms = self.max_ms.max(duration_ms);
+    }
+}
+
+impl ToolCallStats {
+    /// The stats of these calls.
+    #[must_use]
+    pub fn from_records(records: &[ToolInvocationRecord]) -> Self {
+        let mut all = ToolCallCounts::default();
+        let mut by_tool = std::collections::BTreeMap::<String, ToolCallCounts>::new();
+        for record in records {
+            let (ok, duration) = (record.error.is_none(), record.duration_ms());
+            all.add(ok, duration);
+            match by_tool.get_mut(&record.tool_name) {
+                Some(counts) => counts.add(ok, duration),
+                None => {
+                    let mut counts = ToolCallCounts::default();
+                    counts.add(ok, duration);
+                    by_tool.insert(record.tool_name.clone(), counts);
+                }
+            }
+        }
+        Self {
+            calls: all.calls,
+            ok: all.ok,
+            failed: all.failed,
+            total_ms: all.total_ms,
+            max_ms: all.max_ms,
+            by_tool,
+        }
+    }
 }
