@@ -399,7 +399,9 @@ impl Core {
         }
         if announce && !self.slots[slot].name.is_empty() {
             self.start(slot, out);
-            out.push(StreamEvent::ArgumentsDelta { index: slot, delta: value.to_string() });
+            if self.slots[slot].started {
+                out.push(StreamEvent::ArgumentsDelta { index: slot, delta: value.to_string() });
+            }
         }
         self.slots[slot].object = Some(value);
     }
@@ -446,7 +448,9 @@ impl Core {
     }
 
     fn start(&mut self, slot: usize, out: &mut Vec<StreamEvent>) {
-        if self.slots[slot].started {
+        // A `multi_tool_use.parallel` call is announced as the calls it stands for, when it
+        // is finalised: its own id would get no result.
+        if self.slots[slot].started || self.options.is_wrapper(&self.slots[slot].name) {
             return;
         }
         if self.slots[slot].id.is_none() {
@@ -482,6 +486,18 @@ impl Core {
 
     fn finish_turn(&mut self, finish: Finish, out: &mut Vec<StreamEvent>) {
         let mut finish = finish;
+        if !self.halted && self.split_over_limit() {
+            // As if the calls a `multi_tool_use.parallel` call stands for had come one by one.
+            let value = self.options.limits.get(Limit::Calls);
+            let problem = Problem::LimitExceeded { limit: Limit::Calls, value };
+            out.push(StreamEvent::Problem(problem.clone()));
+            self.problems.push(problem);
+            for slot in self.finalised..self.slots.len() {
+                self.slots[slot].cut = true;
+            }
+            self.halted = true;
+            finish = Finish::new(FinishReason::Error, Some("limit_exceeded"));
+        }
         if finish.reason == FinishReason::Stop && !self.slots.is_empty() {
             finish.reason = FinishReason::ToolCalls;
         }
@@ -511,6 +527,7 @@ impl Core {
             }
         };
         let taken = std::mem::take(&mut self.slots[slot]);
+        let announced = taken.started;
         let arguments = match taken.object {
             _ if taken.cut => {
                 CallArguments::Invalid { raw: taken.args, problem: ArgumentsProblem::Cut }
@@ -528,11 +545,50 @@ impl Core {
         };
         let calls = self.unwrap_parallel(call);
         for call in calls {
+            if !announced && !call.name.is_empty() {
+                // A wrapper's calls: each starts under the id its result will carry.
+                out.push(StreamEvent::CallStarted {
+                    index: slot,
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                });
+                let text = call.arguments.to_json_text();
+                if !text.is_empty() {
+                    out.push(StreamEvent::ArgumentsDelta { index: slot, delta: text });
+                }
+            }
             if call.complete {
                 out.push(StreamEvent::CallReady { index: slot, call: call.clone() });
             }
             self.calls.push(call);
         }
+    }
+
+    /// Whether the calls of the open turn, with each `multi_tool_use.parallel` call counted as
+    /// the calls it stands for, go over the calls limit. Only a wrapper's arguments are read
+    /// (a second time): no other call can change the count.
+    fn split_over_limit(&self) -> bool {
+        let open = &self.slots[self.finalised..];
+        if !open.iter().any(|slot| self.options.is_wrapper(&slot.name)) {
+            return false;
+        }
+        let count: usize = open
+            .iter()
+            .map(|slot| {
+                if !self.options.is_wrapper(&slot.name) || slot.cut {
+                    return 1;
+                }
+                let uses = |value: &Value| match value.get("tool_uses") {
+                    Some(Value::Array(uses)) if !uses.is_empty() => uses.len(),
+                    _ => 1,
+                };
+                match &slot.object {
+                    Some(object) if slot.args.trim().is_empty() => uses(object),
+                    _ => crate::schema::parse_json(slot.args.as_bytes()).map_or(1, |v| uses(&v)),
+                }
+            })
+            .sum();
+        self.calls.len().saturating_add(count) > self.options.limits.get(Limit::Calls)
     }
 
     /// Splits a `multi_tool_use.parallel` call into the calls it stands for.

@@ -78,7 +78,7 @@ use crate::catalog::{ToolCatalog, VisibleTools, visible_tools};
 use crate::policy::{Approver, Authorizer, DenyAll, ToolPolicy};
 use crate::runtime::bound::ArgsJson;
 use crate::runtime::{
-    Arguments, Clock, EventOutcome, EventSink, NullSink, ToolEvent, ToolExecResult,
+    Arguments, Clock, EventOutcome, EventSink, NullSink, ProgressReporter, ToolEvent, ToolExecResult,
     ToolInvocationContext,
 };
 use crate::schema::Shown;
@@ -168,6 +168,17 @@ struct Call {
     started: bool,
     /// The call's credential, to scrub from its error and progress text.
     secret: Option<String>,
+    /// The progress reporter made for the call, disarmed when it ends (before its result).
+    progress: Option<ProgressReporter>,
+}
+
+impl Call {
+    /// The call ended: a tool that kept its context reports nothing more.
+    fn end(&self) {
+        if let Some(progress) = &self.progress {
+            progress.disarm();
+        }
+    }
 }
 
 /// A call while `exec` runs it. If the caller drops `exec`'s future after the start event,
@@ -182,6 +193,7 @@ struct InFlight<'r> {
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
+        self.call.end();
         if self.settled || !self.call.started {
             return;
         }
@@ -308,6 +320,7 @@ impl ToolRunner {
         };
         flight.settled = true;
         let call = std::mem::take(&mut flight.call);
+        call.end();
         let outcome = match (outcome, &call.secret) {
             (Err(mut error), Some(secret)) => {
                 if let Some(text) = drive::scrubbed(&error.message, secret) {
