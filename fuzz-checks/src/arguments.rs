@@ -108,10 +108,10 @@ const TYPES: u8 = 4;
 pub fn check(data: &[u8]) {
     let Some((&pick, raw)) = data.split_first() else { return };
     match pick % TYPES {
-        0 => check_type::<Search>(raw),
-        1 => check_type::<Numbers>(raw),
-        2 => check_type::<Shapes>(raw),
-        _ => check_type::<Tag>(raw),
+        0 => check_type::<Search>(raw, &[("q", "queryText")]),
+        1 => check_type::<Numbers>(raw, &[]),
+        2 => check_type::<Shapes>(raw, &[]),
+        _ => check_type::<Tag>(raw, &[]),
     }
 }
 
@@ -149,7 +149,12 @@ fn oracle<T: ToolSchema>() -> &'static jsonschema::Validator {
     &validators[index]
 }
 
-fn check_type<T: ToolSchema + DeserializeOwned + std::fmt::Debug>(raw: &[u8]) {
+/// `aliases` are the top-level `#[serde(alias)]` keys and their properties: the schema names
+/// only the property, so the oracle sees an alias key renamed (when the property is absent).
+fn check_type<T: ToolSchema + DeserializeOwned + std::fmt::Debug>(
+    raw: &[u8],
+    aliases: &[(&str, &str)],
+) {
     let parsed = parse_arguments::<T>(raw);
     let value = match parse_json(raw) {
         Ok(value) => value,
@@ -162,7 +167,17 @@ fn check_type<T: ToolSchema + DeserializeOwned + std::fmt::Debug>(raw: &[u8]) {
         }
     };
     let ours = T::SCHEMA.validate(&value);
-    let theirs = oracle::<T>().is_valid(&value);
+    let mut renamed = value.clone();
+    if let serde_json::Value::Object(map) = &mut renamed {
+        for (alias, name) in aliases {
+            if !map.contains_key(*name)
+                && let Some(given) = map.shift_remove(*alias)
+            {
+                map.insert((*name).to_owned(), given);
+            }
+        }
+    }
+    let theirs = oracle::<T>().is_valid(&renamed);
     assert_eq!(
         ours.is_ok(),
         theirs,

@@ -194,16 +194,16 @@ pub fn check(provider: Provider, data: &[u8]) {
 }
 
 /// SSE framing (through the Anthropic and OpenAI Chat sessions): on top of the session checks,
-/// line ends are interchangeable: the input with every LF written as CRLF, and (when it holds
-/// no CR) as a lone CR, decodes the same.
+/// line ends are interchangeable: an input holding no CR decodes the same with every LF
+/// written as CRLF, or as a lone CR.
 pub fn check_sse(data: &[u8]) {
-    let provider = if data.first().is_some_and(|config| config & 4 != 0) {
-        Provider::Anthropic
+    let config = data.first().copied().unwrap_or_default();
+    let provider = if config & 4 != 0 { Provider::Anthropic } else { Provider::OpenAiChat };
+    if config & 8 != 0 {
+        check_session(provider, data, Some(|body| (!body.contains(&b'\r')).then(|| replace_lf(body, b"\r"))));
     } else {
-        Provider::OpenAiChat
-    };
-    check_session(provider, data, Some(|body| Some(replace_lf(body, b"\r\n"))));
-    check_session(provider, data, Some(|body| (!body.contains(&b'\r')).then(|| replace_lf(body, b"\r"))));
+        check_session(provider, data, Some(|body| (!body.contains(&b'\r')).then(|| replace_lf(body, b"\r\n"))));
+    }
 }
 
 /// NDJSON framing (through the Ollama session): on top of the session checks, blank lines are

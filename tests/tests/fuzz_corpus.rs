@@ -39,3 +39,61 @@ fn every_fuzz_target_is_listed() {
     listed.sort();
     assert_eq!(on_disk, listed);
 }
+
+// Findings of the fuzz checks, each pinned by name as well as by its corpus file.
+
+use tool_runtime::adapters::{
+    Adapter, DecodeOptions, Limit, OpenAiChat, Problem, StreamLimits, openai_sse,
+};
+
+/// `sse_framing` / `stream_openai_responses`: frames completed before a line over the limit,
+/// in the same chunk, were dropped when the whole body came at once (problems were handled
+/// before the chunk's frames), but kept when it came in pieces.
+#[test]
+fn what_came_before_a_line_over_the_limit_is_kept_however_the_bytes_are_cut() {
+    let mut body = openai_sse::text("Hello there");
+    body.extend_from_slice(b"data: ");
+    body.extend(std::iter::repeat_n(b'x', 300));
+    body.extend_from_slice(b"\n\n");
+    let adapter =
+        OpenAiChat::new().decode_options(DecodeOptions::new().limits(StreamLimits::new().line_bytes(256)));
+    let mut whole = adapter.stream();
+    whole.feed(&body);
+    let whole = whole.finish();
+    let mut pieces = adapter.stream();
+    for piece in body.chunks(7) {
+        pieces.feed(piece);
+    }
+    let pieces = pieces.finish();
+    assert_eq!(whole.text, "Hello there");
+    assert_eq!(pieces.text, whole.text);
+    assert!(matches!(
+        whole.problems.as_slice(),
+        [Problem::LimitExceeded { limit: Limit::LineBytes, .. }]
+    ));
+}
+
+/// A `multi_tool_use.parallel` call standing for more calls than a response may hold goes
+/// over the calls limit like the calls would one by one: the turn fails and none runs.
+#[test]
+fn a_parallel_wrapper_counts_each_of_its_calls_against_the_calls_limit() {
+    let uses: Vec<String> = (0..3)
+        .map(|n| format!(r#"{{"recipient_name": "functions.text__echo", "parameters": {{"word": "{n}"}}}}"#))
+        .collect();
+    let arguments = format!(r#"{{"tool_uses": [{}]}}"#, uses.join(", "));
+    let body = openai_sse::calls(&[("call_P1", "multi_tool_use.parallel", &arguments)]);
+    let decode = |calls| {
+        let limits = StreamLimits::new().calls(calls);
+        let mut session = OpenAiChat::new().decode_options(DecodeOptions::new().limits(limits)).stream();
+        session.feed(&body);
+        session.finish()
+    };
+    assert_eq!(decode(3).executable().count(), 3);
+    let over = decode(2);
+    assert_eq!(over.executable().count(), 0);
+    assert!(
+        over.problems.iter().any(|p| matches!(p, Problem::LimitExceeded { limit: Limit::Calls, .. })),
+        "{:?}",
+        over.problems
+    );
+}
