@@ -638,9 +638,12 @@ impl ToolChoice {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum StreamEvent {
-    /// A call began (reported once its name is known and its arguments start).
+    /// A call began (reported once its name is known and its arguments start). A
+    /// `multi_tool_use.parallel` call is reported as the calls it stands for, each under the id
+    /// its [`ToolCall`] carries, when its turn finishes; every call of [`Decoded::calls`] with
+    /// a name is started exactly once.
     CallStarted {
-        /// The call's number in the session.
+        /// The call's number in the session (the calls of one split wrapper share it).
         index: usize,
         /// Its id (minted when the provider sends none).
         id: String,

@@ -108,6 +108,7 @@ impl ProgressReporter {
 
     /// The call ended: every later report (and log message through a context holding this
     /// reporter) is dropped. Waits for a report in flight.
+    #[cfg(feature = "runner")]
     pub(crate) fn disarm(&self) {
         *self.0.live.write().unwrap_or_else(PoisonError::into_inner) = false;
     }
