@@ -185,7 +185,9 @@ fn check_type<T: ToolSchema + DeserializeOwned + std::fmt::Debug>(
     );
     match (&parsed, theirs) {
         (Ok(_), true) | (Err(ArgumentsError::Validation(_)), false) => {}
-        _ => panic!("parse_arguments gave {parsed:?} for {value}, which the oracle finds valid: {theirs}"),
+        _ => panic!(
+            "parse_arguments gave {parsed:?} for {value}, which the oracle finds valid: {theirs}"
+        ),
     }
     if let Err(ArgumentsError::Validation(errors)) = &parsed {
         assert!(!errors.is_empty(), "a refusal without errors");
@@ -204,12 +206,16 @@ fn one_pass<T: ToolSchema + DeserializeOwned + Serialize + PartialEq + std::fmt:
     if let Err(errors) = T::SCHEMA.validate(&value) {
         panic!("one pass decoded {value}, which fails validation: {errors}");
     }
-    let ordinary: T = serde_json::from_value(value.clone())
-        .unwrap_or_else(|error| panic!("one pass decoded {value}, which does not deserialise: {error}"));
+    let ordinary: T = serde_json::from_value(value.clone()).unwrap_or_else(|error| {
+        panic!("one pass decoded {value}, which does not deserialise: {error}")
+    });
     assert_eq!(fast, ordinary, "one pass and the ordinary path decode {value} differently");
     let through_runner = parse_arguments::<T>(raw)
         .unwrap_or_else(|error| panic!("parse_arguments refuses what one pass decoded: {error}"));
     assert_eq!(fast, through_runner);
     let back = serde_json::to_value(&fast).unwrap_or_else(|error| panic!("{error}"));
-    assert!(oracle::<T>().is_valid(&back), "the decoded value serialises outside its schema: {back}");
+    assert!(
+        oracle::<T>().is_valid(&back),
+        "the decoded value serialises outside its schema: {back}"
+    );
 }

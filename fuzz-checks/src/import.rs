@@ -54,7 +54,9 @@ pub fn check(data: &[u8]) {
     match (&subset, output) {
         (Ok(()), Ok(_) | Err(DynamicToolError::InvalidSchema(_)))
         | (Err(_), Err(DynamicToolError::OutputSchema(_))) => {}
-        (subset, built) => panic!("subset check {subset:?} but the output build gave {:?}", built.err()),
+        (subset, built) => {
+            panic!("subset check {subset:?} but the output build gave {:?}", built.err())
+        }
     }
 }
 

@@ -16,8 +16,11 @@ pub mod arguments;
 pub mod import;
 pub mod streams;
 
+/// A check: takes one input and panics when a promise is broken.
+pub type Check = fn(&[u8]);
+
 /// Every fuzz target: its name (the directory of its corpus under `fuzz/corpus/`) and its check.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Check)] = &[
     ("arguments", arguments::check),
     ("one_pass", arguments::check_one_pass),
     ("stream_openai_chat", streams::check_openai_chat),

@@ -16,6 +16,9 @@ use tool_runtime::adapters::{
     OpenAiResponses, Problem, Provider, StreamEvent, StreamLimits, StreamSession,
 };
 
+/// Rewrites a body into one that must decode the same, when it can.
+type Transform = fn(&[u8]) -> Option<Vec<u8>>;
+
 /// Tight limits that short fuzz inputs can reach.
 fn tight() -> StreamLimits {
     StreamLimits::new()
@@ -136,7 +139,7 @@ fn check_bounds(input: &Input<'_>, events: &[StreamEvent], decoded: &Decoded) {
     }
 }
 
-fn check_session(provider: Provider, data: &[u8], transform: Option<fn(&[u8]) -> Option<Vec<u8>>>) {
+fn check_session(provider: Provider, data: &[u8], transform: Option<Transform>) {
     let Some(input) = Input::read(data) else { return };
     let adapter = adapter(provider, input.options());
     let (events, decoded) = run(adapter.stream().as_mut(), &chunks(input.body, input.seed));
@@ -150,8 +153,13 @@ fn check_session(provider: Provider, data: &[u8], transform: Option<fn(&[u8]) ->
         assert_eq!(expected, fingerprint(&byte_events, &by_byte), "byte-wise feeding differs");
     }
     if let Some(other) = transform.and_then(|transform| transform(input.body)) {
-        let (other_events, transformed) = run(adapter.stream().as_mut(), &chunks(&other, input.seed));
-        assert_eq!(expected, fingerprint(&other_events, &transformed), "framing-equivalent input differs");
+        let (other_events, transformed) =
+            run(adapter.stream().as_mut(), &chunks(&other, input.seed));
+        assert_eq!(
+            expected,
+            fingerprint(&other_events, &transformed),
+            "framing-equivalent input differs"
+        );
     }
     // The whole-body decoder of the provider takes the same bytes (as a JSON document).
     if let Ok(decoded) = adapter.decode(input.body) {
@@ -200,9 +208,17 @@ pub fn check_sse(data: &[u8]) {
     let config = data.first().copied().unwrap_or_default();
     let provider = if config & 4 != 0 { Provider::Anthropic } else { Provider::OpenAiChat };
     if config & 8 != 0 {
-        check_session(provider, data, Some(|body| (!body.contains(&b'\r')).then(|| replace_lf(body, b"\r"))));
+        check_session(
+            provider,
+            data,
+            Some(|body| (!body.contains(&b'\r')).then(|| replace_lf(body, b"\r"))),
+        );
     } else {
-        check_session(provider, data, Some(|body| (!body.contains(&b'\r')).then(|| replace_lf(body, b"\r\n"))));
+        check_session(
+            provider,
+            data,
+            Some(|body| (!body.contains(&b'\r')).then(|| replace_lf(body, b"\r\n"))),
+        );
     }
 }
 

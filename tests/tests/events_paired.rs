@@ -171,7 +171,11 @@ static KEPT: Mutex<Vec<ToolInvocationContext>> = Mutex::new(Vec::new());
 
 impl Tool for Keeper {
     type Output = Word;
-    async fn run(self, ctx: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Word, ToolError> {
+    async fn run(
+        self,
+        ctx: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Word, ToolError> {
         ctx.report_progress(1.0, Some(2.0), "during");
         ctx.log(LogLevel::Info, "during");
         KEPT.lock().unwrap().push(ctx.clone());

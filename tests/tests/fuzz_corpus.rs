@@ -55,8 +55,8 @@ fn what_came_before_a_line_over_the_limit_is_kept_however_the_bytes_are_cut() {
     body.extend_from_slice(b"data: ");
     body.extend(std::iter::repeat_n(b'x', 300));
     body.extend_from_slice(b"\n\n");
-    let adapter =
-        OpenAiChat::new().decode_options(DecodeOptions::new().limits(StreamLimits::new().line_bytes(256)));
+    let adapter = OpenAiChat::new()
+        .decode_options(DecodeOptions::new().limits(StreamLimits::new().line_bytes(256)));
     let mut whole = adapter.stream();
     whole.feed(&body);
     let whole = whole.finish();
@@ -78,13 +78,18 @@ fn what_came_before_a_line_over_the_limit_is_kept_however_the_bytes_are_cut() {
 #[test]
 fn a_parallel_wrapper_counts_each_of_its_calls_against_the_calls_limit() {
     let uses: Vec<String> = (0..3)
-        .map(|n| format!(r#"{{"recipient_name": "functions.text__echo", "parameters": {{"word": "{n}"}}}}"#))
+        .map(|n| {
+            format!(
+                r#"{{"recipient_name": "functions.text__echo", "parameters": {{"word": "{n}"}}}}"#
+            )
+        })
         .collect();
     let arguments = format!(r#"{{"tool_uses": [{}]}}"#, uses.join(", "));
     let body = openai_sse::calls(&[("call_P1", "multi_tool_use.parallel", &arguments)]);
     let decode = |calls| {
         let limits = StreamLimits::new().calls(calls);
-        let mut session = OpenAiChat::new().decode_options(DecodeOptions::new().limits(limits)).stream();
+        let mut session =
+            OpenAiChat::new().decode_options(DecodeOptions::new().limits(limits)).stream();
         session.feed(&body);
         session.finish()
     };
@@ -92,7 +97,9 @@ fn a_parallel_wrapper_counts_each_of_its_calls_against_the_calls_limit() {
     let over = decode(2);
     assert_eq!(over.executable().count(), 0);
     assert!(
-        over.problems.iter().any(|p| matches!(p, Problem::LimitExceeded { limit: Limit::Calls, .. })),
+        over.problems
+            .iter()
+            .any(|p| matches!(p, Problem::LimitExceeded { limit: Limit::Calls, .. })),
         "{:?}",
         over.problems
     );

@@ -107,7 +107,11 @@ impl EventSink for Counting {
                 self.starts[index].fetch_add(1, Ordering::Relaxed);
             }
             ToolEvent::ToolCallResult { .. } => {
-                assert_eq!(self.starts[index].load(Ordering::Relaxed), 1, "c{index} ended before it started");
+                assert_eq!(
+                    self.starts[index].load(Ordering::Relaxed),
+                    1,
+                    "c{index} ended before it started"
+                );
                 self.results[index].fetch_add(1, Ordering::Relaxed);
             }
             _ => {}
@@ -143,8 +147,12 @@ async fn drive(runner: &ToolRunner, range: std::ops::Range<usize>, chaos: bool) 
             let mut tally = Tally::default();
             for i in (range.start + caller..range.end).step_by(CALLERS) {
                 let mode = if chaos { mode_of(i) } else { 0 };
-                let ctx = ToolInvocationContext::new(ContextIds { run_id: "load", actor_id: "a", tenant_id: "t" })
-                    .with_tool_call_id(format!("c{i}"));
+                let ctx = ToolInvocationContext::new(ContextIds {
+                    run_id: "load",
+                    actor_id: "a",
+                    tenant_id: "t",
+                })
+                .with_tool_call_id(format!("c{i}"));
                 let raw = format!(r#"{{"value": {i}, "mode": {mode}}}"#);
                 if mode == 4 {
                     poll_once_and_drop(runner.exec("load__double", raw.as_bytes(), &ctx));
@@ -193,7 +201,11 @@ fn mode_of(i: usize) -> u8 {
 /// Runs `calls` calls in two halves and checks pairing and flat memory; returns the tally.
 fn load(calls: usize, chaos: bool) -> Tally {
     let _serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_time().build().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_time()
+        .build()
+        .unwrap();
     let counting = Arc::new(Counting::new(calls));
     let runner = runner(Arc::clone(&counting));
     let (first, second, peaks) = rt.block_on(async {

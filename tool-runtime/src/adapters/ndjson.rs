@@ -32,7 +32,10 @@ impl Framing for NdjsonParser {
             } else if self.line.len() >= self.limit {
                 self.over = true;
                 self.line = Vec::new();
-                out.push(Err(Problem::LimitExceeded { limit: Limit::LineBytes, value: self.limit }));
+                out.push(Err(Problem::LimitExceeded {
+                    limit: Limit::LineBytes,
+                    value: self.limit,
+                }));
             } else {
                 self.line.push(byte);
             }

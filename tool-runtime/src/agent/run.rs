@@ -8,7 +8,9 @@ use tokio::time::Instant;
 
 use super::{ChatModel, Message, ModelError, ModelErrorKind, ModelRequest, ModelTurn, Usage};
 use crate::adapters::{ConversationError, check_conversation};
-use crate::adapters::{Decoded, FinishReason, StreamEvent, ToolCall, ToolChoice, ToolOutcome, ToolResult};
+use crate::adapters::{
+    Decoded, FinishReason, StreamEvent, ToolCall, ToolChoice, ToolOutcome, ToolResult,
+};
 use crate::catalog::ToolSource;
 use crate::content::PartSummary;
 use crate::runner::ToolRunner;

@@ -78,8 +78,8 @@ use crate::catalog::{ToolCatalog, VisibleTools, visible_tools};
 use crate::policy::{Approver, Authorizer, DenyAll, ToolPolicy};
 use crate::runtime::bound::ArgsJson;
 use crate::runtime::{
-    Arguments, Clock, EventOutcome, EventSink, NullSink, ProgressReporter, ToolEvent, ToolExecResult,
-    ToolInvocationContext,
+    Arguments, Clock, EventOutcome, EventSink, NullSink, ProgressReporter, ToolEvent,
+    ToolExecResult, ToolInvocationContext,
 };
 use crate::schema::Shown;
 
