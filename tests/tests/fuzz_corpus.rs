@@ -104,3 +104,23 @@ fn a_parallel_wrapper_counts_each_of_its_calls_against_the_calls_limit() {
         over.problems
     );
 }
+
+/// `stream_openai_chat`: a line over the limit after the turn's `finish_reason` (in the usage
+/// chunk) made the response an error, yet `Decoded::executable` still listed its calls.
+#[test]
+fn a_limit_exceeded_after_the_finish_leaves_no_call_executable() {
+    let mut body = openai_sse::calls(&[("call_1", "docs__search", r#"{"query": "x"}"#)]);
+    let done = body.len() - b"data: [DONE]\n\n".len();
+    body.truncate(done);
+    body.extend_from_slice(b"data: {\"choices\": [], \"usage\": {\"prompt_tokens\": ");
+    body.extend(std::iter::repeat_n(b'1', 600));
+    body.extend_from_slice(b"}}\n\ndata: [DONE]\n\n");
+    let limits = StreamLimits::new().line_bytes(512);
+    let mut session =
+        OpenAiChat::new().decode_options(DecodeOptions::new().limits(limits)).stream();
+    session.feed(&body);
+    let decoded = session.finish();
+    assert_eq!(decoded.calls.len(), 1);
+    assert!(!decoded.finish.allows_execution());
+    assert_eq!(decoded.executable().count(), 0);
+}

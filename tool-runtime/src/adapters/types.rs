@@ -393,9 +393,12 @@ impl Decoded {
         }
     }
 
-    /// The calls that may be handed to the runner.
+    /// The calls that may be handed to the runner: none when the response as a whole ended
+    /// in a way that allows no execution (a limit exceeded after a turn had finished makes
+    /// the response an error, and its calls do not run either).
     pub fn executable(&self) -> impl Iterator<Item = &ToolCall> {
-        self.calls.iter().filter(|call| call.is_executable())
+        let allowed = self.finish.allows_execution();
+        self.calls.iter().filter(move |call| allowed && call.is_executable())
     }
 
     /// Applies [`raise_arguments`](super::raise_arguments) to every parsed call whose name is
