@@ -73,10 +73,11 @@ fn what_came_before_a_line_over_the_limit_is_kept_however_the_bytes_are_cut() {
     ));
 }
 
-/// A `multi_tool_use.parallel` call standing for more calls than a response may hold goes
-/// over the calls limit like the calls would one by one: the turn fails and none runs.
+/// A `multi_tool_use.parallel` call standing for more calls than a response may hold, or for
+/// a call with a name over `name_bytes`, goes over the limit as the calls would one by one:
+/// the turn fails and none runs.
 #[test]
-fn a_parallel_wrapper_counts_each_of_its_calls_against_the_calls_limit() {
+fn a_parallel_wrappers_calls_count_against_the_calls_and_name_limits() {
     let uses: Vec<String> = (0..3)
         .map(|n| {
             format!(
@@ -94,6 +95,27 @@ fn a_parallel_wrapper_counts_each_of_its_calls_against_the_calls_limit() {
         session.finish()
     };
     assert_eq!(decode(3).executable().count(), 3);
+    // `stream_openai_chat`: the names of a wrapper's calls are held to `name_bytes` too.
+    let long = format!(
+        r#"{{"tool_uses": [{{"recipient_name": "functions.{}", "parameters": {{}}}}]}}"#,
+        "n".repeat(40)
+    );
+    let body = openai_sse::calls(&[("call_P1", "multi_tool_use.parallel", &long)]);
+    let limits = StreamLimits::new().name_bytes(32);
+    let mut session =
+        OpenAiChat::new().decode_options(DecodeOptions::new().limits(limits)).stream();
+    session.feed(&body);
+    let decoded = session.finish();
+    assert_eq!(decoded.executable().count(), 0);
+    assert!(decoded.calls.iter().all(|call| call.name.len() <= 32));
+    assert!(
+        decoded
+            .problems
+            .iter()
+            .any(|p| matches!(p, Problem::LimitExceeded { limit: Limit::NameBytes, .. })),
+        "{:?}",
+        decoded.problems
+    );
     let over = decode(2);
     assert_eq!(over.executable().count(), 0);
     assert!(

@@ -486,10 +486,12 @@ impl Core {
 
     fn finish_turn(&mut self, finish: Finish, out: &mut Vec<StreamEvent>) {
         let mut finish = finish;
-        if !self.halted && self.split_over_limit() {
+        if !self.halted
+            && let Some(limit) = self.split_over_limit()
+        {
             // As if the calls a `multi_tool_use.parallel` call stands for had come one by one.
-            let value = self.options.limits.get(Limit::Calls);
-            let problem = Problem::LimitExceeded { limit: Limit::Calls, value };
+            let value = self.options.limits.get(limit);
+            let problem = Problem::LimitExceeded { limit, value };
             out.push(StreamEvent::Problem(problem.clone()));
             self.problems.push(problem);
             for slot in self.finalised..self.slots.len() {
@@ -564,31 +566,42 @@ impl Core {
         }
     }
 
-    /// Whether the calls of the open turn, with each `multi_tool_use.parallel` call counted as
-    /// the calls it stands for, go over the calls limit. Only a wrapper's arguments are read
-    /// (a second time): no other call can change the count.
-    fn split_over_limit(&self) -> bool {
+    /// The limit the calls of the open turn go over once each `multi_tool_use.parallel` call
+    /// is counted as the calls it stands for (their number, or one of their names), if any.
+    /// Only a wrapper's arguments are read (a second time): no other call changes the count.
+    fn split_over_limit(&self) -> Option<Limit> {
         let open = &self.slots[self.finalised..];
         if !open.iter().any(|slot| self.options.is_wrapper(&slot.name)) {
-            return false;
+            return None;
         }
-        let count: usize = open
-            .iter()
-            .map(|slot| {
-                if !self.options.is_wrapper(&slot.name) || slot.cut {
-                    return 1;
+        let name_bytes = self.options.limits.get(Limit::NameBytes);
+        let mut count = 0_usize;
+        for slot in open {
+            let parsed;
+            let arguments = match &slot.object {
+                _ if !self.options.is_wrapper(&slot.name) || slot.cut => None,
+                Some(object) if slot.args.trim().is_empty() => Some(object),
+                _ => {
+                    parsed = crate::schema::parse_json(slot.args.as_bytes()).ok();
+                    parsed.as_ref()
                 }
-                let uses = |value: &Value| match value.get("tool_uses") {
-                    Some(Value::Array(uses)) if !uses.is_empty() => uses.len(),
-                    _ => 1,
-                };
-                match &slot.object {
-                    Some(object) if slot.args.trim().is_empty() => uses(object),
-                    _ => crate::schema::parse_json(slot.args.as_bytes()).map_or(1, |v| uses(&v)),
+            };
+            match arguments.and_then(|arguments| arguments.get("tool_uses")) {
+                Some(Value::Array(uses)) if !uses.is_empty() => {
+                    let name = |item: &Value| {
+                        let name = item.get("recipient_name").and_then(Value::as_str);
+                        name.map_or(0, |name| name.strip_prefix("functions.").unwrap_or(name).len())
+                    };
+                    if uses.iter().any(|item| name(item) > name_bytes) {
+                        return Some(Limit::NameBytes);
+                    }
+                    count = count.saturating_add(uses.len());
                 }
-            })
-            .sum();
-        self.calls.len().saturating_add(count) > self.options.limits.get(Limit::Calls)
+                _ => count = count.saturating_add(1),
+            }
+        }
+        (self.calls.len().saturating_add(count) > self.options.limits.get(Limit::Calls))
+            .then_some(Limit::Calls)
     }
 
     /// Splits a `multi_tool_use.parallel` call into the calls it stands for.
