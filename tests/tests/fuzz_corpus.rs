@@ -146,3 +146,36 @@ fn a_limit_exceeded_after_the_finish_leaves_no_call_executable() {
     assert!(!decoded.finish.allows_execution());
     assert_eq!(decoded.executable().count(), 0);
 }
+
+/// `stream_openai_responses`: a problem too many while a turn's calls were finalised halted
+/// the decoding, and the halt finalised the same calls again: duplicate calls under fresh
+/// ids, over the calls limit, and two finish events.
+#[test]
+fn a_problem_too_many_while_finalising_finalises_each_call_once() {
+    let mut body = Vec::new();
+    for index in 0..5 {
+        let delta = format!(
+            r#"{{"choices":[{{"index":0,"delta":{{"tool_calls":[{{"index":{index},"function":{{"arguments":"{{}}"}}}}]}},"finish_reason":null}}]}}"#
+        );
+        body.extend_from_slice(format!("data: {delta}\n\n").as_bytes());
+    }
+    let limits = StreamLimits::new().problems(3).calls(8);
+    let mut session =
+        OpenAiChat::new().decode_options(DecodeOptions::new().limits(limits)).stream();
+    let mut events = session.feed(&body);
+    events.extend(session.close());
+    let decoded = session.finish();
+    assert_eq!(decoded.calls.len(), 5, "{:?}", decoded.calls);
+    let finishes =
+        events.iter().filter(|e| matches!(e, tool_runtime::adapters::StreamEvent::Finish(_)));
+    assert_eq!(finishes.count(), 1);
+    assert!(!decoded.finish.allows_execution());
+    assert!(
+        decoded
+            .problems
+            .iter()
+            .any(|p| matches!(p, Problem::LimitExceeded { limit: Limit::Problems, .. })),
+        "{:?}",
+        decoded.problems
+    );
+}

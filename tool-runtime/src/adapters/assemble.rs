@@ -503,10 +503,18 @@ impl Core {
         if finish.reason == FinishReason::Stop && !self.slots.is_empty() {
             finish.reason = FinishReason::ToolCalls;
         }
-        for slot in self.finalised..self.slots.len() {
+        // Marked finalised first: a problem too many while finalising halts the decoding, and
+        // the halt must not finalise these slots a second time.
+        let open = self.finalised..self.slots.len();
+        self.finalised = self.slots.len();
+        let halted = self.halted;
+        for slot in open {
             self.finalise(slot, &finish, out);
         }
-        self.finalised = self.slots.len();
+        if self.halted && !halted {
+            // That halt ended the turn as an error; its finish stands.
+            return;
+        }
         out.push(StreamEvent::Finish(finish.clone()));
         self.finish = Some(finish);
     }
@@ -539,7 +547,10 @@ impl Core {
         };
         let call = ToolCall {
             id,
-            complete: finish.allows_execution() && !taken.name.is_empty() && !taken.cut,
+            complete: finish.allows_execution()
+                && !self.halted
+                && !taken.name.is_empty()
+                && !taken.cut,
             name: taken.name,
             arguments,
             id_origin: taken.origin.unwrap_or(IdOrigin::Minted),
