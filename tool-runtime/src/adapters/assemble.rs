@@ -399,7 +399,9 @@ impl Core {
         }
         if announce && !self.slots[slot].name.is_empty() {
             self.start(slot, out);
-            out.push(StreamEvent::ArgumentsDelta { index: slot, delta: value.to_string() });
+            if self.slots[slot].started {
+                out.push(StreamEvent::ArgumentsDelta { index: slot, delta: value.to_string() });
+            }
         }
         self.slots[slot].object = Some(value);
     }
@@ -451,7 +453,9 @@ impl Core {
     }
 
     fn start(&mut self, slot: usize, out: &mut Vec<StreamEvent>) {
-        if self.slots[slot].started {
+        // A `multi_tool_use.parallel` call is announced as the calls it stands for, when it
+        // is finalised: its own id would get no result.
+        if self.slots[slot].started || self.options.is_wrapper(&self.slots[slot].name) {
             return;
         }
         if self.slots[slot].id.is_none() {
@@ -487,13 +491,35 @@ impl Core {
 
     fn finish_turn(&mut self, finish: Finish, out: &mut Vec<StreamEvent>) {
         let mut finish = finish;
+        if !self.halted
+            && let Some(limit) = self.split_over_limit()
+        {
+            // As if the calls a `multi_tool_use.parallel` call stands for had come one by one.
+            let value = self.options.limits.get(limit);
+            let problem = Problem::LimitExceeded { limit, value };
+            out.push(StreamEvent::Problem(problem.clone()));
+            self.problems.push(problem);
+            for slot in self.finalised..self.slots.len() {
+                self.slots[slot].cut = true;
+            }
+            self.halted = true;
+            finish = Finish::new(FinishReason::Error, Some("limit_exceeded"));
+        }
         if finish.reason == FinishReason::Stop && !self.slots.is_empty() {
             finish.reason = FinishReason::ToolCalls;
         }
-        for slot in self.finalised..self.slots.len() {
+        // Marked finalised first: a problem too many while finalising halts the decoding, and
+        // the halt must not finalise these slots a second time.
+        let open = self.finalised..self.slots.len();
+        self.finalised = self.slots.len();
+        let halted = self.halted;
+        for slot in open {
             self.finalise(slot, &finish, out);
         }
-        self.finalised = self.slots.len();
+        if self.halted && !halted {
+            // That halt ended the turn as an error; its finish stands.
+            return;
+        }
         out.push(StreamEvent::Finish(finish.clone()));
         self.finish = Some(finish);
     }
@@ -516,6 +542,7 @@ impl Core {
             }
         };
         let taken = std::mem::take(&mut self.slots[slot]);
+        let announced = taken.started;
         let arguments = match taken.object {
             _ if taken.cut => {
                 CallArguments::Invalid { raw: taken.args, problem: ArgumentsProblem::Cut }
@@ -525,7 +552,10 @@ impl Core {
         };
         let call = ToolCall {
             id,
-            complete: finish.allows_execution() && !taken.name.is_empty() && !taken.cut,
+            complete: finish.allows_execution()
+                && !self.halted
+                && !taken.name.is_empty()
+                && !taken.cut,
             name: taken.name,
             arguments,
             id_origin: taken.origin.unwrap_or(IdOrigin::Minted),
@@ -533,11 +563,61 @@ impl Core {
         };
         let calls = self.unwrap_parallel(call);
         for call in calls {
+            if !announced && !call.name.is_empty() {
+                // A wrapper's calls: each starts under the id its result will carry.
+                out.push(StreamEvent::CallStarted {
+                    index: slot,
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                });
+                let text = call.arguments.to_json_text();
+                if !text.is_empty() {
+                    out.push(StreamEvent::ArgumentsDelta { index: slot, delta: text });
+                }
+            }
             if call.complete {
                 out.push(StreamEvent::CallReady { index: slot, call: call.clone() });
             }
             self.calls.push(call);
         }
+    }
+
+    /// The limit the calls of the open turn go over once each `multi_tool_use.parallel` call
+    /// is counted as the calls it stands for (their number, or one of their names), if any.
+    /// Only a wrapper's arguments are read (a second time): no other call changes the count.
+    fn split_over_limit(&self) -> Option<Limit> {
+        let open = &self.slots[self.finalised..];
+        if !open.iter().any(|slot| self.options.is_wrapper(&slot.name)) {
+            return None;
+        }
+        let name_bytes = self.options.limits.get(Limit::NameBytes);
+        let mut count = 0_usize;
+        for slot in open {
+            let parsed;
+            let arguments = match &slot.object {
+                _ if !self.options.is_wrapper(&slot.name) || slot.cut => None,
+                Some(object) if slot.args.trim().is_empty() => Some(object),
+                _ => {
+                    parsed = crate::schema::parse_json(slot.args.as_bytes()).ok();
+                    parsed.as_ref()
+                }
+            };
+            match arguments.and_then(|arguments| arguments.get("tool_uses")) {
+                Some(Value::Array(uses)) if !uses.is_empty() => {
+                    let name = |item: &Value| {
+                        let name = item.get("recipient_name").and_then(Value::as_str);
+                        name.map_or(0, |name| name.strip_prefix("functions.").unwrap_or(name).len())
+                    };
+                    if uses.iter().any(|item| name(item) > name_bytes) {
+                        return Some(Limit::NameBytes);
+                    }
+                    count = count.saturating_add(uses.len());
+                }
+                _ => count = count.saturating_add(1),
+            }
+        }
+        (self.calls.len().saturating_add(count) > self.options.limits.get(Limit::Calls))
+            .then_some(Limit::Calls)
     }
 
     /// Splits a `multi_tool_use.parallel` call into the calls it stands for.

@@ -14,15 +14,19 @@ pub(crate) struct Frame {
     pub(crate) data: String,
 }
 
+/// A completed frame, or a problem, in the order the bytes held them: a session handles both
+/// in that order, so where the input is cut into chunks never changes what it decodes.
+pub(crate) type Framed = Result<Frame, Problem>;
+
 /// Cuts bytes, fed in pieces split anywhere, into [`Frame`]s.
 pub(crate) trait Framing: std::fmt::Debug + Send {
-    /// Takes the next bytes; completed frames go to `frames`, problems to `problems`.
-    fn feed(&mut self, bytes: &[u8], frames: &mut Vec<Frame>, problems: &mut Vec<Problem>);
+    /// Takes the next bytes; completed frames and problems go to `out`, in input order.
+    fn feed(&mut self, bytes: &[u8], out: &mut Vec<Framed>);
 
     /// Caps one line (and one event's joined data) at `bytes`; going over reports
     /// [`Problem::LimitExceeded`] and drops everything after it.
     fn limit_lines(&mut self, bytes: usize);
 
     /// The input ended: whatever is buffered and complete enough becomes a last frame.
-    fn finish(&mut self, frames: &mut Vec<Frame>, problems: &mut Vec<Problem>);
+    fn finish(&mut self, out: &mut Vec<Framed>);
 }

@@ -1,7 +1,7 @@
 //! Incremental newline-delimited JSON framing (Ollama's streams): one frame per non-blank
 //! line, bytes buffered only until their line ends.
 
-use super::framing::{Frame, Framing};
+use super::framing::{Frame, Framed, Framing};
 use super::limits::{Limit, StreamLimits};
 use super::problem::Problem;
 
@@ -22,18 +22,20 @@ impl Default for NdjsonParser {
 }
 
 impl Framing for NdjsonParser {
-    fn feed(&mut self, bytes: &[u8], frames: &mut Vec<Frame>, problems: &mut Vec<Problem>) {
+    fn feed(&mut self, bytes: &[u8], out: &mut Vec<Framed>) {
         for &byte in bytes {
             if self.over {
                 return;
             }
             if byte == b'\n' {
-                self.end_line(frames, problems);
+                self.end_line(out);
             } else if self.line.len() >= self.limit {
                 self.over = true;
                 self.line = Vec::new();
-                problems
-                    .push(Problem::LimitExceeded { limit: Limit::LineBytes, value: self.limit });
+                out.push(Err(Problem::LimitExceeded {
+                    limit: Limit::LineBytes,
+                    value: self.limit,
+                }));
             } else {
                 self.line.push(byte);
             }
@@ -45,20 +47,20 @@ impl Framing for NdjsonParser {
     }
 
     /// The input ended: a last line without its newline is still a frame.
-    fn finish(&mut self, frames: &mut Vec<Frame>, problems: &mut Vec<Problem>) {
+    fn finish(&mut self, out: &mut Vec<Framed>) {
         if !self.over {
-            self.end_line(frames, problems);
+            self.end_line(out);
         }
     }
 }
 
 impl NdjsonParser {
-    fn end_line(&mut self, frames: &mut Vec<Frame>, problems: &mut Vec<Problem>) {
+    fn end_line(&mut self, out: &mut Vec<Framed>) {
         let line = std::mem::take(&mut self.line);
         match std::str::from_utf8(&line) {
             Ok(text) if text.trim().is_empty() => {}
-            Ok(text) => frames.push(Frame { event: None, data: text.to_owned() }),
-            Err(_) => problems.push(Problem::InvalidUtf8),
+            Ok(text) => out.push(Ok(Frame { event: None, data: text.to_owned() })),
+            Err(_) => out.push(Err(Problem::InvalidUtf8)),
         }
         self.line = line;
         self.line.clear();

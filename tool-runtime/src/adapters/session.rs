@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::schema::parse_json;
 
 use super::assemble::Core;
-use super::framing::{Frame, Framing};
+use super::framing::{Frame, Framed, Framing};
 use super::limits::Limit;
 use super::problem::{DecodeError, Problem};
 use super::types::{Decoded, StreamEvent};
@@ -59,29 +59,26 @@ pub(crate) struct Session<F, P> {
     core: Core,
     protocol: P,
     done: Option<Decoded>,
-    frames: Vec<Frame>,
-    problems: Vec<Problem>,
+    framed: Vec<Framed>,
 }
 
 impl<F: Framing, P: Protocol> Session<F, P> {
     pub(crate) fn new(mut framing: F, core: Core, protocol: P) -> Self {
         framing.limit_lines(core.limits().get(Limit::LineBytes));
-        Self { framing, core, protocol, done: None, frames: Vec::new(), problems: Vec::new() }
+        Self { framing, core, protocol, done: None, framed: Vec::new() }
     }
 
     fn drain(&mut self, out: &mut Vec<StreamEvent>) {
         // Most reads complete nothing; an empty `drain(..)` is not free when reads are tiny.
-        if !self.problems.is_empty() {
-            for problem in self.problems.drain(..) {
-                self.core.problem(problem, out);
-            }
-        }
-        if !self.frames.is_empty() {
-            for frame in self.frames.drain(..) {
+        if !self.framed.is_empty() {
+            for framed in self.framed.drain(..) {
                 if self.core.halted() {
                     break;
                 }
-                self.protocol.on_frame(&mut self.core, frame, out);
+                match framed {
+                    Ok(frame) => self.protocol.on_frame(&mut self.core, frame, out),
+                    Err(problem) => self.core.problem(problem, out),
+                }
             }
             self.core.take_deferred(out);
         }
@@ -100,7 +97,7 @@ impl<F: Framing, P: Protocol> StreamSession for Session<F, P> {
         if self.core.halted() {
             return out;
         }
-        self.framing.feed(chunk, &mut self.frames, &mut self.problems);
+        self.framing.feed(chunk, &mut self.framed);
         self.drain(&mut out);
         out
     }
@@ -109,7 +106,7 @@ impl<F: Framing, P: Protocol> StreamSession for Session<F, P> {
         let mut out = Vec::new();
         if self.done.is_none() {
             if !self.core.halted() {
-                self.framing.finish(&mut self.frames, &mut self.problems);
+                self.framing.finish(&mut self.framed);
             }
             self.drain(&mut out);
             self.done = Some(self.core.end(&mut out));

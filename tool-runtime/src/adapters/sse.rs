@@ -3,7 +3,7 @@
 //! dispatches the event. Bytes are buffered only until their line ends, so a multi-byte
 //! character split across chunks is decoded whole, and every byte is looked at once.
 
-use super::framing::{Frame, Framing};
+use super::framing::{Frame, Framed, Framing};
 use super::limits::{Limit, StreamLimits};
 use super::problem::Problem;
 
@@ -36,7 +36,7 @@ impl Default for SseParser {
 }
 
 impl Framing for SseParser {
-    fn feed(&mut self, bytes: &[u8], frames: &mut Vec<Frame>, problems: &mut Vec<Problem>) {
+    fn feed(&mut self, bytes: &[u8], out: &mut Vec<Framed>) {
         let mut rest = bytes;
         while !rest.is_empty() && !self.over {
             if std::mem::take(&mut self.after_cr)
@@ -49,14 +49,14 @@ impl Framing for SseParser {
             let end = rest.iter().position(|&byte| byte == b'\n' || byte == b'\r');
             let (line, terminator) = rest.split_at(end.unwrap_or(rest.len()));
             if self.line.len().saturating_add(line.len()) > self.limit {
-                self.overflow(problems);
+                self.overflow(out);
                 return;
             }
             self.line.extend_from_slice(line);
             if end.is_none() {
                 return;
             }
-            self.end_line(frames, problems);
+            self.end_line(out);
             self.after_cr = terminator.first() == Some(&b'\r');
             rest = terminator.get(1..).unwrap_or_default();
         }
@@ -68,43 +68,43 @@ impl Framing for SseParser {
 
     /// The input ended: a last line without its terminator and an event without its blank
     /// line are still dispatched (servers and proxies cut the final blank line).
-    fn finish(&mut self, frames: &mut Vec<Frame>, problems: &mut Vec<Problem>) {
+    fn finish(&mut self, out: &mut Vec<Framed>) {
         if self.over {
             return;
         }
         if !self.line.is_empty() {
-            self.end_line(frames, problems);
+            self.end_line(out);
         }
-        self.dispatch(frames);
+        self.dispatch(out);
     }
 }
 
 impl SseParser {
     /// Gives up on the stream: what is buffered is dropped and nothing more is read.
-    fn overflow(&mut self, problems: &mut Vec<Problem>) {
+    fn overflow(&mut self, out: &mut Vec<Framed>) {
         self.over = true;
         self.line = Vec::new();
         self.data = String::new();
         self.has_data = false;
-        problems.push(Problem::LimitExceeded { limit: Limit::LineBytes, value: self.limit });
+        out.push(Err(Problem::LimitExceeded { limit: Limit::LineBytes, value: self.limit }));
     }
 
     /// Handles the buffered line; its buffer is kept for the next line on every path (a blank
     /// line ends every event, so dropping it there would regrow the buffer for each event).
-    fn end_line(&mut self, frames: &mut Vec<Frame>, problems: &mut Vec<Problem>) {
+    fn end_line(&mut self, out: &mut Vec<Framed>) {
         let mut line = std::mem::take(&mut self.line);
-        self.field(&line, frames, problems);
+        self.field(&line, out);
         line.clear();
         self.line = line;
     }
 
-    fn field(&mut self, line: &[u8], frames: &mut Vec<Frame>, problems: &mut Vec<Problem>) {
+    fn field(&mut self, line: &[u8], out: &mut Vec<Framed>) {
         let Ok(text) = std::str::from_utf8(line) else {
-            problems.push(Problem::InvalidUtf8);
+            out.push(Err(Problem::InvalidUtf8));
             return;
         };
         if text.is_empty() {
-            self.dispatch(frames);
+            self.dispatch(out);
             return;
         }
         if text.starts_with(':') {
@@ -117,7 +117,7 @@ impl SseParser {
         match field {
             "data" => {
                 if self.data.len().saturating_add(value.len()).saturating_add(1) > self.limit {
-                    self.overflow(problems);
+                    self.overflow(out);
                     return;
                 }
                 if self.has_data {
@@ -131,9 +131,9 @@ impl SseParser {
         }
     }
 
-    fn dispatch(&mut self, frames: &mut Vec<Frame>) {
+    fn dispatch(&mut self, out: &mut Vec<Framed>) {
         if self.has_data {
-            frames.push(Frame { event: self.event.take(), data: std::mem::take(&mut self.data) });
+            out.push(Ok(Frame { event: self.event.take(), data: std::mem::take(&mut self.data) }));
         }
         self.event = None;
         self.has_data = false;
@@ -146,13 +146,12 @@ mod tests {
 
     fn frames(chunks: &[&[u8]]) -> Vec<Frame> {
         let mut parser = SseParser::default();
-        let (mut frames, mut problems) = (Vec::new(), Vec::new());
+        let mut out = Vec::new();
         for chunk in chunks {
-            parser.feed(chunk, &mut frames, &mut problems);
+            parser.feed(chunk, &mut out);
         }
-        parser.finish(&mut frames, &mut problems);
-        assert!(problems.is_empty());
-        frames
+        parser.finish(&mut out);
+        out.into_iter().map(|framed| framed.expect("no problem")).collect()
     }
 
     #[test]

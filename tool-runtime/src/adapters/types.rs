@@ -419,9 +419,12 @@ impl Decoded {
         names.iter().filter_map(Value::as_str)
     }
 
-    /// The calls that may be handed to the runner.
+    /// The calls that may be handed to the runner: none when the response as a whole ended
+    /// in a way that allows no execution (a limit exceeded after a turn had finished makes
+    /// the response an error, and its calls do not run either).
     pub fn executable(&self) -> impl Iterator<Item = &ToolCall> {
-        self.calls.iter().filter(|call| call.is_executable())
+        let allowed = self.finish.allows_execution();
+        self.calls.iter().filter(move |call| allowed && call.is_executable())
     }
 
     /// Applies [`raise_arguments`](super::raise_arguments) to every parsed call whose name is
@@ -732,9 +735,12 @@ impl ToolChoice {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum StreamEvent {
-    /// A call began (reported once its name is known and its arguments start).
+    /// A call began (reported once its name is known and its arguments start). A
+    /// `multi_tool_use.parallel` call is reported as the calls it stands for, each under the id
+    /// its [`ToolCall`] carries, when its turn finishes; every call of [`Decoded::calls`] with
+    /// a name is started exactly once.
     CallStarted {
-        /// The call's number in the session.
+        /// The call's number in the session (the calls of one split wrapper share it).
         index: usize,
         /// Its id (minted when the provider sends none).
         id: String,

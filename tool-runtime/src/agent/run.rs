@@ -11,7 +11,9 @@ use super::deferred::{
 };
 use super::{ChatModel, Message, ModelError, ModelErrorKind, ModelRequest, ModelTurn, Usage};
 use crate::adapters::{ConversationError, check_conversation};
-use crate::adapters::{Decoded, FinishReason, StreamEvent, ToolChoice, ToolOutcome, ToolResult};
+use crate::adapters::{
+    Decoded, FinishReason, StreamEvent, ToolCall, ToolChoice, ToolOutcome, ToolResult,
+};
 use crate::catalog::select::ToolSelector;
 use crate::catalog::{ToolSource, VisibleTools};
 use crate::content::PartSummary;
@@ -590,6 +592,8 @@ impl Agent {
                 call.id = ids.assign(&call.id);
             }
             state.ids = ids.run;
+            let announced = announced.into_inner().unwrap_or_else(PoisonError::into_inner);
+            pair_announced(&announced, &decoded.calls, on_event);
             let to_wire = |results: &mut Vec<ToolResult>| {
                 for (result, id) in results.iter_mut().zip(&wire) {
                     id.clone_into(&mut result.call_id);
@@ -933,6 +937,32 @@ impl TurnIds {
         self.run.used.insert(assigned.clone());
         self.turn.insert(id.to_owned(), assigned.clone());
         assigned
+    }
+}
+
+/// Every started id gets one result and every result has a start: a call the stream
+/// announced that the turn does not hold gets its (not run) result now, and a call the turn
+/// holds that was never announced (a model that does not stream, a call without a name) gets
+/// its start before it runs.
+fn pair_announced(
+    announced: &[(String, String)],
+    calls: &[ToolCall],
+    on_event: &(dyn Fn(AgentEvent) + Send + Sync),
+) {
+    let held: HashSet<&str> = calls.iter().map(|call| call.id.as_str()).collect();
+    for (id, name) in announced.iter().filter(|(id, _)| !held.contains(id.as_str())) {
+        on_event(AgentEvent::ToolCallResult {
+            id: id.clone(),
+            name: name.clone(),
+            outcome: ResultSummary::Err {
+                code: Some("not_run".to_owned()),
+                message: "the model's turn does not hold this call; it was not run".to_owned(),
+            },
+        });
+    }
+    let started: HashSet<&str> = announced.iter().map(|(id, _)| id.as_str()).collect();
+    for call in calls.iter().filter(|call| !started.contains(call.id.as_str())) {
+        on_event(AgentEvent::ToolCallStarted { id: call.id.clone(), name: call.name.clone() });
     }
 }
 

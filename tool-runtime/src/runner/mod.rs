@@ -95,7 +95,8 @@ use crate::catalog::{ToolCatalog, ToolSource, VisibleTools, visible_tools};
 use crate::policy::{Approver, Authorizer, DenyAll, ToolPolicy};
 use crate::runtime::bound::ArgsJson;
 use crate::runtime::{
-    Arguments, BoundToolRuntime, CallStep, Clock, EventOutcome, EventSink, NullSink, ToolEvent,
+    Arguments, BoundToolRuntime, CallStep, Clock, EventOutcome, EventSink, NullSink,
+    ProgressReporter, ToolEvent,
     ToolExecResult, ToolInvocationContext,
 };
 use crate::schema::Shown;
@@ -233,6 +234,17 @@ struct Call {
     args_received: Option<Box<serde_json::Value>>,
     /// Set once the call got past the before-call hooks, when there are after-call hooks.
     after: Option<Arc<dyn BoundToolRuntime>>,
+    /// The progress reporter made for the call, disarmed when it ends (before its result).
+    progress: Option<ProgressReporter>,
+}
+
+impl Call {
+    /// The call ended: a tool that kept its context reports nothing more.
+    fn end(&self) {
+        if let Some(progress) = &self.progress {
+            progress.disarm();
+        }
+    }
 }
 
 /// A call while `exec` runs it. If the caller drops `exec`'s future after the start event,
@@ -249,6 +261,7 @@ struct InFlight<'r> {
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
+        self.call.end();
         if self.settled || !self.call.started {
             return;
         }
@@ -408,6 +421,7 @@ impl ToolRunner {
         };
         flight.settled = true;
         let call = std::mem::take(&mut flight.call);
+        call.end();
         if let Err(error) = &mut outcome {
             error.step = error.step.or(call.step).or(Some(CallStep::Lookup));
             span.record("error.type", error.code.as_str());

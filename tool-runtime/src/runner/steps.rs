@@ -341,16 +341,15 @@ impl ToolRunner {
     #[inline(always)]
     fn start<'c>(
         &self,
-        call: &Call,
+        call: &mut Call,
         name: &str,
         ctx: &'c ToolInvocationContext,
         owned: &'c mut Option<ToolInvocationContext>,
     ) -> &'c ToolInvocationContext {
         if call.events {
-            let call_ctx = ctx
-                .clone()
-                .with_tool_call_id(call.id.clone())
-                .with_progress(self.progress_events(call, name, ctx.progress_reporter()));
+            let progress = self.progress_events(call, name, ctx.progress_reporter());
+            call.progress = Some(progress.clone());
+            let call_ctx = ctx.clone().with_tool_call_id(call.id.clone()).with_progress(progress);
             self.sink.emit(ToolEvent::ToolCallStart {
                 tool_call_id: call.id.clone(),
                 tool_name: name.to_owned(),
@@ -358,14 +357,20 @@ impl ToolRunner {
                 at_ms: self.clock.epoch_ms(),
             });
             owned.insert(call_ctx)
-        } else if let (Some(secret), Some(caller)) = (&call.secret, ctx.progress_reporter()) {
-            let secret = secret.clone();
-            let scrubbing = ProgressReporter::new(move |progress| {
+        } else if let Some(caller) = ctx.progress_reporter() {
+            // The caller's reporter may outlive the call: the call gets its own, which scrubs
+            // its credential and is disarmed when it ends.
+            let secret = call.secret.clone();
+            let forwarding = ProgressReporter::new(move |progress| {
                 let message = progress.message.unwrap_or_default();
-                let message = scrubbed(&message, &secret).unwrap_or(message);
+                let message = match &secret {
+                    Some(secret) => scrubbed(&message, secret).unwrap_or(message),
+                    None => message,
+                };
                 caller.report(progress.progress, progress.total, message);
             });
-            owned.insert(ctx.clone().with_tool_call_id(call.id.clone()).with_progress(scrubbing))
+            call.progress = Some(forwarding.clone());
+            owned.insert(ctx.clone().with_tool_call_id(call.id.clone()).with_progress(forwarding))
         } else if ctx.tool_call_id() == Some(call.id.as_str()) {
             ctx
         } else {

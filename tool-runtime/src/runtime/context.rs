@@ -1,5 +1,5 @@
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock};
 
 use tokio_util::sync::CancellationToken;
 
@@ -84,19 +84,51 @@ pub struct Progress {
 }
 
 /// Where a tool's progress reports go (the runner wires it to its events).
+///
+/// The runner disarms the reporter it made for a call when the call ends, before its result
+/// event: a tool that kept a clone of its context and reports (or logs) later reaches nobody,
+/// so nothing of a call follows its result.
 #[derive(Clone)]
-pub struct ProgressReporter(Arc<dyn Fn(Progress) + Send + Sync>);
+pub struct ProgressReporter(Arc<Reporter<dyn Fn(Progress) + Send + Sync>>);
+
+/// A report function and whether its call is still running. One allocation holds both.
+struct Reporter<F: ?Sized> {
+    /// Read-locked while a report (or log message) goes out, so disarming waits for one in
+    /// flight on another thread and nothing slips out after it.
+    live: RwLock<bool>,
+    report: F,
+}
 
 impl ProgressReporter {
     /// Calls `report` for each progress report.
     pub fn new(report: impl Fn(Progress) + Send + Sync + 'static) -> Self {
-        Self(Arc::new(report))
+        let reporter: Arc<Reporter<dyn Fn(Progress) + Send + Sync>> =
+            Arc::new(Reporter { live: RwLock::new(true), report });
+        Self(reporter)
     }
 
-    /// Reports progress; an empty message is no message.
+    /// Reports progress; an empty message is no message. Nothing once disarmed.
     pub(crate) fn report(&self, progress: f64, total: Option<f64>, message: String) {
-        let message = (!message.is_empty()).then_some(message);
-        (self.0)(Progress { progress, total, message });
+        let live = self.0.live.read().unwrap_or_else(PoisonError::into_inner);
+        if *live {
+            let message = (!message.is_empty()).then_some(message);
+            (self.0.report)(Progress { progress, total, message });
+        }
+    }
+
+    /// The call ended: every later report (and log message through a context holding this
+    /// reporter) is dropped. Waits for a report in flight.
+    #[cfg(feature = "runner")]
+    pub(crate) fn disarm(&self) {
+        *self.0.live.write().unwrap_or_else(PoisonError::into_inner) = false;
+    }
+
+    /// Holds the reporter live while `f` runs, if it still is.
+    fn while_live(&self, f: impl FnOnce()) {
+        let live = self.0.live.read().unwrap_or_else(PoisonError::into_inner);
+        if *live {
+            f();
+        }
     }
 }
 
@@ -286,7 +318,12 @@ impl ToolInvocationContext {
     /// ```
     pub fn log(&self, level: LogLevel, message: impl Into<String>) {
         if let Some(logger) = &self.logger {
-            (logger.0)(LogMessage { level, message: message.into() });
+            let send = || (logger.0)(LogMessage { level, message: message.into() });
+            // A call's messages end with the call, as its progress does.
+            match &self.progress {
+                Some(progress) => progress.while_live(send),
+                None => send(),
+            }
         }
     }
 

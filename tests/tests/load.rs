@@ -1,0 +1,257 @@
+//! Load (issue 16, "Prove it"): 100 000 calls through one runner, and a chaos run in which 10%
+//! of the calls panic, 10% time out and 10% are cancelled mid-flight. Every call id has exactly
+//! one start and one result, and memory stays flat: the peak RSS (`VmHWM`, reset through
+//! `/proc/self/clear_refs` before each half) of a run's second half is within a generous bound
+//! of its first half's. Events are counted as they are emitted (a queue of them would grow with
+//! the backlog, not with the runner). Nothing is timed.
+//!
+//! Both runs are in the default `cargo test`; they print their peak RSS (`--nocapture`).
+
+use std::future::Future;
+use std::pin::pin;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Waker};
+
+use serde_json::json;
+use tool_runtime::catalog::ToolCatalog;
+use tool_runtime::policy::ToolPolicy;
+use tool_runtime::prelude::*;
+use tool_runtime::runner::ToolRunner;
+use tool_runtime::runtime::{EventSink, ToolEvent};
+
+/// Peak RSS may grow this much in a run's second half: far above what the allocator's own
+/// noise needs, far below what keeping anything per call would take.
+const FLAT_BYTES: u64 = 24 << 20;
+
+/// The runs share the process's peak RSS: one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Starts a new peak: the peak RSS becomes the current RSS.
+fn reset_peak_rss() {
+    std::fs::write("/proc/self/clear_refs", "5").unwrap();
+}
+
+/// Peak resident set size of this process since the last reset, in bytes.
+fn peak_rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kib| kib * 1024)
+}
+
+/// Doubles a number; `mode` picks what else happens: 1 panics, 2 never ends (times out), 3
+/// cancels its own call's token and waits (cancelled), 4 waits forever (its caller drops the
+/// call after one poll: cancelled), anything else returns.
+#[tool(name = "load__double", effect = read_only, redact = ["value"])]
+struct Double {
+    value: u32,
+    #[serde(default)]
+    mode: u8,
+}
+
+#[derive(Serialize, ToolSchema)]
+struct Doubled {
+    value: u64,
+}
+
+impl Tool for Double {
+    type Output = Doubled;
+    async fn run(
+        self,
+        ctx: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Doubled, ToolError> {
+        tokio::task::yield_now().await;
+        match self.mode {
+            1 => panic!("load chaos"),
+            2 | 4 => std::future::pending().await,
+            3 => {
+                ctx.cancellation().cancel();
+                std::future::pending().await
+            }
+            _ => Ok(Doubled { value: u64::from(self.value) * 2 }),
+        }
+    }
+}
+
+fn runner(sink: Arc<Counting>) -> ToolRunner {
+    let policy = r#"{"allowed_tools": ["load__double"], "budgets": {"max_runtime_ms": 20}}"#;
+    ToolRunner::builder(ToolCatalog::builder().register::<Double>().build().unwrap())
+        .policy(ToolPolicy::from_json(policy).unwrap())
+        .event_sink(sink)
+        .build()
+}
+
+/// Counts each call's starts and results as they are emitted (call `c<i>` at index `i`).
+#[derive(Debug)]
+struct Counting {
+    starts: Vec<AtomicU8>,
+    results: Vec<AtomicU8>,
+}
+
+impl Counting {
+    fn new(calls: usize) -> Self {
+        let counts = || (0..calls).map(|_| AtomicU8::new(0)).collect();
+        Self { starts: counts(), results: counts() }
+    }
+}
+
+impl EventSink for Counting {
+    fn emit(&self, event: ToolEvent) {
+        let index: usize = event.tool_call_id()[1..].parse().unwrap();
+        match event {
+            ToolEvent::ToolCallStart { .. } => {
+                self.starts[index].fetch_add(1, Ordering::Relaxed);
+            }
+            ToolEvent::ToolCallResult { .. } => {
+                assert_eq!(
+                    self.starts[index].load(Ordering::Relaxed),
+                    1,
+                    "c{index} ended before it started"
+                );
+                self.results[index].fetch_add(1, Ordering::Relaxed);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Polls `future` once and drops it.
+fn poll_once_and_drop(future: impl Future) {
+    let mut future = pin!(future);
+    let _ = future.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+}
+
+/// What each call's mode gave, by error code (`ok` for a value that checks out).
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Tally {
+    ok: usize,
+    execution: usize,
+    timeout: usize,
+    cancelled: usize,
+    dropped: usize,
+}
+
+/// Runs calls `range` from `CALLERS` concurrent callers; `chaos` gives call `i` mode
+/// `i % 10` (1 to 3: panic, timeout, cancel; 4 at every other ten: dropped mid-flight).
+async fn drive(runner: &ToolRunner, range: std::ops::Range<usize>, chaos: bool) -> Tally {
+    const CALLERS: usize = 64;
+    let mut callers = Vec::new();
+    for caller in 0..CALLERS {
+        let runner = runner.clone();
+        let range = range.clone();
+        callers.push(tokio::spawn(async move {
+            let mut tally = Tally::default();
+            for i in (range.start + caller..range.end).step_by(CALLERS) {
+                let mode = if chaos { mode_of(i) } else { 0 };
+                let ctx = ToolInvocationContext::new(ContextIds {
+                    run_id: "load",
+                    actor_id: "a",
+                    tenant_id: "t",
+                })
+                .with_tool_call_id(format!("c{i}"));
+                let raw = format!(r#"{{"value": {i}, "mode": {mode}}}"#);
+                if mode == 4 {
+                    poll_once_and_drop(runner.exec("load__double", raw.as_bytes(), &ctx));
+                    tally.dropped += 1;
+                    continue;
+                }
+                let result = runner.exec("load__double", raw.as_bytes(), &ctx).await;
+                match &result.outcome {
+                    Ok(_) if result.value() == Some(&json!({"value": i * 2})) => tally.ok += 1,
+                    Ok(_) => {}
+                    Err(error) => match error.code.as_str() {
+                        "execution" => tally.execution += 1,
+                        "timeout" => tally.timeout += 1,
+                        "cancelled" => tally.cancelled += 1,
+                        _ => {}
+                    },
+                }
+            }
+            tally
+        }));
+    }
+    let mut tally = Tally::default();
+    for caller in callers {
+        let part = caller.await.unwrap();
+        tally.ok += part.ok;
+        tally.execution += part.execution;
+        tally.timeout += part.timeout;
+        tally.cancelled += part.cancelled;
+        tally.dropped += part.dropped;
+    }
+    tally
+}
+
+/// 1 panic, 2 timeout, 3 cancelled, and 4 (every other ten) dropped mid-flight: 10% each of
+/// panics and timeouts, 10% cancelled (half by token, half by a dropped future).
+fn mode_of(i: usize) -> u8 {
+    match (i % 10, (i / 10) % 2) {
+        (1, _) => 1,
+        (2, _) => 2,
+        (3, 0) => 3,
+        (3, _) => 4,
+        _ => 0,
+    }
+}
+
+/// Runs `calls` calls in two halves and checks pairing and flat memory; returns the tally.
+fn load(calls: usize, chaos: bool) -> Tally {
+    let _serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_time()
+        .build()
+        .unwrap();
+    let counting = Arc::new(Counting::new(calls));
+    let runner = runner(Arc::clone(&counting));
+    let (first, second, peaks) = rt.block_on(async {
+        reset_peak_rss();
+        let first = drive(&runner, 0..calls / 2, chaos).await;
+        let half = peak_rss();
+        reset_peak_rss();
+        let second = drive(&runner, calls / 2..calls, chaos).await;
+        (first, second, (half, peak_rss()))
+    });
+    drop(runner);
+    for (index, (start, result)) in counting.starts.iter().zip(&counting.results).enumerate() {
+        let counts = (start.load(Ordering::Relaxed), result.load(Ordering::Relaxed));
+        assert_eq!(counts, (1, 1), "c{index}: (starts, results)");
+    }
+    let (half, end) = peaks;
+    eprintln!(
+        "load: {calls} calls (chaos: {chaos}): peak RSS {:.1} MiB in the first half, {:.1} MiB in the second",
+        half as f64 / f64::from(1 << 20),
+        end as f64 / f64::from(1 << 20)
+    );
+    assert!(end.saturating_sub(half) < FLAT_BYTES, "peak RSS grew from {half} to {end} bytes");
+    Tally {
+        ok: first.ok + second.ok,
+        execution: first.execution + second.execution,
+        timeout: first.timeout + second.timeout,
+        cancelled: first.cancelled + second.cancelled,
+        dropped: first.dropped + second.dropped,
+    }
+}
+
+#[test]
+fn a_hundred_thousand_calls_pair_every_start_with_one_result_in_flat_memory() {
+    let tally = load(100_000, false);
+    assert_eq!(tally.ok, 100_000);
+}
+
+#[test]
+fn panics_timeouts_and_cancellations_still_pair_every_start_with_one_result() {
+    // Quiet: ten thousand deliberate panics would each print a message.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let tally = load(100_000, true);
+    std::panic::set_hook(hook);
+    assert_eq!(
+        tally,
+        Tally { ok: 70_000, execution: 10_000, timeout: 10_000, cancelled: 5_000, dropped: 5_000 }
+    );
+}
