@@ -112,6 +112,16 @@ pub enum CatalogProblem {
         /// The capability's name.
         capability: &'static str,
     },
+    /// An example of a tool's arguments (`#[tool(examples = [...])]`) its schema refuses. The
+    /// compiler checks everything of an example but patterns, which are checked here.
+    InvalidExample {
+        /// The tool.
+        tool: String,
+        /// Which example, 1-based as in the attribute.
+        example: usize,
+        /// What the schema refuses.
+        problem: String,
+    },
 }
 
 impl fmt::Display for CatalogProblem {
@@ -128,6 +138,9 @@ impl fmt::Display for CatalogProblem {
                 f,
                 "tool `{tool}` declares capability `{capability}`, but none was bound (`.capability(...)`)"
             ),
+            Self::InvalidExample { tool, example, problem } => {
+                write!(f, "example {example} of tool `{tool}` does not fit its schema: {problem}")
+            }
         }
     }
 }
@@ -175,6 +188,20 @@ impl ToolCatalog {
     pub fn broker(&self) -> Option<&Arc<dyn ConnectionBroker>> {
         self.broker.as_ref()
     }
+}
+
+/// The examples of `spec` its input schema refuses (only patterns can get this far: the
+/// compiler checked the rest).
+fn invalid_examples(spec: &ToolSpec) -> impl Iterator<Item = CatalogProblem> + '_ {
+    let schema = spec.input_schema().as_static();
+    spec.examples().iter().enumerate().filter_map(move |(index, example)| {
+        let errors = schema?.validate(example).err()?;
+        Some(CatalogProblem::InvalidExample {
+            tool: spec.name().to_owned(),
+            example: index + 1,
+            problem: errors.to_string(),
+        })
+    })
 }
 
 /// How errors name the source at `index` of a builder.
@@ -303,6 +330,7 @@ impl ToolCatalogBuilder {
                     });
                 }
             }
+            problems.extend(invalid_examples(tool.spec()));
             match tools.get(tool.name()) {
                 Some((_, first)) => problems.push(CatalogProblem::DuplicateName {
                     name: tool.name().to_owned(),

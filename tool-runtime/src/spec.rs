@@ -639,6 +639,47 @@ impl ToolSpec {
             .get_or_init(|| self.static_examples.iter().map(ExampleValue::to_json).collect())
     }
 
+    /// The description followed by the [examples](Self::examples), one compact JSON object per
+    /// line: what providers without a field for examples (and MCP clients) read. The
+    /// description alone for a tool without examples.
+    ///
+    /// ```
+    /// use tool_runtime::prelude::*;
+    ///
+    /// /// Search the docs.
+    /// #[tool(name = "docs__search", effect = read_only, redact = all, examples = [{"query": "spawn"}])]
+    /// struct Search {
+    ///     query: String,
+    /// }
+    /// # impl Tool for Search {
+    /// #     type Output = Vec<String>;
+    /// #     async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities)
+    /// #         -> Result<Self::Output, ToolError> { Ok(vec![]) }
+    /// # }
+    ///
+    /// assert_eq!(
+    ///     Search::spec().description_with_examples(),
+    ///     "Search the docs.\n\nExamples of arguments:\n{\"query\":\"spawn\"}"
+    /// );
+    /// ```
+    #[must_use]
+    pub fn description_with_examples(&self) -> Cow<'_, str> {
+        let examples = self.examples();
+        if examples.is_empty() {
+            return Cow::Borrowed(self.description());
+        }
+        let mut text = self.description().to_owned();
+        if !text.is_empty() {
+            text.push_str("\n\n");
+        }
+        text.push_str("Examples of arguments:");
+        for example in examples {
+            text.push('\n');
+            text.push_str(&example.to_string());
+        }
+        Cow::Owned(text)
+    }
+
     /// SHA-256 (lowercase hex) of the compact JSON
     /// `{"input_schema": ..., "output_schema": ...}` (with `"details_schema"` added for a tool
     /// that returns details): equal across builds and machines for equal schemas, different

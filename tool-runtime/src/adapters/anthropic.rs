@@ -19,6 +19,7 @@ use serde_json::{Map, Value, json};
 use crate::content::{Part, Resource, ResourceBody};
 use crate::spec::ToolSpec;
 
+use super::Examples;
 use super::assemble::{Core, DecodeOptions};
 use super::budget::AnthropicStrictBudget;
 use super::framing::Frame;
@@ -32,7 +33,7 @@ use super::types::{
     ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, TOOL_REFERENCES, ToolChoice,
     ToolOutcome, ToolResult,
 };
-use super::{Adapter, Provider, input_schema, lower, named};
+use super::{Adapter, Provider, input_schema, lower, named_with};
 
 /// The output budget of a request that sets none (the API requires one).
 const MAX_TOKENS: u32 = 4096;
@@ -104,9 +105,14 @@ impl Adapter for Anthropic {
     }
 
     fn tool(&self, spec: &ToolSpec) -> Result<Value, EncodeError> {
-        let mut tool = named(spec, [("input_schema", Value::Object(self.input_schema(spec)?))]);
+        let input_schema = Value::Object(self.input_schema(spec)?);
+        let mut tool = named_with(spec, Examples::Field, [("input_schema", input_schema)]);
         if self.strict {
             tool.insert("strict".to_owned(), Value::Bool(true));
+        }
+        if !spec.examples().is_empty() {
+            // Anthropic's tool use examples (beta `advanced-tool-use-2025-11-20`).
+            tool.insert("input_examples".to_owned(), Value::Array(spec.examples().to_vec()));
         }
         Ok(Value::Object(tool))
     }

@@ -148,6 +148,7 @@ mod sse;
 pub mod stored;
 mod types;
 
+use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 
@@ -492,10 +493,31 @@ fn named(
     spec: &ToolSpec,
     rest: impl IntoIterator<Item = (&'static str, Value)>,
 ) -> Map<String, Value> {
+    named_with(spec, Examples::InDescription, rest)
+}
+
+/// Where a tool definition carries the tool's [examples](ToolSpec::examples).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Examples {
+    /// At the end of the description, for providers without a field for them.
+    InDescription,
+    /// In a field of their own (Anthropic's `input_examples`), so not in the description.
+    Field,
+}
+
+fn named_with(
+    spec: &ToolSpec,
+    examples: Examples,
+    rest: impl IntoIterator<Item = (&'static str, Value)>,
+) -> Map<String, Value> {
     let mut out = Map::new();
     out.insert("name".to_owned(), Value::String(spec.name().to_owned()));
-    if !spec.description().is_empty() {
-        out.insert("description".to_owned(), Value::String(spec.description().to_owned()));
+    let description = match examples {
+        Examples::InDescription => spec.description_with_examples(),
+        Examples::Field => Cow::Borrowed(spec.description()),
+    };
+    if !description.is_empty() {
+        out.insert("description".to_owned(), Value::String(description.into_owned()));
     }
     for (key, value) in rest {
         out.insert(key.to_owned(), value);

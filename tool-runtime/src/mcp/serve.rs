@@ -378,7 +378,7 @@ impl McpServer {
         let hints = self.inner.hints.get(spec.name()).copied().unwrap_or_default();
         let mut tool = Tool::new_with_raw(
             self.inner.names.name_of(spec.name()).to_owned(),
-            Some(spec.description().to_owned().into()),
+            Some(spec.description_with_examples().into_owned().into()),
             object(spec.input_schema().to_json()),
         )
         .with_annotations(annotations(spec.effect(), hints));

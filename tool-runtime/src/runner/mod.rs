@@ -96,8 +96,7 @@ use crate::policy::{Approver, Authorizer, DenyAll, ToolPolicy};
 use crate::runtime::bound::ArgsJson;
 use crate::runtime::{
     Arguments, BoundToolRuntime, CallStep, Clock, EventOutcome, EventSink, NullSink,
-    ProgressReporter, ToolEvent,
-    ToolExecResult, ToolInvocationContext,
+    ProgressReporter, ToolEvent, ToolExecResult, ToolInvocationContext,
 };
 use crate::schema::Shown;
 

@@ -201,7 +201,6 @@ impl fmt::Debug for ToolInvocationContext {
             .field("connection_id", &self.connection_id)
             .field("requested_connection_ids", &self.requested_connection_ids)
             .field("tool_set", &self.tool_set)
-
             .field("parent_call_id", &self.parent_call_id())
             .field("call_depth", &self.call_depth())
             .field("cancelled", &self.cancellation.is_cancelled())
