@@ -30,7 +30,11 @@ impl Tool for GetOrder {
         _: &ToolInvocationContext,
         _: &ToolCapabilities,
     ) -> Result<String, ToolError> {
-        Ok(self.order_id)
+        Ok(if self.with_items == Some(true) {
+            format!("{} with items", self.order_id)
+        } else {
+            self.order_id
+        })
     }
 }
 
