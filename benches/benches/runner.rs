@@ -1,14 +1,15 @@
 //! Runner overhead: `ToolRunner::exec` of a trivial tool through the whole pipeline (policy,
 //! validation, run, output validation, redaction, events to a null sink) against the bare
 //! baseline `serde_json::from_str::<Args>` + the tool's work + `serde_json::to_value(output)`;
-//! `exec_with_events` is the same call with a sink that takes (and drops) every event.
+//! `exec_with_events` is the same call with a sink that takes (and drops) every event, and
+//! `exec_with_hooks` with one before-call hook that allows and one after-call hook that keeps.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use tool_benches::tools::{MEDIUM_ARGS, Medium, SMALL_ARGS, Small};
-use tool_benches::{bench_runner, bench_runner_with_events};
+use tool_benches::{bench_runner, bench_runner_with_events, bench_runner_with_hooks};
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
 
@@ -40,6 +41,7 @@ fn runner(c: &mut Criterion) {
     let rt = runtime();
     let runner = bench_runner();
     let with_events = bench_runner_with_events();
+    let with_hooks = bench_runner_with_hooks();
     let ctx = ToolInvocationContext::new(ContextIds {
         run_id: "run-1",
         actor_id: "user-1",
@@ -65,6 +67,9 @@ fn runner(c: &mut Criterion) {
             exec_loop(&rt, &with_events, "bench__small", SMALL_ARGS, &ctx, iters)
         });
     });
+    group.bench_function("exec_with_hooks", |b| {
+        b.iter_custom(|iters| exec_loop(&rt, &with_hooks, "bench__small", SMALL_ARGS, &ctx, iters));
+    });
     group.finish();
 
     let mut group = c.benchmark_group("runner/medium");
@@ -80,6 +85,11 @@ fn runner(c: &mut Criterion) {
     group.bench_function("exec_with_events", |b| {
         b.iter_custom(|iters| {
             exec_loop(&rt, &with_events, "bench__medium", MEDIUM_ARGS, &ctx, iters)
+        });
+    });
+    group.bench_function("exec_with_hooks", |b| {
+        b.iter_custom(|iters| {
+            exec_loop(&rt, &with_hooks, "bench__medium", MEDIUM_ARGS, &ctx, iters)
         });
     });
     group.finish();

@@ -6,7 +6,8 @@
 //! valgrind --tool=callgrind target/release/examples/profile exec-medium 2000
 //! ```
 //!
-//! Workloads: `exec-small`, `exec-medium` (`ToolRunner::exec`), `baseline-small`,
+//! Workloads: `exec-small`, `exec-medium` (`ToolRunner::exec`), `exec-small-hooks`,
+//! `exec-medium-hooks` (the same with one before-call and one after-call hook that decide nothing), `baseline-small`,
 //! `baseline-medium` (serde alone), `validate-medium`, `validate-medium-invalid`,
 //! `validate-small`, `validate-small-invalid` (`Schema::validate`), `agent` (a 6x4 scripted
 //! session).
@@ -19,11 +20,11 @@
 use std::hint::black_box;
 use std::sync::Arc;
 
-use tool_benches::bench_runner;
 use tool_benches::streams::{self, Stream};
 use tool_benches::tools::{
     MEDIUM_ARGS, MEDIUM_INVALID_ARGS, Medium, SMALL_ARGS, Small, small_invalid_args,
 };
+use tool_benches::{bench_runner, bench_runner_with_hooks};
 use tool_runtime::adapters::Provider;
 use tool_runtime::agent::{Agent, Message, ScriptedModel, ScriptedTurn};
 use tool_runtime::prelude::*;
@@ -41,8 +42,10 @@ fn main() {
     })
     .with_tool_call_id("call_1");
     match workload.as_str() {
-        "exec-small" | "exec-medium" => {
-            let (tool, raw) = if workload == "exec-small" {
+        "exec-small" | "exec-medium" | "exec-small-hooks" | "exec-medium-hooks" => {
+            let runner =
+                if workload.ends_with("-hooks") { bench_runner_with_hooks() } else { runner };
+            let (tool, raw) = if workload.starts_with("exec-small") {
                 ("bench__small", SMALL_ARGS)
             } else {
                 ("bench__medium", MEDIUM_ARGS)

@@ -35,6 +35,17 @@ pub fn bench_runner_with_events() -> ToolRunner {
     runner_builder().event_sink(Arc::new(DroppingSink)).build()
 }
 
+/// [`bench_runner`] with one before-call hook that allows every call and one after-call hook
+/// that keeps every result: what hooks cost when they decide nothing.
+#[must_use]
+pub fn bench_runner_with_hooks() -> ToolRunner {
+    use tool_runtime::runner::{AfterCallDecision, AfterCallFn, BeforeCallDecision, BeforeCallFn};
+    runner_builder()
+        .before_call(BeforeCallFn::new("allow", |_| Ok(BeforeCallDecision::Allow)))
+        .after_call(AfterCallFn::new("keep", |_| Ok(AfterCallDecision::Keep)))
+        .build()
+}
+
 fn runner_builder() -> tool_runtime::runner::ToolRunnerBuilder {
     let catalog = ToolCatalog::builder()
         .register::<tools::Small>()

@@ -104,7 +104,7 @@ fn ticking() -> Clock {
 /// Blocks notes that say "forbidden".
 fn guard() -> BeforeCallFn {
     BeforeCallFn::new("forbidden_guard", |call| {
-        Ok(if call.arguments["text"] == "forbidden" {
+        Ok(if call.arguments()["text"] == "forbidden" {
             BeforeCallDecision::block("that note is not allowed")
         } else {
             BeforeCallDecision::Allow
@@ -115,7 +115,7 @@ fn guard() -> BeforeCallFn {
 /// Appends `suffix` to the note's text.
 fn appender(name: &str, suffix: &'static str) -> BeforeCallFn {
     BeforeCallFn::new(name, move |call| {
-        let mut arguments = call.arguments.clone();
+        let mut arguments = call.arguments().clone();
         let text = arguments["text"].as_str().unwrap_or_default().to_owned();
         arguments["text"] = json!(format!("{text}{suffix}"));
         Ok(BeforeCallDecision::Rewrite { arguments })
@@ -222,7 +222,7 @@ async fn after_hooks_see_only_redacted_output_and_may_replace_what_is_returned_a
     let observer = AfterCallFn::new("observer", move |call| {
         log.lock().unwrap().push((
             call.outcome.as_ref().ok().and_then(ToolOutput::structured).cloned(),
-            call.arguments.cloned(),
+            call.arguments().cloned(),
             call.duration_ms,
         ));
         Ok(AfterCallDecision::Keep)

@@ -44,7 +44,7 @@
 //!
 //! // Blocks mail to anyone outside the company.
 //! let outside = BeforeCallFn::new("outside_mail_guard", |call| {
-//!     let to = call.arguments["to"].as_str().unwrap_or_default();
+//!     let to = call.arguments()["to"].as_str().unwrap_or_default();
 //!     Ok(if to.ends_with("@example.com") {
 //!         BeforeCallDecision::Allow
 //!     } else {
@@ -53,7 +53,7 @@
 //! });
 //! // Tags every subject; the new arguments are validated again.
 //! let tag = BeforeCallFn::new("subject_tag", |call| {
-//!     let mut arguments = call.arguments.clone();
+//!     let mut arguments = call.arguments().clone();
 //!     let subject = arguments["subject"].as_str().ok_or_else(|| HookError::new("no subject"))?;
 //!     arguments["subject"] = format!("[bot] {subject}").into();
 //!     Ok(BeforeCallDecision::Rewrite { arguments })
@@ -86,7 +86,8 @@ use serde_json::Value;
 
 use super::drive::CatchUnwind;
 use crate::content::ToolOutput;
-use crate::runtime::{ExecError, ToolInvocationContext};
+use crate::runtime::bound::ArgsJson;
+use crate::runtime::{ExecError, ToolInvocationContext, ValidatedArgs};
 use crate::spec::ToolSpec;
 
 /// What a [`BeforeCallHook`] sees of a call.
@@ -99,8 +100,19 @@ pub struct BeforeCall<'a> {
     pub tool_call_id: &'a str,
     /// The call's context.
     pub ctx: &'a ToolInvocationContext,
-    /// The validated arguments (as an earlier hook left them).
-    pub arguments: &'a Value,
+    /// The validated arguments (as an earlier hook left them), turned into JSON only when a
+    /// hook reads them: [`arguments`](Self::arguments).
+    pub(crate) args: &'a ValidatedArgs,
+}
+
+impl BeforeCall<'_> {
+    /// The validated arguments (as an earlier hook left them). The runner decodes arguments
+    /// straight into the tool's type; the JSON value is built the first time a hook asks, once
+    /// per call.
+    #[must_use]
+    pub fn arguments(&self) -> &Value {
+        self.args.value()
+    }
 }
 
 /// A [`BeforeCallHook`]'s answer.
@@ -146,12 +158,21 @@ pub struct AfterCall<'a> {
     pub tool_call_id: &'a str,
     /// The call's context.
     pub ctx: &'a ToolInvocationContext,
-    /// The arguments the call ran (or would have run) with.
-    pub arguments: Option<&'a Value>,
+    /// The arguments the call ran (or would have run) with: [`arguments`](Self::arguments).
+    pub(crate) args: Option<&'a ArgsJson>,
     /// The redacted, bounded output, or the error.
     pub outcome: &'a Result<ToolOutput, ExecError>,
     /// How long the call has taken so far, in ms by the runner's clock.
     pub duration_ms: u64,
+}
+
+impl AfterCall<'_> {
+    /// The arguments the call ran (or would have run) with; `None` for a call refused before
+    /// its arguments were validated. Built as JSON the first time a hook asks, once per call.
+    #[must_use]
+    pub fn arguments(&self) -> Option<&Value> {
+        self.args.map(ArgsJson::get)
+    }
 }
 
 /// An [`AfterCallHook`]'s answer.

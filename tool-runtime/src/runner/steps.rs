@@ -18,7 +18,6 @@ use crate::catalog::ToolSource;
 use crate::content::ToolOutput;
 use crate::content::limits::enforce::enforce;
 use crate::policy::{ApprovalDecision, ApprovalRequest, Budgets, Decision};
-use crate::runtime::bound::ArgsJson;
 use crate::runtime::context::Lineage;
 use crate::runtime::{
     Arguments, Auth, BoundToolRuntime, CallStep, EventOutcome, ExecError, ProgressReporter,
@@ -129,12 +128,7 @@ impl ToolRunner {
         call.step = Some(CallStep::Hook);
         let mut received = None;
         for hook in &hooks.before {
-            let seen = BeforeCall {
-                tool: tool.spec(),
-                tool_call_id: &call.id,
-                ctx,
-                arguments: args.value(),
-            };
+            let seen = BeforeCall { tool: tool.spec(), tool_call_id: &call.id, ctx, args: &args };
             let decision =
                 hooks::caught("before-call", hook.name(), hook.before_call(&seen)).await?;
             match decision {
@@ -182,7 +176,7 @@ impl ToolRunner {
                 tool: tool.spec(),
                 tool_call_id: &call.id,
                 ctx,
-                arguments: call.args.as_ref().map(ArgsJson::get),
+                args: call.args.as_ref(),
                 outcome: &outcome,
                 duration_ms: u64::try_from(elapsed).unwrap_or(0),
             };
