@@ -121,7 +121,7 @@ impl ValidatedArgs {
     }
 
     /// The arguments as a value, parsed now if they were kept as raw bytes.
-    #[cfg(feature = "dynamic")]
+    #[cfg(any(feature = "dynamic", feature = "runner"))]
     pub(crate) fn into_value(self) -> Value {
         self.json.into_value()
     }
