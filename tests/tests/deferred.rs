@@ -50,10 +50,20 @@ fn catalog(runs: &Arc<AtomicUsize>, seen: &Arc<Mutex<Vec<Value>>>) -> ToolCatalo
         .redact(["date"]),
     )
     .unwrap();
+    let send = ClientTool::new(
+        DynamicTool::builder(
+            "ui__send_form",
+            "Submit the form the user filled in.",
+            json!({"type": "object", "properties": {}, "additionalProperties": false}),
+        )
+        .effect(ToolEffect::StateChange),
+    )
+    .unwrap();
     ToolCatalog::builder()
         .register_dynamic(close)
         .register_dynamic(read)
         .register_bound(Arc::new(pick), "the date picker".into())
+        .register_bound(Arc::new(send), "the form sender".into())
         .build()
         .unwrap()
 }
@@ -460,6 +470,24 @@ async fn a_client_tool_waits_with_validated_arguments_and_its_result_is_checked_
     assert!(
         matches!(&last_results(&model)[0].1, ToolOutcome::Error { code: Some(code), .. } if code == "output_validation")
     );
+}
+
+/// A client tool whose effect needs approval: a result the client supplies does not stand in
+/// for the approval no one gave (found in review: the supplied result used to be accepted).
+#[tokio::test]
+async fn a_supplied_result_does_not_stand_in_for_an_approval() {
+    let world = World::new();
+    let (agent, _) =
+        world.agent(vec![ScriptedTurn::openai_calls(&[("call_1", "ui__send_form", "{}")])]);
+    let output = agent.run(vec![Message::user("Send it.")], &ctx(), &|_| {}).await;
+    let state = output.state.expect("the call waits");
+    let (agent, _) = world.agent(vec![ScriptedTurn::openai_text("Not sent.")]);
+    let output = agent
+        .resume(state, Decisions::new().supply("call_1", json!({})), &ctx(), &|_| {})
+        .await
+        .unwrap();
+    let error = output.done.records[0].error.as_ref().expect("refused");
+    assert_eq!(error.code, ToolErrorCode::ApprovalDenied, "{}", error.message);
 }
 
 #[tokio::test]

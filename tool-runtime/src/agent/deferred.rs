@@ -20,15 +20,17 @@
 //!    ([`ResumeError::OtherCaller`]); each waiting tool must still have the spec it had
 //!    ([`ResumeError::ToolChanged`]); every decision must name a waiting call
 //!    ([`ResumeError::NotPending`]).
-//! 4. Approved calls run exactly once, through the runner (policy, validation, budgets and
+//! 4. Approved calls run once, through the runner (policy, validation, budgets and
 //!    redaction apply), under an approval bound to run, tenant, actor, tool, spec hash, call id
 //!    and arguments. Edited arguments are validated again. Denied calls go back to the model
 //!    as `approval_denied` errors. A client tool's supplied result is checked against its
 //!    output schema and redacted. Calls left without a decision keep waiting: the resume stops
 //!    pending again with a new state that says which calls ran, which were denied and which
 //!    wait.
-//! 5. Decided calls are spent in a [`ResumeLedger`] (all of a resume's at once); resuming the
-//!    same state again is [`ResumeError::AlreadyResumed`] and runs nothing. The default ledger,
+//! 5. Decided calls are spent in a [`ResumeLedger`] (all of a resume's at once, before any of
+//!    them runs, so a call runs at most once: a resume cancelled or dropped after that point
+//!    leaves its calls spent and not run); deciding a spent call again is
+//!    [`ResumeError::AlreadyResumed`] and runs nothing. The default ledger,
 //!    [`InMemoryLedger`], remembers within one `Agent`; an application that resumes in several
 //!    processes implements the trait over its database.
 //!

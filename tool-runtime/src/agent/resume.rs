@@ -15,7 +15,7 @@ use crate::runtime::ToolInvocationContext;
 impl Agent {
     /// Takes up a run that stopped [`Pending`](StopReason::Pending) from its `state`, with the
     /// `decisions` made meanwhile, for the caller of `ctx` (the same run, tenant and actor),
-    /// possibly in another process: decided calls end (approved ones run exactly once, denied
+    /// possibly in another process: decided calls end (approved ones run once, never twice, denied
     /// ones go back to the model as `approval_denied`, supplied client results are checked and
     /// redacted), and once no call of the turn waits, the loop goes on as [`run`](Self::run)
     /// would. Calls left undecided keep waiting: the output stops pending again with a new

@@ -60,8 +60,16 @@ impl ToolRunner {
             )
         })?;
         let tool = tool.as_ref();
-        if let Decision::Deny { reason } = self.policy.decide(ctx, tool.name(), tool.effect()) {
-            return Err(ExecError::new(Code::PolicyDenied, reason));
+        match self.policy.decide(ctx, tool.name(), tool.effect()) {
+            Decision::Deny { reason } => return Err(ExecError::new(Code::PolicyDenied, reason)),
+            // The client's result would stand in for an approval no one gave.
+            Decision::RequireApproval => {
+                return Err(ExecError::new(
+                    Code::ApprovalDenied,
+                    "this client tool's effect needs approval, which a supplied result cannot give: have the client ask its user and exempt the tool in the policy (`\"require_approval\": false`), or declare it `read_only`",
+                ));
+            }
+            Decision::Allow => {}
         }
         if !tool.runs_on_client() {
             return Err(ExecError::new(
@@ -75,13 +83,14 @@ impl ToolRunner {
             })?;
         call.args = Some(args.json().clone());
         if call.events {
-            self.sink.emit(ToolEvent::ToolCallStart {
+            let start = ToolEvent::ToolCallStart {
                 tool_call_id: call.id.clone(),
                 tool_name: name.to_owned(),
                 run_id: ctx.run_id().to_owned(),
                 at_ms: self.clock.epoch_ms(),
-            });
-            call.started = true;
+            };
+            // A sink that panics on the start still leaves the caller its result.
+            call.started = super::drive::guarded(|| self.sink.emit(start)).is_some();
         }
         let budgets = self.policy.budgets_for(tool.name());
         let output = ToolOutput::from(output);

@@ -410,7 +410,19 @@ impl ToolRunner {
             }
             (outcome, _) => outcome,
         };
+        let pending =
+            matches!(&outcome, Err(error) if error.code == crate::runtime::ToolErrorCode::Pending);
+        let outcome = match outcome {
+            // A call another tool made has no run state to wait in: it cannot be decided later.
+            Err(_) if pending && ctx.lineage().is_some() => Err(crate::runtime::ExecError::new(
+                crate::runtime::ToolErrorCode::ApprovalDenied,
+                "a call made by another tool cannot wait for a decision or a client's result; approve it up front or call it from the model",
+            )),
+            outcome => outcome,
+        };
         let mut outcome = match flight.call.after.take() {
+            // A pending call has no outcome yet: its hooks see it when it is decided.
+            Some(_) if pending && ctx.lineage().is_none() => outcome,
             // Out of line: only a runner with after-call hooks comes here.
             Some(tool) => {
                 let hooks = pin!(self.after_hooks(&flight.call, &*tool, outcome, ctx, started_ms));
