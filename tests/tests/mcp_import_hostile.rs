@@ -303,24 +303,49 @@ async fn open_input_schemas_need_an_explicit_opt_in() {
                 object(json!({"type": "object", "properties": {"q": {"type": "string"}}})),
             ),
             Tool::new("closed", "", closed()),
+            // Found in review: only the top level used to be checked.
+            Tool::new(
+                "nested",
+                "",
+                object(json!({
+                    "type": "object",
+                    "properties": {"opts": {"type": "object"}},
+                    "additionalProperties": false,
+                })),
+            ),
+            Tool::new(
+                "listed",
+                "",
+                object(json!({
+                    "type": "object",
+                    "properties": {"rows": {"type": "array", "items": {"type": "object", "properties": {"a": {"type": "string"}}}}},
+                    "additionalProperties": false,
+                })),
+            ),
         ]
     };
     let (source, _, _server) = import(open(), McpImportOptions::new()).await;
-    let refused: Vec<(String, RefusalReason)> =
+    let mut refused: Vec<(String, RefusalReason)> =
         source.refused().into_iter().map(|tool| (tool.name, tool.reason)).collect();
+    refused.sort_by(|a, b| a.0.cmp(&b.0));
     assert_eq!(
         refused,
         [
             ("bare".to_owned(), RefusalReason::OpenSchema),
-            ("loose".to_owned(), RefusalReason::OpenSchema)
+            ("listed".to_owned(), RefusalReason::OpenSchema),
+            ("loose".to_owned(), RefusalReason::OpenSchema),
+            ("nested".to_owned(), RefusalReason::OpenSchema),
         ]
     );
     assert!(source.get(&id("closed")).is_some());
 
-    let options =
-        McpImportOptions::new().allow_open_schema(id("bare")).allow_open_schema(id("loose"));
+    let options = McpImportOptions::new()
+        .allow_open_schema(id("bare"))
+        .allow_open_schema(id("loose"))
+        .allow_open_schema(id("nested"))
+        .allow_open_schema(id("listed"));
     let (source, _, _server) = import(open(), options).await;
-    assert!(source.refused().is_empty());
+    assert!(source.refused().is_empty(), "{:?}", source.refused());
     assert!(source.get(&id("bare")).is_some() && source.get(&id("loose")).is_some());
 }
 

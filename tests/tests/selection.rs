@@ -329,3 +329,16 @@ async fn an_agent_session_offers_at_most_20_tools_per_turn_and_the_right_one() {
     println!("agent session hit rate: {hits}/50");
     assert!(hits >= 48, "hit rate {hits}/50");
 }
+
+/// Found in review: `from_specs` given one spec twice used to offer (and rank) it twice, and a
+/// request listing a tool twice is refused by providers.
+#[test]
+fn a_name_indexed_twice_is_offered_once() {
+    let catalog = catalog();
+    let visible = visible(&catalog);
+    let spec = visible.specs().find(|spec| spec.name() == "weather__get_forecast").unwrap();
+    let selector = Bm25Selector::from_specs([spec, spec]).top_k(5);
+    let selection = selector.select("weather forecast for Lisbon", &visible);
+    assert_eq!(selection.names().collect::<Vec<_>>(), ["weather__get_forecast"]);
+    assert_eq!(selection.ranked().len(), 1);
+}

@@ -1,6 +1,6 @@
 //! `#[tool(examples = [...])]` on the wire (issue 15, item 5): Anthropic receives the examples
-//! as `input_examples`; every other provider, and an MCP client, reads them at the end of the
-//! description. Patterns, which the compiler cannot check, are checked when the catalog is
+//! as `input_examples` when asked (`Anthropic::input_examples(true)`, a beta); otherwise, and
+//! for every other provider and an MCP client, they are read at the end of the description. Patterns, which the compiler cannot check, are checked when the catalog is
 //! built. (The compile-time checks are trybuild cases in `tests/ui/cases/examples/`.)
 
 use serde_json::{Value, json};
@@ -83,8 +83,8 @@ fn description(provider: Provider, definition: &Value) -> &str {
 }
 
 #[test]
-fn anthropic_gets_input_examples_and_a_plain_description() {
-    let definition = Anthropic::new().tool(GetOrder::spec()).unwrap();
+fn anthropic_gets_input_examples_when_asked_and_a_plain_description() {
+    let definition = Anthropic::new().input_examples(true).tool(GetOrder::spec()).unwrap();
     insta::assert_json_snapshot!("anthropic_input_examples", definition);
     assert_eq!(definition["description"], "Look up an order.");
     assert_eq!(
@@ -95,8 +95,14 @@ fn anthropic_gets_input_examples_and_a_plain_description() {
 
 #[test]
 fn other_providers_read_the_examples_in_the_description() {
-    let adapters: [&dyn Adapter; 4] =
-        [&OpenAiChat::new(), &OpenAiResponses::new(), &Gemini::new(), &Ollama::new()];
+    // Anthropic too, unless asked for `input_examples` (a beta a request must opt into).
+    let adapters: [&dyn Adapter; 5] = [
+        &Anthropic::new(),
+        &OpenAiChat::new(),
+        &OpenAiResponses::new(),
+        &Gemini::new(),
+        &Ollama::new(),
+    ];
     for adapter in adapters {
         let definition = adapter.tool(GetOrder::spec()).unwrap();
         assert_eq!(description(adapter.provider(), &definition), WITH_EXAMPLES);

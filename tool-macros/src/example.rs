@@ -114,6 +114,12 @@ impl Parse for Json {
             let lit: LitFloat = input.parse()?;
             no_suffix(lit.suffix(), lit.span())?;
             let value = lit.base10_parse::<f64>()?;
+            if !value.is_finite() {
+                return Err(syn::Error::new(
+                    lit.span(),
+                    "a JSON number is finite; this one is too large for a 64-bit float",
+                ));
+            }
             return Ok(Self::Float(if negative { -value } else { value }, joined(lit.span())));
         }
         Err(input.error(EXPECTED))
@@ -281,8 +287,13 @@ mod tests {
 
     #[test]
     fn refuses_what_is_not_json() {
-        for tokens in [quote!([{"a": 1u8}]), quote!([{a: 1}]), quote!([[1]]), quote!([{"a": nil}])]
-        {
+        for tokens in [
+            quote!([{"a": 1u8}]),
+            quote!([{a: 1}]),
+            quote!([[1]]),
+            quote!([{"a": nil}]),
+            quote!([{"a": 1e400}]),
+        ] {
             assert!(parse_examples(tokens).is_err());
         }
     }

@@ -612,8 +612,10 @@ impl ToolSpec {
 
     /// Examples of arguments, for the model: `#[tool(examples = [...])]`, each checked against
     /// the input schema when the crate compiled (patterns, which compile-time evaluation cannot
-    /// run, are checked when the catalog is built). Sent as Anthropic's `input_examples` and
-    /// appended to the description for providers without such a field. Not part of
+    /// run, are checked when the catalog is built), in canonical form (aliases renamed, integral
+    /// numbers of integer properties as integers). Appended to the description
+    /// ([`description_with_examples`](Self::description_with_examples)), or sent as
+    /// Anthropic's `input_examples` when its adapter is asked to. Not part of
     /// [`schema_hash`](Self::schema_hash).
     ///
     /// ```
@@ -635,8 +637,20 @@ impl ToolSpec {
     /// assert_eq!(Search::spec().examples(), [serde_json::json!({"query": "tokio select", "limit": 3})]);
     /// ```
     pub fn examples(&self) -> &[Value] {
-        self.examples
-            .get_or_init(|| self.static_examples.iter().map(ExampleValue::to_json).collect())
+        self.examples.get_or_init(|| {
+            let schema = self.input_schema.as_static();
+            self.static_examples
+                .iter()
+                .map(|example| {
+                    let mut value = example.to_json();
+                    // As the schema names them: an alias renamed, `3.0` for an integer as `3`.
+                    if let Some(schema) = schema {
+                        schema.normalize(&mut value);
+                    }
+                    value
+                })
+                .collect()
+        })
     }
 
     /// The description followed by the [examples](Self::examples), one compact JSON object per

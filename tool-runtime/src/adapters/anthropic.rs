@@ -60,6 +60,7 @@ const SERVER_BLOCKS: &str = "server_tool_blocks";
 #[derive(Debug, Clone, Default)]
 pub struct Anthropic {
     strict: bool,
+    input_examples: bool,
     decode: DecodeOptions,
     defer: Option<DeferLoading>,
 }
@@ -76,6 +77,16 @@ impl Anthropic {
     #[must_use]
     pub fn strict(self, strict: bool) -> Self {
         Self { strict, ..self }
+    }
+
+    /// Sends a tool's [examples](crate::spec::ToolSpec::examples) as Anthropic's
+    /// `input_examples` (a beta: the request needs the header
+    /// `anthropic-beta: advanced-tool-use-2025-11-20`: `AnthropicMessages::builder()
+    /// .header("anthropic-beta", "advanced-tool-use-2025-11-20")`) rather than at the end of
+    /// the description, where they go by default.
+    #[must_use]
+    pub fn input_examples(self, input_examples: bool) -> Self {
+        Self { input_examples, ..self }
     }
 
     /// How ids are minted and which tools were declared.
@@ -106,12 +117,12 @@ impl Adapter for Anthropic {
 
     fn tool(&self, spec: &ToolSpec) -> Result<Value, EncodeError> {
         let input_schema = Value::Object(self.input_schema(spec)?);
-        let mut tool = named_with(spec, Examples::Field, [("input_schema", input_schema)]);
+        let examples = if self.input_examples { Examples::Field } else { Examples::InDescription };
+        let mut tool = named_with(spec, examples, [("input_schema", input_schema)]);
         if self.strict {
             tool.insert("strict".to_owned(), Value::Bool(true));
         }
-        if !spec.examples().is_empty() {
-            // Anthropic's tool use examples (beta `advanced-tool-use-2025-11-20`).
+        if self.input_examples && !spec.examples().is_empty() {
             tool.insert("input_examples".to_owned(), Value::Array(spec.examples().to_vec()));
         }
         Ok(Value::Object(tool))

@@ -379,12 +379,16 @@ impl ToolSelector for Bm25Selector {
             if self.always.binary_search(name).is_ok() {
                 continue;
             }
-            if let Some(index) = position(name) {
+            // `from_specs` may index one name twice: it is offered and ranked once.
+            if let Some(index) = position(name)
+                && !offered.contains(&index)
+            {
                 offered.push(index);
                 ranked.push(Scored { name: name.clone(), score });
             }
         }
         offered.sort_unstable();
+        offered.dedup();
         let tools: Vec<Arc<dyn BoundToolRuntime>> =
             offered.into_iter().map(|index| Arc::clone(&visible.0[index])).collect();
         Selection { offered: VisibleTools(tools), ranked }

@@ -704,11 +704,42 @@ impl SourceInner {
     }
 }
 
-/// Whether an input schema lets arguments it does not describe through: no `properties`, or
-/// not `"additionalProperties": false`.
+/// Whether an input schema lets arguments it does not describe through, at any depth: an
+/// object (the arguments themselves, or any object inside them) without `properties`, or not
+/// `"additionalProperties": false`.
 fn is_open(schema: &JsonObject) -> bool {
-    !schema.contains_key("properties")
-        || schema.get("additionalProperties") != Some(&Value::Bool(false))
+    open_object(schema) || open_inside(schema, 0)
+}
+
+fn open_object(node: &JsonObject) -> bool {
+    !node.contains_key("properties")
+        || node.get("additionalProperties") != Some(&Value::Bool(false))
+}
+
+/// Whether a schema below `node` is an open object. Deeper than the subset check lets a
+/// schema go counts as open.
+fn open_inside(node: &JsonObject, depth: usize) -> bool {
+    const DEEPEST: usize = 64;
+    let properties =
+        node.get("properties").and_then(Value::as_object).into_iter().flat_map(|p| p.values());
+    let branches = ["anyOf", "oneOf", "allOf"]
+        .into_iter()
+        .filter_map(|key| node.get(key).and_then(Value::as_array))
+        .flatten();
+    let mut children =
+        properties.chain(node.get("items")).chain(branches).filter_map(Value::as_object);
+    children.any(|child| {
+        if depth >= DEEPEST {
+            return true;
+        }
+        let object = child.contains_key("properties")
+            || match child.get("type") {
+                Some(Value::String(kind)) => kind == "object",
+                Some(Value::Array(kinds)) => kinds.iter().any(|kind| kind == "object"),
+                _ => false,
+            };
+        (object && open_object(child)) || open_inside(child, depth + 1)
+    })
 }
 
 /// What an imported tool is pinned to: SHA-256 over its name, description and schemas as the
@@ -721,7 +752,21 @@ fn definition_hash(tool: &Tool) -> String {
         "input_schema": *tool.input_schema,
         "output_schema": tool.output_schema.as_deref(),
     });
-    crate::content::sha256_hex(definition.to_string().as_bytes())
+    crate::content::sha256_hex(sorted(&definition).to_string().as_bytes())
+}
+
+/// `value` with every object's keys in sorted order: a server that lists the same schema with
+/// its keys in another order has not changed it.
+fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            Value::Object(keys.into_iter().map(|key| (key.clone(), sorted(&map[key]))).collect())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
 }
 
 impl ToolSource for McpToolSource {
@@ -744,8 +789,36 @@ mod tests {
     use rmcp::{ServerHandler, ServiceExt};
     use serde_json::json;
 
-    use super::{McpImportOptions, McpToolSource, PoisonError, State};
+    use super::{McpImportOptions, McpToolSource, PoisonError, State, definition_hash};
     use crate::mcp::ServerName;
+
+    #[test]
+    fn the_pin_does_not_depend_on_the_order_of_keys() {
+        let schema = |value: serde_json::Value| Arc::new(value.as_object().unwrap().clone());
+        let one = Tool::new(
+            "t",
+            "d",
+            schema(
+                json!({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": false}),
+            ),
+        );
+        let other = Tool::new(
+            "t",
+            "d",
+            schema(
+                json!({"additionalProperties": false, "properties": {"a": {"type": "string"}}, "type": "object"}),
+            ),
+        );
+        let changed = Tool::new(
+            "t",
+            "d",
+            schema(
+                json!({"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": false}),
+            ),
+        );
+        assert_eq!(definition_hash(&one), definition_hash(&other));
+        assert_ne!(definition_hash(&one), definition_hash(&changed));
+    }
 
     #[derive(Clone)]
     struct NoTools;

@@ -4,8 +4,8 @@
 //! The macro turns each example into a constant [`ExampleValue`] tree and asks
 //! [`example_problem`] about every argument it gives; a mismatch stops the build on that
 //! argument's tokens. Patterns (`pattern = "..."`) are regular expressions, which `const`
-//! evaluation cannot run: the runtime checks them when the spec is first asked for its
-//! examples ([`ToolSpec::examples`](crate::spec::ToolSpec::examples)).
+//! evaluation cannot run: a catalog checks them when it is built
+//! (`CatalogProblem::InvalidExample`).
 
 use serde_json::{Map, Number, Value};
 

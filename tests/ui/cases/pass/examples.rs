@@ -41,7 +41,9 @@ fn main() {
     let examples = Search::spec().examples();
     assert_eq!(examples.len(), 3);
     assert_eq!(examples[1]["min_score"], -0.5);
-    assert_eq!(examples[1]["kinds"], serde_json::json!(["api", "guide"]));
+    // Sent as the schema names them: the alias `kinds` is the property `tags`.
+    assert_eq!(examples[1]["tags"], serde_json::json!(["api", "guide"]));
+    assert!(examples[1].get("kinds").is_none());
     // Every example parses as the tool's arguments.
     for example in examples {
         let _: Search = serde_json::from_value(example.clone()).unwrap();
