@@ -570,6 +570,21 @@ fn elicitation_schema(schema: &Schema) -> Result<Map<String, Value>, InteractErr
                     property.insert("type".to_owned(), kind.clone());
                 }
             }
+            // `Option<Enum>` lists `null` among its values: an elicitation form leaves the
+            // field empty instead (it is not required).
+            if let Some(Value::Array(values)) = property.get_mut("enum") {
+                values.retain(|value| !value.is_null());
+            }
+            // MCP's integer bounds are 64-bit signed; the answer is checked against the full
+            // schema afterwards, so a wider bound is left out rather than refused.
+            for bound in ["minimum", "maximum"] {
+                let wide = property
+                    .get(bound)
+                    .is_some_and(|value| value.is_u64() && value.as_i64().is_none());
+                if wide {
+                    property.remove(bound);
+                }
+            }
             string_enum(property);
             if let Some(Value::Object(items)) = property.get_mut("items") {
                 string_enum(items);
@@ -612,6 +627,33 @@ fn flat(property: &Map<String, Value>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::schema::{Property, Schema};
+
+    /// Found in review: `Option<Enum>` kept `null` among the enum's values and a `u64` field
+    /// sent a maximum MCP's 64-bit signed bounds cannot hold.
+    #[test]
+    fn nullable_enums_and_wide_integers_become_mcp_forms() {
+        const PROPERTIES: &[Property] = &[
+            Property {
+                name: "size",
+                aliases: &[],
+                schema: &Schema::string_enum(&["s", "m"]).nullable(),
+                required: false,
+            },
+            Property {
+                name: "count",
+                aliases: &[],
+                schema: &Schema::integer(Some(0), Some(u64::MAX as i128)),
+                required: true,
+            },
+        ];
+        let schema = elicitation_schema(&Schema::object(PROPERTIES)).unwrap();
+        let properties = &schema["properties"];
+        assert_eq!(properties["size"]["enum"], serde_json::json!(["s", "m"]));
+        assert_eq!(properties["size"]["type"], "string");
+        assert_eq!(properties["count"]["minimum"], 0);
+        assert!(properties["count"].get("maximum").is_none(), "{properties}");
+    }
 
     #[test]
     fn flat_schemas_pass_and_nested_ones_are_named() {
