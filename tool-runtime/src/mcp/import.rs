@@ -742,8 +742,8 @@ fn open_inside(node: &JsonObject, depth: usize) -> bool {
     })
 }
 
-/// What an imported tool is pinned to: SHA-256 over its name, description and schemas as the
-/// server listed them (annotations are not pinned: the effect they give only grows more
+/// What an imported tool is pinned to: SHA-256 over the canonical JSON (keys sorted) of its
+/// name, description and schemas (annotations are not pinned: the effect they give only grows more
 /// cautious).
 fn definition_hash(tool: &Tool) -> String {
     let definition = serde_json::json!({
@@ -752,21 +752,8 @@ fn definition_hash(tool: &Tool) -> String {
         "input_schema": *tool.input_schema,
         "output_schema": tool.output_schema.as_deref(),
     });
-    crate::content::sha256_hex(sorted(&definition).to_string().as_bytes())
-}
-
-/// `value` with every object's keys in sorted order: a server that lists the same schema with
-/// its keys in another order has not changed it.
-fn sorted(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            Value::Object(keys.into_iter().map(|key| (key.clone(), sorted(&map[key]))).collect())
-        }
-        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
-        other => other.clone(),
-    }
+    // A server that lists the same schema with its keys in another order has not changed it.
+    crate::content::sha256_hex(crate::policy::canonical_text(&definition).as_bytes())
 }
 
 impl ToolSource for McpToolSource {

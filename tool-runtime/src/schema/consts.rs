@@ -412,7 +412,7 @@ pub const fn object_depth(schema: &Schema) -> usize {
 #[doc(hidden)]
 pub const MAX_STRICT_DEPTH: usize = 10;
 
-const fn str_eq_bytes(a: &[u8], b: &[u8]) -> bool {
+pub(super) const fn str_eq_bytes(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }

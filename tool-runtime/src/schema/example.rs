@@ -313,18 +313,7 @@ const fn char_count(text: &str) -> u64 {
 }
 
 const fn str_eq(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
+    super::consts::str_eq_bytes(a.as_bytes(), b.as_bytes())
 }
 
 /// JSON equality: numbers by value (`1` equals `1.0`), objects whatever their key order.
