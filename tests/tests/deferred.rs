@@ -12,7 +12,9 @@ use tool_runtime::agent::{Agent, AgentEvent, Message, ScriptedModel, ScriptedTur
 use tool_runtime::catalog::ToolCatalog;
 use tool_runtime::policy::{DeferAll, ToolPolicy};
 use tool_runtime::prelude::*;
-use tool_runtime::runner::ToolRunner;
+use tool_runtime::runner::{
+    AfterCallDecision, AfterCallFn, BeforeCallDecision, BeforeCallFn, ToolRunner, ToolRunnerBuilder,
+};
 use tool_runtime::runtime::{ClientTool, CollectingSink, DynamicTool, ToolErrorCode, ToolEvent};
 
 const KEY: &[u8; 32] = b"an application secret of 32 byte";
@@ -72,14 +74,30 @@ struct World {
     runs: Arc<AtomicUsize>,
     seen: Arc<Mutex<Vec<Value>>>,
     sink: CollectingSink,
+    /// Shared by every agent of the world, as by the processes of one application.
+    ledger: Arc<InMemoryLedger>,
 }
 
 impl World {
     fn new() -> Self {
-        Self { runs: Arc::default(), seen: Arc::default(), sink: CollectingSink::new() }
+        Self {
+            runs: Arc::default(),
+            seen: Arc::default(),
+            sink: CollectingSink::new(),
+            ledger: Arc::default(),
+        }
     }
 
     fn agent(&self, turns: Vec<ScriptedTurn>) -> (Agent, Arc<ScriptedModel>) {
+        self.agent_with(turns, |runner| runner)
+    }
+
+    /// An agent whose runner `hooks` adds hooks to.
+    fn agent_with(
+        &self,
+        turns: Vec<ScriptedTurn>,
+        hooks: impl FnOnce(ToolRunnerBuilder) -> ToolRunnerBuilder,
+    ) -> (Agent, Arc<ScriptedModel>) {
         let policy = ToolPolicy {
             require_approval: vec![ToolEffect::StateChange],
             ..ToolPolicy::allowing(["tickets__*", "ui__*"])
@@ -87,10 +105,12 @@ impl World {
         let runner = ToolRunner::builder(catalog(&self.runs, &self.seen))
             .policy(policy)
             .approver(Arc::new(DeferAll))
-            .event_sink(self.sink.clone())
-            .build();
+            .event_sink(self.sink.clone());
+        let runner = hooks(runner).build();
         let model = Arc::new(ScriptedModel::new(turns));
-        let agent = Agent::new(model.clone(), runner).with_state_key(StateKey::new(*KEY));
+        let agent = Agent::new(model.clone(), runner)
+            .with_state_key(StateKey::new(*KEY))
+            .with_ledger(self.ledger.clone());
         (agent, model)
     }
 
@@ -363,8 +383,9 @@ async fn a_state_is_refused_after_the_tool_changed() {
         ToolRunner::builder(ToolCatalog::builder().register_dynamic(changed).build().unwrap())
             .policy(ToolPolicy::allowing(["tickets__*"]))
             .build();
-    let agent =
-        Agent::new(Arc::new(ScriptedModel::new([])), runner).with_state_key(StateKey::new(*KEY));
+    let agent = Agent::new(Arc::new(ScriptedModel::new([])), runner)
+        .with_state_key(StateKey::new(*KEY))
+        .with_ledger(world.ledger.clone());
     let refused = agent.resume(state, Decisions::new().approve("call_1"), &ctx(), &|_| {}).await;
     assert_eq!(
         refused.unwrap_err(),
@@ -511,21 +532,181 @@ async fn the_stored_format_is_pinned() {
 }
 
 #[tokio::test]
-async fn the_approvals_example_runs_the_refund_once() {
-    use examples::approvals::{Payments, approve, chat};
+async fn the_approvals_example_runs_the_refund_once_over_http() {
+    use examples::approvals::{Shop, post, serve};
     let dir =
         std::env::temp_dir().join(format!("tool-runtime-approvals-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let payments = Arc::new(Payments::default());
-    let ledger = Arc::new(InMemoryLedger::default());
-    let first = chat(&dir, &payments, "Refund 1001.").await.unwrap();
-    assert_eq!(first.done.stop, StopReason::Pending { calls: vec!["call_1".into()] });
-    assert_eq!(payments.refunds(), 0);
-    let second = approve(&dir, &payments, &ledger, "call_1").await.unwrap().unwrap();
-    assert_eq!(second.done.answer, "Order 1001 is refunded.");
-    assert_eq!(payments.refunds(), 1);
-    let third = approve(&dir, &payments, &ledger, "call_1").await.unwrap();
-    assert!(matches!(third, Err(ResumeError::AlreadyResumed { .. })));
-    assert_eq!(payments.refunds(), 1);
+    let shop = Arc::new(Shop::new(&dir));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(serve(listener, Arc::clone(&shop)));
+    let client = reqwest::Client::new();
+
+    let (status, first) = post(&client, addr, "/chat", "Refund 1001.").await.unwrap();
+    assert_eq!(status, 200);
+    assert_eq!(first["stop"], json!({"kind": "pending", "calls": ["call_1"]}));
+    assert_eq!(shop.refunds(), 0);
+    let (status, second) = post(&client, addr, "/approve", "call_1").await.unwrap();
+    assert_eq!((status, &second["answer"]), (200, &json!("Order 1001 is refunded.")));
+    assert_eq!(shop.refunds(), 1);
+    let (status, third) = post(&client, addr, "/approve", "call_1").await.unwrap();
+    assert_eq!(status, 409);
+    assert!(third["refused"].as_str().unwrap().contains("decided already"), "{third}");
+    assert_eq!(shop.refunds(), 1);
+    let (status, _) = post(&client, addr, "/refund", "call_1").await.unwrap();
+    assert_eq!(status, 404);
+    server.abort();
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn an_agent_without_a_ledger_refuses_to_resume() {
+    let world = World::new();
+    let state = first(&world).await;
+    let (agent, _) = world.agent(vec![ScriptedTurn::openai_text("Closed.")]);
+    // As the agent of a later request would be, had it not been given the shared ledger.
+    let forgetful = Agent::new(Arc::new(ScriptedModel::new([])), keyless_runner(&world))
+        .with_state_key(StateKey::new(*KEY));
+    let refused =
+        forgetful.resume(state.clone(), Decisions::new().approve("call_1"), &ctx(), &|_| {}).await;
+    assert_eq!(refused.unwrap_err(), ResumeError::NoLedger);
+    assert_eq!(world.runs(), 0);
+    // Not spent: the agent with the ledger resumes it.
+    agent.resume(state, Decisions::new().approve("call_1"), &ctx(), &|_| {}).await.unwrap();
+    assert_eq!(world.runs(), 1);
+}
+
+/// Counts the before-call hook's calls of `tickets__close`; the hook adds 100 to the ticket
+/// number each time it sees one (so a second look would change the arguments again).
+fn renumbering(asked: &Arc<AtomicUsize>) -> BeforeCallFn {
+    let asked = Arc::clone(asked);
+    BeforeCallFn::new("renumber", move |call| {
+        if call.tool.name() != "tickets__close" {
+            return Ok(BeforeCallDecision::Allow);
+        }
+        asked.fetch_add(1, Ordering::SeqCst);
+        let mut arguments = call.arguments().clone();
+        arguments["number"] = json!(arguments["number"].as_u64().unwrap_or(0) + 100);
+        Ok(BeforeCallDecision::Rewrite { arguments })
+    })
+}
+
+#[tokio::test]
+async fn a_rewriting_hook_sees_a_deferred_call_once_and_the_approval_runs_what_it_left() {
+    let world = World::new();
+    let asked = Arc::new(AtomicUsize::new(0));
+    let turns =
+        vec![ScriptedTurn::openai_calls(&[("call_1", "tickets__close", r#"{"number": 7}"#)])];
+    let (agent, _) = world.agent_with(turns, |runner| runner.before_call(renumbering(&asked)));
+    let output = agent.run(vec![Message::user("Close ticket 7.")], &ctx(), &|_| {}).await;
+    let state = output.state.expect("the close waits");
+    // What the person approves is what the hook left.
+    let CallStatus::Pending { arguments, .. } = &state.calls()[0].status else {
+        panic!("call_1 waits")
+    };
+    assert_eq!(arguments, &json!({"number": 107}));
+
+    let (agent, _) = world.agent_with(vec![ScriptedTurn::openai_text("Closed.")], |runner| {
+        runner.before_call(renumbering(&asked))
+    });
+    let resumed = agent
+        .resume(stored(&state), Decisions::new().approve("call_1"), &ctx(), &|_| {})
+        .await
+        .unwrap();
+    assert_eq!(resumed.done.records[0].error, None);
+    assert_eq!(resumed.done.records[0].result, Some(json!({"closed": 107})));
+    assert_eq!(*world.seen.lock().unwrap(), [json!({"number": 107})]);
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_before_call_hook_can_defer_a_call_that_resume_then_runs() {
+    let world = World::new();
+    let asked = Arc::new(AtomicUsize::new(0));
+    let hook = {
+        let asked = Arc::clone(&asked);
+        // Reads of ticket 13 wait for a person; the tool's effect needs no approval.
+        BeforeCallFn::new("ticket_13", move |call| {
+            asked.fetch_add(1, Ordering::SeqCst);
+            Ok(if call.arguments()["number"] == 13 {
+                BeforeCallDecision::Pending { reason: "ticket 13 needs a manager".into() }
+            } else {
+                BeforeCallDecision::Allow
+            })
+        })
+    };
+    let turns = vec![ScriptedTurn::openai_calls(&[
+        ("call_1", "tickets__read", r#"{"number": 13}"#),
+        ("call_2", "tickets__read", r#"{"number": 12}"#),
+    ])];
+    let (agent, _) = world.agent_with(turns, |runner| runner.before_call(hook.clone()));
+    let (seen, on_event) = events();
+    let output = agent.run(vec![Message::user("Read 13 and 12.")], &ctx(), &on_event).await;
+    assert_eq!(output.done.stop, StopReason::Pending { calls: vec!["call_1".into()] });
+    assert!(seen.lock().unwrap().contains(&AgentEvent::ToolCallPending {
+        id: "call_1".into(),
+        name: "tickets__read".into(),
+        waits_for: WaitsFor::Approval
+    }));
+    let state = output.state.unwrap();
+    let CallStatus::Pending { arguments, .. } = &state.calls()[0].status else {
+        panic!("call_1 waits")
+    };
+    assert_eq!(arguments, &json!({"number": 13}));
+    assert!(matches!(state.calls()[1].status, CallStatus::Ran { .. }));
+    assert_eq!(asked.load(Ordering::SeqCst), 2);
+
+    let (agent, _) = world.agent_with(vec![ScriptedTurn::openai_text("Read.")], |runner| {
+        runner.before_call(hook.clone())
+    });
+    let resumed = agent
+        .resume(stored(&state), Decisions::new().approve("call_1"), &ctx(), &|_| {})
+        .await
+        .unwrap();
+    assert_eq!(resumed.done.stop, StopReason::Answered);
+    let record = &resumed.done.records[0];
+    assert_eq!((record.tool_name.as_str(), record.error.as_ref()), ("tickets__read", None));
+    assert_eq!(record.result, Some(json!("ticket 13")), "the approved read ran");
+    // The hook was not asked again: the decision stands.
+    assert_eq!(asked.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn after_call_hooks_see_calls_denied_or_supplied_on_resume() {
+    let world = World::new();
+    let saw = Arc::new(Mutex::new(Vec::new()));
+    let hook = {
+        let saw = Arc::clone(&saw);
+        AfterCallFn::new("audit", move |call| {
+            let outcome = match call.outcome {
+                Ok(output) => output.structured().cloned().unwrap_or(Value::Null),
+                Err(error) => json!(error.code.as_str()),
+            };
+            saw.lock().unwrap().push((call.tool_call_id.to_owned(), outcome));
+            Ok(AfterCallDecision::Keep)
+        })
+    };
+    let turns = vec![ScriptedTurn::openai_calls(&[
+        ("call_1", "tickets__close", r#"{"number": 7}"#),
+        ("call_2", "ui__pick_date", r#"{"prompt": "When?"}"#),
+    ])];
+    let (agent, _) = world.agent_with(turns, |runner| runner.after_call(hook.clone()));
+    let state = agent.run(vec![Message::user("Close 7 on a date.")], &ctx(), &|_| {}).await.state;
+    assert!(saw.lock().unwrap().is_empty(), "waiting calls have no outcome yet");
+
+    let (agent, _) = world.agent_with(vec![ScriptedTurn::openai_text("Done.")], |runner| {
+        runner.after_call(hook.clone())
+    });
+    let decisions = Decisions::new()
+        .deny("call_1", "not today")
+        .supply("call_2", json!({"date": "2026-12-01", "note": "kept from the model"}));
+    agent.resume(state.unwrap(), decisions, &ctx(), &|_| {}).await.unwrap();
+    assert_eq!(
+        *saw.lock().unwrap(),
+        [
+            ("call_1".to_owned(), json!("approval_denied")),
+            ("call_2".to_owned(), json!({"date": "2026-12-01"})),
+        ]
+    );
 }

@@ -4,43 +4,54 @@
 //! cargo run -p examples --bin approvals
 //! ```
 //!
-//! Plays three requests in one process, with plain functions for the handlers
-//! ([`examples::approvals`]) and a scripted model (no network, no key):
+//! Starts the shop's server ([`examples::approvals::serve`]) on a loopback port and plays three
+//! HTTP requests against it, with a scripted model (no network beyond loopback, no key):
 //!
 //! 1. `POST /chat` "refund order 1001": the model asks for the refund, a state change, so the
 //!    call waits for a person; the run stops pending and its sealed state goes to a file.
-//! 2. `POST /approve call_1`: the state is read back, the call approved, the run resumed in a
+//! 2. `POST /approve` `call_1`: the state is read back, the call approved, the run resumed in a
 //!    fresh agent; the refund runs once and the model answers.
-//! 3. `POST /approve call_1` again: refused, nothing runs.
+//! 3. `POST /approve` `call_1` again: refused (`409`), nothing runs.
+//!
+//! Exits with an error if the refund did not run exactly once.
 
 use std::sync::Arc;
 
-use examples::approvals::{Payments, approve, chat, state_file};
-use tool_runtime::agent::deferred::InMemoryLedger;
+use examples::approvals::{Shop, post, serve, state_file};
+use tokio::net::TcpListener;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = std::env::temp_dir().join(format!("tool-runtime-approvals-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
-    let payments = Arc::new(Payments::default());
-    // Shared by every request of the server, as a table in its database would be.
-    let ledger = Arc::new(InMemoryLedger::default());
+    let shop = Arc::new(Shop::new(&dir));
+    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    let server = tokio::spawn(serve(listener, Arc::clone(&shop)));
+    let client = reqwest::Client::new();
+    println!("shop listening on http://{addr}");
 
-    let first = chat(&dir, &payments, "Please refund order 1001.").await?;
-    println!("POST /chat -> stop: {}", serde_json::to_string(&first.done.stop)?);
+    let (status, body) = post(&client, addr, "/chat", "Please refund order 1001.").await?;
+    println!("POST /chat -> {status} {body}");
     println!("  state written to {}", state_file(&dir).display());
-    println!("  refunds made: {}", payments.refunds());
+    println!("  refunds made: {}", shop.refunds());
 
-    let second = approve(&dir, &payments, &ledger, "call_1").await??;
-    println!("POST /approve call_1 -> {:?}: {}", second.done.stop, second.done.answer);
-    println!("  refunds made: {}", payments.refunds());
+    let (status, body) = post(&client, addr, "/approve", "call_1").await?;
+    println!("POST /approve call_1 -> {status} {body}");
+    println!("  refunds made: {}", shop.refunds());
 
-    match approve(&dir, &payments, &ledger, "call_1").await? {
-        Ok(_) => println!("POST /approve call_1 (again) -> resumed: this must not happen"),
-        Err(refused) => println!("POST /approve call_1 (again) -> refused: {refused}"),
-    }
-    println!("  refunds made: {}", payments.refunds());
+    let (replayed, body) = post(&client, addr, "/approve", "call_1").await?;
+    println!("POST /approve call_1 (again) -> {replayed} {body}");
+    println!("  refunds made: {}", shop.refunds());
 
+    server.abort();
     std::fs::remove_dir_all(&dir)?;
+    if shop.refunds() != 1 || replayed != 409 {
+        return Err(format!(
+            "expected one refund and a refused replay, got {} refunds and status {replayed}",
+            shop.refunds()
+        )
+        .into());
+    }
     Ok(())
 }

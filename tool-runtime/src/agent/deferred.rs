@@ -30,13 +30,16 @@
 //! 5. Decided calls are spent in a [`ResumeLedger`] (all of a resume's at once, before any of
 //!    them runs, so a call runs at most once: a resume cancelled or dropped after that point
 //!    leaves its calls spent and not run); deciding a spent call again is
-//!    [`ResumeError::AlreadyResumed`] and runs nothing. The default ledger,
-//!    [`InMemoryLedger`], remembers within one `Agent`; an application that resumes in several
-//!    processes implements the trait over its database.
+//!    [`ResumeError::AlreadyResumed`] and runs nothing. There is no default ledger: an agent
+//!    without one ([`Agent::with_ledger`](super::Agent::with_ledger)) refuses to resume
+//!    ([`ResumeError::NoLedger`]), since a ledger of its own would forget with the agent and
+//!    let the next request's agent run the same state again. One process shares one
+//!    [`InMemoryLedger`] between its agents; an application that resumes in several processes
+//!    implements the trait over its database.
 //!
 //! ```
 //! use std::sync::Arc;
-//! use tool_runtime::agent::deferred::{Decisions, RunState, StateKey};
+//! use tool_runtime::agent::deferred::{Decisions, InMemoryLedger, RunState, StateKey};
 //! use tool_runtime::agent::{Agent, Message, ScriptedModel, ScriptedTurn, StopReason};
 //! use tool_runtime::policy::DeferAll;
 //! use tool_runtime::prelude::*;
@@ -54,13 +57,17 @@
 //! }
 //!
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! // One ledger for every agent of the process (a table in a shared database for several).
+//! let ledger = Arc::new(InMemoryLedger::default());
 //! let agent = |turns: Vec<ScriptedTurn>| {
 //!     let policy = ToolPolicy { require_approval: vec![ToolEffect::StateChange], ..ToolPolicy::allowing(["tickets__*"]) };
 //!     let runner = ToolRunner::builder(ToolCatalog::builder().register::<Close>().build().unwrap())
 //!         .policy(policy)
 //!         .approver(Arc::new(DeferAll))
 //!         .build();
-//!     Agent::new(Arc::new(ScriptedModel::new(turns)), runner).with_state_key(StateKey::new(*b"an application secret of 32 byte"))
+//!     Agent::new(Arc::new(ScriptedModel::new(turns)), runner)
+//!         .with_state_key(StateKey::new(*b"an application secret of 32 byte"))
+//!         .with_ledger(ledger.clone())
 //! };
 //! let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "user-1", tenant_id: "acme" });
 //!
@@ -554,6 +561,13 @@ impl Decisions {
 pub enum ResumeError {
     /// The agent has no [`StateKey`], so it cannot check a state's seal.
     NoKey,
+    /// The agent has no [`ResumeLedger`]
+    /// ([`Agent::with_ledger`](super::Agent::with_ledger)), so it could not tell a state
+    /// resumed before from a new one.
+    NoLedger,
+    /// The state's conversation breaks the chat contract (see
+    /// [`check_conversation`](crate::adapters::check_conversation)).
+    Conversation(crate::adapters::ConversationError),
     /// The seal is missing or does not match: the state was edited, or sealed with another
     /// key.
     Forged,
@@ -600,6 +614,10 @@ impl fmt::Display for ResumeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::NoKey => f.write_str("the agent has no state key to check the run state with"),
+            Self::NoLedger => f.write_str(
+                "the agent has no resume ledger to spend decided calls in (`Agent::with_ledger`)",
+            ),
+            Self::Conversation(error) => write!(f, "the run state's conversation: {error}"),
             Self::Forged => f.write_str(
                 "the run state's seal does not match: it was changed or sealed with another key",
             ),

@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use super::deferred::{CallDecision, CallStatus, Decisions, ResumeError, RunState};
+use super::deferred::{CallDecision, CallStatus, Decisions, ResumeError, ResumeLedger, RunState};
 use super::run::{Loop, result_event};
 use super::{Agent, AgentEvent, AgentOutput, Message, StopReason, Usage};
-use crate::adapters::{ToolCall, ToolResult};
+use crate::adapters::{ToolCall, ToolResult, check_conversation};
 use crate::policy::{Approval, ApprovalDecision, ApprovalRequest, Approver, arguments_hash};
 use crate::runtime::ToolInvocationContext;
 
@@ -33,11 +33,11 @@ impl Agent {
         ctx: &ToolInvocationContext,
         on_event: &(dyn Fn(AgentEvent) + Send + Sync),
     ) -> Result<AgentOutput, ResumeError> {
-        self.check_state(&state, ctx)?;
+        let ledger = self.check_state(&state, ctx)?;
         decisions.check(&state)?;
         let decided: Vec<String> = decisions.ids().cloned().collect();
         if !decided.is_empty() {
-            self.ledger
+            ledger
                 .consume(state.run_id(), &decided)
                 .await
                 .map_err(|call_ids| ResumeError::AlreadyResumed { call_ids })?;
@@ -69,7 +69,7 @@ impl Agent {
             let name = call.tool_name.as_str();
             let (executed, label) = match decision {
                 CallDecision::Deny { message } => {
-                    (self.runner.deny_deferred(name, arguments, message, &call_ctx), "denied")
+                    (self.runner.deny_deferred(name, arguments, message, &call_ctx).await, "denied")
                 }
                 CallDecision::Supply { output } => (
                     self.runner.exec_supplied(name, arguments, output.clone(), &call_ctx).await,
@@ -83,7 +83,7 @@ impl Agent {
                         _ => arguments,
                     };
                     let approval = Approval::bound(&call_ctx, name, spec_hash, &call.id, arguments);
-                    let runner = self.runner.with_approver(Arc::new(Decided(approval)));
+                    let runner = self.runner.deciding(Arc::new(Decided(approval)));
                     let executed = runner.exec(name, arguments, &call_ctx).await;
                     let label = if matches!(decision, CallDecision::Edit { .. }) {
                         "edited"
@@ -135,14 +135,19 @@ impl Agent {
         Ok(self.finish_run(run, stop, &ctx, on_event))
     }
 
-    /// Refuses a state that is forged or stale for this agent and caller.
+    /// Refuses a state that is forged or stale for this agent and caller; hands back the
+    /// ledger to spend its decided calls in.
     fn check_state(
         &self,
         state: &RunState,
         ctx: &ToolInvocationContext,
-    ) -> Result<(), ResumeError> {
+    ) -> Result<&Arc<dyn ResumeLedger>, ResumeError> {
         let key = self.key.as_ref().ok_or(ResumeError::NoKey)?;
+        let ledger = self.ledger.as_ref().ok_or(ResumeError::NoLedger)?;
         state.verify(key)?;
+        // Sealed by an agent, so kept unless a bug or an older version made it: checked as any
+        // conversation handed in is.
+        check_conversation(state.messages()).map_err(ResumeError::Conversation)?;
         for (field, ours, theirs) in [
             ("run_id", ctx.run_id(), state.run_id()),
             ("tenant_id", ctx.tenant_id(), state.tenant_id()),
@@ -172,7 +177,7 @@ impl Agent {
                 });
             }
         }
-        Ok(())
+        Ok(ledger)
     }
 }
 

@@ -7,7 +7,7 @@ use serde::Serialize;
 use tokio::time::Instant;
 
 use super::deferred::{
-    CallStatus, InMemoryLedger, ResumeLedger, RunState, StateCall, StateKey, StateParts, WaitsFor,
+    CallStatus, ResumeLedger, RunState, StateCall, StateKey, StateParts, WaitsFor,
 };
 use super::{ChatModel, Message, ModelError, ModelErrorKind, ModelRequest, ModelTurn, Usage};
 use crate::adapters::{ConversationError, check_conversation};
@@ -321,7 +321,7 @@ pub struct Agent {
     pub(super) runner: ToolRunner,
     pub(super) config: AgentConfig,
     pub(super) key: Option<StateKey>,
-    pub(super) ledger: Arc<dyn ResumeLedger>,
+    pub(super) ledger: Option<Arc<dyn ResumeLedger>>,
     /// Picks the tools each turn offers; `None` offers every visible tool.
     pub(super) selector: Option<Arc<dyn ToolSelector>>,
 }
@@ -337,7 +337,7 @@ impl Agent {
             runner,
             config: AgentConfig::default(),
             key: None,
-            ledger: Arc::new(InMemoryLedger::default()),
+            ledger: None,
             selector: None,
         }
     }
@@ -377,11 +377,13 @@ impl Agent {
     }
 
     /// Where [`resume`](Self::resume) records the calls it decided, so that no state is
-    /// resumed twice (default: an [`InMemoryLedger`] of this agent and its clones; share one
-    /// over the processes that resume each other's runs).
+    /// resumed twice. Needed to resume ([`ResumeError::NoLedger`] without one): give every
+    /// agent that may resume a run the same ledger, an
+    /// [`InMemoryLedger`](super::deferred::InMemoryLedger) shared within one process or your
+    /// own over the database the processes share.
     #[must_use]
     pub fn with_ledger(mut self, ledger: Arc<dyn ResumeLedger>) -> Self {
-        self.ledger = ledger;
+        self.ledger = Some(ledger);
         self
     }
 

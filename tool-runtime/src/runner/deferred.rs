@@ -8,6 +8,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::drive::{catch_decode_panic, mint_call_id, step_panicked};
+use super::hooks::Hooks;
 use super::steps::{check_output, redact_and_bound};
 use super::{Call, ToolRunner};
 use crate::catalog::ToolSource;
@@ -19,9 +20,17 @@ use crate::runtime::{
 use crate::schema::Shown;
 
 impl ToolRunner {
-    /// This runner with `approver` deciding the calls that need approval.
-    pub(crate) fn with_approver(&self, approver: Arc<dyn Approver>) -> Self {
-        Self { approver, ..self.clone() }
+    /// This runner for a call decided on resume: `approver` decides it, and its before-call
+    /// hooks are not asked again. They saw the call on its way to waiting, and its stored
+    /// arguments are the ones they left (a person's edit counts as an approver's, which no
+    /// hook re-reads either); asking them again would change what the decision was bound to.
+    /// Its after-call hooks still see the outcome.
+    pub(crate) fn deciding(&self, approver: Arc<dyn Approver>) -> Self {
+        let hooks = self.hooks.as_ref().and_then(|hooks| {
+            (!hooks.after.is_empty())
+                .then(|| Arc::new(Hooks { before: Vec::new(), after: hooks.after.clone() }))
+        });
+        Self { approver, hooks, ..self.clone() }
     }
 
     /// Ends the call `ctx.tool_call_id()` of the client tool `name`, made with `arguments`,
@@ -42,7 +51,26 @@ impl ToolRunner {
             ..Call::default()
         };
         let outcome = self.supplied(&mut call, name, arguments, output, ctx);
+        let outcome = self.after_decided(&call, name, outcome, ctx, started_ms).await;
         self.finish(call, name, outcome, started_ms)
+    }
+
+    /// The after-call hooks of a call decided on resume, as `exec` runs them for any call
+    /// that got past the before-call hooks: a supplied result and a denial are outcomes too.
+    async fn after_decided(
+        &self,
+        call: &Call,
+        name: &str,
+        outcome: Result<ToolOutput, ExecError>,
+        ctx: &ToolInvocationContext,
+        started_ms: i64,
+    ) -> Result<ToolOutput, ExecError> {
+        let Some(hooks) = &self.hooks else { return outcome };
+        let Some(tool) = self.catalog.get(name).filter(|_| !hooks.after.is_empty()) else {
+            return outcome;
+        };
+        let hooks = std::pin::pin!(self.after_hooks(call, &*tool, outcome, ctx, started_ms));
+        super::drive::until_cancelled(hooks, ctx.cancellation()).await
     }
 
     fn supplied(
@@ -106,8 +134,9 @@ impl ToolRunner {
 
 impl ToolRunner {
     /// Ends the waiting call `ctx.tool_call_id()` of `name` as denied on resume
-    /// (`approval_denied`, with `message` for the model); it does not run.
-    pub(crate) fn deny_deferred(
+    /// (`approval_denied`, with `message` for the model); it does not run. The after-call
+    /// hooks see the denial.
+    pub(crate) async fn deny_deferred(
         &self,
         name: &str,
         arguments: &Value,
@@ -121,6 +150,8 @@ impl ToolRunner {
             args: Some(crate::runtime::bound::ArgsJson::from_value(arguments.clone())),
             ..Call::default()
         };
-        self.finish(call, name, Err(ExecError::new(Code::ApprovalDenied, message)), started_ms)
+        let denied = Err(ExecError::new(Code::ApprovalDenied, message));
+        let outcome = self.after_decided(&call, name, denied, ctx, started_ms).await;
+        self.finish(call, name, outcome, started_ms)
     }
 }

@@ -5,9 +5,11 @@
 //! approval, so an approver sees the arguments that will run. It sees the tool's spec (name,
 //! effect, schemas), the context and the validated arguments, and answers
 //! [`BeforeCallDecision::Allow`], [`Block`](BeforeCallDecision::Block) (the call ends
-//! `hook_blocked`, with the hook's reason as the safe message the model sees) or
+//! `hook_blocked`, with the hook's reason as the safe message the model sees),
 //! [`Rewrite`](BeforeCallDecision::Rewrite) (the new arguments are validated against the
-//! tool's schema again; the call's record keeps both what arrived and what ran).
+//! tool's schema again; the call's record keeps both what arrived and what ran) or
+//! [`Pending`](BeforeCallDecision::Pending) (the call waits for a decision made later, as with
+//! an approver that defers: see [`deferred`](crate::agent::deferred)).
 //!
 //! An **after-call hook** ([`AfterCallHook`]) runs once the result is redacted and bounded,
 //! before the result event: it sees the redacted output or the error, never the tool's raw
@@ -131,6 +133,18 @@ pub enum BeforeCallDecision {
     Rewrite {
         /// The new arguments.
         arguments: Value,
+    },
+    /// Neither run nor refuse the call now: it ends `pending`, like a call whose approver
+    /// defers ([`ApprovalDecision::Pending`](crate::policy::ApprovalDecision::Pending)), with
+    /// the arguments as the hooks so far left them. The agent loop stops with a run state, and
+    /// [`Agent::resume`](crate::agent::Agent::resume) decides the call later (approved calls
+    /// then run without asking the before-call hooks again). Where nothing can wait (a direct
+    /// `exec`, an MCP client) the caller gets the `pending` result; a call another tool makes
+    /// cannot wait and ends `approval_denied`.
+    Pending {
+        /// Why the call waits, for the application (the model sees it only if the run ends
+        /// without a decision).
+        reason: String,
     },
 }
 

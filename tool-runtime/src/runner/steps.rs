@@ -114,7 +114,8 @@ impl ToolRunner {
     }
 
     /// (After 5.) The before-call hooks, in order: each may block the call -> `hook_blocked`,
-    /// or rewrite its arguments, which are validated again -> `hook_failed`. Returns the
+    /// defer it -> `pending`, or rewrite its arguments, which are validated again ->
+    /// `hook_failed`. Returns the
     /// arguments to run with; keeps the ones that arrived in `call` when they changed.
     async fn before_hooks(
         &self,
@@ -135,6 +136,13 @@ impl ToolRunner {
                 BeforeCallDecision::Allow => {}
                 BeforeCallDecision::Block { reason } => {
                     return Err(ExecError::new(Code::HookBlocked, reason));
+                }
+                BeforeCallDecision::Pending { reason } => {
+                    // The call waits with the arguments the hooks left so far.
+                    call.args = Some(args.json().clone());
+                    call.args_received =
+                        received.filter(|value| value != args.value()).map(Box::new);
+                    return Err(ExecError::pending(&reason));
                 }
                 BeforeCallDecision::Rewrite { arguments } => {
                     let rewritten = validate_arguments(tool, Arguments::from(arguments), budgets)
