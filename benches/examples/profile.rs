@@ -12,6 +12,9 @@
 //! `validate-small`, `validate-small-invalid` (`Schema::validate`), `agent` (a 6x4 scripted
 //! session).
 //!
+//! `encode <provider> [count]` encodes the definitions of 100 dynamic tools with the medium
+//! input schema (`catalog/encode_100`), non-strict, `count` times.
+//!
 //! `stream <provider> <delta> <bytes> [count]` decodes one call's stream of `bytes` bytes of
 //! arguments in `delta`-byte deltas (`tool_benches::streams`) through the provider's
 //! `StreamSession`, `count` times. To count the decoding alone, leave building the stream out
@@ -126,6 +129,7 @@ fn main() {
             }
         }
         "stream" => stream_workload(std::env::args().skip(2)),
+        "encode" => encode_workload(std::env::args().skip(2)),
         other => panic!("unknown workload `{other}`"),
     }
 }
@@ -156,4 +160,18 @@ fn decode_stream(stream: &Stream) -> usize {
     assert_eq!(decoded.calls.len(), 1);
     assert!(decoded.calls[0].arguments.value().is_some());
     events
+}
+
+/// `encode <provider> [count]`: encodes 100 tools' definitions `count` times (default 1).
+fn encode_workload(mut args: impl Iterator<Item = String>) {
+    let usage = "usage: encode <provider> [count]";
+    let provider: Provider = args.next().and_then(|p| p.parse().ok()).expect(usage);
+    let count: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(1);
+    let schema = Medium::spec().input_schema().to_json();
+    let tools = tool_benches::dynamic_tools(100, &schema);
+    let specs: Vec<&ToolSpec> = tools.iter().map(|tool| tool.spec()).collect();
+    let adapter = provider.adapter(false);
+    for _ in 0..count {
+        black_box(adapter.tools(black_box(&specs)).expect("encodes"));
+    }
 }
