@@ -8,6 +8,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
+use tool_runtime::adapters::ToolOutcome;
 use tool_runtime::agent::{Agent, Message, ScriptedModel, ScriptedTurn};
 use tool_runtime::catalog::ToolCatalog;
 use tool_runtime::content::ToolOutput;
@@ -340,13 +341,30 @@ async fn a_refused_call_says_at_which_step_it_stopped() {
 }
 
 /// Counts the calls the after-hook saw, and blocks "forbidden" notes.
+/// The guard (blocks "forbidden"), a hook that rewrites "draft" into "final", one that counts
+/// the calls past the before-call hooks, and one that replaces the result of "secret" notes.
 fn hooked(seen: &Arc<AtomicUsize>) -> ToolRunner {
     let seen = Arc::clone(seen);
     builder()
         .before_call(guard())
+        .before_call(BeforeCallFn::new("finalise", |call| {
+            Ok(if call.arguments()["text"] == "draft" {
+                BeforeCallDecision::Rewrite { arguments: json!({"text": "final"}) }
+            } else {
+                BeforeCallDecision::Allow
+            })
+        }))
         .after_call(AfterCallFn::new("count", move |_| {
             seen.fetch_add(1, Ordering::SeqCst);
             Ok(AfterCallDecision::Keep)
+        }))
+        .after_call(AfterCallFn::new("hide_secrets", |call| {
+            Ok(match call.outcome {
+                Ok(output) if output.structured() == Some(&json!({"text": "secret"})) => {
+                    AfterCallDecision::Replace(ToolOutput::from(json!({"text": "[hidden]"})))
+                }
+                _ => AfterCallDecision::Keep,
+            })
         }))
         .build()
 }
@@ -360,6 +378,10 @@ async fn hooks_apply_on_direct_exec() {
     let ok = runner.exec("test__note", r#"{"text": "fine"}"#, &ctx()).await;
     assert!(ok.is_ok());
     assert_eq!(seen.load(Ordering::SeqCst), 1, "only the call past the before-hooks");
+    let rewritten = runner.exec("test__note", r#"{"text": "draft"}"#, &ctx()).await;
+    assert_eq!(rewritten.value(), Some(&json!({"text": "final"})));
+    let replaced = runner.exec("test__note", r#"{"text": "secret"}"#, &ctx()).await;
+    assert_eq!(replaced.value(), Some(&json!({"text": "[hidden]"})));
 }
 
 #[tokio::test]
@@ -369,18 +391,35 @@ async fn hooks_apply_in_the_agent_loop() {
         ScriptedTurn::openai_calls(&[
             ("a", "test__note", r#"{"text": "forbidden"}"#),
             ("b", "test__note", r#"{"text": "fine"}"#),
+            ("c", "test__note", r#"{"text": "draft"}"#),
+            ("d", "test__note", r#"{"text": "secret"}"#),
         ]),
         ScriptedTurn::openai_text("done"),
     ]);
-    let agent = Agent::new(Arc::new(model), hooked(&seen));
+    let model = Arc::new(model);
+    let agent = Agent::new(model.clone(), hooked(&seen));
     let output = agent.run(vec![Message::user("go")], &ctx(), &|_| {}).await;
     let codes: Vec<_> =
         output.done.records.iter().map(|r| r.error.as_ref().map(|e| e.code)).collect();
-    assert_eq!(codes, [Some(Code::HookBlocked), None]);
-    assert_eq!(seen.load(Ordering::SeqCst), 1);
+    assert_eq!(codes, [Some(Code::HookBlocked), None, None, None]);
+    assert_eq!(seen.load(Ordering::SeqCst), 3);
     let stats = &output.done.tool_stats;
-    assert_eq!((stats.calls, stats.ok, stats.failed), (2, 1, 1));
-    assert_eq!(stats.by_tool["test__note"].calls, 2);
+    assert_eq!((stats.calls, stats.ok, stats.failed), (4, 3, 1));
+    assert_eq!(stats.by_tool["test__note"].calls, 4);
+    // What the model was sent: what the hooks made of the calls.
+    let requests = model.requests();
+    let Some(Message::ToolResults(results)) = requests[1].messages.last() else {
+        panic!("the model got no results")
+    };
+    let sent: Vec<Option<&Value>> = results
+        .iter()
+        .map(|result| match &result.outcome {
+            ToolOutcome::Ok(output) => output.structured(),
+            ToolOutcome::Error { .. } => None,
+        })
+        .collect();
+    let expected = [json!({"text": "fine"}), json!({"text": "final"}), json!({"text": "[hidden]"})];
+    assert_eq!(sent, [None, Some(&expected[0]), Some(&expected[1]), Some(&expected[2])]);
 }
 
 #[tokio::test]
@@ -404,6 +443,10 @@ async fn hooks_apply_on_the_mcp_server() {
     let ok = client.call_tool(call("fine")).await.unwrap();
     assert_eq!(ok.structured_content, Some(json!({"text": "fine"})));
     assert_eq!(seen.load(Ordering::SeqCst), 1);
+    let rewritten = client.call_tool(call("draft")).await.unwrap();
+    assert_eq!(rewritten.structured_content, Some(json!({"text": "final"})));
+    let replaced = client.call_tool(call("secret")).await.unwrap();
+    assert_eq!(replaced.structured_content, Some(json!({"text": "[hidden]"})));
     client.cancel().await.unwrap();
 }
 
