@@ -1,6 +1,6 @@
 //! Issue 16, items 6, 7 and 8 in the runner: exactly one result whatever panics (hooks, event
 //! sinks) or whoever stops waiting; the time budget covers the hooks and the broker; a call's
-//! credential never leaves in its error or progress text.
+//! credential never leaves in its error, progress or log text.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -14,7 +14,8 @@ use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
 use tool_runtime::runtime::{
     Auth, BrokerError, CollectingSink, ConnectionBroker, Credential, EventOutcome, EventSink,
-    Progress, ProgressReporter, ToolErrorCode as Code, ToolEvent,
+    LogLevel, LogMessage, LogReporter, Progress, ProgressReporter, ToolErrorCode as Code,
+    ToolEvent,
 };
 use tool_runtime::spec::ToolSpec;
 
@@ -62,6 +63,7 @@ impl Tool for Leak {
     ) -> Result<Word, ToolError> {
         let header = caps.get::<Auth>()?.authorization_header();
         ctx.report_progress(1.0, None, format!("calling with {header}"));
+        ctx.log(LogLevel::Warning, format!("retrying with {header}"));
         Err(ToolError::new(format!("the server refused {header}")))
     }
 }
@@ -312,4 +314,24 @@ async fn a_calls_credential_is_scrubbed_from_its_error_and_progress() {
     let result = quiet.exec("test__leak", "{}", &ctx).await;
     assert!(!result.error().unwrap().message.contains(SECRET));
     assert_eq!(*forwarded.lock().unwrap(), ["calling with Bearer [redacted]"]);
+}
+
+#[tokio::test]
+async fn a_calls_credential_is_scrubbed_from_its_log_messages() {
+    let logged = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&logged);
+    let ctx = ctx().with_logger(LogReporter::new(move |m: LogMessage| {
+        seen.lock().unwrap().push(m.message);
+    }));
+    let with_events = ToolRunner::builder(catalog(quick()))
+        .policy(policy(""))
+        .event_sink(CollectingSink::new())
+        .build();
+    let quiet = ToolRunner::builder(catalog(quick())).policy(policy("")).build();
+    for runner in [with_events, quiet] {
+        logged.lock().unwrap().clear();
+        let result = runner.exec("test__leak", "{}", &ctx).await;
+        assert_eq!(result.error_code(), Some(Code::Execution));
+        assert_eq!(*logged.lock().unwrap(), ["retrying with Bearer [redacted]"]);
+    }
 }

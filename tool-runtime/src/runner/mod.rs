@@ -95,7 +95,7 @@ use crate::catalog::{ToolCatalog, ToolSource, VisibleTools, visible_tools};
 use crate::policy::{Approver, Authorizer, DenyAll, ToolPolicy};
 use crate::runtime::bound::ArgsJson;
 use crate::runtime::{
-    Arguments, BoundToolRuntime, CallStep, Clock, EventOutcome, EventSink, NullSink,
+    Arguments, BoundToolRuntime, CallStep, Clock, EventOutcome, EventSink, LogReporter, NullSink,
     ProgressReporter, ToolEvent, ToolExecResult, ToolInvocationContext,
 };
 use crate::schema::Shown;
@@ -235,13 +235,18 @@ struct Call {
     after: Option<Arc<dyn BoundToolRuntime>>,
     /// The progress reporter made for the call, disarmed when it ends (before its result).
     progress: Option<ProgressReporter>,
+    /// The logger made for the call (when the caller listens to logs), disarmed with it.
+    logger: Option<LogReporter>,
 }
 
 impl Call {
-    /// The call ended: a tool that kept its context reports nothing more.
+    /// The call ended: a tool that kept its context reports and logs nothing more.
     fn end(&self) {
         if let Some(progress) = &self.progress {
             progress.disarm();
+        }
+        if let Some(logger) = &self.logger {
+            logger.disarm();
         }
     }
 }
