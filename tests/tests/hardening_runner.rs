@@ -11,9 +11,11 @@ use tool_runtime::policy::{
     ApprovalDecision, ApprovalRequest, Approver, Authorizer, AuthzDenied, ToolPolicy,
 };
 use tool_runtime::prelude::*;
-use tool_runtime::runner::ToolRunner;
+use tool_runtime::runner::{
+    AfterCall, AfterCallDecision, AfterCallHook, HookError, ToolRunner,
+};
 use tool_runtime::runtime::{
-    Auth, BrokerError, CollectingSink, ConnectionBroker, Credential, EventOutcome, EventSink,
+    Auth, BrokerError, CallStep, CollectingSink, ConnectionBroker, Credential, EventOutcome, EventSink,
     LogLevel, LogMessage, LogReporter, Progress, ProgressReporter, ToolErrorCode as Code,
     ToolEvent,
 };
@@ -289,6 +291,40 @@ async fn the_time_budget_covers_the_authorizer_the_approver_and_the_broker() {
     let result = brokered.exec("test__leak", "{}", &ctx()).await;
     assert_eq!(result.error_code(), Some(Code::Timeout));
     assert!(result.error().unwrap().message.contains("the credential broker"));
+}
+
+/// An after-call hook that takes an hour.
+#[derive(Debug)]
+struct SlowAfter;
+
+#[async_trait]
+impl AfterCallHook for SlowAfter {
+    fn name(&self) -> &str {
+        "slow_after"
+    }
+
+    async fn after_call(&self, _: &AfterCall<'_>) -> Result<AfterCallDecision, HookError> {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        Ok(AfterCallDecision::Keep)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_time_budget_covers_the_after_call_hooks() {
+    let sink = CollectingSink::new();
+    let runner = ToolRunner::builder(catalog(quick()))
+        .policy(policy(""))
+        .after_call(SlowAfter)
+        .event_sink(sink.clone())
+        .build();
+    let started = tokio::time::Instant::now();
+    let result = runner.exec("test__echo", r#"{"word": "hi"}"#, &ctx()).await;
+    let error = result.error().unwrap();
+    assert_eq!((error.code, error.step), (Code::Timeout, Some(CallStep::Hook)));
+    assert!(error.message.contains("the after-call hooks"), "{error}");
+    // Within the call's budget (100 ms), not the hook's hour.
+    assert!(started.elapsed() <= Duration::from_millis(100), "{:?}", started.elapsed());
+    assert_eq!(pairs(&sink.events()), (1, 1));
 }
 
 #[tokio::test]

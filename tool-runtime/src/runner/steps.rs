@@ -66,6 +66,7 @@ impl ToolRunner {
             args = deadline.bound(before, "the before-call hooks").await??;
             if !hooks.after.is_empty() {
                 call.after = Some(Arc::clone(&found));
+                call.deadline = Some(deadline.shared());
             }
         }
         call.step = Some(CallStep::Approval);
