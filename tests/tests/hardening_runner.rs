@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use tool_runtime::catalog::ToolCatalog;
+use tool_runtime::content::ToolOutput;
 use tool_runtime::policy::{
     ApprovalDecision, ApprovalRequest, Approver, Authorizer, AuthzDenied, ToolPolicy,
 };
@@ -15,10 +16,11 @@ use tool_runtime::runner::{
     AfterCall, AfterCallDecision, AfterCallHook, HookError, ToolRunner,
 };
 use tool_runtime::runtime::{
-    Auth, BrokerError, CallStep, CollectingSink, ConnectionBroker, Credential, EventOutcome, EventSink,
+    Arguments, Auth, BoundToolRuntime, BrokerError, CallStep, DynamicTool, CollectingSink, ConnectionBroker, Credential, EventOutcome, EventSink,
     LogLevel, LogMessage, LogReporter, Progress, ProgressReporter, ToolErrorCode as Code,
-    ToolEvent,
+    ToolEvent, ValidatedArgs,
 };
+use tool_runtime::schema::{ArgumentsError, ValidationErrors};
 use tool_runtime::spec::ToolSpec;
 
 const SECRET: &str = "sk-live-HARDEN-91c2";
@@ -370,4 +372,54 @@ async fn a_calls_credential_is_scrubbed_from_its_log_messages() {
         assert_eq!(result.error_code(), Some(Code::Execution));
         assert_eq!(*logged.lock().unwrap(), ["retrying with Bearer [redacted]"]);
     }
+}
+
+/// A tool whose output check panics (as a validator of an untrusted schema might).
+#[derive(Debug)]
+struct PanickingCheck(DynamicTool);
+
+#[async_trait]
+impl BoundToolRuntime for PanickingCheck {
+    fn spec(&self) -> &ToolSpec {
+        self.0.spec()
+    }
+
+    fn arguments(&self, args: Arguments<'_>) -> Result<ValidatedArgs, ArgumentsError> {
+        self.0.arguments(args)
+    }
+
+    async fn exec(
+        &self,
+        args: ValidatedArgs,
+        ctx: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<ToolOutput, ToolError> {
+        self.0.exec(args, ctx, caps).await
+    }
+
+    fn validate_output(&self, _: &serde_json::Value) -> Result<(), ValidationErrors> {
+        panic!("output validator bug")
+    }
+}
+
+#[tokio::test]
+async fn an_output_check_that_panics_after_the_start_still_gives_one_result() {
+    let schema = serde_json::json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"], "additionalProperties": false});
+    let tool = DynamicTool::builder("test__count", "Count.", schema.clone())
+        .effect(ToolEffect::ReadOnly)
+        .output_schema(schema)
+        .redact(["n"])
+        .build(|args, _, _| async move { Ok(args) })
+        .unwrap();
+    let catalog = ToolCatalog::builder()
+        .register_bound(Arc::new(PanickingCheck(tool)), "a panicking output check".into())
+        .build()
+        .unwrap();
+    let sink = CollectingSink::new();
+    let runner = ToolRunner::builder(catalog).policy(policy("")).event_sink(sink.clone()).build();
+    let result = runner.exec("test__count", r#"{"n": 1}"#, &ctx()).await;
+    assert_eq!(result.error_code(), Some(Code::Execution));
+    let events = sink.events();
+    assert_eq!(pairs(&events), (1, 1), "{events:?}");
+    assert!(matches!(events.last(), Some(ToolEvent::ToolCallResult { .. })), "{events:?}");
 }
