@@ -12,8 +12,8 @@
 //! same provider must not panic on the body either.
 
 use tool_runtime::adapters::{
-    Adapter, Anthropic, CallArguments, DecodeOptions, Decoded, Gemini, IdOrigin, Limit, Ollama, OpenAiChat,
-    OpenAiResponses, Problem, Provider, StreamEvent, StreamLimits, StreamSession,
+    Adapter, Anthropic, CallArguments, DecodeOptions, Decoded, Gemini, IdOrigin, Limit, Ollama,
+    OpenAiChat, OpenAiResponses, Problem, Provider, StreamEvent, StreamLimits, StreamSession,
 };
 
 /// Rewrites a body into one that must decode the same, when it can.

@@ -12,13 +12,11 @@ use tool_runtime::policy::{
     ApprovalDecision, ApprovalRequest, Approver, Authorizer, AuthzDenied, ToolPolicy,
 };
 use tool_runtime::prelude::*;
-use tool_runtime::runner::{
-    AfterCall, AfterCallDecision, AfterCallHook, HookError, ToolRunner,
-};
+use tool_runtime::runner::{AfterCall, AfterCallDecision, AfterCallHook, HookError, ToolRunner};
 use tool_runtime::runtime::{
-    Arguments, Auth, BoundToolRuntime, BrokerError, CallStep, DynamicTool, CollectingSink, ConnectionBroker, Credential, EventOutcome, EventSink,
-    LogLevel, LogMessage, LogReporter, Progress, ProgressReporter, ToolErrorCode as Code,
-    ToolEvent, ValidatedArgs,
+    Arguments, Auth, BoundToolRuntime, BrokerError, CallStep, CollectingSink, ConnectionBroker,
+    Credential, DynamicTool, EventOutcome, EventSink, LogLevel, LogMessage, LogReporter, Progress,
+    ProgressReporter, ToolErrorCode as Code, ToolEvent, ValidatedArgs,
 };
 use tool_runtime::schema::{ArgumentsError, ValidationErrors};
 use tool_runtime::spec::ToolSpec;

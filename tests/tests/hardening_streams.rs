@@ -215,7 +215,8 @@ fn the_default_limits_are_generous() {
 #[test]
 fn a_call_id_over_its_limit_ends_the_turn_and_never_reaches_an_event() {
     let long = "x".repeat(129);
-    let finish = "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n";
+    let finish =
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n";
     let call = |index: usize, id: &str| {
         chat_chunk(&format!(
             r#"{{"index":{index},"id":"{id}","type":"function","function":{{"name":"docs__search","arguments":"{{}}"}}}}"#

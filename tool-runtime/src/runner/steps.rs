@@ -21,8 +21,8 @@ use crate::policy::{ApprovalDecision, ApprovalRequest, Budgets, Decision};
 use crate::runtime::context::Lineage;
 use crate::runtime::{
     Arguments, Auth, BoundToolRuntime, CallStep, EventOutcome, ExecError, LogMessage, LogReporter,
-    ProgressReporter, ToolCapabilities, ToolError, ToolErrorCode as Code, ToolEvent, ToolExecResult,
-    ToolInvocationContext, ValidatedArgs,
+    ProgressReporter, ToolCapabilities, ToolError, ToolErrorCode as Code, ToolEvent,
+    ToolExecResult, ToolInvocationContext, ValidatedArgs,
 };
 use crate::schema::{ArgumentsError, Shown};
 use crate::spec::SpecSchema;
