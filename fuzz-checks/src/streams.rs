@@ -12,8 +12,8 @@
 //! same provider must not panic on the body either.
 
 use tool_runtime::adapters::{
-    Adapter, Anthropic, CallArguments, DecodeOptions, Decoded, Gemini, Limit, Ollama, OpenAiChat,
-    OpenAiResponses, Problem, Provider, StreamEvent, StreamLimits, StreamSession,
+    Adapter, Anthropic, CallArguments, DecodeOptions, Decoded, Gemini, IdOrigin, Limit, Ollama,
+    OpenAiChat, OpenAiResponses, Problem, Provider, StreamEvent, StreamLimits, StreamSession,
 };
 
 /// Rewrites a body into one that must decode the same, when it can.
@@ -122,6 +122,15 @@ fn check_bounds(input: &Input<'_>, events: &[StreamEvent], decoded: &Decoded) {
             assert!(raw.len() <= limits.get(Limit::ArgumentBytes), "argument text over its limit");
         }
         assert!(!call.id.is_empty(), "a call without an id");
+        let sent = match &call.id_origin {
+            IdOrigin::Provider => Some(call.id.as_str()),
+            IdOrigin::Reminted(sent) => Some(sent.as_str()),
+            IdOrigin::Minted => None,
+        };
+        assert!(
+            sent.is_none_or(|id| id.len() <= limits.get(Limit::CallIdBytes)),
+            "call id over its limit"
+        );
     }
     let mut ids: Vec<&str> = decoded.calls.iter().map(|call| call.id.as_str()).collect();
     ids.sort_unstable();

@@ -244,3 +244,24 @@ async fn without_events_the_callers_reporter_hears_nothing_after_the_call() {
     ctx.report_progress(3.0, None, "caller");
     assert_eq!(heard.lock().unwrap().last().map(String::as_str), Some("progress caller"));
 }
+
+#[tokio::test]
+async fn a_kept_context_logs_nothing_after_the_call_when_the_caller_only_listens_to_logs() {
+    // As the MCP server does when the client sent no progress token: a logger, no reporter.
+    for sink in [None, Some(CollectingSink::new())] {
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&heard);
+        let id = format!("call_kept_log_only_{}", sink.is_some());
+        let ctx = ctx().with_tool_call_id(id.as_str()).with_logger(LogReporter::new(
+            move |m: LogMessage| log.lock().unwrap().push(m.message),
+        ));
+        let runner = keeper_runner(sink.as_ref());
+        let result = runner.exec("text__keeper", r#"{"word": "w"}"#, &ctx).await;
+        assert!(result.outcome.is_ok());
+        take_kept(&id).log(LogLevel::Info, "after");
+        assert_eq!(*heard.lock().unwrap(), ["during"], "events: {}", sink.is_some());
+        // The caller's own context still logs: only the call's logger was disarmed.
+        ctx.log(LogLevel::Info, "caller");
+        assert_eq!(heard.lock().unwrap().last().map(String::as_str), Some("caller"));
+    }
+}

@@ -159,3 +159,20 @@ async fn credentials_in_the_url_never_reach_debug_or_errors() {
     assert!(!shown.contains(URL_PASSWORD) && shown.contains("[redacted]@exa mple.com"), "{shown}");
     assert!(!format!("{invalid:?}").contains(URL_PASSWORD));
 }
+
+#[tokio::test]
+async fn a_header_value_straddling_the_cut_of_an_error_message_is_scrubbed() {
+    // The message is cut after 500 characters; the secret starts ten before the cut.
+    let body = format!("{}{SECRET_HEADER} and more", "a".repeat(490));
+    let reply = format!(
+        "HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let authority = serve_once(reply.into_bytes()).await;
+    let model = builder(&authority).header("x-secret-token", SECRET_HEADER).build().unwrap();
+    let error = ask(&model).await;
+    assert_eq!(error.kind(), ModelErrorKind::Status(400));
+    let shown = error.to_string();
+    assert!(!shown.contains(&SECRET_HEADER[..8]), "{shown}");
+    assert!(shown.contains("[redacted]"), "{shown}");
+}

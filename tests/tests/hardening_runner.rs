@@ -1,21 +1,24 @@
 //! Issue 16, items 6, 7 and 8 in the runner: exactly one result whatever panics (hooks, event
 //! sinks) or whoever stops waiting; the time budget covers the hooks and the broker; a call's
-//! credential never leaves in its error or progress text.
+//! credential never leaves in its error, progress or log text.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use tool_runtime::catalog::ToolCatalog;
+use tool_runtime::content::ToolOutput;
 use tool_runtime::policy::{
     ApprovalDecision, ApprovalRequest, Approver, Authorizer, AuthzDenied, ToolPolicy,
 };
 use tool_runtime::prelude::*;
-use tool_runtime::runner::ToolRunner;
+use tool_runtime::runner::{AfterCall, AfterCallDecision, AfterCallHook, HookError, ToolRunner};
 use tool_runtime::runtime::{
-    Auth, BrokerError, CollectingSink, ConnectionBroker, Credential, EventOutcome, EventSink,
-    Progress, ProgressReporter, ToolErrorCode as Code, ToolEvent,
+    Arguments, Auth, BoundToolRuntime, BrokerError, CallStep, CollectingSink, ConnectionBroker,
+    Credential, DynamicTool, EventOutcome, EventSink, LogLevel, LogMessage, LogReporter, Progress,
+    ProgressReporter, ToolErrorCode as Code, ToolEvent, ValidatedArgs,
 };
+use tool_runtime::schema::{ArgumentsError, ValidationErrors};
 use tool_runtime::spec::ToolSpec;
 
 const SECRET: &str = "sk-live-HARDEN-91c2";
@@ -62,6 +65,7 @@ impl Tool for Leak {
     ) -> Result<Word, ToolError> {
         let header = caps.get::<Auth>()?.authorization_header();
         ctx.report_progress(1.0, None, format!("calling with {header}"));
+        ctx.log(LogLevel::Warning, format!("retrying with {header}"));
         Err(ToolError::new(format!("the server refused {header}")))
     }
 }
@@ -289,6 +293,40 @@ async fn the_time_budget_covers_the_authorizer_the_approver_and_the_broker() {
     assert!(result.error().unwrap().message.contains("the credential broker"));
 }
 
+/// An after-call hook that takes an hour.
+#[derive(Debug)]
+struct SlowAfter;
+
+#[async_trait]
+impl AfterCallHook for SlowAfter {
+    fn name(&self) -> &str {
+        "slow_after"
+    }
+
+    async fn after_call(&self, _: &AfterCall<'_>) -> Result<AfterCallDecision, HookError> {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        Ok(AfterCallDecision::Keep)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_time_budget_covers_the_after_call_hooks() {
+    let sink = CollectingSink::new();
+    let runner = ToolRunner::builder(catalog(quick()))
+        .policy(policy(""))
+        .after_call(SlowAfter)
+        .event_sink(sink.clone())
+        .build();
+    let started = tokio::time::Instant::now();
+    let result = runner.exec("test__echo", r#"{"word": "hi"}"#, &ctx()).await;
+    let error = result.error().unwrap();
+    assert_eq!((error.code, error.step), (Code::Timeout, Some(CallStep::Hook)));
+    assert!(error.message.contains("the after-call hooks"), "{error}");
+    // Within the call's budget (100 ms), not the hook's hour.
+    assert!(started.elapsed() <= Duration::from_millis(100), "{:?}", started.elapsed());
+    assert_eq!(pairs(&sink.events()), (1, 1));
+}
+
 #[tokio::test]
 async fn a_calls_credential_is_scrubbed_from_its_error_and_progress() {
     let sink = CollectingSink::new();
@@ -312,4 +350,74 @@ async fn a_calls_credential_is_scrubbed_from_its_error_and_progress() {
     let result = quiet.exec("test__leak", "{}", &ctx).await;
     assert!(!result.error().unwrap().message.contains(SECRET));
     assert_eq!(*forwarded.lock().unwrap(), ["calling with Bearer [redacted]"]);
+}
+
+#[tokio::test]
+async fn a_calls_credential_is_scrubbed_from_its_log_messages() {
+    let logged = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&logged);
+    let ctx = ctx().with_logger(LogReporter::new(move |m: LogMessage| {
+        seen.lock().unwrap().push(m.message);
+    }));
+    let with_events = ToolRunner::builder(catalog(quick()))
+        .policy(policy(""))
+        .event_sink(CollectingSink::new())
+        .build();
+    let quiet = ToolRunner::builder(catalog(quick())).policy(policy("")).build();
+    for runner in [with_events, quiet] {
+        logged.lock().unwrap().clear();
+        let result = runner.exec("test__leak", "{}", &ctx).await;
+        assert_eq!(result.error_code(), Some(Code::Execution));
+        assert_eq!(*logged.lock().unwrap(), ["retrying with Bearer [redacted]"]);
+    }
+}
+
+/// A tool whose output check panics (as a validator of an untrusted schema might).
+#[derive(Debug)]
+struct PanickingCheck(DynamicTool);
+
+#[async_trait]
+impl BoundToolRuntime for PanickingCheck {
+    fn spec(&self) -> &ToolSpec {
+        self.0.spec()
+    }
+
+    fn arguments(&self, args: Arguments<'_>) -> Result<ValidatedArgs, ArgumentsError> {
+        self.0.arguments(args)
+    }
+
+    async fn exec(
+        &self,
+        args: ValidatedArgs,
+        ctx: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<ToolOutput, ToolError> {
+        self.0.exec(args, ctx, caps).await
+    }
+
+    fn validate_output(&self, _: &serde_json::Value) -> Result<(), ValidationErrors> {
+        panic!("output validator bug")
+    }
+}
+
+#[tokio::test]
+async fn an_output_check_that_panics_after_the_start_still_gives_one_result() {
+    let schema = serde_json::json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"], "additionalProperties": false});
+    let tool = DynamicTool::builder("test__count", "Count.", schema.clone())
+        .effect(ToolEffect::ReadOnly)
+        .output_schema(schema)
+        .redact(["n"])
+        .build(|args, _, _| async move { Ok(args) })
+        .unwrap();
+    let catalog = ToolCatalog::builder()
+        .register_bound(Arc::new(PanickingCheck(tool)), "a panicking output check".into())
+        .build()
+        .unwrap();
+    let sink = CollectingSink::new();
+    let runner = ToolRunner::builder(catalog).policy(policy("")).event_sink(sink.clone()).build();
+    let result = runner.exec("test__count", r#"{"n": 1}"#, &ctx()).await;
+    assert_eq!(result.error_code(), Some(Code::Execution));
+    let events = sink.events();
+    assert_eq!(pairs(&events), (1, 1), "{events:?}");
+    assert!(matches!(events.last(), Some(ToolEvent::ToolCallResult { .. })), "{events:?}");
 }

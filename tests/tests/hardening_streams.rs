@@ -198,6 +198,7 @@ fn the_default_limits_are_generous() {
     assert_eq!(limits.get(Limit::ArgumentBytes), 4 << 20);
     assert_eq!(limits.get(Limit::Calls), 512);
     assert_eq!(limits.get(Limit::NameBytes), 1024);
+    assert_eq!(limits.get(Limit::CallIdBytes), 128);
     // A 512 KiB argument string in one line is fine by default.
     let mut session = OpenAiChat::new().stream();
     let big = "a".repeat(512 * 1024);
@@ -209,4 +210,41 @@ fn the_default_limits_are_generous() {
     let decoded = session.finish();
     assert!(decoded.problems.is_empty(), "{:?}", decoded.problems);
     assert_eq!(decoded.executable().count(), 1);
+}
+
+#[test]
+fn a_call_id_over_its_limit_ends_the_turn_and_never_reaches_an_event() {
+    let long = "x".repeat(129);
+    let finish =
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n";
+    let call = |index: usize, id: &str| {
+        chat_chunk(&format!(
+            r#"{{"index":{index},"id":"{id}","type":"function","function":{{"name":"docs__search","arguments":"{{}}"}}}}"#
+        ))
+    };
+    // 128 bytes is within the default.
+    let mut session = OpenAiChat::new().stream();
+    session.feed(call(0, &long[..128]).as_bytes());
+    session.feed(finish.as_bytes());
+    assert_eq!(session.finish().executable().count(), 1);
+
+    let mut session = OpenAiChat::new().stream();
+    let mut events = session.feed(call(0, "call_ok").as_bytes());
+    events.extend(session.feed(call(1, &long).as_bytes()));
+    events.extend(session.feed(finish.as_bytes()));
+    let decoded = session.finish();
+    over(&decoded, Limit::CallIdBytes, 128);
+    let shown = format!("{events:?} {decoded:?}");
+    assert!(!shown.contains(&long), "{shown}");
+
+    // Anthropic, with a lower cap.
+    let stream = format!(
+        "{}{}{}",
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{}}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,",
+        "\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_0123456789abcdef\",\"name\":\"docs__search\",\"input\":{}}}\n\n",
+    );
+    let anthropic = Anthropic::new()
+        .decode_options(DecodeOptions::new().limits(StreamLimits::new().call_id_bytes(16)));
+    over(&feed(&mut *anthropic.stream(), &[stream.as_bytes()]), Limit::CallIdBytes, 16);
 }

@@ -299,9 +299,15 @@ impl Core {
         self.by_provider_id.get(id).copied()
     }
 
-    /// Gives `slot` the provider's id, re-minting it when an earlier call already has it.
+    /// Gives `slot` the provider's id, re-minting it when an earlier call already has it; an
+    /// id over `call_id_bytes` ends the turn.
     pub(crate) fn set_id(&mut self, slot: usize, id: &str, out: &mut Vec<StreamEvent>) {
         if id.is_empty() || !self.live(slot, out) || self.slots[slot].provider_id.is_some() {
+            return;
+        }
+        // Checked before the id is kept anywhere: it would reach events and records as it is.
+        if id.len() > self.options.limits.get(Limit::CallIdBytes) {
+            self.exceeded(Limit::CallIdBytes, out);
             return;
         }
         self.slots[slot].provider_id = Some(id.to_owned());

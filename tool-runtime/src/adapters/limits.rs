@@ -14,6 +14,8 @@ pub enum Limit {
     ArgumentBytes,
     /// Bytes of one call's name ([`StreamLimits::name_bytes`]).
     NameBytes,
+    /// Bytes of one call's id as the provider sent it ([`StreamLimits::call_id_bytes`]).
+    CallIdBytes,
     /// Calls in one response ([`StreamLimits::calls`]).
     Calls,
     /// Problems in one response ([`StreamLimits::problems`]).
@@ -29,6 +31,7 @@ impl Limit {
             Self::LineBytes => "bytes in one line or event",
             Self::ArgumentBytes => "bytes of arguments in one call",
             Self::NameBytes => "bytes in one call's name",
+            Self::CallIdBytes => "bytes in one call's id",
             Self::Calls => "calls in one response",
             Self::Problems => "problems in one response",
         }
@@ -55,19 +58,21 @@ pub struct StreamLimits {
     line_bytes: usize,
     argument_bytes: usize,
     name_bytes: usize,
+    call_id_bytes: usize,
     calls: usize,
     problems: usize,
 }
 
 impl Default for StreamLimits {
-    /// 16 MiB body, 1 MiB line, 4 MiB arguments per call, 1 KiB name, 512 calls, 1 024
-    /// problems.
+    /// 16 MiB body, 1 MiB line, 4 MiB arguments per call, 1 KiB name, 128-byte call id, 512
+    /// calls, 1 024 problems.
     fn default() -> Self {
         Self {
             body_bytes: 16 << 20,
             line_bytes: 1 << 20,
             argument_bytes: 4 << 20,
             name_bytes: 1 << 10,
+            call_id_bytes: super::conversation::MAX_CALL_ID_LEN,
             calls: 512,
             problems: 1024,
         }
@@ -105,6 +110,21 @@ impl StreamLimits {
         Self { name_bytes: bytes, ..self }
     }
 
+    /// Bytes of one call's id as the provider sent it. The id reaches events, records and
+    /// telemetry; a longer one ends the turn and none of its calls runs. 128 by default, the
+    /// cap a conversation handed in has on its ids.
+    ///
+    /// ```
+    /// use tool_runtime::adapters::{Limit, StreamLimits};
+    ///
+    /// assert_eq!(StreamLimits::default().get(Limit::CallIdBytes), 128);
+    /// assert_eq!(StreamLimits::new().call_id_bytes(64).get(Limit::CallIdBytes), 64);
+    /// ```
+    #[must_use]
+    pub const fn call_id_bytes(self, bytes: usize) -> Self {
+        Self { call_id_bytes: bytes, ..self }
+    }
+
     /// Calls in one response.
     #[must_use]
     pub const fn calls(self, calls: usize) -> Self {
@@ -125,6 +145,7 @@ impl StreamLimits {
             Limit::LineBytes => self.line_bytes,
             Limit::ArgumentBytes => self.argument_bytes,
             Limit::NameBytes => self.name_bytes,
+            Limit::CallIdBytes => self.call_id_bytes,
             Limit::Calls => self.calls,
             Limit::Problems => self.problems,
         }

@@ -78,8 +78,8 @@ pub(super) fn guarded<R>(step: impl FnOnce() -> R) -> Option<R> {
     std::panic::catch_unwind(AssertUnwindSafe(step)).ok()
 }
 
-/// The time budget of one call: the authorizer, the approver, the credential broker and the
-/// tool's run all fit in it. The clock starts when the call first waits (what comes before is
+/// The time budget of one call: the authorizer, the approver, the credential broker, the hooks
+/// and the tool's run all fit in it. The clock starts when the call first waits (what comes before is
 /// bounded work on the call's own thread: lookup, policy, validation), so a call that never
 /// waits never reads it. A budget past the clock's range has no deadline.
 #[derive(Debug)]
@@ -92,6 +92,12 @@ impl Deadline {
     /// `budget_ms` from the call's first wait.
     pub(super) fn after(budget_ms: u64) -> Self {
         Self { at: OnceLock::new(), budget_ms }
+    }
+
+    /// A deadline at the same instant (fixed now if it was not yet), for a step that waits
+    /// after this one is gone.
+    pub(super) fn shared(&self) -> Self {
+        Self { at: OnceLock::from(self.at()), budget_ms: self.budget_ms }
     }
 
     /// When the budget runs out, fixed the first time it is asked.

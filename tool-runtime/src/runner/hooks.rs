@@ -20,7 +20,9 @@
 //! Hooks run in the order they were registered; the first before-call hook that blocks ends
 //! the call, and each one sees the arguments the previous one left. A hook that returns a
 //! [`HookError`] or panics ends the call with `hook_failed`, naming the hook: the call still
-//! has its one result and its one result event.
+//! has its one result and its one result event. Hooks wait within the call's time budget
+//! (`max_runtime_ms`, which the tool's run shares): a hook still waiting when it runs out ends
+//! the call `timeout`, naming the before-call or after-call hooks.
 //!
 //! With no hooks registered, the runner does nothing more per call than check that there are
 //! none.

@@ -11,7 +11,7 @@
 //!   hook_blocked / hook_failed  approval_denied authz_denied   execution / timeout / cancelled
 //!  ──► 9 validate output ──► 10 redact + size ──► after-call hooks ──► 11 result event ──► 12
 //!          │                      │                     │
-//!   output_validation     result_too_large         hook_failed
+//!   output_validation     result_too_large    hook_failed / timeout
 //! ```
 //!
 //! The hooks are the application's ([`hooks`]); a nested call a tool makes through
@@ -95,7 +95,7 @@ use crate::catalog::{ToolCatalog, ToolSource, VisibleTools, visible_tools};
 use crate::policy::{Approver, Authorizer, DenyAll, ToolPolicy};
 use crate::runtime::bound::ArgsJson;
 use crate::runtime::{
-    Arguments, BoundToolRuntime, CallStep, Clock, EventOutcome, EventSink, NullSink,
+    Arguments, BoundToolRuntime, CallStep, Clock, EventOutcome, EventSink, LogReporter, NullSink,
     ProgressReporter, ToolEvent, ToolExecResult, ToolInvocationContext,
 };
 use crate::schema::Shown;
@@ -233,15 +233,22 @@ struct Call {
     args_received: Option<Box<serde_json::Value>>,
     /// Set once the call got past the before-call hooks, when there are after-call hooks.
     after: Option<Arc<dyn BoundToolRuntime>>,
+    /// The call's time budget, set with `after`: the after-call hooks wait within it too.
+    deadline: Option<drive::Deadline>,
     /// The progress reporter made for the call, disarmed when it ends (before its result).
     progress: Option<ProgressReporter>,
+    /// The logger made for the call (when the caller listens to logs), disarmed with it.
+    logger: Option<LogReporter>,
 }
 
 impl Call {
-    /// The call ended: a tool that kept its context reports nothing more.
+    /// The call ended: a tool that kept its context reports and logs nothing more.
     fn end(&self) {
         if let Some(progress) = &self.progress {
             progress.disarm();
+        }
+        if let Some(logger) = &self.logger {
+            logger.disarm();
         }
     }
 }
@@ -425,8 +432,17 @@ impl ToolRunner {
             Some(_) if pending && ctx.lineage().is_none() => outcome,
             // Out of line: only a runner with after-call hooks comes here.
             Some(tool) => {
-                let hooks = pin!(self.after_hooks(&flight.call, &*tool, outcome, ctx, started_ms));
-                drive::until_cancelled(hooks, ctx.cancellation()).await
+                let hooks = self.after_hooks(&flight.call, &*tool, outcome, ctx, started_ms);
+                let bounded = async {
+                    let Some(deadline) = &flight.call.deadline else { return hooks.await };
+                    deadline.bound(hooks, "the after-call hooks").await.unwrap_or_else(
+                        |mut timeout| {
+                            timeout.step = Some(CallStep::Hook);
+                            Err(timeout)
+                        },
+                    )
+                };
+                drive::until_cancelled(pin!(bounded), ctx.cancellation()).await
             }
             None => outcome,
         };

@@ -20,9 +20,9 @@ use crate::content::limits::enforce::enforce;
 use crate::policy::{ApprovalDecision, ApprovalRequest, Budgets, Decision};
 use crate::runtime::context::Lineage;
 use crate::runtime::{
-    Arguments, Auth, BoundToolRuntime, CallStep, EventOutcome, ExecError, ProgressReporter,
-    ToolCapabilities, ToolError, ToolErrorCode as Code, ToolEvent, ToolExecResult,
-    ToolInvocationContext, ValidatedArgs,
+    Arguments, Auth, BoundToolRuntime, CallStep, EventOutcome, ExecError, LogMessage, LogReporter,
+    ProgressReporter, ToolCapabilities, ToolError, ToolErrorCode as Code, ToolEvent,
+    ToolExecResult, ToolInvocationContext, ValidatedArgs,
 };
 use crate::schema::{ArgumentsError, Shown};
 use crate::spec::SpecSchema;
@@ -66,6 +66,7 @@ impl ToolRunner {
             args = deadline.bound(before, "the before-call hooks").await??;
             if !hooks.after.is_empty() {
                 call.after = Some(Arc::clone(&found));
+                call.deadline = Some(deadline.shared());
             }
         }
         call.step = Some(CallStep::Approval);
@@ -336,8 +337,9 @@ impl ToolRunner {
 
     /// Step 7: the `tool_call_start` event, and the context the tool runs in. Progress becomes an
     /// event, and also reaches the reporter the caller put on `ctx`, if any (an MCP server forwards
-    /// it to its client as notifications). Without events, the caller's context serves as it is
-    /// when it already names the call.
+    /// it to its client as notifications); log messages reach the caller's logger through one
+    /// made for the call (see `call_logger`). Without events or listeners, the caller's context
+    /// serves as it is when it already names the call.
     /// (`owned` holds a context made for the call, in the caller's future: a context is large
     /// and is not moved again.)
     #[inline(always)]
@@ -348,17 +350,17 @@ impl ToolRunner {
         ctx: &'c ToolInvocationContext,
         owned: &'c mut Option<ToolInvocationContext>,
     ) -> &'c ToolInvocationContext {
-        if call.events {
+        let logger = ctx.logger().map(|caller| call_logger(call, caller));
+        let call_ctx = if call.events {
             let progress = self.progress_events(call, name, ctx.progress_reporter());
             call.progress = Some(progress.clone());
-            let call_ctx = ctx.clone().with_tool_call_id(call.id.clone()).with_progress(progress);
             self.sink.emit(ToolEvent::ToolCallStart {
                 tool_call_id: call.id.clone(),
                 tool_name: name.to_owned(),
                 run_id: ctx.run_id().to_owned(),
                 at_ms: self.clock.epoch_ms(),
             });
-            owned.insert(call_ctx)
+            ctx.clone().with_tool_call_id(call.id.clone()).with_progress(progress)
         } else if let Some(caller) = ctx.progress_reporter() {
             // The caller's reporter may outlive the call: the call gets its own, which scrubs
             // its credential and is disarmed when it ends.
@@ -372,12 +374,16 @@ impl ToolRunner {
                 caller.report(progress.progress, progress.total, message);
             });
             call.progress = Some(forwarding.clone());
-            owned.insert(ctx.clone().with_tool_call_id(call.id.clone()).with_progress(forwarding))
-        } else if ctx.tool_call_id() == Some(call.id.as_str()) {
-            ctx
+            ctx.clone().with_tool_call_id(call.id.clone()).with_progress(forwarding)
+        } else if logger.is_none() && ctx.tool_call_id() == Some(call.id.as_str()) {
+            return ctx;
         } else {
-            owned.insert(ctx.clone().with_tool_call_id(call.id.clone()))
-        }
+            ctx.clone().with_tool_call_id(call.id.clone())
+        };
+        owned.insert(match logger {
+            Some(logger) => call_ctx.with_logger(logger),
+            None => call_ctx,
+        })
     }
 
     /// The progress hook of a call whose sink takes events: each report becomes a
@@ -449,6 +455,23 @@ impl ToolRunner {
         ToolExecResult::new(call.id, name.to_owned(), outcome, call.args, (started_ms, ended_ms))
             .with_args_received(call.args_received)
     }
+}
+
+/// The logger of one call, in front of the caller's (which may outlive the call, as an MCP
+/// server's does when its client asked for no progress): it scrubs the call's credential and is
+/// disarmed when the call ends, so nothing of the call is logged after its result.
+fn call_logger(call: &mut Call, caller: &LogReporter) -> LogReporter {
+    let (caller, secret) = (caller.clone(), call.secret.clone());
+    let logger = LogReporter::new(move |mut message: LogMessage| {
+        if let Some(secret) = &secret
+            && let Some(text) = scrubbed(&message.message, secret)
+        {
+            message.message = text;
+        }
+        caller.send(message);
+    });
+    call.logger = Some(logger.clone());
+    logger
 }
 
 /// The capabilities a tool declares that the runner binds to each call itself.

@@ -109,26 +109,33 @@ impl ProgressReporter {
 
     /// Reports progress; an empty message is no message. Nothing once disarmed.
     pub(crate) fn report(&self, progress: f64, total: Option<f64>, message: String) {
-        let live = self.0.live.read().unwrap_or_else(PoisonError::into_inner);
-        if *live {
+        self.0.while_live(|| {
             let message = (!message.is_empty()).then_some(message);
             (self.0.report)(Progress { progress, total, message });
-        }
+        });
     }
 
     /// The call ended: every later report (and log message through a context holding this
     /// reporter) is dropped. Waits for a report in flight.
     #[cfg(feature = "runner")]
     pub(crate) fn disarm(&self) {
-        *self.0.live.write().unwrap_or_else(PoisonError::into_inner) = false;
+        self.0.disarm();
     }
+}
 
-    /// Holds the reporter live while `f` runs, if it still is.
+impl<F: ?Sized> Reporter<F> {
+    /// Runs `f` while the reporter is held live, if it still is.
     fn while_live(&self, f: impl FnOnce()) {
-        let live = self.0.live.read().unwrap_or_else(PoisonError::into_inner);
+        let live = self.live.read().unwrap_or_else(PoisonError::into_inner);
         if *live {
             f();
         }
+    }
+
+    /// Nothing goes out any more; waits for what is in flight.
+    #[cfg(feature = "runner")]
+    fn disarm(&self) {
+        *self.live.write().unwrap_or_else(PoisonError::into_inner) = false;
     }
 }
 
@@ -167,13 +174,30 @@ pub struct LogMessage {
 
 /// Where a tool's log messages go (an MCP server sends them to its client as
 /// `notifications/message`).
+///
+/// The runner gives each call a logger of its own in front of this one, which replaces the
+/// call's credential with `[redacted]` and is disarmed when the call ends, before its result
+/// event, as its progress reporter is.
 #[derive(Clone)]
-pub struct LogReporter(Arc<dyn Fn(LogMessage) + Send + Sync>);
+pub struct LogReporter(Arc<Reporter<dyn Fn(LogMessage) + Send + Sync>>);
 
 impl LogReporter {
     /// Calls `log` for each message.
     pub fn new(log: impl Fn(LogMessage) + Send + Sync + 'static) -> Self {
-        Self(Arc::new(log))
+        let reporter: Arc<Reporter<dyn Fn(LogMessage) + Send + Sync>> =
+            Arc::new(Reporter { live: RwLock::new(true), report: log });
+        Self(reporter)
+    }
+
+    /// Sends `message` on. Nothing once disarmed.
+    pub(crate) fn send(&self, message: LogMessage) {
+        self.0.while_live(|| (self.0.report)(message));
+    }
+
+    /// The call ended: every later message is dropped. Waits for a message in flight.
+    #[cfg(feature = "runner")]
+    pub(crate) fn disarm(&self) {
+        self.0.disarm();
     }
 }
 
@@ -300,6 +324,12 @@ impl ToolInvocationContext {
         self
     }
 
+    /// Where the tool's log messages go, if anywhere.
+    #[cfg(feature = "runner")]
+    pub(crate) fn logger(&self) -> Option<&LogReporter> {
+        self.logger.as_ref()
+    }
+
     /// Logs a message from inside a tool; a no-op when nobody listens. Served over MCP, it
     /// reaches the client as a `notifications/message` when the client's level lets it through.
     ///
@@ -317,10 +347,10 @@ impl ToolInvocationContext {
     /// ```
     pub fn log(&self, level: LogLevel, message: impl Into<String>) {
         if let Some(logger) = &self.logger {
-            let send = || (logger.0)(LogMessage { level, message: message.into() });
+            let send = || logger.send(LogMessage { level, message: message.into() });
             // A call's messages end with the call, as its progress does.
             match &self.progress {
-                Some(progress) => progress.while_live(send),
+                Some(progress) => progress.0.while_live(send),
                 None => send(),
             }
         }

@@ -270,22 +270,29 @@ impl Transport {
                 _ => break,
             }
         }
-        provider_message(&bytes)
+        provider_message(&bytes, &self.secrets)
     }
 
     /// The error with every occurrence of a configured secret (key, header value, URL
     /// credential) replaced.
     pub(super) fn scrub(&self, error: ModelError) -> ModelError {
-        let message = error.message();
-        if !self.secrets.iter().any(|secret| message.contains(secret.as_str())) {
-            return error;
+        match scrubbed(error.message(), &self.secrets) {
+            Some(message) => ModelError::new(error.kind(), message),
+            None => error,
         }
-        let mut message = message.to_owned();
-        for secret in self.secrets.iter() {
-            message = message.replace(secret.as_str(), "[redacted]");
-        }
-        ModelError::new(error.kind(), message)
     }
+}
+
+/// `text` with every occurrence of each of `secrets` replaced; `None` when it holds none.
+fn scrubbed(text: &str, secrets: &[String]) -> Option<String> {
+    if !secrets.iter().any(|secret| text.contains(secret.as_str())) {
+        return None;
+    }
+    let mut text = text.to_owned();
+    for secret in secrets {
+        text = text.replace(secret.as_str(), "[redacted]");
+    }
+    Some(text)
 }
 
 /// `url` without its user name and password.
@@ -300,16 +307,17 @@ fn shown_url(url: &Url) -> String {
     shown.as_str().replacen("://", "://[redacted]@", 1)
 }
 
-/// What the provider said in an error body, truncated: its error as the adapters read it,
-/// else the body as text.
-pub(super) fn provider_message(bytes: &[u8]) -> String {
+/// What the provider said in an error body, with `secrets` replaced and then truncated (the
+/// other way round, the start of a secret the cut went through would stay): its error as the
+/// adapters read it, else the body as text.
+pub(super) fn provider_message(bytes: &[u8], secrets: &[String]) -> String {
     let message = match ProviderError::from_error_body(bytes) {
         Some(ProviderError { kind: Some(kind), message }) => format!("{kind}: {message}"),
         Some(ProviderError { kind: None, message }) => message,
         None => String::from_utf8_lossy(bytes).trim().to_owned(),
     };
     let message = if message.is_empty() { "no error message given".to_owned() } else { message };
-    truncate(message)
+    truncate(scrubbed(&message, secrets).unwrap_or(message))
 }
 
 fn truncate(mut text: String) -> String {
@@ -341,9 +349,9 @@ mod tests {
 
     #[test]
     fn provider_messages() {
-        assert_eq!(provider_message(b"  Bad Gateway \n"), "Bad Gateway");
-        assert_eq!(provider_message(b""), "no error message given");
+        assert_eq!(provider_message(b"  Bad Gateway \n", &[]), "Bad Gateway");
+        assert_eq!(provider_message(b"", &[]), "no error message given");
         let long = "\u{e9}".repeat(MESSAGE_LIMIT + 10);
-        assert_eq!(provider_message(long.as_bytes()).chars().count(), MESSAGE_LIMIT + 3);
+        assert_eq!(provider_message(long.as_bytes(), &[]).chars().count(), MESSAGE_LIMIT + 3);
     }
 }
