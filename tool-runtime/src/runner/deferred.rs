@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::drive::{catch_decode_panic, mint_call_id, step_panicked};
+use super::drive::{Deadline, catch_decode_panic, mint_call_id, step_panicked};
 use super::hooks::Hooks;
 use super::steps::{check_output, redact_and_bound};
 use super::{Call, ToolRunner};
@@ -15,7 +15,8 @@ use crate::catalog::ToolSource;
 use crate::content::ToolOutput;
 use crate::policy::{Approver, Decision};
 use crate::runtime::{
-    Arguments, ExecError, ToolErrorCode as Code, ToolEvent, ToolExecResult, ToolInvocationContext,
+    Arguments, CallStep, ExecError, ToolErrorCode as Code, ToolEvent, ToolExecResult,
+    ToolInvocationContext,
 };
 use crate::schema::Shown;
 
@@ -69,8 +70,16 @@ impl ToolRunner {
         let Some(tool) = self.catalog.get(name).filter(|_| !hooks.after.is_empty()) else {
             return outcome;
         };
-        let hooks = std::pin::pin!(self.after_hooks(call, &*tool, outcome, ctx, started_ms));
-        super::drive::until_cancelled(hooks, ctx.cancellation()).await
+        // Within the tool's time budget, as on `exec`.
+        let deadline = Deadline::after(self.policy.budgets_for(tool.name()).max_runtime_ms);
+        let hooks = self.after_hooks(call, &*tool, outcome, ctx, started_ms);
+        let bounded = async {
+            deadline.bound(hooks, "the after-call hooks").await.unwrap_or_else(|mut timeout| {
+                timeout.step = Some(CallStep::Hook);
+                Err(timeout)
+            })
+        };
+        super::drive::until_cancelled(std::pin::pin!(bounded), ctx.cancellation()).await
     }
 
     fn supplied(
