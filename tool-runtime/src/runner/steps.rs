@@ -41,10 +41,11 @@ impl ToolRunner {
         call.step = Some(CallStep::Policy);
         // Policy and budgets go by the tool's own name: a source may answer another name
         // (an alias) with it.
-        let decision = self.decide(ctx, tool.name(), tool)?;
-        let budgets = self.policy.budgets_for(tool.name());
+        let tool_name = tool.name();
+        let decision = self.decide(ctx, tool_name, tool)?;
+        let budgets = self.policy.budgets_for(tool_name);
         if let Some(lineage) = ctx.lineage() {
-            check_nesting(lineage, tool.name(), &budgets)?;
+            check_nesting(lineage, tool_name, &budgets)?;
         }
         // The budget covers every wait of the call: hooks and the broker as well as the run.
         let deadline = Deadline::after(budgets.max_runtime_ms);
@@ -403,11 +404,23 @@ impl ToolRunner {
         })
     }
 
-    /// Steps 11 and 12: the `tool_call_result` event and the call's one result.
-    #[inline(always)]
+    /// Steps 11 and 12 for a call held by value (see `settle`).
+    #[cfg(feature = "agent")]
     pub(super) fn finish(
         &self,
-        call: Call,
+        mut call: Call,
+        name: &str,
+        outcome: Result<ToolOutput, ExecError>,
+        started_ms: i64,
+    ) -> ToolExecResult {
+        self.settle(&mut call, name, outcome, started_ms)
+    }
+
+    /// Steps 11 and 12: the `tool_call_result` event and the call's one result.
+    #[inline(always)]
+    pub(super) fn settle(
+        &self,
+        call: &mut Call,
         name: &str,
         outcome: Result<ToolOutput, ExecError>,
         started_ms: i64,
@@ -438,8 +451,15 @@ impl ToolRunner {
                 })
             });
         }
-        ToolExecResult::new(call.id, name.to_owned(), outcome, call.args, (started_ms, ended_ms))
-            .with_args_received(call.args_received)
+        // The call's parts are taken, not the call: it is large, and moving it is a copy.
+        let args = (call.args.take(), call.args_received.take());
+        ToolExecResult::new(
+            std::mem::take(&mut call.id),
+            name.to_owned(),
+            outcome,
+            args,
+            (started_ms, ended_ms),
+        )
     }
 }
 

@@ -248,22 +248,16 @@ pub struct ToolExecResult {
 }
 
 impl ToolExecResult {
+    /// Built in place by the runner (a result is large: a builder that moves it costs a copy).
     #[cfg(feature = "runner")]
     pub(crate) fn new(
         tool_call_id: String,
         tool_name: String,
         outcome: Result<ToolOutput, ExecError>,
-        args: Option<ArgsJson>,
+        (args, args_received): (Option<ArgsJson>, Option<Box<Value>>),
         (started_ms, ended_ms): (i64, i64),
     ) -> Self {
-        Self { tool_call_id, tool_name, outcome, args, args_received: None, started_ms, ended_ms }
-    }
-
-    /// Keeps the arguments as they arrived beside the ones that ran (a hook rewrote them).
-    #[cfg(feature = "runner")]
-    pub(crate) fn with_args_received(mut self, received: Option<Box<Value>>) -> Self {
-        self.args_received = received;
-        self
+        Self { tool_call_id, tool_name, outcome, args, args_received, started_ms, ended_ms }
     }
 
     /// Whether the call produced a value.
@@ -314,6 +308,7 @@ impl ToolExecResult {
 
     /// The redacted structured value, if the call produced one.
     #[must_use]
+    #[inline]
     pub fn value(&self) -> Option<&Value> {
         self.outcome.as_ref().ok().and_then(ToolOutput::structured)
     }
