@@ -9,7 +9,8 @@ test `tests/tests/mcp_python.rs` checks. Keeps assertions out of here so a failu
 there, next to the expectation.
 
 Given a URL instead, connects over Streamable HTTP, lists the tools and calls each TOOL named
-after it without arguments, reporting the SDK's class for every content block it receives.
+after it without arguments, reporting the SDK's class for every content block it receives (or
+the SDK's refusal, when the structured content does not match the tool's output schema).
 
 Usage: python mcp_client.py interact http://127.0.0.1:PORT/mcp
 
@@ -61,7 +62,12 @@ async def http_session(url: str, tools: list[str]) -> dict:
         listed = await client.list_tools()
         out["tools"] = [dump(tool) for tool in listed.tools]
         for name in tools:
-            result = await client.call_tool(name, {})
+            try:
+                # The SDK checks `structuredContent` against the listed `outputSchema`.
+                result = await client.call_tool(name, {})
+            except RuntimeError as error:
+                out["calls"][name] = {"invalid": str(error)}
+                continue
             out["calls"][name] = {
                 "classes": [type(block).__name__ for block in result.content],
                 "result": dump(result),

@@ -1,9 +1,11 @@
 //! Our MCP server driven by a client no one here wrote: the official Python SDK (`mcp` on PyPI)
 //! runs `tests/mcp_client.py`, which spawns the `mcp_server` example binary over stdio, once
 //! with the SDK's default negotiation and once with the legacy `initialize` handshake; and
-//! which connects over Streamable HTTP to a server this test runs, to receive an image and list
-//! a tool whose output is a string; and over Streamable HTTP with sampling and elicitation
-//! callbacks, to answer a tool's questions.
+//! which connects over Streamable HTTP to a server this test runs, to receive an image, list two
+//! tools whose output is a string (one redacted away, so with no output schema, and one kept
+//! whole, its schema and structured content wrapped as `{"result": ...}`, which the SDK
+//! validates); and over Streamable HTTP with sampling and elicitation callbacks, to answer a
+//! tool's questions.
 
 mod mcp_support;
 
@@ -172,19 +174,40 @@ impl Tool for ScreenName {
     }
 }
 
+/// The screen's title, shown to clients whole.
+#[tool(name = "screen__title", effect = read_only, redact = all)]
+struct ScreenTitle {}
+
+impl Tool for ScreenTitle {
+    type Output = String;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<String, ToolError> {
+        Ok("Main screen".into())
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_sdk_receives_images_and_lists_string_tools_over_http() {
-    let catalog =
-        ToolCatalog::builder().register::<Shot>().register::<ScreenName>().build().unwrap();
+    let catalog = ToolCatalog::builder()
+        .register::<Shot>()
+        .register::<ScreenName>()
+        .register::<ScreenTitle>()
+        .build()
+        .unwrap();
     let runner = ToolRunner::builder(catalog).policy(ToolPolicy::allowing(["screen__*"])).build();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let shutdown = CancellationToken::new();
     let server = McpServer::builder(runner).build().serve_http(listener, shutdown.clone());
     let serving = tokio::spawn(server);
-    let report = tokio::task::spawn_blocking(move || run_python_client(&[&url, "screen__shot"]))
-        .await
-        .unwrap();
+    let report = tokio::task::spawn_blocking(move || {
+        run_python_client(&[&url, "screen__shot", "screen__title"])
+    })
+    .await
+    .unwrap();
     shutdown.cancel();
     serving.await.unwrap().unwrap();
 
@@ -194,7 +217,23 @@ async fn python_sdk_receives_images_and_lists_string_tools_over_http() {
         .iter()
         .map(|tool| tool["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["screen__name", "screen__shot"], "the string tool does not break the list");
+    assert_eq!(
+        names,
+        ["screen__name", "screen__shot", "screen__title"],
+        "the string tools do not break the list"
+    );
+    // A string kept whole has an object output schema: the string wrapped as `result`.
+    let title_tool = &report["tools"][2];
+    assert_eq!(title_tool["outputSchema"]["type"], "object", "{title_tool}");
+    assert_eq!(title_tool["outputSchema"]["properties"]["result"]["type"], "string");
+    assert_eq!(title_tool["outputSchema"]["required"], json!(["result"]));
+    assert!(report["tools"][0].get("outputSchema").is_none(), "a string kept out has none");
+    // The SDK validated the structured content against that schema (it refuses otherwise).
+    let title = &report["calls"]["screen__title"];
+    assert!(title.get("invalid").is_none(), "{title}");
+    assert_eq!(title["classes"], json!(["TextContent"]), "{title}");
+    assert_eq!(title["result"]["content"][0]["text"], "Main screen", "the model sees text");
+    assert_eq!(title["result"]["structuredContent"], json!({"result": "Main screen"}));
     let shot = &report["calls"]["screen__shot"];
     assert_eq!(shot["classes"], json!(["TextContent", "ImageContent"]), "{shot}");
     assert_eq!(shot["result"]["content"][1]["mimeType"], "image/png");

@@ -342,6 +342,60 @@ async fn an_image_that_does_not_decode_or_is_of_no_known_format_is_refused() {
     );
 }
 
+/// Claims a `count: u32` but writes a string: its output breaks its own schema.
+#[derive(ToolSchema)]
+struct Miscount {
+    #[allow(dead_code)]
+    count: u32,
+}
+
+impl Serialize for Miscount {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = serializer.serialize_struct("Miscount", 1)?;
+        out.serialize_field("count", "LEAK many")?;
+        out.end()
+    }
+}
+
+/// Returns a text part, then a count its output schema refuses.
+#[tool(name = "test__miscount", effect = read_only, redact = ["count"])]
+struct MakeMiscount {}
+
+impl Tool for MakeMiscount {
+    type Output = Content<Miscount>;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Content<Miscount>, ToolError> {
+        Ok(Content::new().text("counted:").json(Miscount { count: 3 }))
+    }
+}
+
+#[tokio::test]
+async fn an_output_that_fails_its_schema_is_refused_naming_the_part_and_kept_in_the_record() {
+    let catalog = ToolCatalog::builder().register::<MakeMiscount>().build().unwrap();
+    let runner = ToolRunner::builder(catalog).policy(ToolPolicy::allowing(["test__*"])).build();
+    let ctx =
+        ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "u", tenant_id: "t" });
+    let result = runner.exec("test__miscount", "{}", &ctx).await;
+    assert_eq!(result.error_code(), Some(Code::OutputValidation));
+    let error = result.error().unwrap();
+    assert_eq!(error.message, "part 1 (json) does not match the tool's output schema (1 problem)");
+    let refused = error.refused_output().expect("what the tool returned is kept");
+    let kinds: Vec<&str> = refused.parts.iter().map(|part| part.kind).collect();
+    assert_eq!(kinds, ["text", "json"]);
+    assert!(refused.limited.is_empty(), "nothing was cut or resized");
+    // The record says what the tool returned (no bytes, no text) and why it was refused.
+    let record = result.record();
+    assert_eq!(record.parts.len(), 2);
+    assert_eq!(record.parts[0].size, Some("counted:".len()));
+    assert!(record.result.is_none() && record.limited.is_empty());
+    assert_eq!(record.error.as_ref().map(|error| error.code), Some(Code::OutputValidation));
+    assert!(!serde_json::to_string(&record).unwrap().contains("LEAK"));
+}
+
 #[test]
 fn budgets_are_per_tool_and_default_when_absent() {
     let policy = ToolPolicy::from_json(

@@ -258,7 +258,8 @@ pub struct PartSummary {
 pub struct ToolOutput {
     parts: Parts,
     // Boxed: most results have neither details nor limits, and the output is moved through
-    // every call's futures (40 bytes: a part and this pointer).
+    // every call's futures (a part and this pointer: 80 bytes, since a `Value` is 72 with
+    // serde_json's `preserve_order`, which this crate enables).
     extra: Option<Box<Extra>>,
 }
 
@@ -376,6 +377,7 @@ impl ToolOutput {
 
     /// The parts, in order.
     #[must_use]
+    #[inline]
     pub fn parts(&self) -> &[Part] {
         self.parts.as_slice()
     }
@@ -408,6 +410,7 @@ impl ToolOutput {
 
     /// The structured JSON part, if any.
     #[must_use]
+    #[inline]
     pub fn structured(&self) -> Option<&Value> {
         // Most results are their structured value alone.
         if let Parts::One(Part::Json(value)) = &self.parts {
@@ -420,11 +423,16 @@ impl ToolOutput {
     }
 
     /// The structured JSON part, to change in place.
+    #[inline]
     pub fn structured_mut(&mut self) -> Option<&mut Value> {
-        self.parts.as_mut_slice().iter_mut().find_map(|part| match part {
-            Part::Json(value) => Some(value),
-            _ => None,
-        })
+        match &mut self.parts {
+            Parts::One(Part::Json(value)) => Some(value),
+            Parts::One(_) => None,
+            Parts::Many(parts) => parts.iter_mut().find_map(|part| match part {
+                Part::Json(value) => Some(value),
+                _ => None,
+            }),
+        }
     }
 
     /// Takes the structured JSON out of an output that is nothing else (no other part, no
@@ -445,11 +453,13 @@ impl ToolOutput {
 
     /// The application's details, if any: never sent to the model.
     #[must_use]
+    #[inline]
     pub fn details(&self) -> Option<&Value> {
         self.extra.as_ref().and_then(|extra| extra.details.as_ref())
     }
 
     /// Takes the details out, leaving none.
+    #[inline]
     pub fn take_details(&mut self) -> Option<Value> {
         self.extra.as_mut().and_then(|extra| extra.details.take())
     }
@@ -465,6 +475,7 @@ impl ToolOutput {
 
     /// Whether the output is one JSON part and nothing else (an ordinary `Output`).
     #[must_use]
+    #[inline]
     pub fn is_structured_only(&self) -> bool {
         self.details().is_none() && matches!(self.parts(), [Part::Json(_)])
     }

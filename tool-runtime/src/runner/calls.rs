@@ -133,7 +133,7 @@ impl ToolCalls {
                     ToolErrorCode::Unavailable,
                     "this `ToolCalls` is not bound to a call: only tools run by a runner can call tools",
                 )),
-                None,
+                (None, None),
                 (0, 0),
             );
         };

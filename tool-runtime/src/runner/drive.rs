@@ -74,6 +74,7 @@ pub(super) fn step_panicked() -> ExecError {
 
 /// Runs `step` (user code the runner calls: an event sink, a progress hook), swallowing a
 /// panic: what it reports on has happened either way.
+#[inline]
 pub(super) fn guarded<R>(step: impl FnOnce() -> R) -> Option<R> {
     std::panic::catch_unwind(AssertUnwindSafe(step)).ok()
 }

@@ -243,6 +243,7 @@ struct Call {
 
 impl Call {
     /// The call ended: a tool that kept its context reports and logs nothing more.
+    #[inline]
     fn end(&self) {
         if let Some(progress) = &self.progress {
             progress.disarm();
@@ -266,9 +267,22 @@ struct InFlight<'r> {
 }
 
 impl Drop for InFlight<'_> {
+    #[inline]
     fn drop(&mut self) {
+        // A settled call ended the ordinary way (`exec_arguments` disarmed its reporter).
+        if !self.settled {
+            self.abandoned();
+        }
+    }
+}
+
+impl InFlight<'_> {
+    /// The caller dropped the call before its result: the sink still gets one.
+    #[cold]
+    #[inline(never)]
+    fn abandoned(&mut self) {
         self.call.end();
-        if self.settled || !self.call.started {
+        if !self.call.started {
             return;
         }
         let error = crate::runtime::ExecError::new(
@@ -286,6 +300,31 @@ impl Drop for InFlight<'_> {
         // Never unwind out of a drop.
         drive::guarded(|| self.runner.sink.emit(event));
     }
+}
+
+/// A failed call's error as it leaves the runner: the call's credential scrubbed from its
+/// message, and a call another tool made cannot wait (it has no run state to wait in, so it
+/// cannot be decided later). Returns whether the call ended pending. Out of line: only errors
+/// come here.
+#[inline(never)]
+fn settle_error(
+    error: &mut crate::runtime::ExecError,
+    secret: Option<&str>,
+    ctx: &ToolInvocationContext,
+) -> bool {
+    if let Some(secret) = secret
+        && let Some(text) = drive::scrubbed(&error.message, secret)
+    {
+        error.message = text;
+    }
+    let pending = error.code == crate::runtime::ToolErrorCode::Pending;
+    if pending && ctx.lineage().is_some() {
+        *error = crate::runtime::ExecError::new(
+            crate::runtime::ToolErrorCode::ApprovalDenied,
+            "a call made by another tool cannot wait for a decision or a client's result; approve it up front or call it from the model",
+        );
+    }
+    pending
 }
 
 impl ToolRunner {
@@ -374,13 +413,19 @@ impl ToolRunner {
         ctx: &ToolInvocationContext,
     ) -> ToolExecResult {
         let started_ms = self.clock.epoch_ms();
-        let call = Call {
-            id: ctx.tool_call_id().map_or_else(drive::mint_call_id, str::to_owned),
-            // A sink that panics when asked takes no events.
-            events: drive::guarded(|| self.sink.enabled()).unwrap_or(false),
-            ..Call::default()
+        // The call is built where it stays: it is large, and every move is a copy.
+        let mut flight = InFlight {
+            runner: self,
+            name,
+            call: Call {
+                id: ctx.tool_call_id().map_or_else(drive::mint_call_id, str::to_owned),
+                // A sink that panics when asked takes no events.
+                events: drive::guarded(|| self.sink.enabled()).unwrap_or(false),
+                ..Call::default()
+            },
+            settled: false,
+            started_ms,
         };
-        let mut flight = InFlight { runner: self, name, call, settled: false, started_ms };
         // OpenTelemetry's GenAI conventions for an `execute_tool` span.
         let span = tracing::info_span!(
             "execute_tool",
@@ -401,31 +446,17 @@ impl ToolRunner {
             span.record("gen_ai.tool.description", tool.spec().description());
         }
         // A call cancelled before it starts does nothing.
-        let outcome = if ctx.cancellation().is_cancelled() {
+        let mut outcome = if ctx.cancellation().is_cancelled() {
             Err(drive::cancelled())
         } else {
             let pipeline =
                 pin!(self.pipeline(&mut flight.call, name, args, ctx).instrument(span.clone()));
             drive::until_cancelled(pipeline, ctx.cancellation()).await
         };
-        let outcome = match (outcome, &flight.call.secret) {
-            (Err(mut error), Some(secret)) => {
-                if let Some(text) = drive::scrubbed(&error.message, secret) {
-                    error.message = text;
-                }
-                Err(error)
-            }
-            (outcome, _) => outcome,
-        };
-        let pending =
-            matches!(&outcome, Err(error) if error.code == crate::runtime::ToolErrorCode::Pending);
-        let outcome = match outcome {
-            // A call another tool made has no run state to wait in: it cannot be decided later.
-            Err(_) if pending && ctx.lineage().is_some() => Err(crate::runtime::ExecError::new(
-                crate::runtime::ToolErrorCode::ApprovalDenied,
-                "a call made by another tool cannot wait for a decision or a client's result; approve it up front or call it from the model",
-            )),
-            outcome => outcome,
+        // In place: an outcome is large, and each rebinding would copy it.
+        let pending = match &mut outcome {
+            Err(error) => settle_error(error, flight.call.secret.as_deref(), ctx),
+            Ok(_) => false,
         };
         let mut outcome = match flight.call.after.take() {
             // A pending call has no outcome yet: its hooks see it when it is decided.
@@ -447,7 +478,7 @@ impl ToolRunner {
             None => outcome,
         };
         flight.settled = true;
-        let call = std::mem::take(&mut flight.call);
+        let call = &mut flight.call;
         call.end();
         if let Err(error) = &mut outcome {
             error.step = error.step.or(call.step).or(Some(CallStep::Lookup));
@@ -455,8 +486,8 @@ impl ToolRunner {
             span.record("otel.status_code", "error");
         }
         if self.span_content && !span.is_disabled() {
-            steps::record_content(&span, &call, &outcome);
+            steps::record_content(&span, call, &outcome);
         }
-        self.finish(call, name, outcome, started_ms)
+        self.settle(call, name, outcome, started_ms)
     }
 }

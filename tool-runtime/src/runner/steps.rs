@@ -15,8 +15,8 @@ use super::{
     AfterCall, AfterCallDecision, BeforeCall, BeforeCallDecision, Call, ToolCalls, ToolRunner,
 };
 use crate::catalog::ToolSource;
-use crate::content::ToolOutput;
 use crate::content::limits::enforce::enforce;
+use crate::content::{Part, ToolOutput};
 use crate::policy::{ApprovalDecision, ApprovalRequest, Budgets, Decision};
 use crate::runtime::context::Lineage;
 use crate::runtime::{
@@ -41,10 +41,11 @@ impl ToolRunner {
         call.step = Some(CallStep::Policy);
         // Policy and budgets go by the tool's own name: a source may answer another name
         // (an alias) with it.
-        let decision = self.decide(ctx, tool.name(), tool)?;
-        let budgets = self.policy.budgets_for(tool.name());
+        let tool_name = tool.name();
+        let decision = self.decide(ctx, tool_name, tool)?;
+        let budgets = self.policy.budgets_for(tool_name);
         if let Some(lineage) = ctx.lineage() {
-            check_nesting(lineage, tool.name(), &budgets)?;
+            check_nesting(lineage, tool_name, &budgets)?;
         }
         // The budget covers every wait of the call: hooks and the broker as well as the run.
         let deadline = Deadline::after(budgets.max_runtime_ms);
@@ -417,11 +418,23 @@ impl ToolRunner {
         })
     }
 
-    /// Steps 11 and 12: the `tool_call_result` event and the call's one result.
-    #[inline(always)]
+    /// Steps 11 and 12 for a call held by value (see `settle`).
+    #[cfg(feature = "agent")]
     pub(super) fn finish(
         &self,
-        call: Call,
+        mut call: Call,
+        name: &str,
+        outcome: Result<ToolOutput, ExecError>,
+        started_ms: i64,
+    ) -> ToolExecResult {
+        self.settle(&mut call, name, outcome, started_ms)
+    }
+
+    /// Steps 11 and 12: the `tool_call_result` event and the call's one result.
+    #[inline(always)]
+    pub(super) fn settle(
+        &self,
+        call: &mut Call,
         name: &str,
         outcome: Result<ToolOutput, ExecError>,
         started_ms: i64,
@@ -452,8 +465,15 @@ impl ToolRunner {
                 })
             });
         }
-        ToolExecResult::new(call.id, name.to_owned(), outcome, call.args, (started_ms, ended_ms))
-            .with_args_received(call.args_received)
+        // The call's parts are taken, not the call: it is large, and moving it is a copy.
+        let args = (call.args.take(), call.args_received.take());
+        ToolExecResult::new(
+            std::mem::take(&mut call.id),
+            name.to_owned(),
+            outcome,
+            args,
+            (started_ms, ended_ms),
+        )
     }
 }
 
@@ -616,7 +636,8 @@ fn run_outcome(
 /// an output schema must return a structured value. A compile-time schema is checked here, by
 /// the runner, whatever the tool's own check says; other schemas by the tool. The details name
 /// the unredacted output's fields (an unexpected property's name is text the tool chose), so
-/// only their number leaves the runner.
+/// only their number leaves the runner, with the JSON part's index; the record keeps what the
+/// tool returned (summaries, no bytes).
 #[inline(always)]
 pub(super) fn check_output(
     tool: &dyn BoundToolRuntime,
@@ -625,10 +646,7 @@ pub(super) fn check_output(
     let schema = tool.spec().output_schema();
     let Some(structured) = output.structured() else {
         if schema.is_some() {
-            return Err(ExecError::new(
-                Code::OutputValidation,
-                "the tool has an output schema but returned no structured value",
-            ));
+            return Err(output_refused(output, None));
         }
         return Ok(());
     };
@@ -636,16 +654,27 @@ pub(super) fn check_output(
         Some(SpecSchema::Static(schema)) => schema.validate(structured),
         _ => tool.validate_output(structured),
     };
-    checked.map_err(|errors| {
-        ExecError::new(
-            Code::OutputValidation,
+    checked.map_err(|errors| output_refused(output, Some(errors.len())))
+}
+
+/// Step 9's error: the JSON part that fails its schema (`problems` of them), or the structured
+/// value that is missing (`None`), with the tool's parts kept for the record. Out of line: a
+/// tool's output matches its schema.
+#[cold]
+#[inline(never)]
+fn output_refused(output: &ToolOutput, problems: Option<usize>) -> ExecError {
+    let message = match problems {
+        None => "the tool has an output schema but returned no structured value".to_owned(),
+        Some(problems) => {
+            let index = output.parts().iter().position(|part| matches!(part, Part::Json(_)));
             format!(
-                "the tool's output does not match its output schema ({} problem{})",
-                errors.len(),
-                if errors.len() == 1 { "" } else { "s" }
-            ),
-        )
-    })
+                "part {} (json) does not match the tool's output schema ({problems} problem{})",
+                index.unwrap_or(0),
+                if problems == 1 { "" } else { "s" }
+            )
+        }
+    };
+    ExecError::new(Code::OutputValidation, message).with_output(output.summaries())
 }
 
 /// Step 10: only the allowlisted fields of the structured value and of the details; within the

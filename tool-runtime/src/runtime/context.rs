@@ -298,6 +298,7 @@ impl ToolInvocationContext {
 
     /// Whether the tool named `name` is in this run's tool set: always, when the run has none.
     #[must_use]
+    #[inline]
     pub fn in_tool_set(&self, name: &str) -> bool {
         self.tool_set.as_ref().is_none_or(|names| names.iter().any(|n| n == name))
     }

@@ -165,14 +165,15 @@ pub struct ExecError {
     refused: Option<Box<RefusedOutput>>,
 }
 
-/// What the tool returned when the runner refused its result over a limit (step 10): the
-/// parts, without their bytes, and what was cut, resized or refused. Kept in the call's
-/// record, so what the tool did is not lost.
+/// What the tool returned when the runner refused its result over a limit (step 10) or because
+/// it does not match its output schema (step 9): the parts, without their bytes, and what was
+/// cut, resized or refused (nothing, for a schema mismatch). Kept in the call's record, so what
+/// the tool did is not lost.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RefusedOutput {
     /// The tool's parts, as far as the runner got with them.
     pub parts: Vec<PartSummary>,
-    /// What was done to them; the refusal is last.
+    /// What was done to them; the refusal is last. Empty when the output failed its schema.
     pub limited: Vec<Limited>,
 }
 
@@ -206,8 +207,16 @@ impl ExecError {
         }
     }
 
-    /// When the runner refused the tool's result over a limit: what the tool returned and what
-    /// was refused.
+    /// The error of a result the runner refused for another reason (its output schema): keeps
+    /// what the tool returned for the record, with nothing limited.
+    #[cfg(feature = "runner")]
+    pub(crate) fn with_output(mut self, parts: Vec<PartSummary>) -> Self {
+        self.refused = Some(Box::new(RefusedOutput { parts, limited: Vec::new() }));
+        self
+    }
+
+    /// When the runner refused the tool's result (over a limit, or not matching its output
+    /// schema): what the tool returned and what was refused.
     ///
     /// ```
     /// use tool_runtime::runtime::{ExecError, ToolErrorCode};
@@ -248,22 +257,16 @@ pub struct ToolExecResult {
 }
 
 impl ToolExecResult {
+    /// Built in place by the runner (a result is large: a builder that moves it costs a copy).
     #[cfg(feature = "runner")]
     pub(crate) fn new(
         tool_call_id: String,
         tool_name: String,
         outcome: Result<ToolOutput, ExecError>,
-        args: Option<ArgsJson>,
+        (args, args_received): (Option<ArgsJson>, Option<Box<Value>>),
         (started_ms, ended_ms): (i64, i64),
     ) -> Self {
-        Self { tool_call_id, tool_name, outcome, args, args_received: None, started_ms, ended_ms }
-    }
-
-    /// Keeps the arguments as they arrived beside the ones that ran (a hook rewrote them).
-    #[cfg(feature = "runner")]
-    pub(crate) fn with_args_received(mut self, received: Option<Box<Value>>) -> Self {
-        self.args_received = received;
-        self
+        Self { tool_call_id, tool_name, outcome, args, args_received, started_ms, ended_ms }
     }
 
     /// Whether the call produced a value.
@@ -314,6 +317,7 @@ impl ToolExecResult {
 
     /// The redacted structured value, if the call produced one.
     #[must_use]
+    #[inline]
     pub fn value(&self) -> Option<&Value> {
         self.outcome.as_ref().ok().and_then(ToolOutput::structured)
     }
