@@ -248,3 +248,29 @@ fn a_call_id_over_its_limit_ends_the_turn_and_never_reaches_an_event() {
         .decode_options(DecodeOptions::new().limits(StreamLimits::new().call_id_bytes(16)));
     over(&feed(&mut *anthropic.stream(), &[stream.as_bytes()]), Limit::CallIdBytes, 16);
 }
+
+#[test]
+fn model_text_over_its_limit_ends_the_turn_and_no_call_runs() {
+    let text = |delta: &str| {
+        format!(
+            "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{delta}\"}},\"finish_reason\":null}}]}}\n\n"
+        )
+    };
+    let call = chat_chunk(
+        r#"{"index":0,"id":"call_1","type":"function","function":{"name":"docs__search","arguments":"{}"}}"#,
+    );
+    let finish =
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n";
+    // Ten bytes of text fit a cap of ten.
+    let at = [text("12345"), text("67890"), call.clone(), finish.to_owned()];
+    let chunks: Vec<&[u8]> = at.iter().map(|chunk| chunk.as_bytes()).collect();
+    let decoded = feed(&mut *chat(StreamLimits::new().text_bytes(10)).stream(), &chunks);
+    assert_eq!((decoded.text.as_str(), decoded.executable().count()), ("1234567890", 1));
+    // One more byte, however it is split, ends the turn: the text stops growing and the call
+    // that follows never runs.
+    let past = [text("12345"), text("678901"), text("more"), call, finish.to_owned()];
+    let chunks: Vec<&[u8]> = past.iter().map(|chunk| chunk.as_bytes()).collect();
+    let decoded = feed(&mut *chat(StreamLimits::new().text_bytes(10)).stream(), &chunks);
+    over(&decoded, Limit::TextBytes, 10);
+    assert_eq!(decoded.text, "12345");
+}

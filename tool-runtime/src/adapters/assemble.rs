@@ -250,8 +250,15 @@ impl Core {
         }
     }
 
-    /// Appends model text.
+    /// Appends model text, up to [`Limit::TextBytes`].
     pub(crate) fn text(&mut self, delta: &str, out: &mut Vec<StreamEvent>) {
+        if self.halted {
+            return;
+        }
+        if self.text.len().saturating_add(delta.len()) > self.options.limits.get(Limit::TextBytes) {
+            self.exceeded(Limit::TextBytes, out);
+            return;
+        }
         if !delta.is_empty() {
             self.text.push_str(delta);
             out.push(StreamEvent::TextDelta(delta.to_owned()));

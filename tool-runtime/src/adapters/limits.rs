@@ -16,6 +16,8 @@ pub enum Limit {
     NameBytes,
     /// Bytes of one call's id as the provider sent it ([`StreamLimits::call_id_bytes`]).
     CallIdBytes,
+    /// Bytes of the model's text in one response ([`StreamLimits::text_bytes`]).
+    TextBytes,
     /// Calls in one response ([`StreamLimits::calls`]).
     Calls,
     /// Problems in one response ([`StreamLimits::problems`]).
@@ -32,6 +34,7 @@ impl Limit {
             Self::ArgumentBytes => "bytes of arguments in one call",
             Self::NameBytes => "bytes in one call's name",
             Self::CallIdBytes => "bytes in one call's id",
+            Self::TextBytes => "bytes of model text in one response",
             Self::Calls => "calls in one response",
             Self::Problems => "problems in one response",
         }
@@ -59,13 +62,14 @@ pub struct StreamLimits {
     argument_bytes: usize,
     name_bytes: usize,
     call_id_bytes: usize,
+    text_bytes: usize,
     calls: usize,
     problems: usize,
 }
 
 impl Default for StreamLimits {
-    /// 16 MiB body, 1 MiB line, 4 MiB arguments per call, 1 KiB name, 128-byte call id, 512
-    /// calls, 1 024 problems.
+    /// 16 MiB body, 1 MiB line, 4 MiB arguments per call, 1 KiB name, 128-byte call id, 16 MiB
+    /// of text, 512 calls, 1 024 problems.
     fn default() -> Self {
         Self {
             body_bytes: 16 << 20,
@@ -73,6 +77,7 @@ impl Default for StreamLimits {
             argument_bytes: 4 << 20,
             name_bytes: 1 << 10,
             call_id_bytes: super::conversation::MAX_CALL_ID_LEN,
+            text_bytes: 16 << 20,
             calls: 512,
             problems: 1024,
         }
@@ -125,6 +130,19 @@ impl StreamLimits {
         Self { call_id_bytes: bytes, ..self }
     }
 
+    /// Bytes of the model's text in one response. An HTTP client's body cap bounds it too;
+    /// this cap holds for a session fed by other means (a transport of your own).
+    ///
+    /// ```
+    /// use tool_runtime::adapters::{Limit, StreamLimits};
+    ///
+    /// assert_eq!(StreamLimits::new().text_bytes(1024).get(Limit::TextBytes), 1024);
+    /// ```
+    #[must_use]
+    pub const fn text_bytes(self, bytes: usize) -> Self {
+        Self { text_bytes: bytes, ..self }
+    }
+
     /// Calls in one response.
     #[must_use]
     pub const fn calls(self, calls: usize) -> Self {
@@ -146,6 +164,7 @@ impl StreamLimits {
             Limit::ArgumentBytes => self.argument_bytes,
             Limit::NameBytes => self.name_bytes,
             Limit::CallIdBytes => self.call_id_bytes,
+            Limit::TextBytes => self.text_bytes,
             Limit::Calls => self.calls,
             Limit::Problems => self.problems,
         }
