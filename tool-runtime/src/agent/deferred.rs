@@ -2,8 +2,9 @@
 //!
 //! A call may have to wait: an [`Approver`](crate::policy::Approver) answers
 //! [`ApprovalDecision::Pending`](crate::policy::ApprovalDecision::Pending) (a person decides in
-//! a later HTTP request), or the tool is a [`ClientTool`](crate::runtime::ClientTool) that the
-//! application's client runs. The runner ends such a call *pending* (it did not run, and it did
+//! a later HTTP request), a before-call hook answers
+//! [`BeforeCallDecision::Pending`](crate::runner::BeforeCallDecision::Pending), or the tool is
+//! a [`ClientTool`](crate::runtime::ClientTool) that the application's client runs. The runner ends such a call *pending* (it did not run, and it did
 //! not fail). The agent loop then runs every other call of the model's turn it can, and stops
 //! with [`StopReason::Pending`](super::StopReason::Pending) and a [`RunState`] in
 //! [`AgentOutput::state`](super::AgentOutput::state): everything needed to go on later, in
@@ -22,7 +23,9 @@
 //!    ([`ResumeError::NotPending`]).
 //! 4. Approved calls run once, through the runner (policy, validation, budgets and
 //!    redaction apply), under an approval bound to run, tenant, actor, tool, spec hash, call id
-//!    and arguments. Edited arguments are validated again. Denied calls go back to the model
+//!    and arguments. The before-call hooks are not asked again: they saw the call on its way
+//!    to waiting, and the stored arguments are the ones they left; the after-call hooks see
+//!    every decided call, denied and supplied ones too. Edited arguments are validated again. Denied calls go back to the model
 //!    as `approval_denied` errors. A client tool's supplied result is checked against its
 //!    output schema and redacted. Calls left without a decision keep waiting: the resume stops
 //!    pending again with a new state that says which calls ran, which were denied and which
