@@ -71,7 +71,7 @@
 //!     }
 //! }
 //!
-//! let grammar = Grammar::for_tool(&Search::spec())?;
+//! let grammar = Grammar::for_tool(Search::spec())?;
 //! let text = grammar.as_str();
 //! assert!(text.starts_with("root ::= \"{\" ws \"\\\"name\\\"\" ws \":\" ws ( docs-search-call ) ws \"}\"\n"));
 //! assert!(text.contains(r#"docs-search-args-query-kv ::= "\"query\"" ws ":" ws "\"" json-char{1,32} "\"" ws"#));
@@ -196,7 +196,7 @@ impl Grammar {
     /// [`GrammarError::RuntimeSchema`] for a tool whose schema is not a compile-time tree,
     /// [`GrammarError::Unsatisfiable`] for a schema no value satisfies.
     pub fn for_tool(spec: &ToolSpec) -> Result<Self, GrammarError> {
-        Self::for_tools(std::slice::from_ref(spec))
+        Self::for_tools(&[spec])
     }
 
     /// A grammar whose root is a call to any one of these tools (an alternation, in the order
@@ -212,7 +212,7 @@ impl Grammar {
     ///
     /// As [`Grammar::for_tool`], and [`GrammarError::NoTools`] for an empty set,
     /// [`GrammarError::DuplicateTool`] for a name given twice.
-    pub fn for_tools(specs: &[ToolSpec]) -> Result<Self, GrammarError> {
+    pub fn for_tools(specs: &[&ToolSpec]) -> Result<Self, GrammarError> {
         if specs.is_empty() {
             return Err(GrammarError::NoTools);
         }
