@@ -39,6 +39,10 @@
 //! provider cannot carry is an [`EncodeError::UnsupportedPart`], never dropped; details never
 //! reach the model.
 //!
+//! **Local models** without native tool calling get a grammar instead of tool definitions:
+//! [`gbnf::Grammar`] turns tools' compile-time schemas into a llama.cpp GBNF grammar for one
+//! call.
+//!
 //! # A round trip
 //!
 //! ```
@@ -131,6 +135,7 @@ mod assemble;
 mod budget;
 mod conversation;
 mod framing;
+pub mod gbnf;
 mod gemini;
 mod limits;
 mod lower;
