@@ -91,7 +91,7 @@ fn independent_gbnf_implementations_agree() {
         let schema = spec.input_schema().as_static().unwrap();
         let grammar = Grammar::for_tool(spec).unwrap();
         let (mut accept, mut reject) = (Vec::new(), Vec::new());
-        for arguments in samples(&spec, 12) {
+        for arguments in samples(spec, 12) {
             accept.extend(writings(&call(spec.name(), &arguments)));
             reject.extend(wrong_calls(spec.name(), &arguments, schema));
         }

@@ -124,8 +124,7 @@ impl Parser<'_> {
 
     fn sequence(&mut self, nested: bool) -> Result<Expr, String> {
         let mut items: Vec<Expr> = Vec::new();
-        loop {
-            let Some(c) = self.peek() else { break };
+        while let Some(c) = self.peek() {
             let item = match c {
                 '"' => {
                     self.at += 1;

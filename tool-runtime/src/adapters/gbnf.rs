@@ -414,10 +414,10 @@ impl Builder {
 
     fn integer(&mut self, int: IntegerSchema, path: &str) -> String {
         let (min, max) = (int.minimum, int.maximum);
-        if let (Some(min), Some(max)) = (min, max) {
-            if min == max {
-                return literal(&min.to_string());
-            }
+        if let (Some(min), Some(max)) = (min, max)
+            && min == max
+        {
+            return literal(&min.to_string());
         }
         let digits = |bound: Option<i128>| {
             bound.map_or(UNBOUNDED_INTEGER_DIGITS, |bound| {
