@@ -377,7 +377,8 @@ impl Agent {
     }
 
     /// Where [`resume`](Self::resume) records the calls it decided, so that no state is
-    /// resumed twice. Needed to resume ([`ResumeError::NoLedger`] without one): give every
+    /// resumed twice. Needed to resume
+    /// ([`ResumeError::NoLedger`](super::deferred::ResumeError::NoLedger) without one): give every
     /// agent that may resume a run the same ledger, an
     /// [`InMemoryLedger`](super::deferred::InMemoryLedger) shared within one process or your
     /// own over the database the processes share.
