@@ -267,6 +267,30 @@ async fn a_history_that_breaks_the_chat_contract_runs_nothing() {
     );
 }
 
+/// A conversation whose last turn's calls have no results, or no message at all: every
+/// provider refuses such a request, so the run refuses it first (a turn that waits is resumed).
+#[tokio::test]
+async fn a_history_ending_in_unanswered_calls_or_empty_runs_nothing() {
+    use tool_runtime::adapters::{ConversationProblem, Decoded, ToolCall};
+    let gauge = Arc::new(Gauge::default());
+    let model = Arc::new(ScriptedModel::new([ScriptedTurn::openai_text("never asked")]));
+    let agent = Agent::new(model.clone(), runner(&gauge, ALLOW, None));
+    let call = ToolCall::new("call_1", "test__write", json!({"label": "x"}));
+    let history = vec![Message::user("go"), Message::Assistant(Decoded::new("", vec![call]))];
+    for (history, index, expected) in [
+        (history, 2, ConversationProblem::UnansweredCall { call_id: "call_1".into() }),
+        (Vec::new(), 0, ConversationProblem::Empty),
+    ] {
+        let output = agent.run(history, &ctx(), &|_| {}).await;
+        let StopReason::InvalidConversation { problem } = &output.done.stop else {
+            panic!("expected an invalid conversation, got {:?}", output.done.stop)
+        };
+        assert_eq!((problem.index, &problem.problem), (index, &expected));
+    }
+    assert!(model.requests().is_empty(), "the model was not asked");
+    assert!(gauge.order.lock().unwrap().is_empty(), "nothing ran");
+}
+
 #[tokio::test]
 async fn a_truncated_call_is_never_run() {
     let gauge = Arc::new(Gauge::default());

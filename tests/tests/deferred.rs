@@ -400,23 +400,22 @@ async fn undecided_calls_keep_waiting_and_nothing_decided_is_lost() {
         ("call_1", "tickets__close", r#"{"number": 7}"#),
         ("call_2", "tickets__close", r#"{"number": 8}"#),
         ("call_3", "tickets__close", r#"{"number": 9}"#),
+        ("call_4", "tickets__close", r#"{"number": 10}"#),
+        ("call_5", "ui__pick_date", r#"{"prompt": "When?"}"#),
     ])]);
-    let output = agent.run(vec![Message::user("Close 7, 8, 9.")], &ctx(), &|_| {}).await;
+    let output = agent.run(vec![Message::user("Close 7 to 10.")], &ctx(), &|_| {}).await;
     let state = output.state.unwrap();
-    assert_eq!(state.pending().count(), 3);
+    assert_eq!(state.pending().count(), 5);
 
-    let (agent, _) = world.agent(vec![ScriptedTurn::openai_text("7 closed, 8 not.")]);
-    let partial = agent
-        .resume(
-            stored(&state),
-            Decisions::new().approve("call_1").deny("call_2", "no"),
-            &ctx(),
-            &|_| {},
-        )
-        .await
-        .unwrap();
+    let (agent, _) = world.agent(vec![ScriptedTurn::openai_text("7 and 11 closed, 8 not.")]);
+    let decisions = Decisions::new()
+        .approve("call_1")
+        .deny("call_2", "no")
+        .edit("call_4", json!({"number": 11}))
+        .supply("call_5", json!({"date": "2026-12-01"}));
+    let partial = agent.resume(stored(&state), decisions, &ctx(), &|_| {}).await.unwrap();
     assert_eq!(partial.done.stop, StopReason::Pending { calls: vec!["call_3".into()] });
-    assert_eq!(world.runs(), 1);
+    assert_eq!(world.runs(), 2);
     let state = partial.state.unwrap();
     let statuses: Vec<&str> = state
         .calls()
@@ -425,18 +424,28 @@ async fn undecided_calls_keep_waiting_and_nothing_decided_is_lost() {
             CallStatus::Approved { .. } => "approved",
             CallStatus::Denied { .. } => "denied",
             CallStatus::Pending { .. } => "pending",
+            CallStatus::Edited { .. } => "edited",
+            CallStatus::Supplied { .. } => "supplied",
             _ => "other",
         })
         .collect();
-    assert_eq!(statuses, ["approved", "denied", "pending"]);
+    assert_eq!(statuses, ["approved", "denied", "pending", "edited", "supplied"]);
+    // Every status in its stored form.
+    insta::assert_json_snapshot!(
+        "run_state_decided_calls",
+        serde_json::to_value(&state).unwrap()["calls"]
+    );
 
     let done = agent
         .resume(stored(&state), Decisions::new().approve("call_3"), &ctx(), &|_| {})
         .await
         .unwrap();
     assert_eq!(done.done.stop, StopReason::Answered);
-    assert_eq!(world.runs(), 2);
-    assert_eq!(*world.seen.lock().unwrap(), [json!({"number": 7}), json!({"number": 9})]);
+    assert_eq!(world.runs(), 3);
+    assert_eq!(
+        *world.seen.lock().unwrap(),
+        [json!({"number": 7}), json!({"number": 11}), json!({"number": 9})]
+    );
 }
 
 #[tokio::test]
@@ -709,4 +718,327 @@ async fn after_call_hooks_see_calls_denied_or_supplied_on_resume() {
             ("call_2".to_owned(), json!({"date": "2026-12-01"})),
         ]
     );
+}
+
+/// Questions to the user (issue 14 item 7): in the agent loop an elicitation is a deferred
+/// decision.
+mod questions {
+    use super::*;
+    use tool_runtime::agent::ChatModelSampler;
+    use tool_runtime::agent::deferred::CallDecision;
+    use tool_runtime::runtime::{Answered, ElicitAnswer, ElicitRequest, ElicitResponse, Interact};
+
+    /// How many rooms, asked of the user.
+    #[derive(Serialize, Deserialize, ToolSchema)]
+    struct Rooms {
+        /// Rooms to book.
+        rooms: u8,
+    }
+
+    /// Whether breakfast is wanted.
+    #[derive(Serialize, Deserialize, ToolSchema)]
+    struct Breakfast {
+        /// Yes or no.
+        breakfast: bool,
+    }
+
+    /// Book a hotel, asking the user how many rooms and (for more than one) about breakfast.
+    #[tool(name = "hotel__book", effect = state_change, redact = ["booked"], capabilities = [Interact])]
+    struct Book {
+        city: String,
+    }
+
+    #[derive(Serialize, ToolSchema)]
+    struct Booked {
+        booked: String,
+    }
+
+    /// Bookings made, across every agent of a test (the side effect that must happen once).
+    static BOOKINGS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+    impl Tool for Book {
+        type Output = Booked;
+        async fn run(
+            self,
+            _: &ToolInvocationContext,
+            caps: &ToolCapabilities,
+        ) -> Result<Booked, ToolError> {
+            let interact = caps.get::<Interact>()?;
+            let asked = interact.elicit::<Rooms>(format!("How many rooms in {}?", self.city));
+            let rooms = match asked.await? {
+                ElicitAnswer::Accept(Rooms { rooms }) => rooms,
+                ElicitAnswer::Decline | ElicitAnswer::Cancel => {
+                    return Ok(Booked { booked: "nothing".into() });
+                }
+            };
+            let breakfast = if rooms > 1 {
+                let answer = interact.elicit::<Breakfast>("Breakfast for everyone?").await?;
+                matches!(answer, ElicitAnswer::Accept(Breakfast { breakfast: true }))
+            } else {
+                false
+            };
+            // The side effect comes after every question.
+            let booked = format!("{rooms} in {} (breakfast: {breakfast})", self.city);
+            BOOKINGS.lock().unwrap().push(booked.clone());
+            Ok(Booked { booked })
+        }
+    }
+
+    fn bookings_of(city: &str) -> Vec<String> {
+        BOOKINGS.lock().unwrap().iter().filter(|b| b.contains(city)).cloned().collect()
+    }
+
+    /// An agent over `hotel__book` (approval needed when `approvals`, deferred) and the
+    /// ticket tools, sharing `ledger`.
+    fn hotel_agent(
+        turns: Vec<ScriptedTurn>,
+        ledger: &Arc<InMemoryLedger>,
+        sink: &CollectingSink,
+        approvals: bool,
+    ) -> (Agent, Arc<ScriptedModel>) {
+        let model = Arc::new(ScriptedModel::new(turns));
+        let model_for_tools: Arc<dyn tool_runtime::agent::ChatModel> = model.clone();
+        let catalog = ToolCatalog::builder()
+            .register::<Book>()
+            .capability(Interact::new(ChatModelSampler::new(model_for_tools)))
+            .build()
+            .unwrap();
+        let require_approval = if approvals { vec![ToolEffect::StateChange] } else { vec![] };
+        let policy = ToolPolicy { require_approval, ..ToolPolicy::allowing(["hotel__*"]) };
+        let runner = ToolRunner::builder(catalog)
+            .policy(policy)
+            .approver(Arc::new(DeferAll))
+            .event_sink(sink.clone())
+            .build();
+        let agent = Agent::new(model.clone(), runner)
+            .with_state_key(StateKey::new(*KEY))
+            .with_ledger(ledger.clone());
+        (agent, model)
+    }
+
+    fn question_of(state: &RunState) -> (WaitsFor, ElicitRequest, Vec<Answered>) {
+        let waiting: Vec<_> = state.pending().collect();
+        assert_eq!(waiting.len(), 1, "{waiting:?}");
+        let CallStatus::Pending { waits_for, question, answered, .. } = &waiting[0].status else {
+            unreachable!()
+        };
+        (*waits_for, question.clone().expect("a question"), answered.clone())
+    }
+
+    fn kinds(sink: &CollectingSink) -> Vec<&'static str> {
+        sink.events()
+            .iter()
+            .map(|event| match event {
+                ToolEvent::ToolCallStart { .. } => "start",
+                ToolEvent::ToolCallPending { .. } => "pending",
+                ToolEvent::ToolCallResult { .. } => "result",
+                _ => "other",
+            })
+            .collect()
+    }
+
+    fn accept(content: Value) -> ElicitResponse {
+        ElicitResponse::Accept(content)
+    }
+
+    #[tokio::test]
+    async fn a_question_waits_and_the_answer_runs_the_call_once() {
+        let (ledger, sink) = (Arc::new(InMemoryLedger::default()), CollectingSink::new());
+        let call = [("call_1", "hotel__book", r#"{"city": "Oslo"}"#)];
+        let (agent, _) =
+            hotel_agent(vec![ScriptedTurn::openai_calls(&call)], &ledger, &sink, false);
+        let (seen, on_event) = events();
+        let output = agent.run(vec![Message::user("Book Oslo.")], &ctx(), &on_event).await;
+        assert_eq!(output.done.stop, StopReason::Pending { calls: vec!["call_1".into()] });
+        assert!(output.done.records.is_empty(), "a waiting call has no record yet");
+        assert!(seen.lock().unwrap().contains(&AgentEvent::ToolCallPending {
+            id: "call_1".into(),
+            name: "hotel__book".into(),
+            waits_for: WaitsFor::Elicitation
+        }));
+        assert_eq!(kinds(&sink), ["start", "pending"]);
+        let state = output.state.unwrap();
+        let (waits_for, question, answered) = question_of(&state);
+        assert_eq!(waits_for, WaitsFor::Elicitation);
+        assert_eq!(question.message, "How many rooms in Oslo?");
+        assert_eq!(question.schema["properties"]["rooms"]["type"], "integer");
+        assert!(answered.is_empty());
+        assert!(bookings_of("Oslo").is_empty());
+
+        // Only an answer (or a denial) fits a question.
+        let (agent, _) = hotel_agent(vec![ScriptedTurn::openai_text("?")], &ledger, &sink, false);
+        let wrong =
+            agent.resume(stored(&state), Decisions::new().approve("call_1"), &ctx(), &|_| {}).await;
+        assert_eq!(
+            wrong.unwrap_err(),
+            ResumeError::InvalidDecision {
+                call_id: "call_1".into(),
+                waits_for: WaitsFor::Elicitation
+            }
+        );
+
+        let decisions = Decisions::new().answer("call_1", accept(json!({"rooms": 1})));
+        let (agent, _) =
+            hotel_agent(vec![ScriptedTurn::openai_text("Booked.")], &ledger, &sink, false);
+        let (seen, on_event) = events();
+        let done =
+            agent.resume(stored(&state), decisions.clone(), &ctx(), &on_event).await.unwrap();
+        assert_eq!(done.done.stop, StopReason::Answered);
+        assert_eq!(
+            done.done.records[0].result,
+            Some(json!({"booked": "1 in Oslo (breakfast: false)"}))
+        );
+        assert_eq!(bookings_of("Oslo").len(), 1);
+        assert!(seen.lock().unwrap().contains(&AgentEvent::CallDecided {
+            id: "call_1".into(),
+            name: "hotel__book".into(),
+            decision: "answered"
+        }));
+        // Each run of the call starts once and ends once.
+        assert_eq!(kinds(&sink), ["start", "pending", "start", "result"]);
+
+        // The same state answered again runs nothing.
+        let (agent, _) =
+            hotel_agent(vec![ScriptedTurn::openai_text("Again.")], &ledger, &sink, false);
+        let replay = agent.resume(stored(&state), decisions, &ctx(), &|_| {}).await;
+        assert_eq!(
+            replay.unwrap_err(),
+            ResumeError::AlreadyResumed { call_ids: vec!["call_1".into()] }
+        );
+        assert_eq!(bookings_of("Oslo").len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_second_question_waits_again_and_the_state_keeps_the_first_answer() {
+        let (ledger, sink) = (Arc::new(InMemoryLedger::default()), CollectingSink::new());
+        let call = [("call_1", "hotel__book", r#"{"city": "Rome"}"#)];
+        let (agent, _) =
+            hotel_agent(vec![ScriptedTurn::openai_calls(&call)], &ledger, &sink, false);
+        let state =
+            agent.run(vec![Message::user("Book Rome.")], &ctx(), &|_| {}).await.state.unwrap();
+
+        let (agent, _) = hotel_agent(vec![], &ledger, &sink, false);
+        let decisions = Decisions::new().answer("call_1", accept(json!({"rooms": 3})));
+        let (seen, on_event) = events();
+        let second = agent.resume(stored(&state), decisions, &ctx(), &on_event).await.unwrap();
+        assert_eq!(second.done.stop, StopReason::Pending { calls: vec!["call_1".into()] });
+        assert!(bookings_of("Rome").is_empty(), "nothing happens before the last answer");
+        assert!(seen.lock().unwrap().contains(&AgentEvent::ToolCallPending {
+            id: "call_1".into(),
+            name: "hotel__book".into(),
+            waits_for: WaitsFor::Elicitation
+        }));
+        let state = second.state.unwrap();
+        let (_, question, answered) = question_of(&state);
+        assert_eq!(question.message, "Breakfast for everyone?");
+        assert_eq!(answered.len(), 1);
+        assert_eq!(answered[0].question.message, "How many rooms in Rome?");
+        assert_eq!(answered[0].answer, accept(json!({"rooms": 3})));
+
+        // The stored form of a call that waits on its second question.
+        let mut json = serde_json::to_value(&state).unwrap();
+        json["elapsed_ms"] = json!("[elapsed]");
+        json["seal"] = json!("[seal]");
+        insta::assert_json_snapshot!("run_state_waiting_on_a_question", json);
+
+        let (agent, _) =
+            hotel_agent(vec![ScriptedTurn::openai_text("Booked.")], &ledger, &sink, false);
+        let decisions = Decisions::new().answer("call_1", accept(json!({"breakfast": true})));
+        let done = agent.resume(stored(&state), decisions, &ctx(), &|_| {}).await.unwrap();
+        assert_eq!(done.done.stop, StopReason::Answered);
+        assert_eq!(bookings_of("Rome"), ["3 in Rome (breakfast: true)"]);
+    }
+
+    #[tokio::test]
+    async fn an_approved_call_that_asks_waits_again_and_runs_under_its_approval() {
+        let (ledger, sink) = (Arc::new(InMemoryLedger::default()), CollectingSink::new());
+        let call = [("call_1", "hotel__book", r#"{"city": "Lima"}"#)];
+        let (agent, _) = hotel_agent(vec![ScriptedTurn::openai_calls(&call)], &ledger, &sink, true);
+        let state =
+            agent.run(vec![Message::user("Book Lima.")], &ctx(), &|_| {}).await.state.unwrap();
+        let CallStatus::Pending { waits_for: WaitsFor::Approval, question: None, .. } =
+            &state.calls()[0].status
+        else {
+            panic!("{:?}", state.calls())
+        };
+
+        let (agent, _) = hotel_agent(vec![], &ledger, &sink, true);
+        let asked =
+            agent.resume(stored(&state), Decisions::new().approve("call_1"), &ctx(), &|_| {}).await;
+        let state = asked.unwrap().state.unwrap();
+        assert_eq!(question_of(&state).0, WaitsFor::Elicitation);
+
+        // The approver (which defers everything) is not asked again: the approval stands.
+        let (agent, _) =
+            hotel_agent(vec![ScriptedTurn::openai_text("Booked.")], &ledger, &sink, true);
+        let decisions = Decisions::new().answer("call_1", accept(json!({"rooms": 1})));
+        let done = agent.resume(stored(&state), decisions, &ctx(), &|_| {}).await.unwrap();
+        assert_eq!(done.done.stop, StopReason::Answered);
+        assert_eq!(done.done.records[0].error, None);
+        assert_eq!(bookings_of("Lima"), ["1 in Lima (breakfast: false)"]);
+    }
+
+    #[tokio::test]
+    async fn declined_denied_and_invalid_answers_reach_the_model() {
+        let (ledger, sink) = (Arc::new(InMemoryLedger::default()), CollectingSink::new());
+        let calls = [
+            ("call_1", "hotel__book", r#"{"city": "Baku"}"#),
+            ("call_2", "hotel__book", r#"{"city": "Bern"}"#),
+            ("call_3", "hotel__book", r#"{"city": "Bonn"}"#),
+            ("call_4", "hotel__book", r#"{"city": "Bari"}"#),
+        ];
+        let (agent, _) =
+            hotel_agent(vec![ScriptedTurn::openai_calls(&calls)], &ledger, &sink, false);
+        let state =
+            agent.run(vec![Message::user("Book four.")], &ctx(), &|_| {}).await.state.unwrap();
+        assert_eq!(state.pending().count(), 4);
+
+        let (agent, _) = hotel_agent(vec![], &ledger, &sink, false);
+        let decisions = Decisions::new()
+            .answer("call_1", ElicitResponse::Decline)
+            .deny("call_2", "the user closed the form")
+            .decide("call_3", CallDecision::Answer { answer: accept(json!({"rooms": "two"})) });
+        let partial = agent.resume(stored(&state), decisions, &ctx(), &|_| {}).await.unwrap();
+        assert_eq!(partial.done.stop, StopReason::Pending { calls: vec!["call_4".into()] });
+        // Each decided call's result is kept, under the status of its decision.
+        let state = partial.state.unwrap();
+        let mut json = serde_json::to_value(&state).unwrap();
+        json["elapsed_ms"] = json!("[elapsed]");
+        json["seal"] = json!("[seal]");
+        insta::assert_json_snapshot!("run_state_with_answered_questions", json["calls"]);
+
+        let (agent, model) =
+            hotel_agent(vec![ScriptedTurn::openai_text("None.")], &ledger, &sink, false);
+        let decisions = Decisions::new().deny("call_4", "later");
+        let done = agent.resume(stored(&state), decisions, &ctx(), &|_| {}).await.unwrap();
+        assert_eq!(done.done.stop, StopReason::Answered);
+        let results = last_results(&model);
+        let ToolOutcome::Ok(declined) = &results[0].1 else { panic!("{results:?}") };
+        assert_eq!(declined.structured(), Some(&json!({"booked": "nothing"})));
+        assert!(
+            matches!(&results[1].1, ToolOutcome::Error { code: Some(code), message } if code == "approval_denied" && message == "the user closed the form"),
+            "{results:?}"
+        );
+        let ToolOutcome::Error { message, .. } = &results[2].1 else { panic!("{results:?}") };
+        assert!(message.contains("does not match its schema"), "{message}");
+        assert!(bookings_of("Baku").is_empty() && bookings_of("Bern").is_empty());
+        assert!(bookings_of("Bonn").is_empty());
+    }
+
+    #[test]
+    fn answers_are_decisions_in_mcp_form() {
+        let decisions: Decisions = serde_json::from_value(json!({
+            "call_1": {"decision": "answer", "answer": {"action": "accept", "content": {"rooms": 2}}},
+            "call_2": {"decision": "answer", "answer": {"action": "cancel"}},
+        }))
+        .unwrap();
+        assert_eq!(
+            decisions,
+            Decisions::new()
+                .answer("call_1", accept(json!({"rooms": 2})))
+                .answer("call_2", ElicitResponse::Cancel)
+        );
+        let unknown = json!({"call_1": {"decision": "answer", "answer": {"action": "maybe"}}});
+        assert!(serde_json::from_value::<Decisions>(unknown).is_err());
+    }
 }

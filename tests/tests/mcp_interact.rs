@@ -400,7 +400,8 @@ async fn outside_mcp_the_bound_backend_answers() {
     let result = unbound.exec("ask__sample", br#"{"prompt": "Hi"}"#, &ctx()).await;
     assert_eq!(result.error_code(), Some(ToolErrorCode::Execution));
 
-    // The agent's model samples; elicitation in the agent loop is not available yet.
+    // The agent's model samples; its elicitation is the agent loop's deferred decision, so
+    // a direct `exec` has no one to ask (`deferred.rs::questions` has the agent loop).
     let model: Arc<dyn ChatModel> =
         Arc::new(ScriptedModel::new([ScriptedTurn::openai_text("Four.")]));
     let agent_side = runner(Interact::new(ChatModelSampler::new(model)));
@@ -409,5 +410,5 @@ async fn outside_mcp_the_bound_backend_answers() {
     let result = agent_side.exec("ask__profile", b"{}", &ctx()).await;
     assert_eq!(result.error_code(), Some(ToolErrorCode::Execution));
     let message = result.outcome.unwrap_err().message;
-    assert!(message.contains("not available here: elicitation in the agent loop"), "{message}");
+    assert!(message.contains("not available here: nothing answers questions"), "{message}");
 }

@@ -45,6 +45,8 @@ pub enum ConversationProblem {
         /// Its length in bytes.
         len: usize,
     },
+    /// No message at all: nothing for a model to answer ([`check_ready`]).
+    Empty,
 }
 
 /// A conversation that breaks the chat contract: the index of the first message at fault
@@ -89,6 +91,7 @@ impl fmt::Display for ConversationError {
             ConversationProblem::BadCallId { len } => {
                 write!(f, "a call id of {len} bytes (ids are 1 to {MAX_CALL_ID_LEN} bytes)")
             }
+            ConversationProblem::Empty => f.write_str("the conversation has no message"),
         }
     }
 }
@@ -174,6 +177,41 @@ pub fn check_conversation(messages: &[Message]) -> Result<(), ConversationError>
         }
     }
     Ok(())
+}
+
+/// Checks a conversation about to be sent to a model: [`check_conversation`], and it is not
+/// empty and its last assistant turn is answered (every provider refuses a request whose calls
+/// have no results; a turn whose calls wait is taken up with
+/// [`Agent::resume`](crate::agent::Agent::resume), not sent again).
+///
+/// # Errors
+///
+/// [`ConversationError`]: [`ConversationProblem::Empty`] at index 0, or
+/// [`ConversationProblem::UnansweredCall`] at the index one past the last message.
+///
+/// ```
+/// use serde_json::json;
+/// use tool_runtime::adapters::{ConversationProblem, Decoded, Message, ToolCall, check_ready};
+///
+/// let waiting = vec![
+///     Message::user("What time is it?"),
+///     Message::Assistant(Decoded::new("", vec![ToolCall::new("call_1", "core__time", json!({}))])),
+/// ];
+/// assert!(check_ready(&waiting[..1]).is_ok());
+/// let error = check_ready(&waiting).unwrap_err();
+/// assert_eq!((error.index, error.problem), (2, ConversationProblem::UnansweredCall { call_id: "call_1".into() }));
+/// assert_eq!(check_ready(&[]).unwrap_err().problem, ConversationProblem::Empty);
+/// ```
+pub fn check_ready(messages: &[Message]) -> Result<(), ConversationError> {
+    check_conversation(messages)?;
+    match messages.last() {
+        None => Err(ConversationError { index: 0, problem: ConversationProblem::Empty }),
+        Some(Message::Assistant(turn)) if !turn.calls.is_empty() => Err(ConversationError {
+            index: messages.len(),
+            problem: ConversationProblem::UnansweredCall { call_id: shown(&turn.calls[0].id) },
+        }),
+        Some(_) => Ok(()),
+    }
 }
 
 #[cfg(test)]

@@ -164,7 +164,7 @@ use crate::spec::ToolSpec;
 pub use anthropic::Anthropic;
 pub use assemble::DecodeOptions;
 pub use conversation::{
-    ConversationError, ConversationProblem, MAX_CALL_ID_LEN, check_conversation,
+    ConversationError, ConversationProblem, MAX_CALL_ID_LEN, check_conversation, check_ready,
 };
 pub use gemini::{Gemini, GeminiParameters};
 pub use limits::{Limit, StreamLimits};

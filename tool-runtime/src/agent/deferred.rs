@@ -3,9 +3,11 @@
 //! A call may have to wait: an [`Approver`](crate::policy::Approver) answers
 //! [`ApprovalDecision::Pending`](crate::policy::ApprovalDecision::Pending) (a person decides in
 //! a later HTTP request), a before-call hook answers
-//! [`BeforeCallDecision::Pending`](crate::runner::BeforeCallDecision::Pending), or the tool is
-//! a [`ClientTool`](crate::runtime::ClientTool) that the application's client runs. The runner ends such a call *pending* (it did not run, and it did
-//! not fail). The agent loop then runs every other call of the model's turn it can, and stops
+//! [`BeforeCallDecision::Pending`](crate::runner::BeforeCallDecision::Pending), the tool is
+//! a [`ClientTool`](crate::runtime::ClientTool) that the application's client runs, or the
+//! tool asks the user a question ([`Interact::elicit`](crate::runtime::Interact::elicit), see
+//! [Questions to the user](#questions-to-the-user)). The runner ends such a call *pending* (it
+//! did not run to its end, and it did not fail). The agent loop then runs every other call of the model's turn it can, and stops
 //! with [`StopReason::Pending`](super::StopReason::Pending) and a [`RunState`] in
 //! [`AgentOutput::state`](super::AgentOutput::state): everything needed to go on later, in
 //! another process.
@@ -33,7 +35,9 @@
 //! 5. Decided calls are spent in a [`ResumeLedger`] (all of a resume's at once, before any of
 //!    them runs, so a call runs at most once: a resume cancelled or dropped after that point
 //!    leaves its calls spent and not run); deciding a spent call again is
-//!    [`ResumeError::AlreadyResumed`] and runs nothing. There is no default ledger: an agent
+//!    [`ResumeError::AlreadyResumed`] and runs nothing (a call that waits on questions is
+//!    decided once per question: its answers are spent as `<call id>#answer-<n>`). There is no
+//!    default ledger: an agent
 //!    without one ([`Agent::with_ledger`](super::Agent::with_ledger)) refuses to resume
 //!    ([`ResumeError::NoLedger`]), since a ledger of its own would forget with the agent and
 //!    let the next request's agent run the same state again. One process shares one
@@ -92,6 +96,91 @@
 //! # });
 //! ```
 //!
+//! # Questions to the user
+//!
+//! A tool that declares [`Interact`](crate::runtime::Interact) may ask the user for structured
+//! input mid-call. Served over MCP, the question goes to the client (`elicitation/create`). In
+//! the agent loop (with [`ChatModelSampler`](super::ChatModelSampler) or no backend bound) it is
+//! a deferred decision: the question returns
+//! [`InteractError::Waiting`](crate::runtime::InteractError::Waiting), which the tool returns
+//! with `?`, and the call ends pending, [`WaitsFor::Elicitation`], with the question in
+//! [`CallStatus::Pending`]'s `question` (its message, and the JSON Schema of the answer, an
+//! object of flat properties to render as a form). The application shows it to the user and
+//! resumes with [`Decisions::answer`] (or denies the call).
+//!
+//! On resume the call runs again **from its start**, under the approval it already had and
+//! without the before-call hooks it passed, and each question gets its answer back in order:
+//! so a tool asks its questions before any side effect, and the same questions each time
+//! (another question is [`InteractError::Failed`](crate::runtime::InteractError::Failed)). An
+//! accepted answer is checked against the question's type there: one that does not match is
+//! [`InteractError::InvalidAnswer`](crate::runtime::InteractError::InvalidAnswer) for the tool,
+//! as an MCP client's would be. A tool that asks a second question waits again, and the state
+//! keeps the first question and its answer (`answered`).
+//!
+//! The runner's events for such a call are `tool_call_start`, `tool_call_pending`, then on
+//! resume `tool_call_start` again and its `tool_call_result` (or `tool_call_pending` once
+//! more): each run of the call starts once and ends once.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use tool_runtime::agent::deferred::{CallStatus, Decisions, InMemoryLedger, StateKey, WaitsFor};
+//! use tool_runtime::agent::{Agent, Message, ScriptedModel, ScriptedTurn, StopReason};
+//! use tool_runtime::prelude::*;
+//! use tool_runtime::runtime::{ElicitAnswer, ElicitResponse, Interact};
+//!
+//! #[derive(Deserialize, ToolSchema)]
+//! struct Size {
+//!     /// Cups of coffee.
+//!     cups: u8,
+//! }
+//!
+//! /// Order coffee, asking the user how many cups.
+//! #[tool(name = "coffee__order", effect = read_only, redact = ["cups"], capabilities = [Interact])]
+//! struct Order { drink: String }
+//! #[derive(Serialize, ToolSchema)]
+//! struct Ordered { cups: u8 }
+//! impl Tool for Order {
+//!     type Output = Ordered;
+//!     async fn run(self, _: &ToolInvocationContext, caps: &ToolCapabilities) -> Result<Ordered, ToolError> {
+//!         let answer = caps.get::<Interact>()?.elicit::<Size>("How many cups?").await?;
+//!         Ok(Ordered { cups: answer.accepted().map_or(0, |size| size.cups) })
+//!     }
+//! }
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let ledger = Arc::new(InMemoryLedger::default());
+//! let agent = |turns: Vec<ScriptedTurn>| {
+//!     let catalog = ToolCatalog::builder()
+//!         .register::<Order>()
+//!         .capability(Interact::unavailable())
+//!         .build()
+//!         .unwrap();
+//!     let runner = ToolRunner::builder(catalog).policy(ToolPolicy::allowing(["coffee__*"])).build();
+//!     Agent::new(Arc::new(ScriptedModel::new(turns)), runner)
+//!         .with_state_key(StateKey::new(*b"an application secret of 32 byte"))
+//!         .with_ledger(ledger.clone())
+//! };
+//! let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "user-1", tenant_id: "acme" });
+//!
+//! let first = agent(vec![ScriptedTurn::openai_calls(&[("call_1", "coffee__order", r#"{"drink": "espresso"}"#)])])
+//!     .run(vec![Message::user("Order coffee.")], &ctx, &|_| {})
+//!     .await;
+//! let state = first.state.unwrap();
+//! let waiting = state.pending().next().unwrap();
+//! let CallStatus::Pending { waits_for, question, .. } = &waiting.status else { unreachable!() };
+//! assert_eq!(*waits_for, WaitsFor::Elicitation);
+//! assert_eq!(question.as_ref().unwrap().message, "How many cups?");
+//!
+//! let answer = ElicitResponse::Accept(serde_json::json!({"cups": 2}));
+//! let second = agent(vec![ScriptedTurn::openai_text("Two cups are on their way.")])
+//!     .resume(state, Decisions::new().answer("call_1", answer), &ctx, &|_| {})
+//!     .await
+//!     .unwrap();
+//! assert_eq!(second.done.stop, StopReason::Answered);
+//! assert_eq!(second.done.records[0].result, Some(serde_json::json!({"cups": 2})));
+//! # });
+//! ```
+//!
 //! # The stored format
 //!
 //! A [`RunState`] is one JSON object, format `1`:
@@ -105,7 +194,7 @@
 //! | `elapsed_ms` | wall-clock time the run has used of its budget |
 //! | `call_ids` | every call id the run has handed out (ids stay unique after a resume) |
 //! | `messages` | the conversation in the [stored form](crate::adapters::stored), ending with the model's turn whose calls wait |
-//! | `calls` | each call of that turn, in model order: `id` (the run's), `wire_id` (the provider's), `tool_name`, `status`, and for `"pending"`: `waits_for` (`"approval"` or `"client"`), `arguments`, `arguments_hash` (SHA-256 of their canonical JSON), `spec_hash` ([`spec_hash`](crate::policy::spec_hash)); for `"ran"`, `"approved"`, `"edited"`, `"denied"`, `"supplied"`: `result` (a stored tool result) |
+//! | `calls` | each call of that turn, in model order: `id` (the run's), `wire_id` (the provider's), `tool_name`, `status`, and for `"pending"`: `waits_for` (`"approval"`, `"client"` or `"elicitation"`), `arguments`, `arguments_hash` (SHA-256 of their canonical JSON), `spec_hash` ([`spec_hash`](crate::policy::spec_hash)), and for `"elicitation"`: `question` (`{"message", "schema"}`) and, when earlier questions were answered, `answered` (`[{"question", "answer"}]`, answers as `{"action": "accept", "content": {..}}`, `{"action": "decline"}` or `{"action": "cancel"}`); for `"ran"`, `"approved"`, `"edited"`, `"denied"`, `"supplied"`, `"answered"`: `result` (a stored tool result) |
 //! | `seal` | HMAC-SHA256 (hex) over the canonical JSON (keys sorted) of everything else |
 //!
 //! Unknown keys are refused. Records ([`ToolInvocationRecord`](crate::runtime::ToolInvocationRecord)s)
@@ -125,6 +214,7 @@ use sha2::Sha256;
 use super::Message;
 use crate::adapters::ToolResult;
 use crate::policy::canonical_text;
+use crate::runtime::{Answered, ElicitRequest, ElicitResponse};
 
 /// The version of the stored format this crate writes and reads.
 const FORMAT: u32 = 1;
@@ -172,6 +262,9 @@ pub enum WaitsFor {
     /// The result of a [`ClientTool`](crate::runtime::ClientTool): decide with supply (or
     /// deny).
     Client,
+    /// The user's answer to a question the tool asked
+    /// ([`Interact::elicit`](crate::runtime::Interact::elicit)): decide with answer (or deny).
+    Elicitation,
 }
 
 /// Where one call of the waiting turn stands.
@@ -188,6 +281,14 @@ pub enum CallStatus {
         arguments_hash: String,
         /// The tool's [`spec_hash`](crate::policy::spec_hash) when the call was made.
         spec_hash: String,
+        /// For [`WaitsFor::Elicitation`]: the question the user is to answer (show its
+        /// message, and a form of its schema).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        question: Option<ElicitRequest>,
+        /// For [`WaitsFor::Elicitation`]: the questions the call asked before this one, with
+        /// the answers given on earlier resumes, in order.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        answered: Vec<Answered>,
     },
     /// It went through the runner with the rest of its turn (it ran, or was refused).
     Ran {
@@ -219,6 +320,12 @@ pub enum CallStatus {
         #[serde(with = "stored_result")]
         result: ToolResult,
     },
+    /// The user answered its question on a resume, and it ran again, to its end.
+    Answered {
+        /// Its result.
+        #[serde(with = "stored_result")]
+        result: ToolResult,
+    },
 }
 
 impl CallStatus {
@@ -231,7 +338,8 @@ impl CallStatus {
             | Self::Approved { result }
             | Self::Edited { result }
             | Self::Denied { result }
-            | Self::Supplied { result } => Some(result),
+            | Self::Supplied { result }
+            | Self::Answered { result } => Some(result),
         }
     }
 }
@@ -450,6 +558,13 @@ pub enum CallDecision {
         /// The structured output.
         output: Value,
     },
+    /// The user's answer to the call's question: the call runs again from its start and gets
+    /// it (an accepted answer is checked against the question's type there).
+    Answer {
+        /// What the user did, in MCP's form: `{"action": "accept", "content": {...}}`,
+        /// `{"action": "decline"}` or `{"action": "cancel"}`.
+        answer: ElicitResponse,
+    },
 }
 
 impl CallDecision {
@@ -458,6 +573,7 @@ impl CallDecision {
             Self::Deny { .. } => true,
             Self::Approve | Self::Edit { .. } => waits_for == WaitsFor::Approval,
             Self::Supply { .. } => waits_for == WaitsFor::Client,
+            Self::Answer { .. } => waits_for == WaitsFor::Elicitation,
         }
     }
 }
@@ -516,6 +632,12 @@ impl Decisions {
     #[must_use]
     pub fn supply(self, call_id: impl Into<String>, output: Value) -> Self {
         self.decide(call_id, CallDecision::Supply { output })
+    }
+
+    /// Answers the question the call `call_id` waits on.
+    #[must_use]
+    pub fn answer(self, call_id: impl Into<String>, answer: ElicitResponse) -> Self {
+        self.decide(call_id, CallDecision::Answer { answer })
     }
 
     /// The decision for `call_id`.
@@ -641,6 +763,7 @@ impl fmt::Display for ResumeError {
                 let needs = match waits_for {
                     WaitsFor::Approval => "approve, edit or deny",
                     WaitsFor::Client => "supply or deny",
+                    WaitsFor::Elicitation => "answer or deny",
                 };
                 write!(f, "call `{call_id}` takes {needs}")
             }

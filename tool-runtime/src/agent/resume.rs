@@ -5,12 +5,15 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use super::deferred::{CallDecision, CallStatus, Decisions, ResumeError, ResumeLedger, RunState};
+use super::deferred::{
+    CallDecision, CallStatus, Decisions, ResumeError, ResumeLedger, RunState, WaitsFor,
+};
 use super::run::{Loop, result_event};
 use super::{Agent, AgentEvent, AgentOutput, Message, StopReason, Usage};
 use crate::adapters::{ToolCall, ToolResult, check_conversation};
 use crate::policy::{Approval, ApprovalDecision, ApprovalRequest, Approver, arguments_hash};
-use crate::runtime::ToolInvocationContext;
+use crate::runtime::interact::Parking;
+use crate::runtime::{Answered, ToolInvocationContext};
 
 impl Agent {
     /// Takes up a run that stopped [`Pending`](StopReason::Pending) from its `state`, with the
@@ -37,10 +40,16 @@ impl Agent {
         decisions.check(&state)?;
         let decided: Vec<String> = decisions.ids().cloned().collect();
         if !decided.is_empty() {
-            ledger
-                .consume(state.run_id(), &decided)
-                .await
-                .map_err(|call_ids| ResumeError::AlreadyResumed { call_ids })?;
+            let keys: Vec<String> = decided.iter().map(|id| ledger_key(&state, id)).collect();
+            ledger.consume(state.run_id(), &keys).await.map_err(|spent| {
+                let call_ids = decided
+                    .iter()
+                    .zip(&keys)
+                    .filter(|(_, key)| spent.contains(key))
+                    .map(|(id, _)| id.clone())
+                    .collect();
+                ResumeError::AlreadyResumed { call_ids }
+            })?;
         }
         let token = ctx.cancellation().child_token();
         let ctx = ctx.clone().with_cancellation(token);
@@ -63,10 +72,14 @@ impl Agent {
             .count();
         on_event(AgentEvent::Resumed { decided: decided.len(), waiting });
         for (call, wire_call) in calls.iter_mut().zip(&turn_calls) {
-            let CallStatus::Pending { arguments, spec_hash, .. } = &call.status else { continue };
+            let CallStatus::Pending { arguments, spec_hash, question, answered, .. } = &call.status
+            else {
+                continue;
+            };
             let Some(decision) = decisions.get(&call.id) else { continue };
             let call_ctx = ctx.clone().with_tool_call_id(call.id.clone());
             let name = call.tool_name.as_str();
+            let mut answers = Vec::new();
             let (executed, label) = match decision {
                 CallDecision::Deny { message } => {
                     (self.runner.deny_deferred(name, arguments, message, &call_ctx).await, "denied")
@@ -75,21 +88,52 @@ impl Agent {
                     self.runner.exec_supplied(name, arguments, output.clone(), &call_ctx).await,
                     "supplied",
                 ),
-                CallDecision::Approve | CallDecision::Edit { .. } => {
+                CallDecision::Approve | CallDecision::Edit { .. } | CallDecision::Answer { .. } => {
                     // Edited arguments are the call's now: validated by the runner, and the
-                    // approval is bound to them.
-                    let arguments = match decision {
-                        CallDecision::Edit { arguments } => arguments,
-                        _ => arguments,
+                    // approval is bound to them. A call that waited on a question had passed
+                    // its approval already: it runs again under the same binding.
+                    let (arguments, label) = match decision {
+                        CallDecision::Edit { arguments } => (arguments, "edited"),
+                        CallDecision::Answer { answer } => {
+                            answers.clone_from(answered);
+                            if let Some(question) = question {
+                                let (question, answer) = (question.clone(), answer.clone());
+                                answers.push(Answered { question, answer });
+                            }
+                            (arguments, "answered")
+                        }
+                        _ => (arguments, "approved"),
                     };
                     let approval = Approval::bound(&call_ctx, name, spec_hash, &call.id, arguments);
                     let runner = self.runner.deciding(Arc::new(Decided(approval)));
-                    let executed = runner.exec(name, arguments, &call_ctx).await;
-                    let label = if matches!(decision, CallDecision::Edit { .. }) {
-                        "edited"
-                    } else {
-                        "approved"
-                    };
+                    let parking = Parking::new(answers.clone());
+                    let executed = parking.scope(runner.exec(name, arguments, &call_ctx)).await;
+                    if executed.is_pending()
+                        && let Some(question) = parking.question()
+                    {
+                        // It asked (another) question: it waits on that, with the arguments
+                        // it ran with.
+                        on_event(AgentEvent::CallDecided {
+                            id: call.id.clone(),
+                            name: call.tool_name.clone(),
+                            decision: label,
+                        });
+                        on_event(AgentEvent::ToolCallPending {
+                            id: call.id.clone(),
+                            name: call.tool_name.clone(),
+                            waits_for: WaitsFor::Elicitation,
+                        });
+                        let arguments = arguments.clone();
+                        call.status = CallStatus::Pending {
+                            waits_for: WaitsFor::Elicitation,
+                            arguments_hash: arguments_hash(&arguments),
+                            arguments,
+                            spec_hash: spec_hash.clone(),
+                            question: Some(question),
+                            answered: answers,
+                        };
+                        continue;
+                    }
                     (executed, label)
                 }
             };
@@ -112,6 +156,7 @@ impl Agent {
                 "denied" => CallStatus::Denied { result },
                 "supplied" => CallStatus::Supplied { result },
                 "edited" => CallStatus::Edited { result },
+                "answered" => CallStatus::Answered { result },
                 _ => CallStatus::Approved { result },
             };
         }
@@ -178,6 +223,19 @@ impl Agent {
             }
         }
         Ok(ledger)
+    }
+}
+
+/// The key a decision on `call_id` spends in the ledger: the call id, or for an answer to a
+/// question, `<call id>#answer-<n>` (the `n`th question the call asked: a call that waits on
+/// questions is decided once per question).
+fn ledger_key(state: &RunState, call_id: &str) -> String {
+    let waiting = state.calls().iter().find(|call| call.id == call_id);
+    match waiting.map(|call| &call.status) {
+        Some(CallStatus::Pending { waits_for: WaitsFor::Elicitation, answered, .. }) => {
+            format!("{call_id}#answer-{}", answered.len() + 1)
+        }
+        _ => call_id.to_owned(),
     }
 }
 

@@ -10,7 +10,7 @@ use super::deferred::{
     CallStatus, ResumeLedger, RunState, StateCall, StateKey, StateParts, WaitsFor,
 };
 use super::{ChatModel, Message, ModelError, ModelErrorKind, ModelRequest, ModelTurn, Usage};
-use crate::adapters::{ConversationError, check_conversation};
+use crate::adapters::{ConversationError, check_ready};
 use crate::adapters::{
     Decoded, FinishReason, StreamEvent, ToolCall, ToolChoice, ToolOutcome, ToolResult,
 };
@@ -19,7 +19,10 @@ use crate::catalog::{ToolSource, VisibleTools};
 use crate::content::PartSummary;
 use crate::policy::{Decision, arguments_hash, spec_hash};
 use crate::runner::ToolRunner;
-use crate::runtime::{Arguments, ToolExecResult, ToolInvocationContext, ToolInvocationRecord};
+use crate::runtime::interact::Parking;
+use crate::runtime::{
+    Arguments, ElicitRequest, ToolExecResult, ToolInvocationContext, ToolInvocationRecord,
+};
 use crate::spec::{ToolEffect, ToolSpec};
 
 /// How an [`Agent`] runs. Start from `AgentConfig::default()` and change what you need:
@@ -241,7 +244,9 @@ pub enum AgentEvent {
         id: String,
         /// The tool's name.
         name: String,
-        /// `"approved"`, `"edited"`, `"denied"` or `"supplied"`.
+        /// `"approved"`, `"edited"`, `"denied"`, `"supplied"` or `"answered"`. A call that
+        /// asks the user a question as it runs is followed by its
+        /// [`ToolCallPending`](Self::ToolCallPending) instead of a result.
         decision: &'static str,
     },
     /// The run ended. Emitted exactly once, last.
@@ -403,8 +408,9 @@ impl Agent {
 
     /// Runs the loop on `messages` for the caller described by `ctx`, reporting to `on_event`,
     /// and returns the answer, the records and the conversation. `messages` are checked first
-    /// ([`check_conversation`]); a conversation that breaks the chat contract stops the run at
-    /// once with [`StopReason::InvalidConversation`]. Ends with exactly one
+    /// ([`check_ready`]: the chat contract, and a last turn whose calls are answered); a
+    /// conversation that fails it stops the run at once with
+    /// [`StopReason::InvalidConversation`]. Ends with exactly one
     /// [`AgentEvent::Done`]. Cancelling `ctx.cancellation()` stops the run; every call already
     /// started still gets its one result.
     pub async fn run(
@@ -416,7 +422,7 @@ impl Agent {
         let token = ctx.cancellation().child_token();
         let ctx = ctx.clone().with_cancellation(token.clone());
         let mut state = Loop::new(messages, Duration::ZERO);
-        let stop = match check_conversation(&state.messages) {
+        let stop = match check_ready(&state.messages) {
             Ok(()) => self.drive_from(&mut state, &ctx, on_event).await,
             Err(problem) => StopReason::InvalidConversation { problem },
         };
@@ -731,7 +737,7 @@ impl Agent {
         records: &mut [Option<ToolInvocationRecord>],
         on_event: &(dyn Fn(AgentEvent) + Send + Sync),
     ) {
-        let outcomes: Vec<(usize, ToolExecResult)> =
+        let outcomes: Vec<(usize, ToolExecResult, Option<ElicitRequest>)> =
             futures_util::stream::iter(indices.iter().copied())
                 .map(|index| {
                     let call = &decoded.calls[index];
@@ -753,23 +759,23 @@ impl Agent {
                                 Arguments::from(text.as_str())
                             }
                         };
-                        (index, self.runner.exec(&call.name, args, &call_ctx).await)
+                        // A question the tool asks the user parks here; the call waits on it.
+                        let parking = Parking::new(Vec::new());
+                        let executed =
+                            parking.scope(self.runner.exec(&call.name, args, &call_ctx)).await;
+                        (index, executed, parking.question())
                     }
                 })
                 .buffered(self.config.max_concurrent.max(1))
                 .collect()
                 .await;
-        for (index, executed) in outcomes {
+        for (index, executed, question) in outcomes {
             let call = &decoded.calls[index];
             if executed.is_pending() {
                 // Not run and not failed: it waits, and gets its record when it is decided.
-                let waits_for = if self.runs_on_client(&call.name) {
-                    WaitsFor::Client
-                } else {
-                    WaitsFor::Approval
-                };
+                let waits_for = self.waits_for(&call.name, question.is_some());
                 let arguments = executed.args().cloned().unwrap_or(serde_json::Value::Null);
-                results[index] = Some(Slot::Pending { waits_for, arguments });
+                results[index] = Some(Slot::Pending { waits_for, arguments, question });
                 continue;
             }
             let result = match &executed.outcome {
@@ -821,8 +827,9 @@ impl Loop {
 pub(super) enum Slot {
     /// Its result for the model (under the run's id).
     Done(ToolResult),
-    /// It waits, with its validated arguments.
-    Pending { waits_for: WaitsFor, arguments: serde_json::Value },
+    /// It waits, with its validated arguments (and the question it asked, for
+    /// [`WaitsFor::Elicitation`]).
+    Pending { waits_for: WaitsFor, arguments: serde_json::Value, question: Option<ElicitRequest> },
 }
 
 impl Slot {
@@ -846,8 +853,16 @@ impl Agent {
         })
     }
 
-    pub(super) fn runs_on_client(&self, name: &str) -> bool {
-        self.runner.catalog().get(name).is_some_and(|tool| tool.runs_on_client())
+    /// What a call of `name` that ended pending waits for: a question it asked, its client,
+    /// or else an approval.
+    pub(super) fn waits_for(&self, name: &str, asked: bool) -> WaitsFor {
+        if asked {
+            WaitsFor::Elicitation
+        } else if self.runner.catalog().get(name).is_some_and(|tool| tool.runs_on_client()) {
+            WaitsFor::Client
+        } else {
+            WaitsFor::Approval
+        }
     }
 
     /// The calls of a turn that waits, as its state keeps them: results under the provider's
@@ -871,13 +886,15 @@ impl Agent {
                         wire_id.clone_into(&mut result.call_id);
                         CallStatus::Ran { result }
                     }
-                    Slot::Pending { waits_for, arguments } => {
+                    Slot::Pending { waits_for, arguments, question } => {
                         waiting.push(call.id.clone());
                         CallStatus::Pending {
                             waits_for,
                             arguments_hash: arguments_hash(&arguments),
                             arguments,
                             spec_hash: self.spec_hash_of(&call.name).unwrap_or_default(),
+                            question,
+                            answered: Vec::new(),
                         }
                     }
                 };

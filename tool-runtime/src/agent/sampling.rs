@@ -15,9 +15,11 @@ use crate::runtime::{
 /// `.capability(Interact::new(ChatModelSampler::new(Arc::clone(&model))))`.
 ///
 /// The request's `max_tokens` and `temperature` are the model client's settings, not the
-/// request's: a [`ChatModel`] takes a conversation only. Elicitation in the agent loop is
-/// [`InteractError::Unavailable`] for now: it will become a deferred decision (the call waits,
-/// the run stops with its state, the answer comes with the resume).
+/// request's: a [`ChatModel`] takes a conversation only. Its elicitation is the agent loop's
+/// deferred decision: in a call the loop runs, a question makes the call wait, the run stops
+/// with its state, and the user's answer comes with the resume (see
+/// [`deferred`](super::deferred)). Outside the loop (a direct `exec`) a question is
+/// [`InteractError::Unavailable`](crate::runtime::InteractError::Unavailable).
 ///
 /// ```
 /// use std::sync::Arc;
@@ -45,13 +47,9 @@ impl ChatModelSampler {
 }
 
 impl Interactor for ChatModelSampler {
-    fn elicit(&self, _request: ElicitRequest) -> InteractFuture<'_, ElicitResponse> {
-        Box::pin(async {
-            Err(InteractError::Unavailable(
-                "elicitation in the agent loop is not available yet (it will be a deferred decision)"
-                    .to_owned(),
-            ))
-        })
+    fn elicit(&self, request: ElicitRequest) -> InteractFuture<'_, ElicitResponse> {
+        let parked = crate::runtime::interact::park(request);
+        Box::pin(async move { parked })
     }
 
     fn sample(&self, request: SampleRequest) -> InteractFuture<'_, Completion> {

@@ -20,8 +20,8 @@ use crate::content::{Part, ToolOutput};
 use crate::policy::{ApprovalDecision, ApprovalRequest, Budgets, Decision};
 use crate::runtime::context::Lineage;
 use crate::runtime::{
-    Arguments, Auth, BoundToolRuntime, CallStep, EventOutcome, ExecError, LogMessage, LogReporter,
-    ProgressReporter, ToolCapabilities, ToolError, ToolErrorCode as Code, ToolEvent,
+    Arguments, Auth, BoundToolRuntime, CallStep, EventOutcome, ExecError, Interact, LogMessage,
+    LogReporter, ProgressReporter, ToolCapabilities, ToolError, ToolErrorCode as Code, ToolEvent,
     ToolExecResult, ToolInvocationContext, ValidatedArgs,
 };
 use crate::schema::{ArgumentsError, Shown};
@@ -108,7 +108,14 @@ impl ToolRunner {
         // Step 8, awaited here rather than in a function of its own: its state would be moved
         // into this future's once more.
         let ran = within_budget(tool.exec(args, call_ctx, &caps), &deadline).await;
-        let output = run_outcome(ran, &budgets)?;
+        let output = match run_outcome(ran, &budgets) {
+            Ok(output) => output,
+            // A question to the user that waits (in the agent loop): the call waits with it.
+            Err(_) if declared.interact && crate::runtime::interact::question_waits() => {
+                return Err(ExecError::pending("the call waits for the user's answer"));
+            }
+            Err(error) => return Err(error),
+        };
         call.step = Some(CallStep::Output);
         check_output(tool, &output)?;
         call.step = Some(CallStep::Redaction);
@@ -256,10 +263,11 @@ impl ToolRunner {
         ctx: &ToolInvocationContext,
         tool: &dyn BoundToolRuntime,
     ) -> Result<Declared, ExecError> {
-        let mut declared = Declared { auth: false, tool_calls: false };
+        let mut declared = Declared { auth: false, tool_calls: false, interact: false };
         for capability in tool.capabilities() {
             declared.auth |= capability.type_id() == TypeId::of::<Auth>();
             declared.tool_calls |= capability.type_id() == TypeId::of::<ToolCalls>();
+            declared.interact |= capability.type_id() == TypeId::of::<Interact>();
         }
         let declares_auth = declared.auth;
         if (tool.requires_connection() || declares_auth) && !self.policy.connection_allowed(ctx) {
@@ -498,6 +506,7 @@ fn call_logger(call: &mut Call, caller: &LogReporter) -> LogReporter {
 struct Declared {
     auth: bool,
     tool_calls: bool,
+    interact: bool,
 }
 
 /// (After 2.) A call a tool made through [`ToolCalls`]: no deeper than the called tool's

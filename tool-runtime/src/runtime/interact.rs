@@ -7,16 +7,18 @@ use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::{Capability, ToolError};
 use crate::schema::{Schema, ToolSchema};
 
 /// What a tool asks the user: a message, and the schema of the answer (an object of flat
-/// primitive properties: see [`Interact::elicit`]).
-#[derive(Debug, Clone, PartialEq)]
+/// primitive properties: see [`Interact::elicit`]). As JSON (in a run state that waits for
+/// it): `{"message": "...", "schema": {...}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ElicitRequest {
     /// What the user is asked.
     pub message: String,
@@ -24,8 +26,20 @@ pub struct ElicitRequest {
     pub schema: Map<String, Value>,
 }
 
-/// What the user did with an [`ElicitRequest`], the answer still untyped.
-#[derive(Debug, Clone, PartialEq)]
+/// What the user did with an [`ElicitRequest`], the answer still untyped. As JSON, MCP's
+/// form: `{"action": "accept", "content": {...}}`, `{"action": "decline"}`,
+/// `{"action": "cancel"}`.
+///
+/// ```
+/// use serde_json::json;
+/// use tool_runtime::runtime::ElicitResponse;
+///
+/// let answer: ElicitResponse = serde_json::from_value(json!({"action": "accept", "content": {"go": true}})).unwrap();
+/// assert_eq!(answer, ElicitResponse::Accept(json!({"go": true})));
+/// assert_eq!(serde_json::to_value(ElicitResponse::Decline).unwrap(), json!({"action": "decline"}));
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "action", content = "content", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ElicitResponse {
     /// The user answered: the content, to be checked against the requested schema.
     Accept(Value),
@@ -162,9 +176,16 @@ pub struct Completion {
 #[non_exhaustive]
 pub enum InteractError {
     /// Nobody here can answer this kind of request: the MCP client did not declare the
-    /// capability, or the application bound no backend for it (elicitation in the agent loop
-    /// is one, for now). The text says which.
+    /// capability, or the application bound no backend for it and the call is not one the
+    /// agent loop runs. The text says which.
     Unavailable(String),
+    /// The question waits for the user: in the agent loop, the call ends pending on it and
+    /// the run stops with its state; the answer comes with
+    /// [`Agent::resume`](crate::agent::Agent::resume), and the call then runs again from its
+    /// start, this question answered. Return it from the tool (`?` does); a tool that goes on
+    /// without the answer is taken at its word and ends as it returns.
+    #[cfg(feature = "agent")]
+    Waiting,
     /// The answer's type cannot be asked for: elicitation takes an object of flat primitive
     /// properties (strings, numbers, integers, booleans, string enums, arrays of string enums).
     /// Names the offending property.
@@ -184,6 +205,8 @@ impl fmt::Display for InteractError {
             }
             Self::InvalidAnswer(why) => write!(f, "the answer does not match its schema: {why}"),
             Self::Failed(why) => write!(f, "the request failed: {why}"),
+            #[cfg(feature = "agent")]
+            Self::Waiting => f.write_str("the question waits for the user's answer"),
         }
     }
 }
@@ -240,7 +263,13 @@ pub trait Interactor: Send + Sync + fmt::Debug {
 /// `sampling/createMessage`, each only if the client declared the capability (otherwise
 /// [`InteractError::Unavailable`]). In the agent loop, bind
 /// `Interact::new(ChatModelSampler::new(model))` (feature `agent`): sampling asks the agent's
-/// model; elicitation there is [`InteractError::Unavailable`] until deferred decisions carry it.
+/// model, and elicitation is a deferred decision: the call waits for the user's answer, the
+/// run stops with its state, and the answer comes with the resume (see
+/// [`deferred`](crate::agent::deferred)). The same holds with no backend bound
+/// ([`unavailable`](Self::unavailable)). A backend of the application's own answers itself.
+///
+/// A call waiting for an answer runs again from its start when the answer comes, and gets the
+/// answers given so far back in order: ask before any side effect.
 ///
 /// ```
 /// use tool_runtime::prelude::*;
@@ -290,7 +319,8 @@ impl Interact {
         Self { backend: Some(Arc::new(backend)) }
     }
 
-    /// No backend: outside an MCP session every request is [`InteractError::Unavailable`].
+    /// No backend: outside an MCP session and the agent loop every request is
+    /// [`InteractError::Unavailable`].
     #[must_use]
     pub fn unavailable() -> Self {
         Self { backend: None }
@@ -304,6 +334,19 @@ impl Interact {
         call: F,
     ) -> impl Future<Output = F::Output> {
         SESSION.scope(session, call)
+    }
+
+    /// Sends a question: to the MCP session's client, else the bound backend, else the agent
+    /// loop's parking for the call.
+    async fn ask(&self, request: ElicitRequest) -> Result<ElicitResponse, InteractError> {
+        #[cfg(feature = "mcp")]
+        if let Ok(session) = SESSION.try_with(Arc::clone) {
+            return session.elicit(request).await;
+        }
+        match &self.backend {
+            Some(backend) => backend.elicit(request).await,
+            None => park(request),
+        }
     }
 
     fn backend(&self) -> Result<Arc<dyn Interactor>, InteractError> {
@@ -382,6 +425,111 @@ impl Interact {
 
 impl Capability for Interact {
     const NAME: &'static str = "interact";
+}
+
+/// A question a call asked on an earlier run and the user's answer to it, as a run state keeps
+/// them: the call runs again from its start on resume and gets the answers back in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Answered {
+    /// What was asked.
+    pub question: ElicitRequest,
+    /// What the user did.
+    pub answer: ElicitResponse,
+}
+
+#[cfg(feature = "agent")]
+tokio::task_local! {
+    /// Where the call the agent loop runs on this task parks its question for the user.
+    static PARKING: Arc<Parking>;
+}
+
+/// The agent loop's stand-in for a user who answers later: it hands a call the answers given
+/// on earlier resumes, in order, and keeps the first question that has none yet (the call then
+/// ends pending on it).
+#[cfg(feature = "agent")]
+#[derive(Debug, Default)]
+pub(crate) struct Parking {
+    state: std::sync::Mutex<Parked>,
+}
+
+#[cfg(feature = "agent")]
+#[derive(Debug, Default)]
+struct Parked {
+    answered: Vec<Answered>,
+    next: usize,
+    asked: Option<ElicitRequest>,
+}
+
+#[cfg(feature = "agent")]
+impl Parking {
+    /// A parking that gives back `answered`, in order.
+    pub(crate) fn new(answered: Vec<Answered>) -> Arc<Self> {
+        Arc::new(Self { state: std::sync::Mutex::new(Parked { answered, next: 0, asked: None }) })
+    }
+
+    /// Runs `call` with this parking taking its questions.
+    pub(crate) fn scope<F: Future>(self: &Arc<Self>, call: F) -> impl Future<Output = F::Output> {
+        PARKING.scope(Arc::clone(self), call)
+    }
+
+    /// The question the call left waiting, if any.
+    pub(crate) fn question(&self) -> Option<ElicitRequest> {
+        self.lock().asked.take()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Parked> {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn elicit(&self, request: ElicitRequest) -> Result<ElicitResponse, InteractError> {
+        let mut parked = self.lock();
+        if parked.asked.is_some() {
+            // The call went on past a question that waits: it waits still.
+            return Err(InteractError::Waiting);
+        }
+        let next = parked.next;
+        match parked.answered.get(next) {
+            Some(answered) if answered.question == request => {
+                let answer = answered.answer.clone();
+                parked.next += 1;
+                Ok(answer)
+            }
+            Some(answered) => Err(InteractError::Failed(format!(
+                "the call asked another question than the one the user answered (`{}`): it must ask the same questions, in the same order, each time it runs",
+                answered.question.message.escape_debug()
+            ))),
+            None => {
+                parked.asked = Some(request);
+                Err(InteractError::Waiting)
+            }
+        }
+    }
+}
+
+/// A question with no backend to answer it: parked when the agent loop runs the call,
+/// otherwise unavailable.
+pub(crate) fn park(request: ElicitRequest) -> Result<ElicitResponse, InteractError> {
+    #[cfg(feature = "agent")]
+    if let Ok(parking) = PARKING.try_with(Arc::clone) {
+        return parking.elicit(request);
+    }
+    let _ = request;
+    Err(InteractError::Unavailable(
+        "nothing answers questions for this call: it is neither served over MCP nor run by the agent loop, and no backend of the application's is bound".to_owned(),
+    ))
+}
+
+/// Whether the call running on this task left a question waiting (the runner then ends the
+/// call pending if it failed, as a tool that returns [`InteractError::Waiting`] does).
+#[cfg(feature = "runner")]
+#[inline(never)]
+pub(crate) fn question_waits() -> bool {
+    #[cfg(feature = "agent")]
+    if let Ok(waits) = PARKING.try_with(|parking| parking.lock().asked.is_some()) {
+        return waits;
+    }
+    false
 }
 
 /// How the titles of an enum property are sent.
@@ -465,9 +613,8 @@ impl<T: ToolSchema + DeserializeOwned> Elicitation<'_, T> {
         for (field, style, titles) in &self.titles {
             with_titles(&mut schema, field, *style, titles)?;
         }
-        let backend = self.interact.backend()?;
         let request = ElicitRequest { message: self.message, schema };
-        match backend.elicit(request).await? {
+        match self.interact.ask(request).await? {
             ElicitResponse::Accept(content) => {
                 T::SCHEMA
                     .validate(&content)
@@ -653,6 +800,43 @@ mod tests {
         assert_eq!(properties["size"]["type"], "string");
         assert_eq!(properties["count"]["minimum"], 0);
         assert!(properties["count"].get("maximum").is_none(), "{properties}");
+    }
+
+    #[cfg(feature = "agent")]
+    #[tokio::test]
+    async fn the_parking_gives_answers_in_order_then_keeps_the_first_unanswered_question() {
+        let question =
+            |message: &str| ElicitRequest { message: message.to_owned(), schema: Map::new() };
+        let answered =
+            vec![Answered { question: question("first?"), answer: ElicitResponse::Decline }];
+        let parking = Parking::new(answered.clone());
+        let asked = parking
+            .scope(async {
+                let first = park(question("first?"));
+                let second = park(question("second?"));
+                // A tool that goes on past the wait does not get another question asked.
+                let third = park(question("third?"));
+                (first, second, third)
+            })
+            .await;
+        assert_eq!(
+            asked,
+            (Ok(ElicitResponse::Decline), Err(InteractError::Waiting), Err(InteractError::Waiting))
+        );
+        assert_eq!(parking.question(), Some(question("second?")));
+        assert_eq!(parking.question(), None, "taken");
+
+        // A call that asks another question than the one answered gets no answer.
+        let parking = Parking::new(answered);
+        let other = parking.scope(async { park(question("other?")) }).await;
+        assert!(
+            matches!(&other, Err(InteractError::Failed(why)) if why.contains("another question")),
+            "{other:?}"
+        );
+        assert_eq!(parking.question(), None);
+        // Outside the agent loop nothing answers.
+        assert!(matches!(park(question("first?")), Err(InteractError::Unavailable(_))));
+        assert!(!question_waits());
     }
 
     #[test]

@@ -14,7 +14,7 @@ pub(crate) mod context;
 mod dynamic;
 mod error;
 mod events;
-mod interact;
+pub(crate) mod interact;
 mod result;
 mod tool;
 
@@ -33,8 +33,8 @@ pub use dynamic::{DynamicFuture, DynamicTool, DynamicToolBuilder, DynamicToolErr
 pub use error::ToolError;
 pub use events::{ChannelSink, CollectingSink, EventOutcome, EventSink, NullSink, ToolEvent};
 pub use interact::{
-    Completion, ElicitAnswer, ElicitRequest, ElicitResponse, Elicitation, Interact, InteractError,
-    InteractFuture, Interactor, SampleMessage, SampleRequest, SampleRole,
+    Answered, Completion, ElicitAnswer, ElicitRequest, ElicitResponse, Elicitation, Interact,
+    InteractError, InteractFuture, Interactor, SampleMessage, SampleRequest, SampleRole,
 };
 pub use result::{
     CallStep, ExecError, RefusedOutput, ToolCallCounts, ToolCallStats, ToolErrorCode,
