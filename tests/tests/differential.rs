@@ -12,17 +12,20 @@
 //! `format` is an annotation in 2020-12: our validator does not check it and `jsonschema` is run
 //! with format validation off (its 2020-12 default), so a `format` field only shows that.
 
+mod schema_values;
+
 use std::cell::Cell;
 use std::collections::{BTreeSet, HashSet};
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestCaseError, TestRunner};
+use schema_values::{Integers, float_value, int_value, near_valid};
 use serde::de::DeserializeOwned;
-use serde_json::{Number, Value, json};
+use serde_json::{Value, json};
 use tool_runtime::prelude::*;
 use tool_runtime::schema::{
-    ArgumentsError, ArraySchema, Constraint, IntegerSchema, NumberSchema, ObjectSchema, Schema,
-    SchemaKind, StringSchema, decode_checked, parse_arguments, parse_json,
+    ArgumentsError, ArraySchema, Constraint, IntegerSchema, NumberSchema, Schema, SchemaKind,
+    StringSchema, decode_checked, parse_arguments, parse_json,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -198,191 +201,6 @@ struct AliasedTag {
     #[serde(alias = "w")]
     #[schema(range(min = 0.0, max = 1.0))]
     weight: Option<f64>,
-}
-
-// ---------------------------------------------------------------------------------------------
-// Valid values, generated from the schema tree
-// ---------------------------------------------------------------------------------------------
-
-fn int_value(value: i128) -> Value {
-    if let Ok(value) = i64::try_from(value) {
-        Value::from(value)
-    } else if let Ok(value) = u64::try_from(value) {
-        Value::from(value)
-    } else {
-        #[allow(clippy::cast_precision_loss)]
-        float_value(value as f64)
-    }
-}
-
-fn float_value(value: f64) -> Value {
-    Number::from_f64(value).map_or(Value::Null, Value::Number)
-}
-
-/// A value that satisfies `schema`, or is close to it (deduplicating a set may leave it short).
-fn valid(schema: &'static Schema) -> BoxedStrategy<Value> {
-    let inner = match schema.kind {
-        SchemaKind::Boolean => any::<bool>().prop_map(Value::Bool).boxed(),
-        SchemaKind::Integer(int) => valid_integer(int),
-        SchemaKind::Number(number) => valid_number(number),
-        SchemaKind::String(string) => valid_string(string),
-        SchemaKind::Enum(values) => proptest::sample::select(values).prop_map(Value::from).boxed(),
-        SchemaKind::Array(array) => valid_array(array),
-        SchemaKind::Object(object) => valid_object(object),
-    };
-    if schema.nullable { prop_oneof![1 => Just(Value::Null), 5 => inner].boxed() } else { inner }
-}
-
-fn valid_integer(int: IntegerSchema) -> BoxedStrategy<Value> {
-    let low = int.minimum.unwrap_or(i128::from(i64::MIN));
-    let high = int.maximum.unwrap_or(i128::from(u64::MAX));
-    let (near_low, near_high) = (low.max(-100), high.min(100));
-    let near_zero = if near_low <= near_high { near_low..=near_high } else { low..=high };
-    let integer = prop_oneof![Just(low), Just(high), low..=high, near_zero];
-    // An integral float is an integer too; write some that way when it is exact.
-    (integer, 0..6u8)
-        .prop_map(|(value, style)| {
-            #[allow(clippy::cast_precision_loss)]
-            if style == 0 && value.unsigned_abs() <= 1 << 53 {
-                float_value(value as f64)
-            } else {
-                int_value(value)
-            }
-        })
-        .boxed()
-}
-
-/// The effective lower and upper bounds and whether each is exclusive.
-/// A bound and whether it is exclusive.
-type Bound = Option<(f64, bool)>;
-
-fn number_bounds(number: NumberSchema) -> (Bound, Bound) {
-    let low = match (number.minimum, number.exclusive_minimum) {
-        (Some(min), Some(exclusive)) if exclusive >= min => Some((exclusive, true)),
-        (Some(min), _) => Some((min, false)),
-        (None, Some(exclusive)) => Some((exclusive, true)),
-        (None, None) => None,
-    };
-    let high = match (number.maximum, number.exclusive_maximum) {
-        (Some(max), Some(exclusive)) if exclusive <= max => Some((exclusive, true)),
-        (Some(max), _) => Some((max, false)),
-        (None, Some(exclusive)) => Some((exclusive, true)),
-        (None, None) => None,
-    };
-    (low, high)
-}
-
-fn valid_number(number: NumberSchema) -> BoxedStrategy<Value> {
-    let (low, high) = number_bounds(number);
-    let (lo, lo_open) = low.unwrap_or((-1e9, false));
-    let (hi, hi_open) = high.unwrap_or((1e9, false));
-    let mut edges = vec![(lo + hi) / 2.0];
-    edges.push(if lo_open { lo.next_up() } else { lo });
-    edges.push(if hi_open { hi.next_down() } else { hi });
-    if low.is_none() {
-        edges.push(f64::MIN);
-    }
-    if high.is_none() {
-        edges.push(f64::MAX);
-    }
-    let inside = move |value: f64| {
-        if (lo_open && value <= lo) || (hi_open && value >= hi) { (lo + hi) / 2.0 } else { value }
-    };
-    let float = prop_oneof![
-        3 => (lo..=hi).prop_map(inside),
-        1 => proptest::sample::select(edges),
-        1 => (-1000i32..1000).prop_map(f64::from).prop_map(inside),
-    ];
-    // Whole numbers are also sent as JSON integers, as a model would write them.
-    (float, any::<bool>())
-        .prop_map(|(value, as_integer)| {
-            #[allow(clippy::cast_possible_truncation)]
-            if as_integer && value.fract() == 0.0 && value.abs() < 9e15 {
-                Value::from(value as i64)
-            } else {
-                float_value(value)
-            }
-        })
-        .boxed()
-}
-
-fn text_char() -> impl Strategy<Value = char> {
-    prop_oneof![
-        8 => proptest::char::range('a', 'z'),
-        1 => Just('é'),
-        1 => Just('日'),
-        1 => Just('🦀'),
-        1 => any::<char>(),
-    ]
-}
-
-fn valid_string(string: StringSchema) -> BoxedStrategy<Value> {
-    let min = usize::try_from(string.min_length.unwrap_or(0)).unwrap_or(usize::MAX);
-    let max = string.max_length.map_or(min + 12, |max| usize::try_from(max).unwrap_or(usize::MAX));
-    let text = match string.pattern {
-        Some(pattern) => {
-            // proptest generates from a regex without anchors (ours are all `^...$`), in Rust's
-            // dialect: give `\d` and `\w` their ECMA-262 meaning first (mutations try Unicode
-            // digits and letters), and bound `+` by the length so most strings fit it.
-            let body =
-                pattern.strip_prefix('^').and_then(|p| p.strip_suffix('$')).unwrap_or(pattern);
-            let body = body
-                .replace(r"\d", "[0-9]")
-                .replace(r"\w", "[A-Za-z0-9_]")
-                .replace('+', &format!("{{1,{}}}", max.min(64)));
-            proptest::string::string_regex(&body).expect("test patterns are generatable").boxed()
-        }
-        None => proptest::collection::vec(text_char(), min..=max.min(min + 40))
-            .prop_map(String::from_iter)
-            .boxed(),
-    };
-    text.prop_map(Value::String).boxed()
-}
-
-fn valid_array(array: ArraySchema) -> BoxedStrategy<Value> {
-    let min = usize::try_from(array.min_items.unwrap_or(0)).unwrap_or(usize::MAX);
-    let max = array.max_items.map_or(min + 4, |max| usize::try_from(max).unwrap_or(usize::MAX));
-    let unique = array.unique_items;
-    proptest::collection::vec(valid(array.items), min..=max.min(min + 6))
-        .prop_map(move |mut items| {
-            if unique {
-                let mut seen = Vec::new();
-                items.retain(|item| {
-                    let fresh = !seen.contains(item);
-                    seen.push(item.clone());
-                    fresh
-                });
-            }
-            Value::Array(items)
-        })
-        .boxed()
-}
-
-fn valid_object(object: ObjectSchema) -> BoxedStrategy<Value> {
-    let fields: Vec<BoxedStrategy<Option<(&'static str, Value)>>> = object
-        .properties
-        .iter()
-        .map(|property| {
-            let name = property.name;
-            let value = valid(property.schema).prop_map(move |value| Some((name, value)));
-            if property.required {
-                value.boxed()
-            } else {
-                prop_oneof![3 => value, 1 => Just(None)].boxed()
-            }
-        })
-        .collect();
-    fields
-        .prop_map(|fields| {
-            Value::Object(
-                fields
-                    .into_iter()
-                    .flatten()
-                    .map(|(name, value)| (name.to_owned(), value))
-                    .collect(),
-            )
-        })
-        .boxed()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -697,14 +515,15 @@ fn differential<T: ToolSchema + DeserializeOwned + Serialize>() -> (u32, u32) {
         .expect("the rendered schema compiles");
 
     let mutations = prop_oneof![2 => Just(0usize), 2 => Just(1), 1 => Just(2)];
-    let values =
-        (valid(schema), any::<u64>(), mutations).prop_map(move |(mut value, seed, count)| {
+    let values = (near_valid(schema, Integers::AlsoFloats), any::<u64>(), mutations).prop_map(
+        move |(mut value, seed, count)| {
             let mut rng = Rng(seed);
             for _ in 0..count {
                 mutate(schema, &mut value, &mut rng);
             }
             value
-        });
+        },
+    );
 
     // A fixed seed unless `PROPTEST_RNG_SEED` names one: the shares asserted below (valid and
     // invalid values, values the fast path takes) are statistics of the sample, and a random
@@ -883,14 +702,15 @@ fn aliases_agree_with_names() {
         .should_validate_formats(false)
         .build(&rendered)
         .expect("the rendered schema compiles");
-    let values =
-        (valid(schema), any::<u64>(), 0usize..3).prop_map(move |(mut value, seed, count)| {
+    let values = (near_valid(schema, Integers::AlsoFloats), any::<u64>(), 0usize..3).prop_map(
+        move |(mut value, seed, count)| {
             let mut rng = Rng(seed);
             for _ in 0..count {
                 mutate(schema, &mut value, &mut rng);
             }
             (value, seed.rotate_left(17))
-        });
+        },
+    );
     let config = Config {
         cases: 256,
         failure_persistence: None,

@@ -7,26 +7,17 @@
 //! elsewhere.
 
 mod gbnf_support;
+mod schema_values;
 
-use examples::search::SearchDocs;
 use examples::tickets::{CloseTicket, CreateTicket};
 use examples::time::GetCurrentTime;
-use gbnf_support::{Gbnf, PlanDelivery, call, valid, writings, wrong_calls};
+use gbnf_support::{Gbnf, PlanDelivery, call, specs, writings, wrong_calls};
 use proptest::test_runner::{Config, TestRunner};
+use schema_values::{Integers, valid};
 use tool_runtime::adapters::gbnf::{Grammar, GrammarError, Unchecked};
 use tool_runtime::prelude::*;
 use tool_runtime::schema::Schema;
 use tool_runtime::spec::ToolSpec;
-
-fn specs() -> Vec<&'static ToolSpec> {
-    vec![
-        GetCurrentTime::spec(),
-        SearchDocs::spec(),
-        CreateTicket::spec(),
-        CloseTicket::spec(),
-        PlanDelivery::spec(),
-    ]
-}
 
 #[test]
 fn the_grammar_of_each_tool_is_pinned() {
@@ -52,7 +43,8 @@ fn a_set_of_tools_is_one_alternation() {
         let mut runner =
             TestRunner::new(Config { cases: 8, failure_persistence: None, ..Config::default() });
         let arguments = proptest::strategy::ValueTree::current(
-            &proptest::strategy::Strategy::new_tree(&valid(schema), &mut runner).unwrap(),
+            &proptest::strategy::Strategy::new_tree(&valid(schema, Integers::Digits), &mut runner)
+                .unwrap(),
         );
         assert!(parsed.accepts(&call(spec.name(), &arguments).to_string()), "{}", spec.name());
     }
@@ -100,7 +92,7 @@ fn every_valid_call_matches_and_wrong_ones_do_not() {
         let grammar = Grammar::for_tool(spec).unwrap();
         let parsed = Gbnf::parse(grammar.as_str()).unwrap();
         runner
-            .run(&valid(schema), |arguments| {
+            .run(&valid(schema, Integers::Digits), |arguments| {
                 for text in writings(&call(spec.name(), &arguments)) {
                     proptest::prop_assert!(parsed.accepts(&text), "{} refuses {text}", spec.name());
                 }

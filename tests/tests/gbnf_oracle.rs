@@ -6,20 +6,20 @@
 //! text). Both are installed, pinned, into a venv under the target directory on first use.
 
 mod gbnf_support;
+mod python_support;
+mod schema_values;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use examples::search::SearchDocs;
-use examples::tickets::{CloseTicket, CreateTicket};
-use examples::time::GetCurrentTime;
-use gbnf_support::{PlanDelivery, call, valid, writings, wrong_calls};
+use gbnf_support::{call, specs, writings, wrong_calls};
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::TestRunner;
+use python_support::PinnedVenv;
+use schema_values::{Integers, valid};
 use serde_json::{Value, json};
 use tool_runtime::adapters::gbnf::Grammar;
-use tool_runtime::prelude::*;
 use tool_runtime::spec::ToolSpec;
 
 /// The oracle packages the test pins (pure Python, and one abi3 wheel: seconds to install).
@@ -29,56 +29,22 @@ const ORACLES: &[&str] = &["gbnf==0.0.32", "llguidance==1.9.1"];
 /// reused after. Panics with what went wrong when Python or PyPI is out of reach: this test
 /// must not pass without having asked the real implementations.
 fn python_with_oracles() -> PathBuf {
-    let pins = ORACLES.join(" ");
-    let venv = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("gbnf-venv-{}", pins.replace([' ', '='], "-")));
-    let python = venv.join("bin").join("python");
-    let marker = venv.join(".installed");
-    if marker.exists() && python.exists() {
-        return python;
+    PinnedVenv {
+        name: "gbnf",
+        pins: ORACLES,
+        // `gbnf` declares a file watcher for its own development as a dependency; neither
+        // package needs anything else at run time.
+        pip_args: &["--no-deps"],
+        needed_by: "the GBNF oracle test",
+        what: "the oracles",
     }
-    let created = Command::new("python3").args(["-m", "venv"]).arg(&venv).output();
-    match created {
-        Ok(output) if output.status.success() => {}
-        Ok(output) => panic!(
-            "`python3 -m venv {}` failed; the GBNF oracle test needs python3 with the venv module:\n{}",
-            venv.display(),
-            String::from_utf8_lossy(&output.stderr)
-        ),
-        Err(error) => {
-            panic!("python3 is needed for the GBNF oracle test and could not be run: {error}")
-        }
-    }
-    // `--no-deps`: `gbnf` declares a file watcher for its own development as a dependency;
-    // neither package needs anything else at run time.
-    let installed = Command::new(&python)
-        .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps"])
-        .args(ORACLES)
-        .output()
-        .expect("the venv's python runs");
-    assert!(
-        installed.status.success(),
-        "`pip install {pins}` failed (is PyPI reachable?); the GBNF oracle test cannot run without them:\n{}",
-        String::from_utf8_lossy(&installed.stderr)
-    );
-    std::fs::write(&marker, &pins).expect("the venv marker can be written");
-    python
-}
-
-fn specs() -> Vec<&'static ToolSpec> {
-    vec![
-        GetCurrentTime::spec(),
-        SearchDocs::spec(),
-        CreateTicket::spec(),
-        CloseTicket::spec(),
-        PlanDelivery::spec(),
-    ]
+    .python()
 }
 
 /// `count` valid arguments for `spec`, the same on every run.
 fn samples(spec: &ToolSpec, count: usize) -> Vec<Value> {
     let schema = spec.input_schema().as_static().unwrap();
-    let strategy = valid(schema);
+    let strategy = valid(schema, Integers::Digits);
     let mut runner = TestRunner::deterministic();
     (0..count).map(|_| strategy.new_tree(&mut runner).unwrap().current()).collect()
 }

@@ -22,7 +22,8 @@ use tool_runtime::runner::{
     ToolRunner, ToolRunnerBuilder,
 };
 use tool_runtime::runtime::{
-    CallStep, Clock, CollectingSink, EventOutcome, ToolErrorCode as Code, ToolEvent,
+    CallStep, Clock, CollectingSink, EventOutcome, ExecError, ToolCallCounts, ToolCallStats,
+    ToolErrorCode as Code, ToolEvent, ToolInvocationRecord,
 };
 
 static RUNS: AtomicUsize = AtomicUsize::new(0);
@@ -338,6 +339,117 @@ async fn a_refused_call_says_at_which_step_it_stopped() {
     assert_eq!(denied.error().unwrap().step, Some(CallStep::Policy));
     let stored = serde_json::to_value(denied.record()).unwrap();
     assert_eq!(stored["error"]["step"], "policy");
+}
+
+/// The time by the clock of `stats_add_up_the_durations_the_runners_clock_measured`, which
+/// only [`Work`] moves.
+static WORK_CLOCK_MS: AtomicI64 = AtomicI64::new(1_700_000_000_000);
+
+/// Take `ms` milliseconds by `WORK_CLOCK_MS`, then fail if told to.
+#[tool(name = "test__work", effect = read_only, redact = all)]
+struct Work {
+    ms: u32,
+    #[serde(default)]
+    fail: bool,
+}
+
+#[derive(Serialize, ToolSchema)]
+struct Worked {
+    ms: u32,
+}
+
+impl Tool for Work {
+    type Output = Worked;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Worked, ToolError> {
+        WORK_CLOCK_MS.fetch_add(i64::from(self.ms), Ordering::SeqCst);
+        if self.fail {
+            return Err(ToolError::new("worked, then failed"));
+        }
+        Ok(Worked { ms: self.ms })
+    }
+}
+
+#[tokio::test]
+async fn stats_add_up_the_durations_the_runners_clock_measured() {
+    let catalog = ToolCatalog::builder().register::<Work>().register::<Change>().build().unwrap();
+    let clock = Clock::from_fn(|| {
+        let ms = WORK_CLOCK_MS.load(Ordering::SeqCst);
+        UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap())
+    });
+    let runner = ToolRunner::builder(catalog)
+        .policy(ToolPolicy::from_json(r#"{"allowed_tools": ["test__*"]}"#).unwrap())
+        .approver(Arc::new(Recorder::default()))
+        .clock(clock)
+        .build();
+    let calls = [
+        ("test__work", r#"{"ms": 30}"#),
+        ("test__change", r#"{"text": "takes no time"}"#),
+        ("test__work", r#"{"ms": 70, "fail": true}"#),
+        ("test__work", r#"{"ms": "refused before it runs"}"#),
+        ("test__work", r#"{"ms": 5}"#),
+    ];
+    let mut records = Vec::new();
+    for (name, args) in calls {
+        records.push(runner.exec(name, args, &ctx()).await.into_record());
+    }
+    let codes: Vec<_> = records.iter().map(|r| r.error.as_ref().map(|e| e.code)).collect();
+    assert_eq!(codes, [None, None, Some(Code::Execution), Some(Code::Validation), None]);
+    let durations: Vec<u64> = records.iter().map(ToolInvocationRecord::duration_ms).collect();
+    assert_eq!(durations, [30, 0, 70, 0, 5]);
+    let stats = ToolCallStats::from_records(&records);
+    assert_eq!((stats.calls, stats.ok, stats.failed), (5, 3, 2));
+    assert_eq!((stats.total_ms, stats.max_ms), (105, 70));
+    let work = ToolCallCounts { calls: 4, ok: 2, failed: 2, total_ms: 105, max_ms: 70 };
+    let change = ToolCallCounts { calls: 1, ok: 1, failed: 0, total_ms: 0, max_ms: 0 };
+    assert_eq!(stats.by_tool["test__work"], work);
+    assert_eq!(stats.by_tool["test__change"], change);
+}
+
+#[tokio::test]
+async fn stats_total_and_max_durations_over_the_run_and_per_tool() {
+    // A record of a call that never reached a tool, its tool, times and outcome to be set.
+    let template = builder().build().exec("nobody__home", "{}", &ctx()).await.into_record();
+    let record = |tool: &str, started_ms: i64, ended_ms: i64, ok: bool| ToolInvocationRecord {
+        tool_name: tool.to_owned(),
+        started_ms,
+        ended_ms,
+        error: (!ok).then(|| ExecError::new(Code::Execution, "failed")),
+        ..template.clone()
+    };
+    let records = [
+        record("test__a", 1_000, 1_040, true),
+        record("test__b", 1_010, 1_100, false),
+        record("test__a", 2_000, 2_025, false),
+        record("test__b", 3_000, 3_010, true),
+        record("test__a", 4_000, 4_000, true),
+        // A clock that stepped back: no time, never negative time.
+        record("test__c", 5_000, 4_990, true),
+    ];
+    let stats = ToolCallStats::from_records(&records);
+    assert_eq!((stats.calls, stats.ok, stats.failed), (6, 4, 2));
+    assert_eq!((stats.total_ms, stats.max_ms), (165, 90));
+    let counts = |calls, ok, total_ms, max_ms| ToolCallCounts {
+        calls,
+        ok,
+        failed: calls - ok,
+        total_ms,
+        max_ms,
+    };
+    let by_tool: Vec<(&str, ToolCallCounts)> =
+        stats.by_tool.iter().map(|(name, counts)| (name.as_str(), *counts)).collect();
+    assert_eq!(
+        by_tool,
+        [
+            ("test__a", counts(3, 2, 65, 40)),
+            ("test__b", counts(2, 1, 100, 90)),
+            ("test__c", counts(1, 1, 0, 0)),
+        ]
+    );
+    assert_eq!(ToolCallStats::from_records(&[]), ToolCallStats::default());
 }
 
 /// Counts the calls the after-hook saw, and blocks "forbidden" notes.

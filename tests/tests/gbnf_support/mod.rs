@@ -359,155 +359,11 @@ fn the_recogniser_reads_llama_cpp_syntax() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Arguments valid against a schema, as `serde_json` writes them
-// ---------------------------------------------------------------------------------------------
-
-use proptest::prelude::*;
-use serde_json::{Number, Value};
-use tool_runtime::schema::{
-    ArraySchema, IntegerSchema, NumberSchema, ObjectSchema, Schema, SchemaKind, StringSchema,
-};
-
-/// Values that satisfy `schema` (checked with the validator: a generated value that misses,
-/// a deduplicated set left short, a regex-made string too long, is filtered out).
-pub fn valid(schema: &'static Schema) -> BoxedStrategy<Value> {
-    near_valid(schema)
-        .prop_filter("valid against the schema", move |value| schema.is_valid(value))
-        .boxed()
-}
-
-fn near_valid(schema: &'static Schema) -> BoxedStrategy<Value> {
-    let inner = match schema.kind {
-        SchemaKind::Boolean => any::<bool>().prop_map(Value::Bool).boxed(),
-        SchemaKind::Integer(int) => integer(int),
-        SchemaKind::Number(number) => number_value(number),
-        SchemaKind::String(string) => string_value(string),
-        SchemaKind::Enum(values) => proptest::sample::select(values).prop_map(Value::from).boxed(),
-        SchemaKind::Array(array) => array_value(array),
-        SchemaKind::Object(object) => object_value(object),
-    };
-    if schema.nullable { prop_oneof![1 => Just(Value::Null), 5 => inner].boxed() } else { inner }
-}
-
-fn integer(int: IntegerSchema) -> BoxedStrategy<Value> {
-    let low = int.minimum.unwrap_or(i128::from(i64::MIN)).max(i128::from(i64::MIN));
-    let high = int.maximum.unwrap_or(i128::from(u64::MAX)).min(i128::from(u64::MAX));
-    let near = low.max(-100)..=high.min(100).max(low.max(-100));
-    prop_oneof![Just(low), Just(high), low..=high, near]
-        .prop_map(|value| match i64::try_from(value) {
-            Ok(value) => Value::from(value),
-            Err(_) => Value::from(u64::try_from(value).expect("within u64")),
-        })
-        .boxed()
-}
-
-fn number_value(number: NumberSchema) -> BoxedStrategy<Value> {
-    let lo = number.minimum.or(number.exclusive_minimum).unwrap_or(-1e12);
-    let hi = number.maximum.or(number.exclusive_maximum).unwrap_or(1e12);
-    let edges = vec![
-        lo,
-        hi,
-        (lo + hi) / 2.0,
-        f64::MIN_POSITIVE,
-        1e-7,
-        123_456_789.125,
-        f64::MAX,
-        -f64::MAX,
-        1e300,
-        5e-324,
-    ];
-    let float = prop_oneof![
-        3 => lo..=hi,
-        1 => proptest::sample::select(edges),
-        1 => (-1000i32..1000).prop_map(f64::from),
-        1 => any::<f64>(),
-    ];
-    (float, any::<bool>())
-        .prop_filter_map("finite", |(value, as_integer)| {
-            #[allow(clippy::cast_possible_truncation)]
-            if as_integer && value.fract() == 0.0 && value.abs() < 9e15 {
-                Some(Value::from(value as i64))
-            } else {
-                Number::from_f64(value).map(Value::Number)
-            }
-        })
-        .boxed()
-}
-
-fn text_char() -> impl Strategy<Value = char> {
-    prop_oneof![
-        8 => proptest::char::range('a', 'z'),
-        1 => proptest::sample::select(vec!['"', '\\', '/', '\n', '\t', '\u{0}', '\u{1f}', '\u{7f}', 'é', '日', '🦀', '\u{2028}', '\u{fffd}']),
-        1 => any::<char>(),
-    ]
-}
-
-fn string_value(string: StringSchema) -> BoxedStrategy<Value> {
-    let min = usize::try_from(string.min_length.unwrap_or(0)).unwrap_or(usize::MAX);
-    let max = string.max_length.map_or(min + 12, |max| usize::try_from(max).unwrap_or(usize::MAX));
-    let text = match string.pattern {
-        Some(pattern) => {
-            let body =
-                pattern.strip_prefix('^').and_then(|p| p.strip_suffix('$')).unwrap_or(pattern);
-            let body = body.replace('+', &format!("{{1,{}}}", max.min(16)));
-            proptest::string::string_regex(&body).expect("test patterns are generatable").boxed()
-        }
-        None => proptest::collection::vec(text_char(), min..=max.min(min + 40))
-            .prop_map(String::from_iter)
-            .boxed(),
-    };
-    text.prop_map(Value::String).boxed()
-}
-
-fn array_value(array: ArraySchema) -> BoxedStrategy<Value> {
-    let min = usize::try_from(array.min_items.unwrap_or(0)).unwrap_or(usize::MAX);
-    let max = array.max_items.map_or(min + 4, |max| usize::try_from(max).unwrap_or(usize::MAX));
-    let unique = array.unique_items;
-    proptest::collection::vec(near_valid(array.items), min..=max.min(min + 5))
-        .prop_map(move |mut items| {
-            if unique {
-                let mut seen = Vec::new();
-                items.retain(|item| {
-                    let fresh = !seen.contains(item);
-                    seen.push(item.clone());
-                    fresh
-                });
-            }
-            Value::Array(items)
-        })
-        .boxed()
-}
-
-fn object_value(object: ObjectSchema) -> BoxedStrategy<Value> {
-    let fields: Vec<BoxedStrategy<Option<(&'static str, Value)>>> = object
-        .properties
-        .iter()
-        .map(|property| {
-            let name = property.name;
-            let value = near_valid(property.schema).prop_map(move |value| Some((name, value)));
-            if property.required {
-                value.boxed()
-            } else {
-                prop_oneof![3 => value, 1 => Just(None)].boxed()
-            }
-        })
-        .collect();
-    fields
-        .prop_map(|fields| {
-            Value::Object(
-                fields
-                    .into_iter()
-                    .flatten()
-                    .map(|(name, value)| (name.to_owned(), value))
-                    .collect(),
-            )
-        })
-        .boxed()
-}
-
-// ---------------------------------------------------------------------------------------------
 // Calls as text
 // ---------------------------------------------------------------------------------------------
+
+use serde_json::Value;
+use tool_runtime::schema::Schema;
 
 /// A call as the grammar's root describes it.
 pub fn call(name: &str, arguments: &Value) -> Value {
@@ -558,7 +414,22 @@ pub fn wrong_calls(name: &str, arguments: &Value, schema: &Schema) -> Vec<String
 
 use std::collections::BTreeSet as Set;
 
+use examples::search::SearchDocs;
+use examples::tickets::{CloseTicket, CreateTicket};
+use examples::time::GetCurrentTime;
 use tool_runtime::prelude::*;
+use tool_runtime::spec::ToolSpec;
+
+/// The tools whose grammars the suites check: the examples', and [`PlanDelivery`]'s.
+pub fn specs() -> Vec<&'static ToolSpec> {
+    vec![
+        GetCurrentTime::spec(),
+        SearchDocs::spec(),
+        CreateTicket::spec(),
+        CloseTicket::spec(),
+        PlanDelivery::spec(),
+    ]
+}
 
 /// How a delivery travels.
 #[derive(Debug, Serialize, Deserialize, ToolSchema)]

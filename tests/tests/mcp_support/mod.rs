@@ -8,6 +8,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 
+// A child rather than a sibling, so that every suite sharing this module gets it.
+#[path = "../python_support/mod.rs"]
+mod python_support;
+
+use python_support::PinnedVenv;
+
 /// The workspace root.
 pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -95,35 +101,12 @@ pub const PYTHON_MCP: &str = "2.3.0";
 /// reused after. Panics with what went wrong when Python or PyPI is out of reach: this test
 /// must not pass without having talked to the real SDK.
 pub fn python_with_mcp() -> PathBuf {
-    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("mcp-venv-{PYTHON_MCP}"));
-    let python = venv.join("bin").join("python");
-    let marker = venv.join(".installed");
-    if marker.exists() && python.exists() {
-        return python;
+    PinnedVenv {
+        name: "mcp",
+        pins: &[&format!("mcp=={PYTHON_MCP}")],
+        pip_args: &[],
+        needed_by: "the MCP interop test",
+        what: "the official Python SDK",
     }
-    let created = Command::new("python3").args(["-m", "venv"]).arg(&venv).output();
-    match created {
-        Ok(output) if output.status.success() => {}
-        Ok(output) => panic!(
-            "`python3 -m venv {}` failed; the MCP interop test needs python3 with the venv module:\n{}",
-            venv.display(),
-            String::from_utf8_lossy(&output.stderr)
-        ),
-        Err(error) => {
-            panic!("python3 is needed for the MCP interop test and could not be run: {error}")
-        }
-    }
-    let installed = Command::new(&python)
-        .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
-        .arg(format!("mcp=={PYTHON_MCP}"))
-        .output()
-        .expect("the venv's python runs");
-    assert!(
-        installed.status.success(),
-        "`pip install mcp=={PYTHON_MCP}` failed (is PyPI reachable?); the MCP interop test cannot run without \
-         the official Python SDK:\n{}",
-        String::from_utf8_lossy(&installed.stderr)
-    );
-    std::fs::write(&marker, PYTHON_MCP).expect("the venv marker can be written");
-    python
+    .python()
 }

@@ -11,7 +11,10 @@ use crate::content::{PartSummary, ToolOutput};
 /// What happens during a call, in order: one `ToolCallStart`, any number of
 /// `ToolCallProgress`, one `ToolCallResult`, all with the same `tool_call_id`. A call refused
 /// before it starts (unknown tool, policy, validation, a hook) emits only its `ToolCallResult`,
-/// whose error says at which [step](super::CallStep) it stopped.
+/// whose error says at which [step](super::CallStep) it stopped. A call that waits ends with
+/// `ToolCallPending` instead of its result: before its start when it waits for a decision,
+/// after it when the tool asked the user a question in the agent loop (it runs again, with a
+/// start of its own, when the answer comes).
 ///
 /// Events carry redacted data only.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -38,8 +41,9 @@ pub enum ToolEvent {
         /// The report.
         progress: Progress,
     },
-    /// The call did not run and waits: an approver deferred its decision, or a client runs
-    /// it. It gets its start and result events when it is decided and runs (or its one result
+    /// The call did not run and waits: an approver or a hook deferred its decision, a client
+    /// runs it, or (after its start) the tool asked the user a question the agent loop defers.
+    /// It gets its start and result events when it is decided and runs (or its one result
     /// event when it is denied), under the same id.
     ToolCallPending {
         /// The call's id.
