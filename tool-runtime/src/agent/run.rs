@@ -21,7 +21,7 @@ use crate::policy::{Decision, arguments_hash, spec_hash};
 use crate::runner::ToolRunner;
 use crate::runtime::interact::Parking;
 use crate::runtime::{
-    Arguments, ElicitRequest, ToolExecResult, ToolInvocationContext, ToolInvocationRecord,
+    Arguments, ElicitRequest, Interact, ToolExecResult, ToolInvocationContext, ToolInvocationRecord,
 };
 use crate::spec::{ToolEffect, ToolSpec};
 
@@ -737,6 +737,8 @@ impl Agent {
         records: &mut [Option<ToolInvocationRecord>],
         on_event: &(dyn Fn(AgentEvent) + Send + Sync),
     ) {
+        // Only a catalog that binds `Interact` has tools that can ask the user anything.
+        let asks = self.runner.catalog().capabilities().contains::<Interact>();
         let outcomes: Vec<(usize, ToolExecResult, Option<ElicitRequest>)> =
             futures_util::stream::iter(indices.iter().copied())
                 .map(|index| {
@@ -759,10 +761,18 @@ impl Agent {
                                 Arguments::from(text.as_str())
                             }
                         };
+                        if !asks {
+                            return (
+                                index,
+                                self.runner.exec(&call.name, args, &call_ctx).await,
+                                None,
+                            );
+                        }
                         // A question the tool asks the user parks here; the call waits on it.
+                        // Boxed: the other calls' futures stay their size.
                         let parking = Parking::new(Vec::new());
-                        let executed =
-                            parking.scope(self.runner.exec(&call.name, args, &call_ctx)).await;
+                        let exec = self.runner.exec(&call.name, args, &call_ctx);
+                        let executed = Box::pin(parking.scope(exec)).await;
                         (index, executed, parking.question())
                     }
                 })
