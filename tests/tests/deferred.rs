@@ -967,6 +967,9 @@ mod questions {
             agent.resume(stored(&state), Decisions::new().approve("call_1"), &ctx(), &|_| {}).await;
         let state = asked.unwrap().state.unwrap();
         assert_eq!(question_of(&state).0, WaitsFor::Elicitation);
+        let CallStatus::Pending { approved: true, .. } = &state.calls()[0].status else {
+            panic!("{:?}", state.calls())
+        };
 
         // The approver (which defers everything) is not asked again: the approval stands.
         let (agent, _) =
@@ -976,6 +979,29 @@ mod questions {
         assert_eq!(done.done.stop, StopReason::Answered);
         assert_eq!(done.done.records[0].error, None);
         assert_eq!(bookings_of("Lima"), ["1 in Lima (breakfast: false)"]);
+    }
+
+    /// An answer is no approval: a call that asked without needing one is refused when policy
+    /// has come to require approval meanwhile.
+    #[tokio::test]
+    async fn an_answer_does_not_stand_in_for_an_approval_policy_now_requires() {
+        let (ledger, sink) = (Arc::new(InMemoryLedger::default()), CollectingSink::new());
+        let call = [("call_1", "hotel__book", r#"{"city": "Kyiv"}"#)];
+        let (agent, _) =
+            hotel_agent(vec![ScriptedTurn::openai_calls(&call)], &ledger, &sink, false);
+        let state =
+            agent.run(vec![Message::user("Book Kyiv.")], &ctx(), &|_| {}).await.state.unwrap();
+        let CallStatus::Pending { approved: false, .. } = &state.calls()[0].status else {
+            panic!("{:?}", state.calls())
+        };
+
+        let (agent, _) = hotel_agent(vec![ScriptedTurn::openai_text("No.")], &ledger, &sink, true);
+        let decisions = Decisions::new().answer("call_1", accept(json!({"rooms": 1})));
+        let done = agent.resume(stored(&state), decisions, &ctx(), &|_| {}).await.unwrap();
+        let error = done.done.records[0].error.as_ref().expect("refused");
+        assert_eq!(error.code, ToolErrorCode::ApprovalDenied, "{}", error.message);
+        assert!(error.message.contains("policy now requires approval"), "{}", error.message);
+        assert!(bookings_of("Kyiv").is_empty());
     }
 
     #[tokio::test]

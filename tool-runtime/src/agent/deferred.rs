@@ -194,7 +194,7 @@
 //! | `elapsed_ms` | wall-clock time the run has used of its budget |
 //! | `call_ids` | every call id the run has handed out (ids stay unique after a resume) |
 //! | `messages` | the conversation in the [stored form](crate::adapters::stored), ending with the model's turn whose calls wait |
-//! | `calls` | each call of that turn, in model order: `id` (the run's), `wire_id` (the provider's), `tool_name`, `status`, and for `"pending"`: `waits_for` (`"approval"`, `"client"` or `"elicitation"`), `arguments`, `arguments_hash` (SHA-256 of their canonical JSON), `spec_hash` ([`spec_hash`](crate::policy::spec_hash)), and for `"elicitation"`: `question` (`{"message", "schema"}`) and, when earlier questions were answered, `answered` (`[{"question", "answer"}]`, answers as `{"action": "accept", "content": {..}}`, `{"action": "decline"}` or `{"action": "cancel"}`); for `"ran"`, `"approved"`, `"edited"`, `"denied"`, `"supplied"`, `"answered"`: `result` (a stored tool result) |
+//! | `calls` | each call of that turn, in model order: `id` (the run's), `wire_id` (the provider's), `tool_name`, `status`, and for `"pending"`: `waits_for` (`"approval"`, `"client"` or `"elicitation"`), `arguments`, `arguments_hash` (SHA-256 of their canonical JSON), `spec_hash` ([`spec_hash`](crate::policy::spec_hash)), and for `"elicitation"`: `question` (`{"message", "schema"}`), when earlier questions were answered `answered` (`[{"question", "answer"}]`, answers as `{"action": "accept", "content": {..}}`, `{"action": "decline"}` or `{"action": "cancel"}`), and `approved: true` when the call was approved before it asked; for `"ran"`, `"approved"`, `"edited"`, `"denied"`, `"supplied"`, `"answered"`: `result` (a stored tool result) |
 //! | `seal` | HMAC-SHA256 (hex) over the canonical JSON (keys sorted) of everything else |
 //!
 //! Unknown keys are refused. Records ([`ToolInvocationRecord`](crate::runtime::ToolInvocationRecord)s)
@@ -289,6 +289,11 @@ pub enum CallStatus {
         /// the answers given on earlier resumes, in order.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         answered: Vec<Answered>,
+        /// For [`WaitsFor::Elicitation`]: whether the call was approved before it asked (policy
+        /// required it then). Answered, it runs again under that approval; one that was not
+        /// approved is refused (`approval_denied`) if policy has come to require approval.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        approved: bool,
     },
     /// It went through the runner with the rest of its turn (it ran, or was refused).
     Ran {

@@ -72,7 +72,8 @@ impl Agent {
             .count();
         on_event(AgentEvent::Resumed { decided: decided.len(), waiting });
         for (call, wire_call) in calls.iter_mut().zip(&turn_calls) {
-            let CallStatus::Pending { arguments, spec_hash, question, answered, .. } = &call.status
+            let CallStatus::Pending { arguments, spec_hash, question, answered, approved, .. } =
+                &call.status
             else {
                 continue;
             };
@@ -90,8 +91,8 @@ impl Agent {
                 ),
                 CallDecision::Approve | CallDecision::Edit { .. } | CallDecision::Answer { .. } => {
                     // Edited arguments are the call's now: validated by the runner, and the
-                    // approval is bound to them. A call that waited on a question had passed
-                    // its approval already: it runs again under the same binding.
+                    // approval is bound to them. A call that waited on a question runs again
+                    // under the approval it had before it asked, if it had one.
                     let (arguments, label) = match decision {
                         CallDecision::Edit { arguments } => (arguments, "edited"),
                         CallDecision::Answer { answer } => {
@@ -104,7 +105,9 @@ impl Agent {
                         }
                         _ => (arguments, "approved"),
                     };
-                    let approval = Approval::bound(&call_ctx, name, spec_hash, &call.id, arguments);
+                    let approved = *approved || label != "answered";
+                    let approval = approved
+                        .then(|| Approval::bound(&call_ctx, name, spec_hash, &call.id, arguments));
                     let runner = self.runner.deciding(Arc::new(Decided(approval)));
                     let parking = Parking::new(answers.clone());
                     let executed = parking.scope(runner.exec(name, arguments, &call_ctx)).await;
@@ -131,6 +134,7 @@ impl Agent {
                             spec_hash: spec_hash.clone(),
                             question: Some(question),
                             answered: answers,
+                            approved,
                         };
                         continue;
                     }
@@ -241,17 +245,20 @@ fn ledger_key(state: &RunState, call_id: &str) -> String {
 
 /// The approver of one decided call on resume: it approves exactly the call the decision was
 /// made for, bound to run, tenant, actor, tool, spec hash, call id and arguments (the edited
-/// ones, for an edit), and denies anything else.
+/// ones, for an edit), and denies anything else. `None`: an answered question of a call that
+/// was never approved, which no approval may reach now.
 #[derive(Debug)]
-struct Decided(Approval);
+struct Decided(Option<Approval>);
 
 #[async_trait]
 impl Approver for Decided {
     async fn review(&self, request: &ApprovalRequest<'_>) -> ApprovalDecision {
-        if request.approval() == self.0 {
-            request.approve()
-        } else {
-            request.deny("the decision was made for another call")
+        match &self.0 {
+            Some(approval) if request.approval() == *approval => request.approve(),
+            Some(_) => request.deny("the decision was made for another call"),
+            None => request.deny(
+                "policy now requires approval for this tool, which the call did not have when it asked its question",
+            ),
         }
     }
 }

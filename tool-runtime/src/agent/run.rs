@@ -785,7 +785,9 @@ impl Agent {
                 // Not run and not failed: it waits, and gets its record when it is decided.
                 let waits_for = self.waits_for(&call.name, question.is_some());
                 let arguments = executed.args().cloned().unwrap_or(serde_json::Value::Null);
-                results[index] = Some(Slot::Pending { waits_for, arguments, question });
+                // A call that asked got past its approval, if policy required one.
+                let approved = question.is_some() && self.needs_approval(&call.name, ctx);
+                results[index] = Some(Slot::Pending { waits_for, arguments, question, approved });
                 continue;
             }
             let result = match &executed.outcome {
@@ -837,9 +839,14 @@ impl Loop {
 pub(super) enum Slot {
     /// Its result for the model (under the run's id).
     Done(ToolResult),
-    /// It waits, with its validated arguments (and the question it asked, for
-    /// [`WaitsFor::Elicitation`]).
-    Pending { waits_for: WaitsFor, arguments: serde_json::Value, question: Option<ElicitRequest> },
+    /// It waits, with its validated arguments (and for [`WaitsFor::Elicitation`], the question
+    /// it asked and whether it was approved before).
+    Pending {
+        waits_for: WaitsFor,
+        arguments: serde_json::Value,
+        question: Option<ElicitRequest>,
+        approved: bool,
+    },
 }
 
 impl Slot {
@@ -896,7 +903,7 @@ impl Agent {
                         wire_id.clone_into(&mut result.call_id);
                         CallStatus::Ran { result }
                     }
-                    Slot::Pending { waits_for, arguments, question } => {
+                    Slot::Pending { waits_for, arguments, question, approved } => {
                         waiting.push(call.id.clone());
                         CallStatus::Pending {
                             waits_for,
@@ -905,6 +912,7 @@ impl Agent {
                             spec_hash: self.spec_hash_of(&call.name).unwrap_or_default(),
                             question,
                             answered: Vec::new(),
+                            approved,
                         }
                     }
                 };
