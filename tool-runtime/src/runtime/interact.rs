@@ -182,8 +182,9 @@ pub enum InteractError {
     /// The question waits for the user: in the agent loop, the call ends pending on it and
     /// the run stops with its state; the answer comes with
     /// [`Agent::resume`](crate::agent::Agent::resume), and the call then runs again from its
-    /// start, this question answered. Return it from the tool (`?` does); a tool that goes on
-    /// without the answer is taken at its word and ends as it returns.
+    /// start, this question answered. Return it from the tool (`?` does). A tool that goes on
+    /// without the answer and succeeds is taken at its word; one that fails while its question
+    /// waits waits for the answer all the same.
     #[cfg(feature = "agent")]
     Waiting,
     /// The answer's type cannot be asked for: elicitation takes an object of flat primitive
