@@ -1,12 +1,23 @@
-//! MCP tool-schema import: the subset check and validator construction on arbitrary JSON.
+//! MCP tool-schema import: the subset check, validator construction and validation on
+//! arbitrary JSON.
 //!
 //! An imported tool's schemas come from an untrusted server. The input is JSON text; when it
 //! parses, it is offered as an input schema and as an output schema to
 //! [`DynamicTool::builder`], which is what the MCP import does with a server's `tools/list`.
+//! A tool that builds then validates values made from the schema itself (its `enum`, `const`,
+//! `default` and `examples` values, its property names given a value) as arguments and as
+//! output.
 
-use serde_json::Value;
-use tool_runtime::runtime::{DynamicTool, DynamicToolError};
-use tool_runtime::schema::{check_subset, parse_json};
+use serde_json::{Map, Value, json};
+use tool_runtime::runtime::{Arguments, BoundToolRuntime, DynamicTool, DynamicToolError};
+use tool_runtime::schema::{ArgumentsError, ValidationErrors, check_subset, parse_json};
+
+/// A string no schema holds: validation errors must never repeat a value (their messages are
+/// masked), so this must not show in any of them.
+const MARKER: &str = "fuzz-value-5e1f";
+
+/// The most probe values made from one schema (a schema may list many).
+const MAX_PROBES: usize = 64;
 
 /// Keywords outside the subset: a schema that [`check_subset`] accepts holds none of them.
 const FORBIDDEN: &[&str] = &[
@@ -41,21 +52,118 @@ pub fn check(data: &[u8]) {
         assert!(error.reason().len() <= 4096 && error.pointer().len() <= 4096, "{error}");
     }
     let built = DynamicTool::builder("fuzz__imported", "", schema.clone()).build(noop);
+    let probes = probes(&schema);
     match (&subset, built) {
-        (Ok(()), Ok(_) | Err(DynamicToolError::InvalidSchema(_))) => {}
+        (Ok(()), Ok(tool)) => check_arguments(&tool, &schema, &probes),
+        (Ok(()), Err(DynamicToolError::InvalidSchema(_))) => {}
         (Err(expected), Err(DynamicToolError::InputSchema(error))) => {
             assert_eq!(expected, &error, "the build refused for another reason");
         }
         (subset, built) => panic!("subset check {subset:?} but the build gave {:?}", built.err()),
     }
-    let output = DynamicTool::builder("fuzz__imported", "", serde_json::json!({"type": "object"}))
-        .output_schema(schema)
+    let output = DynamicTool::builder("fuzz__imported", "", json!({"type": "object"}))
+        .output_schema(schema.clone())
         .build(noop);
     match (&subset, output) {
-        (Ok(()), Ok(_) | Err(DynamicToolError::InvalidSchema(_)))
+        (Ok(()), Ok(tool)) => check_outputs(&tool, &schema, &probes),
+        (Ok(()), Err(DynamicToolError::InvalidSchema(_)))
         | (Err(_), Err(DynamicToolError::OutputSchema(_))) => {}
         (subset, built) => {
             panic!("subset check {subset:?} but the output build gave {:?}", built.err())
+        }
+    }
+}
+
+/// Arguments are accepted exactly when the schema's own validator accepts them, and refusals
+/// name no value.
+fn check_arguments(tool: &DynamicTool, schema: &Value, probes: &[Value]) {
+    for probe in probes {
+        match tool.arguments(Arguments::from(probe)) {
+            Ok(_) => assert!(is_valid(schema, probe), "accepted arguments the schema refuses"),
+            Err(ArgumentsError::Validation(errors)) => {
+                assert!(!is_valid(schema, probe), "refused arguments the schema accepts");
+                assert_masked(&errors);
+            }
+            Err(error) => panic!("parsed arguments refused for another reason: {error}"),
+        }
+    }
+}
+
+/// The same for outputs.
+fn check_outputs(tool: &DynamicTool, schema: &Value, probes: &[Value]) {
+    for probe in probes {
+        match tool.validate_output(probe) {
+            Ok(()) => assert!(is_valid(schema, probe), "accepted an output the schema refuses"),
+            Err(errors) => {
+                assert!(!is_valid(schema, probe), "refused an output the schema accepts");
+                assert_masked(&errors);
+            }
+        }
+    }
+}
+
+fn is_valid(schema: &Value, value: &Value) -> bool {
+    jsonschema::draft202012::new(schema).is_ok_and(|validator| validator.is_valid(value))
+}
+
+fn assert_masked(errors: &ValidationErrors) {
+    assert!(!errors.is_empty(), "a refusal without errors");
+    for error in errors.iter() {
+        assert!(!error.message().contains(MARKER), "an error repeats the value: {error}");
+    }
+}
+
+/// Values to validate, made from the schema: the values it names (`enum`, `const`,
+/// `default`, `examples`) at any depth, an object giving each property the marker string, and
+/// some of every JSON type.
+fn probes(schema: &Value) -> Vec<Value> {
+    let mut probes = vec![
+        Value::Null,
+        json!(true),
+        json!(0),
+        json!(-1.5),
+        json!(MARKER),
+        json!([MARKER, 1]),
+        json!({}),
+        json!({ "k": MARKER }),
+    ];
+    let mut marked = Map::new();
+    named_values(schema, &mut probes, &mut marked, 0);
+    probes.push(Value::Object(marked));
+    probes.truncate(MAX_PROBES);
+    probes
+}
+
+fn named_values(
+    node: &Value,
+    probes: &mut Vec<Value>,
+    marked: &mut Map<String, Value>,
+    depth: u32,
+) {
+    const DEEPEST: u32 = 32;
+    let Value::Object(node) = node else { return };
+    if depth > DEEPEST || probes.len() >= MAX_PROBES {
+        return;
+    }
+    for key in ["const", "default"] {
+        probes.extend(node.get(key).cloned());
+    }
+    for key in ["enum", "examples"] {
+        if let Some(Value::Array(values)) = node.get(key) {
+            probes.extend(values.iter().take(MAX_PROBES).cloned());
+        }
+    }
+    if let Some(Value::Object(properties)) = node.get("properties") {
+        for (name, child) in properties {
+            if depth == 0 {
+                marked.insert(name.clone(), json!(MARKER));
+            }
+            named_values(child, probes, &mut Map::new(), depth + 1);
+        }
+    }
+    for key in ["items", "additionalProperties", "contains"] {
+        if let Some(child) = node.get(key) {
+            named_values(child, probes, &mut Map::new(), depth + 1);
         }
     }
 }

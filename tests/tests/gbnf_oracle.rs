@@ -110,3 +110,32 @@ fn independent_gbnf_implementations_agree() {
     }
     assert!(failures.is_empty(), "{} disagreements:\n{}", failures.len(), failures.join("\n"));
 }
+
+/// The venvs of the oracle suites are made once however many tests ask at the same time: CI
+/// saw two `pip install`s into one venv break each other.
+#[test]
+fn an_install_runs_once_however_many_ask_at_once() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("install-once-test-{}", std::process::id()));
+    let runs = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..4 {
+            scope.spawn(|| {
+                python_support::install_once(&dir, || {
+                    runs.fetch_add(1, Ordering::SeqCst);
+                    std::fs::create_dir_all(&dir).unwrap();
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                });
+            });
+        }
+    });
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    assert!(dir.join(".installed").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_file(
+        dir.with_file_name(format!("{}.lock", dir.file_name().unwrap().to_str().unwrap())),
+    )
+    .unwrap();
+}

@@ -157,6 +157,27 @@ async fn too_many_tools_are_refused_as_a_whole() {
 }
 
 #[tokio::test]
+async fn a_server_that_keeps_listing_new_names_is_cut_off_and_its_tools_stay() {
+    let named = |round: usize| -> Vec<Tool> {
+        (0..5).map(|n| Tool::new(format!("r{round}_t{n}"), "", closed())).collect()
+    };
+    let (source, tools, _server) = import(named(0), McpImportOptions::new().max_tools(5)).await;
+    // Pins and effects of vanished names are kept: up to twice `max_tools` names.
+    *tools.lock().unwrap() = named(1);
+    source.refresh().await.unwrap();
+    assert!(source.get(&imported_tool_name(&server(), "r1_t0")).is_some());
+    *tools.lock().unwrap() = named(2);
+    let error = source.refresh().await.unwrap_err();
+    assert!(matches!(error, McpImportError::TooManyNames { limit: 10 }), "{error}");
+    assert_eq!(
+        error.to_string(),
+        "the MCP server has listed more than 10 different tool names since it was imported"
+    );
+    assert!(source.get(&imported_tool_name(&server(), "r1_t0")).is_some(), "the tools stay");
+    assert!(source.get(&imported_tool_name(&server(), "r2_t0")).is_none());
+}
+
+#[tokio::test]
 async fn a_server_that_never_lists_gets_a_timeout() {
     let options = McpImportOptions::new().timeout(Duration::from_millis(50));
     let (result, _server) = connect(Listing::Hang, options).await;

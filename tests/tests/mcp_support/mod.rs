@@ -12,7 +12,7 @@ use std::sync::Mutex;
 #[path = "../python_support/mod.rs"]
 mod python_support;
 
-use python_support::PinnedVenv;
+use python_support::{PinnedVenv, install_once};
 
 /// The workspace root.
 pub fn workspace() -> PathBuf {
@@ -68,29 +68,27 @@ pub const CONFORMANCE: &str = "0.1.12";
 /// npm or its registry is out of reach: the test must not pass without the real suite.
 pub fn conformance_suite() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("mcp-conformance-{CONFORMANCE}"));
-    let marker = dir.join(".installed");
-    if marker.exists() {
-        return dir;
-    }
-    std::fs::create_dir_all(&dir).expect("the suite's directory can be created");
-    let package = format!("@modelcontextprotocol/conformance@{CONFORMANCE}");
-    let installed = Command::new("npm")
-        .args(["install", "--no-audit", "--no-fund", "--prefix"])
-        .arg(&dir)
-        .arg(&package)
-        .output();
-    match installed {
-        Ok(output) if output.status.success() => {}
-        Ok(output) => panic!(
-            "`npm install {package}` failed (is the npm registry reachable?); the MCP conformance \
-             test cannot run without the official suite:\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        ),
-        Err(error) => panic!(
-            "npm (Node 20 or later) is needed for the MCP conformance test and could not be run: {error}"
-        ),
-    }
-    std::fs::write(&marker, CONFORMANCE).expect("the suite's marker can be written");
+    install_once(&dir, || {
+        std::fs::create_dir_all(&dir).expect("the suite's directory can be created");
+        let package = format!("@modelcontextprotocol/conformance@{CONFORMANCE}");
+        let installed = Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--prefix"])
+            .arg(&dir)
+            .arg(&package)
+            .output();
+        match installed {
+            Ok(output) if output.status.success() => {}
+            Ok(output) => panic!(
+                "`npm install {package}` failed (is the npm registry reachable?); the MCP \
+                 conformance test cannot run without the official suite:\n{}",
+                String::from_utf8_lossy(&output.stderr)
+            ),
+            Err(error) => panic!(
+                "npm (Node 20 or later) is needed for the MCP conformance test and could not be \
+                 run: {error}"
+            ),
+        }
+    });
     dir
 }
 

@@ -213,7 +213,7 @@ use sha2::Sha256;
 
 use super::Message;
 use crate::adapters::ToolResult;
-use crate::policy::canonical_text;
+use crate::policy::{arguments_hash, canonical_text};
 use crate::runtime::{Answered, ElicitRequest, ElicitResponse};
 
 /// The version of the stored format this crate writes and reads.
@@ -277,7 +277,7 @@ pub enum CallStatus {
         waits_for: WaitsFor,
         /// The validated arguments it waits with.
         arguments: Value,
-        /// SHA-256 (hex) of their canonical JSON ([`arguments_hash`](crate::policy::arguments_hash)).
+        /// SHA-256 (hex) of their canonical JSON ([`arguments_hash`]).
         arguments_hash: String,
         /// The tool's [`spec_hash`](crate::policy::spec_hash) when the call was made.
         spec_hash: String,
@@ -334,6 +334,26 @@ pub enum CallStatus {
 }
 
 impl CallStatus {
+    /// A call that waits, its arguments hashed (the hash a resume checks them against).
+    pub(super) fn pending(
+        waits_for: WaitsFor,
+        arguments: Value,
+        spec_hash: String,
+        question: Option<ElicitRequest>,
+        answered: Vec<Answered>,
+        approved: bool,
+    ) -> Self {
+        Self::Pending {
+            waits_for,
+            arguments_hash: arguments_hash(&arguments),
+            arguments,
+            spec_hash,
+            question,
+            answered,
+            approved,
+        }
+    }
+
     /// The result, for a call that has one.
     #[must_use]
     pub fn result(&self) -> Option<&ToolResult> {

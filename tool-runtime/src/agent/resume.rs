@@ -80,32 +80,33 @@ impl Agent {
             let Some(decision) = decisions.get(&call.id) else { continue };
             let call_ctx = ctx.clone().with_tool_call_id(call.id.clone());
             let name = call.tool_name.as_str();
+            let verdict = Verdict::of(decision);
             let mut answers = Vec::new();
-            let (executed, label) = match decision {
+            let executed = match decision {
                 CallDecision::Deny { message } => {
-                    (self.runner.deny_deferred(name, arguments, message, &call_ctx).await, "denied")
+                    self.runner.deny_deferred(name, arguments, message, &call_ctx).await
                 }
-                CallDecision::Supply { output } => (
-                    self.runner.exec_supplied(name, arguments, output.clone(), &call_ctx).await,
-                    "supplied",
-                ),
+                CallDecision::Supply { output } => {
+                    self.runner.exec_supplied(name, arguments, output.clone(), &call_ctx).await
+                }
                 CallDecision::Approve | CallDecision::Edit { .. } | CallDecision::Answer { .. } => {
                     // Edited arguments are the call's now: validated by the runner, and the
                     // approval is bound to them. A call that waited on a question runs again
-                    // under the approval it had before it asked, if it had one.
-                    let (arguments, label) = match decision {
-                        CallDecision::Edit { arguments } => (arguments, "edited"),
+                    // under the approval it had before it asked, if it had one: an answer is
+                    // no approval.
+                    let arguments = match decision {
+                        CallDecision::Edit { arguments } => arguments,
                         CallDecision::Answer { answer } => {
                             answers.clone_from(answered);
                             if let Some(question) = question {
                                 let (question, answer) = (question.clone(), answer.clone());
                                 answers.push(Answered { question, answer });
                             }
-                            (arguments, "answered")
+                            arguments
                         }
-                        _ => (arguments, "approved"),
+                        _ => arguments,
                     };
-                    let approved = *approved || label != "answered";
+                    let approved = *approved || verdict != Verdict::Answered;
                     let approval = approved
                         .then(|| Approval::bound(&call_ctx, name, spec_hash, &call.id, arguments));
                     let runner = self.runner.deciding(Arc::new(Decided(approval)));
@@ -119,32 +120,30 @@ impl Agent {
                         on_event(AgentEvent::CallDecided {
                             id: call.id.clone(),
                             name: call.tool_name.clone(),
-                            decision: label,
+                            decision: verdict.label(),
                         });
                         on_event(AgentEvent::ToolCallPending {
                             id: call.id.clone(),
                             name: call.tool_name.clone(),
                             waits_for: WaitsFor::Elicitation,
                         });
-                        let arguments = arguments.clone();
-                        call.status = CallStatus::Pending {
-                            waits_for: WaitsFor::Elicitation,
-                            arguments_hash: arguments_hash(&arguments),
-                            arguments,
-                            spec_hash: spec_hash.clone(),
-                            question: Some(question),
-                            answered: answers,
+                        call.status = CallStatus::pending(
+                            WaitsFor::Elicitation,
+                            arguments.clone(),
+                            spec_hash.clone(),
+                            Some(question),
+                            answers,
                             approved,
-                        };
+                        );
                         continue;
                     }
-                    (executed, label)
+                    executed
                 }
             };
             on_event(AgentEvent::CallDecided {
                 id: call.id.clone(),
                 name: call.tool_name.clone(),
-                decision: label,
+                decision: verdict.label(),
             });
             let result = match &executed.outcome {
                 Ok(output) => ToolResult::ok(wire_call, output.clone()),
@@ -156,13 +155,7 @@ impl Agent {
             call.id.clone_into(&mut event_result.call_id);
             on_event(result_event(&event_result));
             run.records.push(executed.into_record());
-            call.status = match label {
-                "denied" => CallStatus::Denied { result },
-                "supplied" => CallStatus::Supplied { result },
-                "edited" => CallStatus::Edited { result },
-                "answered" => CallStatus::Answered { result },
-                _ => CallStatus::Approved { result },
-            };
+            call.status = verdict.status(result);
         }
         let still: Vec<String> = calls
             .iter()
@@ -240,6 +233,49 @@ fn ledger_key(state: &RunState, call_id: &str) -> String {
             format!("{call_id}#answer-{}", answered.len() + 1)
         }
         _ => call_id.to_owned(),
+    }
+}
+
+/// How a waiting call was decided: the word its [`AgentEvent::CallDecided`] carries, and the
+/// status it ends with once it ran (or was refused).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    Approved,
+    Edited,
+    Denied,
+    Supplied,
+    Answered,
+}
+
+impl Verdict {
+    fn of(decision: &CallDecision) -> Self {
+        match decision {
+            CallDecision::Approve => Self::Approved,
+            CallDecision::Edit { .. } => Self::Edited,
+            CallDecision::Deny { .. } => Self::Denied,
+            CallDecision::Supply { .. } => Self::Supplied,
+            CallDecision::Answer { .. } => Self::Answered,
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Self::Approved => "approved",
+            Self::Edited => "edited",
+            Self::Denied => "denied",
+            Self::Supplied => "supplied",
+            Self::Answered => "answered",
+        }
+    }
+
+    fn status(self, result: ToolResult) -> CallStatus {
+        match self {
+            Self::Approved => CallStatus::Approved { result },
+            Self::Edited => CallStatus::Edited { result },
+            Self::Denied => CallStatus::Denied { result },
+            Self::Supplied => CallStatus::Supplied { result },
+            Self::Answered => CallStatus::Answered { result },
+        }
     }
 }
 

@@ -17,7 +17,7 @@ use crate::adapters::{
 use crate::catalog::select::ToolSelector;
 use crate::catalog::{ToolSource, VisibleTools};
 use crate::content::PartSummary;
-use crate::policy::{Decision, arguments_hash, spec_hash};
+use crate::policy::{Decision, spec_hash};
 use crate::runner::ToolRunner;
 use crate::runtime::interact::Parking;
 use crate::runtime::{
@@ -905,15 +905,14 @@ impl Agent {
                     }
                     Slot::Pending { waits_for, arguments, question, approved } => {
                         waiting.push(call.id.clone());
-                        CallStatus::Pending {
+                        CallStatus::pending(
                             waits_for,
-                            arguments_hash: arguments_hash(&arguments),
                             arguments,
-                            spec_hash: self.spec_hash_of(&call.name).unwrap_or_default(),
+                            self.spec_hash_of(&call.name).unwrap_or_default(),
                             question,
-                            answered: Vec::new(),
+                            Vec::new(),
                             approved,
-                        }
+                        )
                     }
                 };
                 StateCall {

@@ -33,6 +33,7 @@ use crate::spec::ToolEffect;
 /// | --- | --- | --- |
 /// | pages of one `tools/list` | 100 | [`max_list_pages`](Self::max_list_pages) |
 /// | tools in one listing | 10 000 | [`max_tools`](Self::max_tools) |
+/// | tool names remembered over the source's life (pins of vanished tools included) | twice `max_tools` | [`max_tools`](Self::max_tools) |
 /// | time for the handshake, and for one listing with all its pages | 60 s | [`timeout`](Self::timeout) |
 ///
 /// ```
@@ -104,7 +105,10 @@ impl McpImportOptions {
         self
     }
 
-    /// The most tools one listing may hold, over all its pages.
+    /// The most tools one listing may hold, over all its pages (default 10 000). The source
+    /// also remembers at most twice as many tool names over its life: a name's pin and effect
+    /// stay after its tool vanishes, so that it cannot come back changed or less cautious, and
+    /// a refresh that would remember more fails with [`McpImportError::TooManyNames`].
     pub fn max_tools(mut self, tools: usize) -> Self {
         self.max_tools = tools;
         self
@@ -218,6 +222,13 @@ pub enum McpImportError {
         /// The limit.
         limit: usize,
     },
+    /// A refresh would have the source remember more tool names than twice
+    /// [`McpImportOptions::max_tools`]: a server that keeps listing new names. The tools
+    /// imported before stay.
+    TooManyNames {
+        /// The limit.
+        limit: usize,
+    },
     /// The handshake or a listing took longer than [`McpImportOptions::timeout`].
     Timeout {
         /// The limit.
@@ -247,6 +258,11 @@ impl fmt::Display for McpImportError {
             Self::TooManyTools { limit } => {
                 write!(f, "the MCP server lists more than {limit} tools")
             }
+            Self::TooManyNames { limit } => write!(
+                f,
+                "the MCP server has listed more than {limit} different tool names since it was \
+                 imported"
+            ),
             Self::Timeout { after } => {
                 write!(f, "the MCP server did not answer within {} ms", after.as_millis())
             }
@@ -502,7 +518,8 @@ impl McpToolSource {
     ///
     /// # Errors
     ///
-    /// [`McpImportError::List`] when `tools/list` fails; the previous tools stay.
+    /// [`McpImportError`] when `tools/list` fails or the listing is past a limit of
+    /// [`McpImportOptions`]; the previous tools stay.
     pub async fn refresh(&self) -> Result<(), McpImportError> {
         self.inner.refresh().await
     }
@@ -567,6 +584,12 @@ impl SourceInner {
         let before = self.state.read().unwrap_or_else(PoisonError::into_inner).clone();
         // Validators are compiled here, with no lock held: calls keep reading the old tools.
         let after = self.prepare(listed, &before);
+        // What is remembered of vanished tools must not grow without bound either (effects
+        // and changes are kept only for pinned names).
+        let limit = self.options.max_tools.saturating_mul(2);
+        if after.pins.len() > limit {
+            return Err(McpImportError::TooManyNames { limit });
+        }
         let news: Vec<String> = after
             .refused
             .iter()
