@@ -13,7 +13,8 @@ use tool_runtime::catalog::ToolCatalog;
 use tool_runtime::policy::{DeferAll, ToolPolicy};
 use tool_runtime::prelude::*;
 use tool_runtime::runner::{
-    AfterCallDecision, AfterCallFn, BeforeCallDecision, BeforeCallFn, ToolRunner, ToolRunnerBuilder,
+    AfterCallDecision, AfterCallFn, BeforeCallDecision, BeforeCallFn, ToolCalls, ToolRunner,
+    ToolRunnerBuilder,
 };
 use tool_runtime::runtime::{ClientTool, CollectingSink, DynamicTool, ToolErrorCode, ToolEvent};
 
@@ -1066,5 +1067,128 @@ mod questions {
         );
         let unknown = json!({"call_1": {"decision": "answer", "answer": {"action": "maybe"}}});
         assert!(serde_json::from_value::<Decisions>(unknown).is_err());
+    }
+
+    /// Plan a trip: books its hotel through the runner (a child call), and may ask the user
+    /// itself.
+    #[tool(name = "trip__plan", effect = state_change, redact = ["booked"], capabilities = [ToolCalls, Interact])]
+    struct Plan {
+        city: String,
+    }
+
+    /// Plan a trip quickly: books its hotel through the runner, asking nothing itself.
+    #[tool(name = "trip__quick", effect = state_change, redact = ["booked"], capabilities = [ToolCalls])]
+    struct Quick {
+        city: String,
+    }
+
+    /// Books the hotel of a trip as a child call; a refusal of the child fails the parent.
+    async fn book_through_the_runner(
+        city: &str,
+        caps: &ToolCapabilities,
+    ) -> Result<Booked, ToolError> {
+        let child = caps.get::<ToolCalls>()?.call("hotel__book", json!({ "city": city })).await;
+        match (child.value(), child.error()) {
+            (Some(value), _) => Ok(Booked { booked: format!("trip: {}", value["booked"]) }),
+            (None, Some(error)) => {
+                Err(ToolError::new(format!("{}: {}", error.code, error.message)))
+            }
+            (None, None) => Err(ToolError::new("the child call ended without an outcome")),
+        }
+    }
+
+    impl Tool for Plan {
+        type Output = Booked;
+        async fn run(
+            self,
+            _: &ToolInvocationContext,
+            caps: &ToolCapabilities,
+        ) -> Result<Booked, ToolError> {
+            book_through_the_runner(&self.city, caps).await
+        }
+    }
+
+    impl Tool for Quick {
+        type Output = Booked;
+        async fn run(
+            self,
+            _: &ToolInvocationContext,
+            caps: &ToolCapabilities,
+        ) -> Result<Booked, ToolError> {
+            book_through_the_runner(&self.city, caps).await
+        }
+    }
+
+    /// An agent over the trip tools and `hotel__book`, no approvals needed.
+    fn trip_agent(turns: Vec<ScriptedTurn>, ledger: &Arc<InMemoryLedger>) -> Agent {
+        let model = Arc::new(ScriptedModel::new(turns));
+        let model_for_tools: Arc<dyn tool_runtime::agent::ChatModel> = model.clone();
+        let catalog = ToolCatalog::builder()
+            .register::<Book>()
+            .register::<Plan>()
+            .register::<Quick>()
+            .capability(ToolCalls::granted())
+            .capability(Interact::new(ChatModelSampler::new(model_for_tools)))
+            .build()
+            .unwrap();
+        let policy = ToolPolicy {
+            require_approval: vec![],
+            ..ToolPolicy::allowing(["hotel__*", "trip__*"])
+        };
+        let runner = ToolRunner::builder(catalog).policy(policy).build();
+        Agent::new(model, runner).with_state_key(StateKey::new(*KEY)).with_ledger(ledger.clone())
+    }
+
+    fn result_of(output: &tool_runtime::agent::AgentOutput, tool: &str) -> Option<Value> {
+        let record = output.done.records.iter().find(|record| record.tool_name == tool);
+        record.and_then(|record| record.result.clone())
+    }
+
+    #[tokio::test]
+    async fn a_question_a_child_call_asks_waits_on_its_parent_that_may_ask() {
+        let ledger = Arc::new(InMemoryLedger::default());
+        let call = [("call_1", "trip__plan", r#"{"city": "Bergen"}"#)];
+        let agent = trip_agent(vec![ScriptedTurn::openai_calls(&call)], &ledger);
+        let output = agent.run(vec![Message::user("Plan Bergen.")], &ctx(), &|_| {}).await;
+        assert_eq!(output.done.stop, StopReason::Pending { calls: vec!["call_1".into()] });
+        let state = output.state.unwrap();
+        let (waits_for, question, _) = question_of(&state);
+        assert_eq!(
+            (waits_for, question.message.as_str()),
+            (WaitsFor::Elicitation, "How many rooms in Bergen?")
+        );
+        assert_eq!(state.pending().next().unwrap().tool_name, "trip__plan");
+        assert!(bookings_of("Bergen").is_empty());
+
+        // The parent runs again, calls its child again, and the child gets the answer.
+        let decisions = Decisions::new().answer("call_1", accept(json!({"rooms": 1})));
+        let agent = trip_agent(vec![ScriptedTurn::openai_text("Planned.")], &ledger);
+        let done = agent.resume(stored(&state), decisions, &ctx(), &|_| {}).await.unwrap();
+        assert_eq!(done.done.stop, StopReason::Answered);
+        assert_eq!(
+            result_of(&done, "trip__plan"),
+            Some(json!({"booked": "trip: \"1 in Bergen (breakfast: false)\""}))
+        );
+        assert_eq!(bookings_of("Bergen").len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_question_a_child_call_asks_under_a_parent_that_cannot_ask_is_refused() {
+        let ledger = Arc::new(InMemoryLedger::default());
+        let call = [("call_1", "trip__quick", r#"{"city": "Lima"}"#)];
+        let turns = vec![ScriptedTurn::openai_calls(&call), ScriptedTurn::openai_text("Sorry.")];
+        let output = trip_agent(turns, &ledger)
+            .run(vec![Message::user("Plan Lima.")], &ctx(), &|_| {})
+            .await;
+        // Nothing waits: the child could not, and its parent could not wait for it.
+        assert_eq!(output.done.stop, StopReason::Answered);
+        assert!(output.state.is_none());
+        let record = output.done.records.iter().find(|r| r.tool_name == "trip__quick").unwrap();
+        let error = record.error.as_ref().unwrap();
+        assert!(
+            error.message.starts_with("approval_denied: a call made by another tool cannot wait"),
+            "{error:?}"
+        );
+        assert!(bookings_of("Lima").is_empty());
     }
 }

@@ -117,6 +117,13 @@
 //! as an MCP client's would be. A tool that asks a second question waits again, and the state
 //! keeps the first question and its answer (`answered`).
 //!
+//! A question asked by a call another tool made (through
+//! [`ToolCalls`](crate::runner::ToolCalls)) waits on the model's call that made it, when that
+//! tool declares `Interact` too and fails with the child's refusal: on resume the parent runs
+//! again, calls its child again, and the child gets the answer. Under a parent that does not
+//! declare `Interact` the child's call ends `approval_denied` at once, since a call made by
+//! another tool cannot wait.
+//!
 //! The runner's events for such a call are `tool_call_start`, `tool_call_pending`, then on
 //! resume `tool_call_start` again and its `tool_call_result` (or `tool_call_pending` once
 //! more): each run of the call starts once and ends once.

@@ -304,7 +304,8 @@ impl InFlight<'_> {
 
 /// A failed call's error as it leaves the runner: the call's credential scrubbed from its
 /// message, and a call another tool made cannot wait (it has no run state to wait in, so it
-/// cannot be decided later). Returns whether the call ended pending. Out of line: only errors
+/// cannot be decided later; a question it asked waits on its caller instead when that declares
+/// `Interact`). Returns whether the call ended pending. Out of line: only errors
 /// come here.
 #[inline(never)]
 fn settle_error(
@@ -321,7 +322,7 @@ fn settle_error(
     if pending && ctx.lineage().is_some() {
         *error = crate::runtime::ExecError::new(
             crate::runtime::ToolErrorCode::ApprovalDenied,
-            "a call made by another tool cannot wait for a decision or a client's result; approve it up front or call it from the model",
+            "a call made by another tool cannot wait for a decision, a client's result or the user's answer; approve it up front, call it from the model, or have the calling tool declare Interact to wait for the answer itself",
         );
     }
     pending
