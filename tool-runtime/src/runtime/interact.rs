@@ -179,13 +179,13 @@ pub enum InteractError {
     /// capability, or the application bound no backend for it and the call is not one the
     /// agent loop runs. The text says which.
     Unavailable(String),
-    /// The question waits for the user: in the agent loop, the call ends pending on it and
-    /// the run stops with its state; the answer comes with
-    /// [`Agent::resume`](crate::agent::Agent::resume), and the call then runs again from its
-    /// start, this question answered. Return it from the tool (`?` does). A tool that goes on
-    /// without the answer and succeeds is taken at its word; one that fails while its question
-    /// waits waits for the answer all the same.
-    #[cfg(feature = "agent")]
+    /// The question waits for the user: in the agent loop (feature `agent`), the call ends
+    /// pending on it and the run stops with its state; the answer comes with
+    /// `Agent::resume`, and the call then runs again from its start, this question answered.
+    /// Return it from the tool (`?` does). A tool that goes on without the answer and succeeds
+    /// is taken at its word; one that fails while its question waits waits for the answer all
+    /// the same. Present whatever the features, so that a `match` compiles under each; only
+    /// the agent loop produces it.
     Waiting,
     /// The answer's type cannot be asked for: elicitation takes an object of flat primitive
     /// properties (strings, numbers, integers, booleans, string enums, arrays of string enums).
@@ -206,7 +206,6 @@ impl fmt::Display for InteractError {
             }
             Self::InvalidAnswer(why) => write!(f, "the answer does not match its schema: {why}"),
             Self::Failed(why) => write!(f, "the request failed: {why}"),
-            #[cfg(feature = "agent")]
             Self::Waiting => f.write_str("the question waits for the user's answer"),
         }
     }
