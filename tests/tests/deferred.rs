@@ -1069,55 +1069,42 @@ mod questions {
         assert!(serde_json::from_value::<Decisions>(unknown).is_err());
     }
 
-    /// Plan a trip: books its hotel through the runner (a child call), and may ask the user
-    /// itself.
-    #[tool(name = "trip__plan", effect = state_change, redact = ["booked"], capabilities = [ToolCalls, Interact])]
-    struct Plan {
-        city: String,
-    }
-
-    /// Plan a trip quickly: books its hotel through the runner, asking nothing itself.
-    #[tool(name = "trip__quick", effect = state_change, redact = ["booked"], capabilities = [ToolCalls])]
-    struct Quick {
-        city: String,
-    }
-
-    /// Books the hotel of a trip as a child call; a refusal of the child fails the parent.
-    async fn book_through_the_runner(
-        city: &str,
-        caps: &ToolCapabilities,
-    ) -> Result<Booked, ToolError> {
-        let child = caps.get::<ToolCalls>()?.call("hotel__book", json!({ "city": city })).await;
-        match (child.value(), child.error()) {
-            (Some(value), _) => Ok(Booked { booked: format!("trip: {}", value["booked"]) }),
-            (None, Some(error)) => {
-                Err(ToolError::new(format!("{}: {}", error.code, error.message)))
+    /// A tool that books its trip's hotel through the runner (a child call); a refusal of the
+    /// child fails it. Declared with `capabilities`.
+    macro_rules! trip_tool {
+        ($ty:ident, $name:literal, [$($capability:ident),*]) => {
+            /// Plan a trip, booking its hotel.
+            #[tool(name = $name, effect = state_change, redact = ["booked"], capabilities = [$($capability),*])]
+            struct $ty {
+                city: String,
             }
-            (None, None) => Err(ToolError::new("the child call ended without an outcome")),
-        }
+
+            impl Tool for $ty {
+                type Output = Booked;
+                async fn run(
+                    self,
+                    _: &ToolInvocationContext,
+                    caps: &ToolCapabilities,
+                ) -> Result<Booked, ToolError> {
+                    let args = json!({ "city": self.city });
+                    let child = caps.get::<ToolCalls>()?.call("hotel__book", args).await;
+                    match (child.value(), child.error()) {
+                        (Some(value), _) => {
+                            Ok(Booked { booked: format!("trip: {}", value["booked"]) })
+                        }
+                        (None, Some(error)) => {
+                            Err(ToolError::new(format!("{}: {}", error.code, error.message)))
+                        }
+                        (None, None) => Err(ToolError::new("the child call has no outcome")),
+                    }
+                }
+            }
+        };
     }
 
-    impl Tool for Plan {
-        type Output = Booked;
-        async fn run(
-            self,
-            _: &ToolInvocationContext,
-            caps: &ToolCapabilities,
-        ) -> Result<Booked, ToolError> {
-            book_through_the_runner(&self.city, caps).await
-        }
-    }
-
-    impl Tool for Quick {
-        type Output = Booked;
-        async fn run(
-            self,
-            _: &ToolInvocationContext,
-            caps: &ToolCapabilities,
-        ) -> Result<Booked, ToolError> {
-            book_through_the_runner(&self.city, caps).await
-        }
-    }
+    // One that may ask the user itself, and one that may not.
+    trip_tool!(Plan, "trip__plan", [ToolCalls, Interact]);
+    trip_tool!(Quick, "trip__quick", [ToolCalls]);
 
     /// An agent over the trip tools and `hotel__book`, no approvals needed.
     fn trip_agent(turns: Vec<ScriptedTurn>, ledger: &Arc<InMemoryLedger>) -> Agent {
