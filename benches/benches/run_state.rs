@@ -64,7 +64,7 @@ fn state() -> RunState {
     let runtime =
         tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
     let output = runtime.block_on(agent.run(conversation(), &ctx, &|_| {}));
-    assert_eq!(output.done.stop, StopReason::Pending { calls: vec!["call_1".into()] });
+    assert_eq!(output.done.stop, StopReason::Waiting { calls: vec!["call_1".into()] });
     let state = output.state.expect("a state");
     assert_eq!(state.messages().len(), 50);
     state

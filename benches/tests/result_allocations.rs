@@ -74,7 +74,7 @@ fn a_megabyte_image_is_encoded_once_and_written_once() {
     });
     println!("exec: {} allocations, {} bytes", info.count_total, info.bytes_total);
     assert!(info.bytes_total < SMALL, "exec copied the image: {info:?}");
-    let output = executed.unwrap().outcome.unwrap();
+    let output = executed.unwrap().output().cloned().unwrap();
 
     let call = ToolCall::new("call_1", "media__screenshot", json!({}));
     let results = vec![ToolResult::ok(&call, output)];

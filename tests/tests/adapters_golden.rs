@@ -16,6 +16,7 @@ use tool_runtime::adapters::{
     Adapter, Anthropic, Gemini, GeminiParameters, Ollama, OpenAiChat, OpenAiResponses, ToolChoice,
     ToolResult, raise_arguments,
 };
+use tool_runtime::runtime::ToolErrorCode;
 use tool_runtime::schema::parse_arguments;
 
 fn keys(value: &Value) -> BTreeSet<&str> {
@@ -327,9 +328,11 @@ fn turn(provider: &str, fixture: &str) -> Value {
                 call,
                 json!({"iso8601": "2026-11-18T08:26:40+01:00", "timezone": "Europe/Berlin"}),
             ),
-            _ => {
-                ToolResult::error(call, Some("timeout"), "the tool did not answer within 5 seconds")
-            }
+            _ => ToolResult::error(
+                call,
+                ToolErrorCode::Timeout,
+                "the tool did not answer within 5 seconds",
+            ),
         })
         .collect();
     json!({

@@ -13,13 +13,14 @@ use tool_runtime::adapters::{
     ToolChoice, ToolResult,
 };
 use tool_runtime::agent::{
-    Agent, AgentEvent, ChatModel, ModelError, ModelErrorKind, ModelTurn, ResultSummary,
-    ScriptedModel, ScriptedTurn, StopReason,
+    Agent, AgentEvent, ChatModel, ModelError, ModelErrorKind, ModelTurn, ScriptedModel,
+    ScriptedTurn, StopReason,
 };
 use tool_runtime::content::{
     Content, IntoToolOutput, Part, Resource, ResourceBody, ResourceLink, ToolOutput,
 };
 use tool_runtime::prelude::*;
+use tool_runtime::runtime::EventOutcome;
 
 /// A PNG's signature and header (1 x 1 pixels; the runner reads no further).
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR\0\0\0\x01\0\0\0\x01";
@@ -78,7 +79,11 @@ fn results(provider: Provider) -> Vec<ToolResult> {
     let mut results = vec![
         ToolResult::ok(&call("call_shot", "media__screenshot"), screenshot()),
         ToolResult::ok(&call("call_echo", "text__echo"), json!("plain words")),
-        ToolResult::error(&call("call_fail", "media__screenshot"), Some("timeout"), "too slow"),
+        ToolResult::error(
+            &call("call_fail", "media__screenshot"),
+            ToolErrorCode::Timeout,
+            "too slow",
+        ),
     ];
     if provider != Provider::Ollama {
         results.push(ToolResult::ok(&call("call_report", "files__fetch"), report()));
@@ -483,7 +488,9 @@ async fn an_agent_sends_an_image_result_back_through_the_adapter_of_its_model() 
                 _ => None,
             })
             .unwrap();
-        let ResultSummary::Ok { value, parts } = result else { panic!("{provider}: {result:?}") };
+        let EventOutcome::Ok { value, parts, .. } = result else {
+            panic!("{provider}: {result:?}")
+        };
         assert_eq!(value, json!({"width": 2, "height": 1}));
         let kinds: Vec<&str> = parts.iter().map(|part| part.kind).collect();
         assert_eq!(kinds, ["text", "image", "json"], "{provider}");

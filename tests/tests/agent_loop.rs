@@ -16,7 +16,7 @@ use tool_runtime::catalog::ToolCatalog;
 use tool_runtime::policy::{ApprovalDecision, ApprovalRequest, Approver, ToolPolicy};
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
-use tool_runtime::runtime::Capability;
+use tool_runtime::runtime::{Capability, EventOutcome, ToolErrorCode};
 
 /// Counts calls running at the same time.
 #[derive(Debug, Default)]
@@ -135,8 +135,9 @@ fn results(message: &Message) -> Vec<(String, Result<Value, String>)> {
         .iter()
         .map(|result| {
             let outcome = match &result.outcome {
-                ToolOutcome::Ok(output) => Ok(output.structured().cloned().unwrap_or_default()),
-                ToolOutcome::Error { code, .. } => Err(code.clone().unwrap_or_default()),
+                ToolOutcome::Done(output) => Ok(output.structured().cloned().unwrap_or_default()),
+                ToolOutcome::Failed(error) => Err(error.code.to_string()),
+                _ => Err(String::new()),
             };
             (result.call_id.clone(), outcome)
         })
@@ -452,9 +453,7 @@ async fn approval_approves_denies_with_a_message_or_edits() {
     assert_eq!(got[1].1, Ok(json!({"label": "fixed"})));
     assert_eq!(got[2].1, Err("approval_denied".to_owned()));
     let Message::ToolResults(raw) = &output.messages[2] else { unreachable!() };
-    assert!(
-        matches!(&raw[2].outcome, ToolOutcome::Error { message, .. } if message == "not today")
-    );
+    assert!(matches!(&raw[2].outcome, ToolOutcome::Failed(error) if error.message == "not today"));
 }
 
 #[tokio::test]
@@ -630,7 +629,7 @@ async fn every_announced_call_gets_one_result_event_in_model_order() {
     let (_, finished) = started_and_finished(&events);
     assert_eq!(finished, ["a", "b"]);
     let refused = events.iter().any(|e| {
-        matches!(e, AgentEvent::ToolCallResult { id, outcome: tool_runtime::agent::ResultSummary::Err { code: Some(code), .. }, .. } if id == "b" && code == "truncated")
+        matches!(e, AgentEvent::ToolCallResult { id, outcome: EventOutcome::Err { error }, .. } if id == "b" && error.code == ToolErrorCode::Truncated)
     });
     assert!(refused, "the nameless call is refused without running: {events:?}");
 }
@@ -673,7 +672,7 @@ async fn a_call_announced_in_a_dropped_turn_gets_a_not_run_result_event() {
     let events = events.lock().unwrap();
     let (started, finished) = started_and_finished(&events);
     assert_eq!((started, finished), (vec!["pending".to_owned()], vec!["pending".to_owned()]));
-    assert!(events.iter().any(|e| matches!(e, AgentEvent::ToolCallResult { outcome: tool_runtime::agent::ResultSummary::Err { code: Some(code), .. }, .. } if code == "not_run")));
+    assert!(events.iter().any(|e| matches!(e, AgentEvent::ToolCallResult { outcome: EventOutcome::Err { error }, .. } if error.code == ToolErrorCode::NotRun)));
 }
 
 /// Answers with whole Anthropic bodies it decodes itself, building the turn by hand.

@@ -16,7 +16,9 @@ use tool_runtime::runner::{
     AfterCallDecision, AfterCallFn, BeforeCallDecision, BeforeCallFn, ToolCalls, ToolRunner,
     ToolRunnerBuilder,
 };
-use tool_runtime::runtime::{ClientTool, CollectingSink, DynamicTool, ToolErrorCode, ToolEvent};
+use tool_runtime::runtime::{
+    CallOutcome, ClientTool, CollectingSink, DynamicTool, ToolErrorCode, ToolEvent,
+};
 
 const KEY: &[u8; 32] = b"an application secret of 32 byte";
 
@@ -142,18 +144,17 @@ async fn first(world: &World) -> RunState {
     ])]);
     let (seen, on_event) = events();
     let output = agent.run(vec![Message::user("Close ticket 7.")], &ctx(), &on_event).await;
-    assert_eq!(output.done.stop, StopReason::Pending { calls: vec!["call_1".into()] });
+    assert_eq!(output.done.stop, StopReason::Waiting { calls: vec!["call_1".into()] });
     assert_eq!(world.runs(), 0);
     let seen = seen.lock().unwrap();
     assert!(seen.contains(&AgentEvent::ApprovalRequired {
         id: "call_1".into(),
         name: "tickets__close".into()
     }));
-    assert!(seen.contains(&AgentEvent::ToolCallPending {
-        id: "call_1".into(),
-        name: "tickets__close".into(),
-        waits_for: WaitsFor::Approval
-    }));
+    assert!(
+        seen.iter().any(|event| matches!(event, AgentEvent::ToolCallWaiting { id, name, waiting }
+        if id == "call_1" && name == "tickets__close" && waiting.waits_for == WaitsFor::Approval))
+    );
     // The read ran; its record is in this part of the run.
     assert_eq!(output.done.records.len(), 1);
     assert_eq!(output.done.records[0].tool_name, "tickets__read");
@@ -177,11 +178,11 @@ fn last_results(model: &ScriptedModel) -> Vec<(String, ToolOutcome)> {
 async fn a_deferred_call_waits_and_the_sink_says_so() {
     let world = World::new();
     let state = first(&world).await;
-    let pending: Vec<_> = state.pending().map(|call| call.id.as_str()).collect();
+    let pending: Vec<_> = state.waiting().map(|call| call.id.as_str()).collect();
     assert_eq!(pending, ["call_1"]);
     assert!(matches!(state.calls()[1].status, CallStatus::Ran { .. }));
     let events = world.sink.events();
-    assert!(events.iter().any(|event| matches!(event, ToolEvent::ToolCallPending { tool_call_id, .. } if tool_call_id == "call_1")));
+    assert!(events.iter().any(|event| matches!(event, ToolEvent::ToolCallWaiting { tool_call_id, .. } if tool_call_id == "call_1")));
     assert!(!events.iter().any(|event| matches!(event, ToolEvent::ToolCallResult { tool_call_id, .. } if tool_call_id == "call_1")));
     assert!(!events.iter().any(|event| matches!(event, ToolEvent::ToolCallStart { tool_call_id, .. } if tool_call_id == "call_1")));
 }
@@ -245,12 +246,10 @@ async fn a_denied_call_goes_back_to_the_model_as_a_denial() {
     assert_eq!(world.runs(), 0);
     assert_eq!(output.done.records[0].error.as_ref().unwrap().code, ToolErrorCode::ApprovalDenied);
     let results = last_results(&model);
+    let ToolOutcome::Failed(denied) = &results[0].1 else { panic!("{results:?}") };
     assert_eq!(
-        results[0].1,
-        ToolOutcome::Error {
-            code: Some("approval_denied".into()),
-            message: "the manager said no".into()
-        }
+        (denied.code, denied.message.as_str()),
+        (ToolErrorCode::ApprovalDenied, "the manager said no")
     );
     assert!(world.sink.events().iter().any(|event| matches!(event, ToolEvent::ToolCallResult { tool_call_id, .. } if tool_call_id == "call_1")));
 }
@@ -350,7 +349,7 @@ async fn a_forged_or_stale_state_runs_nothing() {
         .await;
     assert_eq!(
         not_pending.unwrap_err(),
-        ResumeError::NotPending { call_ids: vec!["call_2".into(), "call_9".into()] }
+        ResumeError::NotWaiting { call_ids: vec!["call_2".into(), "call_9".into()] }
     );
 
     let supply = agent
@@ -406,7 +405,7 @@ async fn undecided_calls_keep_waiting_and_nothing_decided_is_lost() {
     ])]);
     let output = agent.run(vec![Message::user("Close 7 to 10.")], &ctx(), &|_| {}).await;
     let state = output.state.unwrap();
-    assert_eq!(state.pending().count(), 5);
+    assert_eq!(state.waiting().count(), 5);
 
     let (agent, _) = world.agent(vec![ScriptedTurn::openai_text("7 and 11 closed, 8 not.")]);
     let decisions = Decisions::new()
@@ -415,7 +414,7 @@ async fn undecided_calls_keep_waiting_and_nothing_decided_is_lost() {
         .edit("call_4", json!({"number": 11}))
         .supply("call_5", json!({"date": "2026-12-01"}));
     let partial = agent.resume(stored(&state), decisions, &ctx(), &|_| {}).await.unwrap();
-    assert_eq!(partial.done.stop, StopReason::Pending { calls: vec!["call_3".into()] });
+    assert_eq!(partial.done.stop, StopReason::Waiting { calls: vec!["call_3".into()] });
     assert_eq!(world.runs(), 2);
     let state = partial.state.unwrap();
     let statuses: Vec<&str> = state
@@ -424,13 +423,13 @@ async fn undecided_calls_keep_waiting_and_nothing_decided_is_lost() {
         .map(|call| match call.status {
             CallStatus::Approved { .. } => "approved",
             CallStatus::Denied { .. } => "denied",
-            CallStatus::Pending { .. } => "pending",
+            CallStatus::Waiting { .. } => "waiting",
             CallStatus::Edited { .. } => "edited",
             CallStatus::Supplied { .. } => "supplied",
             _ => "other",
         })
         .collect();
-    assert_eq!(statuses, ["approved", "denied", "pending", "edited", "supplied"]);
+    assert_eq!(statuses, ["approved", "denied", "waiting", "edited", "supplied"]);
     // Every status in its stored form.
     insta::assert_json_snapshot!(
         "run_state_decided_calls",
@@ -457,16 +456,16 @@ async fn a_client_tool_waits_with_validated_arguments_and_its_result_is_checked_
         ("call_2", "ui__pick_date", r#"{"prompt": 5}"#),
     ])]);
     let output = agent.run(vec![Message::user("Book it.")], &ctx(), &|_| {}).await;
-    assert_eq!(output.done.stop, StopReason::Pending { calls: vec!["call_1".into()] });
+    assert_eq!(output.done.stop, StopReason::Waiting { calls: vec!["call_1".into()] });
     let state = output.state.unwrap();
-    let CallStatus::Pending { waits_for, arguments, .. } = &state.calls()[0].status else {
+    let CallStatus::Waiting { waits_for, arguments, .. } = &state.calls()[0].status else {
         panic!()
     };
     assert_eq!((*waits_for, arguments), (WaitsFor::Client, &json!({"prompt": "When?"})));
     // Invalid arguments never wait: the model gets the validation error.
     let CallStatus::Ran { result } = &state.calls()[1].status else { panic!() };
     assert!(
-        matches!(&result.outcome, ToolOutcome::Error { code: Some(code), .. } if code == "validation")
+        matches!(&result.outcome, ToolOutcome::Failed(error) if error.code == ToolErrorCode::Validation)
     );
 
     let (agent, model) = world.agent(vec![ScriptedTurn::openai_text("Booked.")]);
@@ -478,7 +477,7 @@ async fn a_client_tool_waits_with_validated_arguments_and_its_result_is_checked_
     assert_eq!(output.done.stop, StopReason::Answered);
     assert_eq!(output.done.records[0].result, Some(json!({"date": "2026-12-01"})), "redacted");
     let results = last_results(&model);
-    let ToolOutcome::Ok(sent) = &results[0].1 else { panic!("{results:?}") };
+    let ToolOutcome::Done(sent) = &results[0].1 else { panic!("{results:?}") };
     assert_eq!(sent.structured(), Some(&json!({"date": "2026-12-01"})));
 
     // A supplied result that does not match the output schema is that call's error.
@@ -499,7 +498,7 @@ async fn a_client_tool_waits_with_validated_arguments_and_its_result_is_checked_
         ToolErrorCode::OutputValidation
     );
     assert!(
-        matches!(&last_results(&model)[0].1, ToolOutcome::Error { code: Some(code), .. } if code == "output_validation")
+        matches!(&last_results(&model)[0].1, ToolOutcome::Failed(error) if error.code == ToolErrorCode::OutputValidation)
     );
 }
 
@@ -555,7 +554,7 @@ async fn the_approvals_example_runs_the_refund_once_over_http() {
 
     let (status, first) = post(&client, addr, "/chat", "Refund 1001.").await.unwrap();
     assert_eq!(status, 200);
-    assert_eq!(first["stop"], json!({"kind": "pending", "calls": ["call_1"]}));
+    assert_eq!(first["stop"], json!({"kind": "waiting", "calls": ["call_1"]}));
     assert_eq!(shop.refunds(), 0);
     let (status, second) = post(&client, addr, "/approve", "call_1").await.unwrap();
     assert_eq!((status, &second["answer"]), (200, &json!("Order 1001 is refunded.")));
@@ -612,7 +611,7 @@ async fn a_rewriting_hook_sees_a_deferred_call_once_and_the_approval_runs_what_i
     let output = agent.run(vec![Message::user("Close ticket 7.")], &ctx(), &|_| {}).await;
     let state = output.state.expect("the close waits");
     // What the person approves is what the hook left.
-    let CallStatus::Pending { arguments, .. } = &state.calls()[0].status else {
+    let CallStatus::Waiting { arguments, .. } = &state.calls()[0].status else {
         panic!("call_1 waits")
     };
     assert_eq!(arguments, &json!({"number": 107}));
@@ -653,14 +652,14 @@ async fn a_before_call_hook_can_defer_a_call_that_resume_then_runs() {
     let (agent, _) = world.agent_with(turns, |runner| runner.before_call(hook.clone()));
     let (seen, on_event) = events();
     let output = agent.run(vec![Message::user("Read 13 and 12.")], &ctx(), &on_event).await;
-    assert_eq!(output.done.stop, StopReason::Pending { calls: vec!["call_1".into()] });
-    assert!(seen.lock().unwrap().contains(&AgentEvent::ToolCallPending {
-        id: "call_1".into(),
-        name: "tickets__read".into(),
-        waits_for: WaitsFor::Approval
-    }));
+    assert_eq!(output.done.stop, StopReason::Waiting { calls: vec!["call_1".into()] });
+    assert!(seen.lock().unwrap().iter().any(
+        |event| matches!(event, AgentEvent::ToolCallWaiting { id, name, waiting }
+        if id == "call_1" && name == "tickets__read" && waiting.waits_for == WaitsFor::Approval
+            && waiting.message == "ticket 13 needs a manager")
+    ));
     let state = output.state.unwrap();
-    let CallStatus::Pending { arguments, .. } = &state.calls()[0].status else {
+    let CallStatus::Waiting { arguments, .. } = &state.calls()[0].status else {
         panic!("call_1 waits")
     };
     assert_eq!(arguments, &json!({"number": 13}));
@@ -818,9 +817,9 @@ mod questions {
     }
 
     fn question_of(state: &RunState) -> (WaitsFor, ElicitRequest, Vec<Answered>) {
-        let waiting: Vec<_> = state.pending().collect();
+        let waiting: Vec<_> = state.waiting().collect();
         assert_eq!(waiting.len(), 1, "{waiting:?}");
-        let CallStatus::Pending { waits_for, question, answered, .. } = &waiting[0].status else {
+        let CallStatus::Waiting { waits_for, question, answered, .. } = &waiting[0].status else {
             unreachable!()
         };
         (*waits_for, question.clone().expect("a question"), answered.clone())
@@ -831,7 +830,7 @@ mod questions {
             .iter()
             .map(|event| match event {
                 ToolEvent::ToolCallStart { .. } => "start",
-                ToolEvent::ToolCallPending { .. } => "pending",
+                ToolEvent::ToolCallWaiting { .. } => "waiting",
                 ToolEvent::ToolCallResult { .. } => "result",
                 _ => "other",
             })
@@ -850,14 +849,11 @@ mod questions {
             hotel_agent(vec![ScriptedTurn::openai_calls(&call)], &ledger, &sink, false);
         let (seen, on_event) = events();
         let output = agent.run(vec![Message::user("Book Oslo.")], &ctx(), &on_event).await;
-        assert_eq!(output.done.stop, StopReason::Pending { calls: vec!["call_1".into()] });
+        assert_eq!(output.done.stop, StopReason::Waiting { calls: vec!["call_1".into()] });
         assert!(output.done.records.is_empty(), "a waiting call has no record yet");
-        assert!(seen.lock().unwrap().contains(&AgentEvent::ToolCallPending {
-            id: "call_1".into(),
-            name: "hotel__book".into(),
-            waits_for: WaitsFor::Elicitation
-        }));
-        assert_eq!(kinds(&sink), ["start", "pending"]);
+        assert!(seen.lock().unwrap().iter().any(|event| matches!(event, AgentEvent::ToolCallWaiting { id, name, waiting }
+            if id == "call_1" && name == "hotel__book" && waiting.waits_for == WaitsFor::Elicitation)));
+        assert_eq!(kinds(&sink), ["start", "waiting"]);
         let state = output.state.unwrap();
         let (waits_for, question, answered) = question_of(&state);
         assert_eq!(waits_for, WaitsFor::Elicitation);
@@ -896,7 +892,7 @@ mod questions {
             decision: "answered"
         }));
         // Each run of the call starts once and ends once.
-        assert_eq!(kinds(&sink), ["start", "pending", "start", "result"]);
+        assert_eq!(kinds(&sink), ["start", "waiting", "start", "result"]);
 
         // The same state answered again runs nothing.
         let (agent, _) =
@@ -922,13 +918,10 @@ mod questions {
         let decisions = Decisions::new().answer("call_1", accept(json!({"rooms": 3})));
         let (seen, on_event) = events();
         let second = agent.resume(stored(&state), decisions, &ctx(), &on_event).await.unwrap();
-        assert_eq!(second.done.stop, StopReason::Pending { calls: vec!["call_1".into()] });
+        assert_eq!(second.done.stop, StopReason::Waiting { calls: vec!["call_1".into()] });
         assert!(bookings_of("Rome").is_empty(), "nothing happens before the last answer");
-        assert!(seen.lock().unwrap().contains(&AgentEvent::ToolCallPending {
-            id: "call_1".into(),
-            name: "hotel__book".into(),
-            waits_for: WaitsFor::Elicitation
-        }));
+        assert!(seen.lock().unwrap().iter().any(|event| matches!(event, AgentEvent::ToolCallWaiting { id, name, waiting }
+            if id == "call_1" && name == "hotel__book" && waiting.waits_for == WaitsFor::Elicitation)));
         let state = second.state.unwrap();
         let (_, question, answered) = question_of(&state);
         assert_eq!(question.message, "Breakfast for everyone?");
@@ -957,7 +950,7 @@ mod questions {
         let (agent, _) = hotel_agent(vec![ScriptedTurn::openai_calls(&call)], &ledger, &sink, true);
         let state =
             agent.run(vec![Message::user("Book Lima.")], &ctx(), &|_| {}).await.state.unwrap();
-        let CallStatus::Pending { waits_for: WaitsFor::Approval, question: None, .. } =
+        let CallStatus::Waiting { waits_for: WaitsFor::Approval, question: None, .. } =
             &state.calls()[0].status
         else {
             panic!("{:?}", state.calls())
@@ -968,7 +961,7 @@ mod questions {
             agent.resume(stored(&state), Decisions::new().approve("call_1"), &ctx(), &|_| {}).await;
         let state = asked.unwrap().state.unwrap();
         assert_eq!(question_of(&state).0, WaitsFor::Elicitation);
-        let CallStatus::Pending { approved: true, .. } = &state.calls()[0].status else {
+        let CallStatus::Waiting { approved: true, .. } = &state.calls()[0].status else {
             panic!("{:?}", state.calls())
         };
 
@@ -992,7 +985,7 @@ mod questions {
             hotel_agent(vec![ScriptedTurn::openai_calls(&call)], &ledger, &sink, false);
         let state =
             agent.run(vec![Message::user("Book Kyiv.")], &ctx(), &|_| {}).await.state.unwrap();
-        let CallStatus::Pending { approved: false, .. } = &state.calls()[0].status else {
+        let CallStatus::Waiting { approved: false, .. } = &state.calls()[0].status else {
             panic!("{:?}", state.calls())
         };
 
@@ -1018,7 +1011,7 @@ mod questions {
             hotel_agent(vec![ScriptedTurn::openai_calls(&calls)], &ledger, &sink, false);
         let state =
             agent.run(vec![Message::user("Book four.")], &ctx(), &|_| {}).await.state.unwrap();
-        assert_eq!(state.pending().count(), 4);
+        assert_eq!(state.waiting().count(), 4);
 
         let (agent, _) = hotel_agent(vec![], &ledger, &sink, false);
         let decisions = Decisions::new()
@@ -1026,7 +1019,7 @@ mod questions {
             .deny("call_2", "the user closed the form")
             .decide("call_3", CallDecision::Answer { answer: accept(json!({"rooms": "two"})) });
         let partial = agent.resume(stored(&state), decisions, &ctx(), &|_| {}).await.unwrap();
-        assert_eq!(partial.done.stop, StopReason::Pending { calls: vec!["call_4".into()] });
+        assert_eq!(partial.done.stop, StopReason::Waiting { calls: vec!["call_4".into()] });
         // Each decided call's result is kept, under the status of its decision.
         let state = partial.state.unwrap();
         let mut json = serde_json::to_value(&state).unwrap();
@@ -1040,14 +1033,14 @@ mod questions {
         let done = agent.resume(stored(&state), decisions, &ctx(), &|_| {}).await.unwrap();
         assert_eq!(done.done.stop, StopReason::Answered);
         let results = last_results(&model);
-        let ToolOutcome::Ok(declined) = &results[0].1 else { panic!("{results:?}") };
+        let ToolOutcome::Done(declined) = &results[0].1 else { panic!("{results:?}") };
         assert_eq!(declined.structured(), Some(&json!({"booked": "nothing"})));
         assert!(
-            matches!(&results[1].1, ToolOutcome::Error { code: Some(code), message } if code == "approval_denied" && message == "the user closed the form"),
+            matches!(&results[1].1, ToolOutcome::Failed(error) if error.code == ToolErrorCode::ApprovalDenied && error.message == "the user closed the form"),
             "{results:?}"
         );
-        let ToolOutcome::Error { message, .. } = &results[2].1 else { panic!("{results:?}") };
-        assert!(message.contains("does not match its schema"), "{message}");
+        let ToolOutcome::Failed(error) = &results[2].1 else { panic!("{results:?}") };
+        assert!(error.message.contains("does not match its schema"), "{error}");
         assert!(bookings_of("Baku").is_empty() && bookings_of("Bern").is_empty());
         assert!(bookings_of("Bonn").is_empty());
     }
@@ -1088,14 +1081,14 @@ mod questions {
                 ) -> Result<Booked, ToolError> {
                     let args = json!({ "city": self.city });
                     let child = caps.get::<ToolCalls>()?.call("hotel__book", args).await;
-                    match (child.value(), child.error()) {
-                        (Some(value), _) => {
-                            Ok(Booked { booked: format!("trip: {}", value["booked"]) })
+                    match child.outcome {
+                        CallOutcome::Done(output) => {
+                            let booked = output.structured().map(|value| value["booked"].clone());
+                            Ok(Booked { booked: format!("trip: {}", booked.unwrap_or_default()) })
                         }
-                        (None, Some(error)) => {
-                            Err(ToolError::new(format!("{}: {}", error.code, error.message)))
-                        }
-                        (None, None) => Err(ToolError::new("the child call has no outcome")),
+                        // The child's question, if it asked one, goes along with its error.
+                        CallOutcome::Failed(error) => Err(error.into()),
+                        _ => Err(ToolError::new("the child call waits")),
                     }
                 }
             }
@@ -1137,14 +1130,14 @@ mod questions {
         let call = [("call_1", "trip__plan", r#"{"city": "Bergen"}"#)];
         let agent = trip_agent(vec![ScriptedTurn::openai_calls(&call)], &ledger);
         let output = agent.run(vec![Message::user("Plan Bergen.")], &ctx(), &|_| {}).await;
-        assert_eq!(output.done.stop, StopReason::Pending { calls: vec!["call_1".into()] });
+        assert_eq!(output.done.stop, StopReason::Waiting { calls: vec!["call_1".into()] });
         let state = output.state.unwrap();
         let (waits_for, question, _) = question_of(&state);
         assert_eq!(
             (waits_for, question.message.as_str()),
             (WaitsFor::Elicitation, "How many rooms in Bergen?")
         );
-        assert_eq!(state.pending().next().unwrap().tool_name, "trip__plan");
+        assert_eq!(state.waiting().next().unwrap().tool_name, "trip__plan");
         assert!(bookings_of("Bergen").is_empty());
 
         // The parent runs again, calls its child again, and the child gets the answer.

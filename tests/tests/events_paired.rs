@@ -219,7 +219,7 @@ async fn a_kept_context_reports_nothing_after_the_calls_result_event() {
     let sink = CollectingSink::new();
     let (ctx, heard) = listening_ctx("call_kept_events");
     let result = keeper_runner(Some(&sink)).exec("text__keeper", r#"{"word": "w"}"#, &ctx).await;
-    assert!(result.outcome.is_ok());
+    assert!(result.is_ok());
     let kept = take_kept("call_kept_events");
     kept.report_progress(2.0, Some(2.0), "after");
     kept.log(LogLevel::Info, "after");
@@ -235,7 +235,7 @@ async fn a_kept_context_reports_nothing_after_the_calls_result_event() {
 async fn without_events_the_callers_reporter_hears_nothing_after_the_call() {
     let (ctx, heard) = listening_ctx("call_kept_quiet");
     let result = keeper_runner(None).exec("text__keeper", r#"{"word": "w"}"#, &ctx).await;
-    assert!(result.outcome.is_ok());
+    assert!(result.is_ok());
     let kept = take_kept("call_kept_quiet");
     kept.report_progress(2.0, Some(2.0), "after");
     kept.log(LogLevel::Info, "after");
@@ -257,7 +257,7 @@ async fn a_kept_context_logs_nothing_after_the_call_when_the_caller_only_listens
         ));
         let runner = keeper_runner(sink.as_ref());
         let result = runner.exec("text__keeper", r#"{"word": "w"}"#, &ctx).await;
-        assert!(result.outcome.is_ok());
+        assert!(result.is_ok());
         take_kept(&id).log(LogLevel::Info, "after");
         assert_eq!(*heard.lock().unwrap(), ["during"], "events: {}", sink.is_some());
         // The caller's own context still logs: only the call's logger was disarmed.

@@ -76,8 +76,9 @@ async fn a_panicking_hook_fails_one_call_and_not_the_batch() {
         .iter()
         .map(|result| {
             let code = match &result.outcome {
-                ToolOutcome::Ok(_) => None,
-                ToolOutcome::Error { code, .. } => code.as_deref(),
+                ToolOutcome::Done(_) => None,
+                ToolOutcome::Failed(error) => Some(error.code.as_str()),
+                _ => None,
             };
             (result.call_id.as_str(), code)
         })

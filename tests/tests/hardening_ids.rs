@@ -105,7 +105,7 @@ async fn repeated_and_missing_provider_ids_get_ids_unique_within_the_run() {
         .iter()
         .filter_map(|message| match message {
             Message::ToolResults(results) => {
-                assert!(results.iter().all(|r| matches!(r.outcome, ToolOutcome::Ok(_))));
+                assert!(results.iter().all(|r| matches!(r.outcome, ToolOutcome::Done(_))));
                 Some(results.iter().map(|result| result.call_id.clone()).collect())
             }
             _ => None,

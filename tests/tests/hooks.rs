@@ -403,8 +403,8 @@ async fn stats_add_up_the_durations_the_runners_clock_measured() {
     let stats = ToolCallStats::from_records(&records);
     assert_eq!((stats.calls, stats.ok, stats.failed), (5, 3, 2));
     assert_eq!((stats.total_ms, stats.max_ms), (105, 70));
-    let work = ToolCallCounts { calls: 4, ok: 2, failed: 2, total_ms: 105, max_ms: 70 };
-    let change = ToolCallCounts { calls: 1, ok: 1, failed: 0, total_ms: 0, max_ms: 0 };
+    let work = ToolCallCounts { calls: 4, ok: 2, failed: 2, waiting: 0, total_ms: 105, max_ms: 70 };
+    let change = ToolCallCounts { calls: 1, ok: 1, failed: 0, waiting: 0, total_ms: 0, max_ms: 0 };
     assert_eq!(stats.by_tool["test__work"], work);
     assert_eq!(stats.by_tool["test__change"], change);
 }
@@ -436,6 +436,7 @@ async fn stats_total_and_max_durations_over_the_run_and_per_tool() {
         calls,
         ok,
         failed: calls - ok,
+        waiting: 0,
         total_ms,
         max_ms,
     };
@@ -526,8 +527,8 @@ async fn hooks_apply_in_the_agent_loop() {
     let sent: Vec<Option<&Value>> = results
         .iter()
         .map(|result| match &result.outcome {
-            ToolOutcome::Ok(output) => output.structured(),
-            ToolOutcome::Error { .. } => None,
+            ToolOutcome::Done(output) => output.structured(),
+            _ => None,
         })
         .collect();
     let expected = [json!({"text": "fine"}), json!({"text": "final"}), json!({"text": "[hidden]"})];

@@ -18,7 +18,7 @@ use tool_runtime::catalog::ToolCatalog;
 use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
-use tool_runtime::runtime::{EventSink, ToolEvent};
+use tool_runtime::runtime::{CallOutcome, EventSink, ToolEvent};
 
 /// Peak RSS may grow this much per call of a run's second half: half of what a leak of 100
 /// bytes per call would add (50 000 calls keeping 100 bytes each grow it by about 5 MiB), and
@@ -162,14 +162,16 @@ async fn drive(runner: &ToolRunner, range: std::ops::Range<usize>, chaos: bool) 
                 }
                 let result = runner.exec("load__double", raw.as_bytes(), &ctx).await;
                 match &result.outcome {
-                    Ok(_) if result.value() == Some(&json!({"value": i * 2})) => tally.ok += 1,
-                    Ok(_) => {}
-                    Err(error) => match error.code.as_str() {
+                    CallOutcome::Done(_) if result.value() == Some(&json!({"value": i * 2})) => {
+                        tally.ok += 1
+                    }
+                    CallOutcome::Failed(error) => match error.code.as_str() {
                         "execution" => tally.execution += 1,
                         "timeout" => tally.timeout += 1,
                         "cancelled" => tally.cancelled += 1,
                         _ => {}
                     },
+                    _ => {}
                 }
             }
             tally

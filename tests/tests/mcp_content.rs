@@ -400,7 +400,7 @@ async fn an_imported_image_stays_an_image() {
         .build();
     let ctx = ToolInvocationContext::new(ContextIds { run_id: "r", actor_id: "a", tenant_id: "t" });
     let result = runner.exec("mcp__cam__shots__take", b"{}", &ctx).await;
-    let output = result.outcome.as_ref().expect("the call succeeds");
+    let output = result.output().expect("the call succeeds");
     match output.parts() {
         [Part::Text(text), Part::Image(image), Part::Json(value)] => {
             assert_eq!(text, "the screen:");

@@ -307,8 +307,8 @@ async fn redaction_lets_nothing_through_unless_allowlisted() {
     let result =
         runner(&plain.source, &policy).exec(&id("lookup"), br#"{"text": "hi"}"#, &ctx()).await;
     assert_eq!(result.value(), None);
-    let parts = result.outcome.as_ref().map(|output| output.parts().to_vec());
-    assert_eq!(parts, Ok(vec![Part::Text("ran lookup".into())]));
+    let parts = result.output().map(|output| output.parts().to_vec());
+    assert_eq!(parts, Some(vec![Part::Text("ran lookup".into())]));
 
     let options = McpImportOptions::new().redact(id("echo"), ["text"]);
     let allowed = import(options).await;
@@ -331,7 +331,7 @@ async fn outputs_are_validated_and_failures_stay_opaque() {
     assert_eq!(wrong.error_code(), Some(ToolErrorCode::OutputValidation));
     let failed = runner.exec(&id("fails"), b"{}", &ctx()).await;
     assert_eq!(failed.error_code(), Some(ToolErrorCode::Execution));
-    let message = &failed.outcome.as_ref().unwrap_err().message;
+    let message = &failed.error().unwrap().message;
     assert_eq!(message, "the MCP tool reported an error");
 }
 
@@ -341,7 +341,7 @@ async fn shortened_ids_dispatch_with_the_original_name() {
     let runner = runner(&harness.source, &allow(&[LONG, DOTTED]));
     for (tool, name) in [(LONG, LONG), (DOTTED, DOTTED)] {
         let result = runner.exec(&id(tool), b"{}", &ctx()).await;
-        assert!(result.outcome.is_ok(), "{tool}: {:?}", result.outcome);
+        assert!(result.is_ok(), "{tool}: {:?}", result.outcome);
         assert_eq!(harness.upstream.calls.lock().unwrap().last().unwrap().0, name);
     }
 }

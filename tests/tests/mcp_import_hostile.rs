@@ -231,7 +231,7 @@ async fn progress_is_capped_in_number_and_size() {
         sink.lock().unwrap().push(progress.message.unwrap_or_default());
     }));
     let result = runner.exec(&id("chatty"), b"{}", &reporting).await;
-    assert!(result.outcome.is_ok(), "{:?}", result.outcome);
+    assert!(result.is_ok(), "{:?}", result.outcome);
     let heard = heard.lock().unwrap();
     assert!(!heard.is_empty());
     assert!(heard.len() <= 100, "{} progress reports forwarded", heard.len());
@@ -274,7 +274,7 @@ async fn a_redefined_tool_is_refused_until_accepted_and_the_others_keep_running(
     )
     .unwrap();
     let runner = ToolRunner::builder(catalog).policy(policy).build();
-    assert!(runner.exec(&id("search"), b"{}", &ctx()).await.outcome.is_ok());
+    assert!(runner.exec(&id("search"), b"{}", &ctx()).await.is_ok());
 
     let mut changes = source.changes();
     changes.mark_unchanged();
@@ -289,7 +289,7 @@ async fn a_redefined_tool_is_refused_until_accepted_and_the_others_keep_running(
     assert_eq!(refused[0].reason, RefusalReason::Changed);
     let result = runner.exec(&id("search"), b"{}", &ctx()).await;
     assert_eq!(result.error_code(), Some(ToolErrorCode::Unavailable));
-    assert!(runner.exec(&id("other"), b"{}", &ctx()).await.outcome.is_ok(), "unchanged runs");
+    assert!(runner.exec(&id("other"), b"{}", &ctx()).await.is_ok(), "unchanged runs");
 
     // A schema change counts as well; and a refresh keeps refusing until accepted.
     source.refresh().await.unwrap();
@@ -300,7 +300,7 @@ async fn a_redefined_tool_is_refused_until_accepted_and_the_others_keep_running(
     let search = source.get(&id("search")).expect("accepted");
     assert!(search.spec().description().contains("attacker"));
     assert!(source.refused().is_empty());
-    assert!(runner.exec(&id("search"), b"{}", &ctx()).await.outcome.is_ok());
+    assert!(runner.exec(&id("search"), b"{}", &ctx()).await.is_ok());
 
     let closed_more = object(json!({
         "type": "object",

@@ -409,6 +409,6 @@ async fn outside_mcp_the_bound_backend_answers() {
     assert_eq!(result.value(), Some(&json!({"text": "Four."})));
     let result = agent_side.exec("ask__profile", b"{}", &ctx()).await;
     assert_eq!(result.error_code(), Some(ToolErrorCode::Execution));
-    let message = result.outcome.unwrap_err().message;
+    let message = result.error().unwrap().message.clone();
     assert!(message.contains("not available here: nothing answers questions"), "{message}");
 }

@@ -99,3 +99,25 @@ async fn opted_in_the_span_carries_the_validated_arguments_and_the_redacted_resu
     assert_eq!(attributes["gen_ai.tool.call.result"], r#"{"plan":"pro"}"#);
     assert!(!attributes.values().any(|value| value.contains("sk-live")), "{attributes:?}");
 }
+
+#[tokio::test]
+async fn a_call_that_waits_for_approval_is_no_error() {
+    let catalog = ToolCatalog::builder().register::<GetPlan>().build().unwrap();
+    let policy = ToolPolicy {
+        require_approval: vec![ToolEffect::ReadOnly],
+        ..ToolPolicy::allowing(["crm__*"])
+    };
+    let runner = ToolRunner::builder(catalog)
+        .policy(policy)
+        .approver(std::sync::Arc::new(tool_runtime::policy::DeferAll))
+        .build();
+    let spans = exported(&runner, r#"{"user": "ann"}"#).await;
+    assert_eq!(spans.len(), 1, "{spans:?}");
+    assert_eq!(spans[0].status, opentelemetry::trace::Status::Unset);
+    let attributes = attributes(&spans[0]);
+    assert!(!attributes.contains_key("error.type"), "{attributes:?}");
+    assert_eq!(attributes["tool_runtime.waits_for"], "approval");
+    // The same runner's failures still say so: the check above can fail.
+    let spans = exported(&runner, r#"{"user": 7}"#).await;
+    assert_eq!(spans[0].status, opentelemetry::trace::Status::error(""));
+}

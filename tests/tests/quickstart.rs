@@ -17,8 +17,9 @@ fn codes(message: &Message) -> Vec<String> {
     results
         .iter()
         .map(|result| match &result.outcome {
-            ToolOutcome::Ok(_) => "ok".to_owned(),
-            ToolOutcome::Error { code, .. } => code.clone().unwrap_or_default(),
+            ToolOutcome::Done(_) => "ok".to_owned(),
+            ToolOutcome::Failed(error) => error.code.to_string(),
+            _ => String::new(),
         })
         .collect()
 }

@@ -6,6 +6,7 @@ use tool_runtime::adapters::{
     Adapter, CallArguments, Decoded, Message, OpenAiChat, ToolCall, ToolOutcome, ToolResult,
 };
 use tool_runtime::content::{Part, Resource, ResourceBody, ResourceLink, ToolOutput};
+use tool_runtime::runtime::ToolErrorCode;
 
 /// A conversation with every kind of message, call and part.
 fn conversation() -> Vec<Message> {
@@ -47,7 +48,7 @@ fn conversation() -> Vec<Message> {
         Message::Assistant(Decoded::new("Drawing.", vec![good.clone(), bad.clone()])),
         Message::ToolResults(vec![
             ToolResult::ok(&good, output),
-            ToolResult::error(&bad, Some("invalid_json"), "the arguments are not valid JSON"),
+            ToolResult::error(&bad, ToolErrorCode::InvalidJson, "the arguments are not valid JSON"),
         ]),
         Message::Assistant(Decoded::new("Done.", Vec::new())),
     ]
@@ -72,7 +73,7 @@ fn a_stored_conversation_reads_back_to_the_same_conversation() {
     );
     assert!(!turn.calls[1].is_executable());
     let Message::ToolResults(results) = &read[3] else { panic!("{:?}", read[3]) };
-    let ToolOutcome::Ok(output) = &results[0].outcome else { panic!("{:?}", results[0]) };
+    let ToolOutcome::Done(output) = &results[0].outcome else { panic!("{:?}", results[0]) };
     assert_eq!(output.structured(), Some(&json!({"points": 3})));
     assert!(
         matches!(&output.parts()[1], Part::Image(image) if image.data[..] == [0x89, b'P', b'N', b'G', 0, 255])

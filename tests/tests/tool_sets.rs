@@ -75,7 +75,7 @@ async fn the_runner_refuses_a_call_outside_the_tool_set() {
     let narrowed = ctx().with_tool_set(["set__echo"]);
     let refused = runner.exec("set__shout", r#"{"text": "hi"}"#, &narrowed).await;
     assert_eq!(refused.error_code(), Some(Code::PolicyDenied));
-    let message = &refused.outcome.as_ref().unwrap_err().message;
+    let message = &refused.error().unwrap().message;
     assert!(message.contains("`set__shout` is not in this run's tool set"), "{message}");
     let allowed = runner.exec("set__echo", r#"{"text": "hi"}"#, &narrowed).await;
     assert!(allowed.is_ok(), "{:?}", allowed.outcome);

@@ -85,6 +85,11 @@ pub mod guide {
         #![doc = include_str!("../docs/running-tools.md")]
     }
 
+    #[cfg(feature = "runner")]
+    pub mod telemetry {
+        #![doc = include_str!("../docs/telemetry.md")]
+    }
+
     #[cfg(feature = "mcp")]
     pub mod mcp {
         #![doc = include_str!("../docs/mcp.md")]

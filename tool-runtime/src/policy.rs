@@ -558,9 +558,10 @@ pub enum ApprovalDecision {
         arguments: Value,
     },
     /// Not decided yet: someone decides later (a person answers in another HTTP request). The
-    /// call does not run and ends pending, which is not a failure: its
-    /// [`ToolExecResult::is_pending`](crate::runtime::ToolExecResult::is_pending) says so and
-    /// the sink gets a [`ToolCallPending`](crate::runtime::ToolEvent::ToolCallPending) event
+    /// call does not run and ends waiting ([`WaitsFor::Approval`](crate::runtime::WaitsFor)),
+    /// which is not a failure: its
+    /// [`ToolExecResult::is_waiting`](crate::runtime::ToolExecResult::is_waiting) says so and
+    /// the sink gets a [`ToolCallWaiting`](crate::runtime::ToolEvent::ToolCallWaiting) event
     /// instead of a result. The agent loop stops with a resumable
     /// [`RunState`](crate::agent::RunState) (see [`agent::deferred`](crate::agent::deferred)).
     Pending,
@@ -585,7 +586,7 @@ impl Approver for DenyAll {
     }
 }
 
-/// Defers every call that needs approval: each ends pending, for a person to decide later
+/// Defers every call that needs approval: each ends waiting, for a person to decide later
 /// (see [`ApprovalDecision::Pending`]).
 ///
 /// ```

@@ -22,9 +22,7 @@ use examples::quickstart;
 use examples::table::cell;
 use examples::tickets::TicketStore;
 use tool_runtime::adapters::ToolOutcome;
-use tool_runtime::agent::{
-    Agent, AgentConfig, AgentEvent, ChatModel, Message, OpenAiCompatible, ResultSummary,
-};
+use tool_runtime::agent::{Agent, AgentConfig, AgentEvent, ChatModel, Message, OpenAiCompatible};
 use tool_runtime::prelude::*;
 use tool_runtime::runtime::{Clock, CollectingSink, EventOutcome, ToolEvent, ToolInvocationRecord};
 
@@ -58,10 +56,8 @@ fn show_event(event: AgentEvent) {
         AgentEvent::TextDelta { text } => print!("{text}"),
         AgentEvent::ToolCallStarted { id, name } => println!("model calls {name} ({id})"),
         AgentEvent::ToolCallResult { id, name, outcome } => match outcome {
-            ResultSummary::Ok { .. } => println!("  {name} ({id}): ok"),
-            ResultSummary::Err { code, message } => {
-                println!("  {name} ({id}): {}: {message}", code.as_deref().unwrap_or("error"));
-            }
+            EventOutcome::Ok { .. } => println!("  {name} ({id}): ok"),
+            EventOutcome::Err { error } => println!("  {name} ({id}): {error}"),
         },
         AgentEvent::IterationFinished { finish, calls: 0, .. } => println!("\n[{finish}]"),
         _ => {}
@@ -85,14 +81,13 @@ fn show_conversation(messages: &[Message]) {
             Message::ToolResults(results) => {
                 for result in results {
                     match &result.outcome {
-                        ToolOutcome::Ok(_) => {
+                        ToolOutcome::Done(_) => {
                             println!("tool       {} ok: {}", result.call_id, result.content_text())
                         }
-                        ToolOutcome::Error { code, message } => println!(
-                            "tool       {} {}: {message}",
-                            result.call_id,
-                            code.as_deref().unwrap_or("error")
-                        ),
+                        ToolOutcome::Failed(error) => {
+                            println!("tool       {} {error}", result.call_id)
+                        }
+                        _ => {}
                     }
                 }
             }

@@ -11,7 +11,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use examples::table::cell;
 use examples::tickets::TicketStore;
 use tool_runtime::prelude::*;
-use tool_runtime::runtime::{Clock, CollectingSink, EventOutcome, ToolEvent};
+use tool_runtime::runtime::{CallOutcome, Clock, CollectingSink, EventOutcome, ToolEvent};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -69,11 +69,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let ctx = ctx.clone().with_tool_call_id(format!("call_{}", index + 1));
         let result = runner.exec(tool, raw.as_bytes(), &ctx).await;
         match &result.outcome {
-            Ok(output) => println!(
+            CallOutcome::Done(output) => println!(
                 "[{why}] {tool} {raw}\n  ok: {}\n",
                 output.structured().map(ToString::to_string).unwrap_or_default()
             ),
-            Err(error) => println!("[{why}] {tool} {raw}\n  {}: {}\n", error.code, error.message),
+            CallOutcome::Failed(error) => println!("[{why}] {tool} {raw}\n  {error}\n"),
+            CallOutcome::Waiting(waiting) => {
+                println!("[{why}] {tool} {raw}\n  waiting: {}\n", waiting.message)
+            }
+            _ => {}
         }
         records.push(result.into_record());
     }

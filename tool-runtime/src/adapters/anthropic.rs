@@ -296,7 +296,7 @@ impl Adapter for Anthropic {
         let mut blocks = Vec::with_capacity(results.len());
         for result in results {
             let content = match &result.outcome {
-                ToolOutcome::Ok(output) if output.parts().iter().any(needs_blocks) => {
+                ToolOutcome::Done(output) if output.parts().iter().any(needs_blocks) => {
                     let mut content = Vec::with_capacity(output.parts().len());
                     for (index, part) in output.parts().iter().enumerate() {
                         if let Some(block) = result_block(result, index, part)? {

@@ -253,7 +253,7 @@ impl Adapter for Gemini {
             response.insert("name".to_owned(), json!(result.name));
             let mut inline = Vec::new();
             let body = match &result.outcome {
-                ToolOutcome::Ok(output) => {
+                ToolOutcome::Done(output) => {
                     for (index, part) in output.parts().iter().enumerate() {
                         if let Some(data) = inline_data(result, index, part)? {
                             inline.push(data);
@@ -266,7 +266,7 @@ impl Adapter for Gemini {
                         _ => object([("output", Value::String(result.content_text()))]),
                     }
                 }
-                ToolOutcome::Error { .. } => Value::Object(result.error_object()),
+                ToolOutcome::Failed(_) => Value::Object(result.error_object()),
             };
             response.insert("response".to_owned(), body);
             if !inline.is_empty() {

@@ -175,7 +175,7 @@ impl Adapter for Ollama {
             message.insert("role".to_owned(), json!("tool"));
             message.insert("tool_name".to_owned(), json!(result.name));
             message.insert("content".to_owned(), Value::String(result.content_text()));
-            if let ToolOutcome::Ok(output) = &result.outcome {
+            if let ToolOutcome::Done(output) = &result.outcome {
                 let mut images = Vec::new();
                 for (index, part) in output.parts().iter().enumerate() {
                     match part {

@@ -233,7 +233,7 @@ impl Adapter for OpenAiChat {
         let mut attachments = Vec::new();
         for result in results {
             let mut content = result.content_text();
-            if let ToolOutcome::Ok(output) = &result.outcome
+            if let ToolOutcome::Done(output) = &result.outcome
                 && output.parts().iter().any(parts::is_binary)
             {
                 attachments.push(json!({

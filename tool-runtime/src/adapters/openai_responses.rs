@@ -361,7 +361,7 @@ impl Adapter for OpenAiResponses {
             .iter()
             .map(|result| {
                 let output = match &result.outcome {
-                    ToolOutcome::Ok(output) if output.parts().iter().any(parts::is_binary) => {
+                    ToolOutcome::Done(output) if output.parts().iter().any(parts::is_binary) => {
                         let mut items = Vec::with_capacity(output.parts().len());
                         for (index, part) in output.parts().iter().enumerate() {
                             items.push(output_part(result, index, part)?);

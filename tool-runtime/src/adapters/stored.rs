@@ -32,6 +32,7 @@ use super::types::{
     ToolResult,
 };
 use crate::content::{Bytes, Part, Resource, ResourceBody, ResourceLink, ToolOutput};
+use crate::runtime::{ExecError, ToolErrorCode};
 
 #[derive(Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
@@ -118,7 +119,7 @@ struct StoredResult<'a> {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     details: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    code: Option<Cow<'a, str>>,
+    code: Option<ToolErrorCode>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     message: Option<Cow<'a, str>>,
     #[serde(default, skip_serializing_if = "is_empty_map")]
@@ -328,14 +329,14 @@ fn stored_result(result: &ToolResult) -> StoredResult<'_> {
         extras: extras_map(&result.extras),
     };
     match &result.outcome {
-        ToolOutcome::Ok(output) => {
+        ToolOutcome::Done(output) => {
             stored.parts = output.parts().iter().map(stored_part).collect();
             stored.details = output.details().cloned();
         }
-        ToolOutcome::Error { code, message } => {
+        ToolOutcome::Failed(error) => {
             stored.ok = false;
-            stored.code = code.as_deref().map(borrowed);
-            stored.message = Some(borrowed(message));
+            stored.code = Some(error.code);
+            stored.message = Some(borrowed(&error.message));
         }
     }
     stored
@@ -357,7 +358,7 @@ fn result_from<E: serde::de::Error>(result: StoredResult<'_>) -> Result<ToolResu
         if let Some(details) = result.details {
             output = output.with_details(details);
         }
-        ToolOutcome::Ok(output)
+        ToolOutcome::Done(output)
     } else {
         if !result.parts.is_empty() || result.details.is_some() {
             return Err(E::custom("a failed result has no `parts` or `details`"));
@@ -365,7 +366,9 @@ fn result_from<E: serde::de::Error>(result: StoredResult<'_>) -> Result<ToolResu
         let Some(message) = result.message else {
             return Err(E::custom("a failed result has a `message`"));
         };
-        ToolOutcome::Error { code: result.code.map(Cow::into_owned), message: message.into_owned() }
+        // A result stored without a code failed in the tool.
+        let code = result.code.unwrap_or(ToolErrorCode::Execution);
+        ToolOutcome::Failed(ExecError::new(code, message.into_owned()))
     };
     let mut out = ToolResult::new(result.call_id, result.name, outcome);
     out.extras = extras_from(result.extras);

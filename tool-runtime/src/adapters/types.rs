@@ -10,6 +10,7 @@ use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::content::ToolOutput;
+use crate::runtime::{CallOutcome, EventOutcome, ExecError, ToolErrorCode, ToolExecResult};
 use crate::schema::JsonError;
 use crate::spec::ToolSpec;
 
@@ -481,30 +482,82 @@ pub struct Usage {
     pub output_tokens: u64,
 }
 
-/// What running a call produced, as the model will see it.
+/// What a call that ended is sent to the model as: its output, or its error with the typed
+/// code. Built from the runner's [`CallOutcome`] by [`ToolResult::from_exec`] (a call that
+/// waits has nothing to send yet).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ToolOutcome {
     /// The (already redacted) output: its parts, in order.
-    Ok(ToolOutput),
-    /// A failure the model may read: a stable code and a message that is safe to show.
-    Error {
-        /// A short machine-readable code (`validation`, `timeout`), when there is one.
-        code: Option<String>,
-        /// The safe message.
-        message: String,
-    },
+    Done(ToolOutput),
+    /// A failure the model may read: its [`code`](ExecError::code) and its message, which is
+    /// safe to show.
+    Failed(ExecError),
+}
+
+impl ToolOutcome {
+    /// What the model is sent for a call's outcome: the output of a call that is done, the
+    /// error of one that failed; `None` for a call that waits (it has no result yet).
+    ///
+    /// ```
+    /// use tool_runtime::adapters::ToolOutcome;
+    /// use tool_runtime::runtime::{CallOutcome, ExecError, ToolErrorCode, Waiting, WaitsFor};
+    ///
+    /// let failed = CallOutcome::Failed(ExecError::new(ToolErrorCode::Timeout, "too slow"));
+    /// assert!(matches!(ToolOutcome::from_call(&failed), Some(ToolOutcome::Failed(e)) if e.code == ToolErrorCode::Timeout));
+    /// let waiting = CallOutcome::Waiting(Waiting::new(WaitsFor::Approval, "waits"));
+    /// assert_eq!(ToolOutcome::from_call(&waiting), None);
+    /// ```
+    #[must_use]
+    pub fn from_call(outcome: &CallOutcome) -> Option<Self> {
+        match outcome {
+            CallOutcome::Done(output) => Some(Self::Done(output.clone())),
+            CallOutcome::Failed(error) => Some(Self::Failed(error.clone())),
+            _ => None,
+        }
+    }
+
+    /// The output, when the call is done.
+    #[must_use]
+    pub fn output(&self) -> Option<&ToolOutput> {
+        match self {
+            Self::Done(output) => Some(output),
+            Self::Failed(_) => None,
+        }
+    }
+
+    /// The error, when the call failed.
+    #[must_use]
+    pub fn error(&self) -> Option<&ExecError> {
+        match self {
+            Self::Failed(error) => Some(error),
+            Self::Done(_) => None,
+        }
+    }
+
+    /// The outcome as events carry it ([`EventOutcome`]): the output's value, parts and
+    /// details without bytes, or the error.
+    #[must_use]
+    pub fn to_event(&self) -> EventOutcome {
+        match self {
+            Self::Done(output) => EventOutcome::ok(output),
+            Self::Failed(error) => EventOutcome::Err { error: error.clone() },
+        }
+    }
 }
 
 /// A result to send back to the provider: which call it answers and what came of it.
 ///
-/// Build it from the [`ToolCall`] it answers, so provider extras travel along.
+/// Build it from the [`ToolCall`] it answers, so provider extras travel along; for a call the
+/// runner ran, [`from_exec`](Self::from_exec) takes the runner's result as it is.
 ///
 /// ```
 /// use tool_runtime::adapters::{ToolCall, ToolResult};
+/// use tool_runtime::runtime::ToolErrorCode;
 ///
 /// let call = ToolCall::new("call_1", "core__get_current_time", serde_json::json!({}));
 /// let ok = ToolResult::ok(&call, serde_json::json!({"iso8601": "2026-11-18T08:26:40Z"}));
-/// let failed = ToolResult::error(&call, Some("timeout"), "the clock did not answer in time");
+/// let failed = ToolResult::error(&call, ToolErrorCode::Timeout, "the clock did not answer in time");
 /// assert_eq!(ok.call_id, "call_1");
 /// assert!(failed.is_error());
 /// ```
@@ -534,21 +587,59 @@ impl ToolResult {
     pub fn ok(call: &ToolCall, output: impl Into<ToolOutput>) -> Self {
         Self {
             extras: call.extras.clone(),
-            ..Self::new(&call.id, &call.name, ToolOutcome::Ok(output.into()))
+            ..Self::new(&call.id, &call.name, ToolOutcome::Done(output.into()))
         }
     }
 
-    /// A failed result answering `call`.
+    /// A failed result answering `call`, with its code and a message safe to show.
     #[must_use]
-    pub fn error(call: &ToolCall, code: Option<&str>, message: impl Into<String>) -> Self {
-        let outcome = ToolOutcome::Error { code: code.map(str::to_owned), message: message.into() };
+    pub fn error(call: &ToolCall, code: ToolErrorCode, message: impl Into<String>) -> Self {
+        let outcome = ToolOutcome::Failed(ExecError::new(code, message));
         Self { extras: call.extras.clone(), ..Self::new(&call.id, &call.name, outcome) }
+    }
+
+    /// What the model is sent for `call`, which the runner ran with the result `executed`:
+    /// its redacted output, or its error with the typed code (see
+    /// [`ToolOutcome::from_call`]). `None` while the call waits: its result comes when it is
+    /// decided.
+    ///
+    /// ```
+    /// use tool_runtime::adapters::{ToolCall, ToolOutcome, ToolResult};
+    /// use tool_runtime::prelude::*;
+    ///
+    /// /// Say hello.
+    /// #[tool(name = "text__hello", effect = read_only, redact = ["text"])]
+    /// struct Hello {}
+    /// #[derive(Serialize, ToolSchema)]
+    /// struct Text { text: String }
+    /// impl Tool for Hello {
+    ///     type Output = Text;
+    ///     async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Text, ToolError> {
+    ///         Ok(Text { text: "hello".into() })
+    ///     }
+    /// }
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let catalog = ToolCatalog::builder().register::<Hello>().build().unwrap();
+    /// let runner = ToolRunner::builder(catalog).policy(ToolPolicy::allowing(["text__*"])).build();
+    /// let call = ToolCall::new("call_1", "text__hello", serde_json::json!({}));
+    /// let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "user-1", tenant_id: "acme" })
+    ///     .with_tool_call_id(&call.id);
+    /// let executed = runner.exec(&call.name, "{}", &ctx).await;
+    /// let result = ToolResult::from_exec(&call, &executed).unwrap();
+    /// assert_eq!(result.content_text(), r#"{"text":"hello"}"#);
+    /// # });
+    /// ```
+    #[must_use]
+    pub fn from_exec(call: &ToolCall, executed: &ToolExecResult) -> Option<Self> {
+        let outcome = ToolOutcome::from_call(&executed.outcome)?;
+        Some(Self { extras: call.extras.clone(), ..Self::new(&call.id, &call.name, outcome) })
     }
 
     /// Whether this reports a failure.
     #[must_use]
     pub fn is_error(&self) -> bool {
-        matches!(self.outcome, ToolOutcome::Error { .. })
+        matches!(self.outcome, ToolOutcome::Failed(_))
     }
 
     /// The outcome as text, for providers that take a string: the text parts in order, one
@@ -574,21 +665,19 @@ impl ToolResult {
     #[must_use]
     pub fn content_text(&self) -> String {
         match &self.outcome {
-            ToolOutcome::Ok(output) => super::parts::joined_text(output.parts()),
-            ToolOutcome::Error { .. } => Value::Object(self.error_object()).to_string(),
+            ToolOutcome::Done(output) => super::parts::joined_text(output.parts()),
+            ToolOutcome::Failed(_) => Value::Object(self.error_object()).to_string(),
         }
     }
 
     /// `{"error": {"code": ..., "message": ...}}` for a failure, `{}` otherwise.
     pub(crate) fn error_object(&self) -> Map<String, Value> {
         let mut out = Map::new();
-        if let ToolOutcome::Error { code, message } = &self.outcome {
-            let mut error = Map::new();
-            if let Some(code) = code {
-                error.insert("code".to_owned(), Value::String(code.clone()));
-            }
-            error.insert("message".to_owned(), Value::String(message.clone()));
-            out.insert("error".to_owned(), Value::Object(error));
+        if let ToolOutcome::Failed(error) = &self.outcome {
+            let mut object = Map::new();
+            object.insert("code".to_owned(), Value::String(error.code.as_str().to_owned()));
+            object.insert("message".to_owned(), Value::String(error.message.clone()));
+            out.insert("error".to_owned(), Value::Object(object));
         }
         out
     }

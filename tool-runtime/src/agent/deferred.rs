@@ -6,9 +6,9 @@
 //! [`BeforeCallDecision::Pending`](crate::runner::BeforeCallDecision::Pending), the tool is
 //! a [`ClientTool`](crate::runtime::ClientTool) that the application's client runs, or the
 //! tool asks the user a question ([`Interact::elicit`](crate::runtime::Interact::elicit), see
-//! [Questions to the user](#questions-to-the-user)). The runner ends such a call *pending* (it
+//! [Questions to the user](#questions-to-the-user)). The runner ends such a call *waiting* (it
 //! did not run to its end, and it did not fail). The agent loop then runs every other call of the model's turn it can, and stops
-//! with [`StopReason::Pending`](super::StopReason::Pending) and a [`RunState`] in
+//! with [`StopReason::Waiting`](super::StopReason::Waiting) and a [`RunState`] in
 //! [`AgentOutput::state`](super::AgentOutput::state): everything needed to go on later, in
 //! another process.
 //!
@@ -22,7 +22,7 @@
 //!    context. The context must name the same run, tenant and actor
 //!    ([`ResumeError::OtherCaller`]); each waiting tool must still have the spec it had
 //!    ([`ResumeError::ToolChanged`]); every decision must name a waiting call
-//!    ([`ResumeError::NotPending`]).
+//!    ([`ResumeError::NotWaiting`]).
 //! 4. Approved calls run once, through the runner (policy, validation, budgets and
 //!    redaction apply), under an approval bound to run, tenant, actor, tool, spec hash, call id
 //!    and arguments. The before-call hooks are not asked again: they saw the call on its way
@@ -30,7 +30,7 @@
 //!    every decided call, denied and supplied ones too. Edited arguments are validated again. Denied calls go back to the model
 //!    as `approval_denied` errors. A client tool's supplied result is checked against its
 //!    output schema and redacted. Calls left without a decision keep waiting: the resume stops
-//!    pending again with a new state that says which calls ran, which were denied and which
+//!    waiting again with a new state that says which calls ran, which were denied and which
 //!    wait.
 //! 5. Decided calls are spent in a [`ResumeLedger`] (all of a resume's at once, before any of
 //!    them runs, so a call runs at most once: a resume cancelled or dropped after that point
@@ -82,7 +82,7 @@
 //! let first = agent(vec![ScriptedTurn::openai_calls(&[("call_1", "tickets__close", r#"{"number": 7}"#)])])
 //!     .run(vec![Message::user("Close ticket 7.")], &ctx, &|_| {})
 //!     .await;
-//! assert_eq!(first.done.stop, StopReason::Pending { calls: vec!["call_1".into()] });
+//! assert_eq!(first.done.stop, StopReason::Waiting { calls: vec!["call_1".into()] });
 //! let stored = serde_json::to_string(&first.state.unwrap()).unwrap();
 //!
 //! // Request 2, maybe in another process: the person approved.
@@ -103,8 +103,8 @@
 //! the agent loop (with [`ChatModelSampler`](super::ChatModelSampler) or no backend bound) it is
 //! a deferred decision: the question returns
 //! [`InteractError::Waiting`](crate::runtime::InteractError::Waiting), which the tool returns
-//! with `?`, and the call ends pending, [`WaitsFor::Elicitation`], with the question in
-//! [`CallStatus::Pending`]'s `question` (its message, and the JSON Schema of the answer, an
+//! with `?`, and the call ends waiting, [`WaitsFor::Elicitation`], with the question in
+//! [`CallStatus::Waiting`]'s `question` (its message, and the JSON Schema of the answer, an
 //! object of flat properties to render as a form). The application shows it to the user and
 //! resumes with [`Decisions::answer`] (or denies the call).
 //!
@@ -119,13 +119,14 @@
 //!
 //! A question asked by a call another tool made (through
 //! [`ToolCalls`](crate::runner::ToolCalls)) waits on the model's call that made it, when that
-//! tool declares `Interact` too and fails with the child's refusal: on resume the parent runs
+//! tool declares `Interact` too and fails with the child's error (`?`, or
+//! `ToolError::from(error)`: the question goes along with it): on resume the parent runs
 //! again, calls its child again, and the child gets the answer. Under a parent that does not
 //! declare `Interact` the child's call ends `approval_denied` at once, since a call made by
 //! another tool cannot wait.
 //!
-//! The runner's events for such a call are `tool_call_start`, `tool_call_pending`, then on
-//! resume `tool_call_start` again and its `tool_call_result` (or `tool_call_pending` once
+//! The runner's events for such a call are `tool_call_start`, `tool_call_waiting`, then on
+//! resume `tool_call_start` again and its `tool_call_result` (or `tool_call_waiting` once
 //! more): each run of the call starts once and ends once.
 //!
 //! ```
@@ -173,8 +174,8 @@
 //!     .run(vec![Message::user("Order coffee.")], &ctx, &|_| {})
 //!     .await;
 //! let state = first.state.unwrap();
-//! let waiting = state.pending().next().unwrap();
-//! let CallStatus::Pending { waits_for, question, .. } = &waiting.status else { unreachable!() };
+//! let waiting = state.waiting().next().unwrap();
+//! let CallStatus::Waiting { waits_for, question, .. } = &waiting.status else { unreachable!() };
 //! assert_eq!(*waits_for, WaitsFor::Elicitation);
 //! assert_eq!(question.as_ref().unwrap().message, "How many cups?");
 //!
@@ -201,7 +202,7 @@
 //! | `elapsed_ms` | wall-clock time the run has used of its budget |
 //! | `call_ids` | every call id the run has handed out (ids stay unique after a resume) |
 //! | `messages` | the conversation in the [stored form](crate::adapters::stored), ending with the model's turn whose calls wait |
-//! | `calls` | each call of that turn, in model order: `id` (the run's), `wire_id` (the provider's), `tool_name`, `status`, and for `"pending"`: `waits_for` (`"approval"`, `"client"` or `"elicitation"`), `arguments`, `arguments_hash` (SHA-256 of their canonical JSON), `spec_hash` ([`spec_hash`](crate::policy::spec_hash)), and for `"elicitation"`: `question` (`{"message", "schema"}`), when earlier questions were answered `answered` (`[{"question", "answer"}]`, answers as `{"action": "accept", "content": {..}}`, `{"action": "decline"}` or `{"action": "cancel"}`), and `approved: true` when the call was approved before it asked; for `"ran"`, `"approved"`, `"edited"`, `"denied"`, `"supplied"`, `"answered"`: `result` (a stored tool result) |
+//! | `calls` | each call of that turn, in model order: `id` (the run's), `wire_id` (the provider's), `tool_name`, `status`, and for `"waiting"` (read as `"pending"` too, as states written before 0.2 say): `waits_for` (`"approval"`, `"client"` or `"elicitation"`), `arguments`, `arguments_hash` (SHA-256 of their canonical JSON), `spec_hash` ([`spec_hash`](crate::policy::spec_hash)), and for `"elicitation"`: `question` (`{"message", "schema"}`), when earlier questions were answered `answered` (`[{"question", "answer"}]`, answers as `{"action": "accept", "content": {..}}`, `{"action": "decline"}` or `{"action": "cancel"}`), and `approved: true` when the call was approved before it asked; for `"ran"`, `"approved"`, `"edited"`, `"denied"`, `"supplied"`, `"answered"`: `result` (a stored tool result) |
 //! | `seal` | HMAC-SHA256 (hex) over the canonical JSON (keys sorted) of everything else |
 //!
 //! Unknown keys are refused. Records ([`ToolInvocationRecord`](crate::runtime::ToolInvocationRecord)s)
@@ -260,26 +261,17 @@ impl fmt::Debug for StateKey {
     }
 }
 
-/// What a waiting call waits for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WaitsFor {
-    /// A person's (or a system's) approval: decide with approve, edit or deny.
-    Approval,
-    /// The result of a [`ClientTool`](crate::runtime::ClientTool): decide with supply (or
-    /// deny).
-    Client,
-    /// The user's answer to a question the tool asked
-    /// ([`Interact::elicit`](crate::runtime::Interact::elicit)): decide with answer (or deny).
-    Elicitation,
-}
+#[doc(no_inline)]
+pub use crate::runtime::WaitsFor;
 
 /// Where one call of the waiting turn stands.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum CallStatus {
-    /// It waits for a decision.
-    Pending {
+    /// It waits for a decision. (`"status": "pending"`, as states written before 0.2 say,
+    /// reads as this too.)
+    #[serde(alias = "pending")]
+    Waiting {
         /// For what.
         waits_for: WaitsFor,
         /// The validated arguments it waits with.
@@ -342,7 +334,7 @@ pub enum CallStatus {
 
 impl CallStatus {
     /// A call that waits, its arguments hashed (the hash a resume checks them against).
-    pub(super) fn pending(
+    pub(super) fn waiting(
         waits_for: WaitsFor,
         arguments: Value,
         spec_hash: String,
@@ -350,7 +342,7 @@ impl CallStatus {
         answered: Vec<Answered>,
         approved: bool,
     ) -> Self {
-        Self::Pending {
+        Self::Waiting {
             waits_for,
             arguments_hash: arguments_hash(&arguments),
             arguments,
@@ -365,7 +357,7 @@ impl CallStatus {
     #[must_use]
     pub fn result(&self) -> Option<&ToolResult> {
         match self {
-            Self::Pending { .. } => None,
+            Self::Waiting { .. } => None,
             Self::Ran { result }
             | Self::Approved { result }
             | Self::Edited { result }
@@ -505,8 +497,8 @@ impl RunState {
     }
 
     /// The calls that still wait.
-    pub fn pending(&self) -> impl Iterator<Item = &StateCall> {
-        self.calls.iter().filter(|call| matches!(call.status, CallStatus::Pending { .. }))
+    pub fn waiting(&self) -> impl Iterator<Item = &StateCall> {
+        self.calls.iter().filter(|call| matches!(call.status, CallStatus::Waiting { .. }))
     }
 
     pub(super) fn into_parts(self) -> StateParts {
@@ -693,14 +685,14 @@ impl Decisions {
             .calls
             .iter()
             .filter_map(|call| match &call.status {
-                CallStatus::Pending { waits_for, .. } => Some((call.id.as_str(), *waits_for)),
+                CallStatus::Waiting { waits_for, .. } => Some((call.id.as_str(), *waits_for)),
                 _ => None,
             })
             .collect();
         let unknown: Vec<String> =
             self.0.keys().filter(|id| !waiting.contains_key(id.as_str())).cloned().collect();
         if !unknown.is_empty() {
-            return Err(ResumeError::NotPending { call_ids: unknown });
+            return Err(ResumeError::NotWaiting { call_ids: unknown });
         }
         for (id, decision) in &self.0 {
             let waits_for = waiting[id.as_str()];
@@ -746,7 +738,7 @@ pub enum ResumeError {
         tool_name: String,
     },
     /// Decisions name calls that do not wait in this state.
-    NotPending {
+    NotWaiting {
         /// Those calls.
         call_ids: Vec<String>,
     },
@@ -788,7 +780,7 @@ impl fmt::Display for ResumeError {
                 f,
                 "call `{call_id}`: the tool `{tool_name}` is gone or changed since the call was made"
             ),
-            Self::NotPending { call_ids } => {
+            Self::NotWaiting { call_ids } => {
                 write!(f, "decisions for calls that do not wait: {}", call_ids.join(", "))
             }
             Self::InvalidDecision { call_id, waits_for } => {

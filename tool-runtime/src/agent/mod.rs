@@ -7,9 +7,9 @@
 //! and a cancellation token. [`ScriptedModel`] replays recorded provider streams through the
 //! real decoders, so the loop runs with no network and no key.
 //!
-//! A call that must wait for a person (an approver answered "pending") or for a client's
+//! A call that must wait for a person (an approver answered `Pending`) or for a client's
 //! result (a [`ClientTool`](crate::runtime::ClientTool)) stops the run with
-//! [`StopReason::Pending`] and a sealed [`RunState`] that [`Agent::resume`] takes up later, in
+//! [`StopReason::Waiting`] and a sealed [`RunState`] that [`Agent::resume`] takes up later, in
 //! another process: see [`deferred`], the guide to deferred runs.
 //!
 //! ```
@@ -59,6 +59,7 @@ pub mod deferred;
 #[cfg(feature = "http")]
 pub mod http;
 mod model;
+mod parking;
 mod resume;
 mod run;
 mod sampling;
@@ -77,6 +78,6 @@ pub use http::{
     OpenAiCompatibleBuilder, RetryPolicy, Timeouts,
 };
 pub use model::{ChatModel, ModelError, ModelErrorKind, ModelTurn};
-pub use run::{Agent, AgentConfig, AgentDone, AgentEvent, AgentOutput, ResultSummary, StopReason};
+pub use run::{Agent, AgentConfig, AgentDone, AgentEvent, AgentOutput, StopReason};
 pub use sampling::ChatModelSampler;
 pub use scripted::{ScriptedModel, ScriptedTurn, SeenRequest};

@@ -8,20 +8,20 @@ use async_trait::async_trait;
 use super::deferred::{
     CallDecision, CallStatus, Decisions, ResumeError, ResumeLedger, RunState, WaitsFor,
 };
+use super::parking::Parking;
 use super::run::{Loop, result_event};
 use super::{Agent, AgentEvent, AgentOutput, Message, StopReason, Usage};
 use crate::adapters::{ToolCall, ToolResult, check_conversation};
 use crate::policy::{Approval, ApprovalDecision, ApprovalRequest, Approver, arguments_hash};
-use crate::runtime::interact::Parking;
-use crate::runtime::{Answered, ToolInvocationContext};
+use crate::runtime::{Answered, CallOutcome, ToolInvocationContext};
 
 impl Agent {
-    /// Takes up a run that stopped [`Pending`](StopReason::Pending) from its `state`, with the
+    /// Takes up a run that stopped [`Waiting`](StopReason::Waiting) from its `state`, with the
     /// `decisions` made meanwhile, for the caller of `ctx` (the same run, tenant and actor),
     /// possibly in another process: decided calls end (approved ones run once, never twice, denied
     /// ones go back to the model as `approval_denied`, supplied client results are checked and
     /// redacted), and once no call of the turn waits, the loop goes on as [`run`](Self::run)
-    /// would. Calls left undecided keep waiting: the output stops pending again with a new
+    /// would. Calls left undecided keep waiting: the output stops waiting again with a new
     /// state. See [`deferred`](super::deferred) for a guide and an example.
     ///
     /// # Errors
@@ -66,13 +66,13 @@ impl Agent {
         let waiting = calls
             .iter()
             .filter(|call| {
-                matches!(call.status, CallStatus::Pending { .. })
+                matches!(call.status, CallStatus::Waiting { .. })
                     && decisions.get(&call.id).is_none()
             })
             .count();
         on_event(AgentEvent::Resumed { decided: decided.len(), waiting });
         for (call, wire_call) in calls.iter_mut().zip(&turn_calls) {
-            let CallStatus::Pending { arguments, spec_hash, question, answered, approved, .. } =
+            let CallStatus::Waiting { arguments, spec_hash, question, answered, approved, .. } =
                 &call.status
             else {
                 continue;
@@ -110,11 +110,9 @@ impl Agent {
                     let approval = approved
                         .then(|| Approval::bound(&call_ctx, name, spec_hash, &call.id, arguments));
                     let runner = self.runner.deciding(Arc::new(Decided(approval)));
-                    let parking = Parking::new(answers.clone());
-                    let executed = parking.scope(runner.exec(name, arguments, &call_ctx)).await;
-                    if executed.is_pending()
-                        && let Some(question) = parking.question()
-                    {
+                    let call_ctx = call_ctx.with_deferred_questions(Parking::new(answers.clone()));
+                    let executed = runner.exec(name, arguments, &call_ctx).await;
+                    if let CallOutcome::Waiting(waiting) = executed.outcome {
                         // It asked (another) question: it waits on that, with the arguments
                         // it ran with.
                         on_event(AgentEvent::CallDecided {
@@ -122,19 +120,19 @@ impl Agent {
                             name: call.tool_name.clone(),
                             decision: verdict.label(),
                         });
-                        on_event(AgentEvent::ToolCallPending {
-                            id: call.id.clone(),
-                            name: call.tool_name.clone(),
-                            waits_for: WaitsFor::Elicitation,
-                        });
-                        call.status = CallStatus::pending(
-                            WaitsFor::Elicitation,
+                        call.status = CallStatus::waiting(
+                            waiting.waits_for,
                             arguments.clone(),
                             spec_hash.clone(),
-                            Some(question),
+                            waiting.question.clone(),
                             answers,
                             approved,
                         );
+                        on_event(AgentEvent::ToolCallWaiting {
+                            id: call.id.clone(),
+                            name: call.tool_name.clone(),
+                            waiting,
+                        });
                         continue;
                     }
                     executed
@@ -145,12 +143,8 @@ impl Agent {
                 name: call.tool_name.clone(),
                 decision: verdict.label(),
             });
-            let result = match &executed.outcome {
-                Ok(output) => ToolResult::ok(wire_call, output.clone()),
-                Err(error) => {
-                    ToolResult::error(wire_call, Some(error.code.as_str()), error.message.clone())
-                }
-            };
+            // Denied, supplied and decided calls have ended: none waits here.
+            let Some(result) = ToolResult::from_exec(wire_call, &executed) else { continue };
             let mut event_result = result.clone();
             call.id.clone_into(&mut event_result.call_id);
             on_event(result_event(&event_result));
@@ -159,12 +153,12 @@ impl Agent {
         }
         let still: Vec<String> = calls
             .iter()
-            .filter(|call| matches!(call.status, CallStatus::Pending { .. }))
+            .filter(|call| matches!(call.status, CallStatus::Waiting { .. }))
             .map(|call| call.id.clone())
             .collect();
         if !still.is_empty() {
             run.waiting = Some(calls);
-            return Ok(self.finish_run(run, StopReason::Pending { calls: still }, &ctx, on_event));
+            return Ok(self.finish_run(run, StopReason::Waiting { calls: still }, &ctx, on_event));
         }
         let results: Vec<ToolResult> =
             calls.into_iter().filter_map(|call| call.status.result().cloned()).collect();
@@ -203,8 +197,8 @@ impl Agent {
             Some(Message::Assistant(turn)) if turn.calls.len() == state.calls().len() => {}
             _ => return Err(ResumeError::Inconsistent),
         }
-        for call in state.pending() {
-            let CallStatus::Pending { arguments, arguments_hash: hash, spec_hash, .. } =
+        for call in state.waiting() {
+            let CallStatus::Waiting { arguments, arguments_hash: hash, spec_hash, .. } =
                 &call.status
             else {
                 continue;
@@ -229,7 +223,7 @@ impl Agent {
 fn ledger_key(state: &RunState, call_id: &str) -> String {
     let waiting = state.calls().iter().find(|call| call.id == call_id);
     match waiting.map(|call| &call.status) {
-        Some(CallStatus::Pending { waits_for: WaitsFor::Elicitation, answered, .. }) => {
+        Some(CallStatus::Waiting { waits_for: WaitsFor::Elicitation, answered, .. }) => {
             format!("{call_id}#answer-{}", answered.len() + 1)
         }
         _ => call_id.to_owned(),

@@ -6,22 +6,18 @@ use futures_util::StreamExt;
 use serde::Serialize;
 use tokio::time::Instant;
 
-use super::deferred::{
-    CallStatus, ResumeLedger, RunState, StateCall, StateKey, StateParts, WaitsFor,
-};
+use super::deferred::{CallStatus, ResumeLedger, RunState, StateCall, StateKey, StateParts};
+use super::parking::Parking;
 use super::{ChatModel, Message, ModelError, ModelErrorKind, ModelRequest, ModelTurn, Usage};
 use crate::adapters::{ConversationError, check_ready};
-use crate::adapters::{
-    Decoded, FinishReason, StreamEvent, ToolCall, ToolChoice, ToolOutcome, ToolResult,
-};
+use crate::adapters::{Decoded, FinishReason, StreamEvent, ToolCall, ToolChoice, ToolResult};
 use crate::catalog::select::ToolSelector;
 use crate::catalog::{ToolSource, VisibleTools};
-use crate::content::PartSummary;
 use crate::policy::{Decision, spec_hash};
 use crate::runner::ToolRunner;
-use crate::runtime::interact::Parking;
 use crate::runtime::{
-    Arguments, ElicitRequest, Interact, ToolExecResult, ToolInvocationContext, ToolInvocationRecord,
+    Arguments, CallOutcome, EventOutcome, ExecError, Interact, ToolErrorCode, ToolExecResult,
+    ToolInvocationContext, ToolInvocationRecord, Waiting,
 };
 use crate::spec::{ToolEffect, ToolSpec};
 
@@ -116,8 +112,9 @@ pub enum StopReason {
     /// Calls of the model's last turn wait for a decision (an approver deferred them) or for a
     /// client's result: every other call of the turn ran, and
     /// [`AgentOutput::state`] holds the [`RunState`] to resume with (see
-    /// [`deferred`](super::deferred)). As JSON: `{"kind": "pending", "calls": ["call_1"]}`.
-    Pending {
+    /// [`deferred`](super::deferred)). Waiting is no failure. As JSON:
+    /// `{"kind": "waiting", "calls": ["call_1"]}`.
+    Waiting {
         /// The waiting calls' ids (the run's), in model order.
         calls: Vec<String>,
     },
@@ -189,8 +186,9 @@ pub enum AgentEvent {
         id: String,
         /// The tool's name.
         name: String,
-        /// The redacted output, or the error code and message.
-        outcome: ResultSummary,
+        /// The redacted output (value, parts without bytes, details), or the error: the same
+        /// [`EventOutcome`] as the runner's `tool_call_result` event.
+        outcome: EventOutcome,
     },
     /// The tools a selector ([`Agent::with_selector`]) offered to a turn, by name (emitted
     /// only when the agent has a selector).
@@ -223,13 +221,14 @@ pub enum AgentEvent {
     },
     /// The call did not run and waits (see [`deferred`](super::deferred)); it is in the
     /// run's [`RunState`]. Its result event comes after it is decided, on resume.
-    ToolCallPending {
+    ToolCallWaiting {
         /// The call's id.
         id: String,
         /// The tool's name.
         name: String,
-        /// For what.
-        waits_for: WaitsFor,
+        /// For what (and for a question, the question): as the runner's `tool_call_waiting`.
+        #[serde(flatten)]
+        waiting: Waiting,
     },
     /// A run is taken up again from its state ([`Agent::resume`]).
     Resumed {
@@ -246,48 +245,11 @@ pub enum AgentEvent {
         name: String,
         /// `"approved"`, `"edited"`, `"denied"`, `"supplied"` or `"answered"`. A call that
         /// asks the user a question as it runs is followed by its
-        /// [`ToolCallPending`](Self::ToolCallPending) instead of a result.
+        /// [`ToolCallWaiting`](Self::ToolCallWaiting) instead of a result.
         decision: &'static str,
     },
     /// The run ended. Emitted exactly once, last.
     Done(AgentDone),
-}
-
-/// A tool result as events carry it. Spelt like the runner's
-/// [`EventOutcome`](crate::runtime::EventOutcome): `Ok { value, parts }` or `Err { .. }`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum ResultSummary {
-    /// The redacted output.
-    Ok {
-        /// The structured value (`null` for a result without one).
-        value: serde_json::Value,
-        /// Every part, in order, without bytes (digests instead): empty for a result that is
-        /// its structured value alone.
-        #[serde(skip_serializing_if = "Vec::is_empty")]
-        parts: Vec<PartSummary>,
-    },
-    /// The failure.
-    Err {
-        /// The code (`validation`, `policy_denied`, `truncated`, ...).
-        code: Option<String>,
-        /// The safe message.
-        message: String,
-    },
-}
-
-impl From<&ToolOutcome> for ResultSummary {
-    fn from(outcome: &ToolOutcome) -> Self {
-        match outcome {
-            ToolOutcome::Ok(output) => Self::Ok {
-                value: output.structured().cloned().unwrap_or(serde_json::Value::Null),
-                parts: output.part_summaries(),
-            },
-            ToolOutcome::Error { code, message } => {
-                Self::Err { code: code.clone(), message: message.clone() }
-            }
-        }
-    }
 }
 
 /// The whole of a run: the final event's content and the conversation, including the model's
@@ -298,7 +260,7 @@ pub struct AgentOutput {
     pub done: AgentDone,
     /// The conversation at the end of the run.
     pub messages: Vec<Message>,
-    /// For a run that stopped [`Pending`](StopReason::Pending): the sealed state to resume
+    /// For a run that stopped [`Waiting`](StopReason::Waiting): the sealed state to resume
     /// it from with [`Agent::resume`] (sealed only when the agent has a
     /// [`StateKey`]: see [`Agent::with_state_key`]).
     pub state: Option<RunState>,
@@ -372,7 +334,7 @@ impl Agent {
         self
     }
 
-    /// The application key that seals the [`RunState`] of a run that stops pending, and
+    /// The application key that seals the [`RunState`] of a run that stops waiting, and
     /// checks the seal of a state handed to [`resume`](Self::resume). Without one, no state
     /// can be resumed ([`ResumeError::NoKey`](super::deferred::ResumeError::NoKey)).
     #[must_use]
@@ -564,9 +526,11 @@ impl Agent {
                         on_event(AgentEvent::ToolCallResult {
                             id,
                             name,
-                            outcome: ResultSummary::Err {
-                                code: Some("not_run".to_owned()),
-                                message: "the model's turn ended before this call was complete; it was not run".to_owned(),
+                            outcome: EventOutcome::Err {
+                                error: ExecError::new(
+                                    ToolErrorCode::NotRun,
+                                    "the model's turn ended before this call was complete; it was not run",
+                                ),
                             },
                         });
                     }
@@ -628,7 +592,7 @@ impl Agent {
                     .map(|call| {
                         ToolResult::error(
                             call,
-                            Some("not_run"),
+                            ToolErrorCode::NotRun,
                             "no more tools can be called in this run; the call was not run",
                         )
                     })
@@ -641,11 +605,11 @@ impl Agent {
             }
             let (slots, records) = self.execute_turn(&decoded, ctx, deadline, on_event).await;
             state.records.extend(records);
-            if slots.iter().any(|slot| matches!(slot, Slot::Pending { .. })) {
+            if slots.iter().any(|slot| matches!(slot, Slot::Waiting { .. })) {
                 // The turn waits: its results go to the model when every call is decided.
                 let (calls, waiting) = self.waiting_calls(&decoded, &wire, slots);
                 state.waiting = Some(calls);
-                return StopReason::Pending { calls: waiting };
+                return StopReason::Waiting { calls: waiting };
             }
             let mut results: Vec<ToolResult> = slots.into_iter().filter_map(Slot::done).collect();
             to_wire(&mut results);
@@ -701,7 +665,7 @@ impl Agent {
             if !runnable || !call.complete {
                 results[index] = Some(Slot::Done(ToolResult::error(
                     call,
-                    Some("truncated"),
+                    ToolErrorCode::Truncated,
                     "the response was cut off before this call was complete, so it was not run",
                 )));
             } else if self.runs_alone(&call.name) {
@@ -739,11 +703,15 @@ impl Agent {
     ) {
         // Only a catalog that binds `Interact` has tools that can ask the user anything.
         let asks = self.runner.catalog().capabilities().contains::<Interact>();
-        let outcomes: Vec<(usize, ToolExecResult, Option<ElicitRequest>)> =
+        let outcomes: Vec<(usize, ToolExecResult)> =
             futures_util::stream::iter(indices.iter().copied())
                 .map(|index| {
                     let call = &decoded.calls[index];
-                    let call_ctx = ctx.clone().with_tool_call_id(call.id.clone());
+                    let mut call_ctx = ctx.clone().with_tool_call_id(call.id.clone());
+                    if asks {
+                        // A question no bound backend answers waits for the user's answer.
+                        call_ctx = call_ctx.with_deferred_questions(Parking::new(Vec::new()));
+                    }
                     if self.needs_approval(&call.name, &call_ctx) {
                         on_event(AgentEvent::ApprovalRequired {
                             id: call.id.clone(),
@@ -761,40 +729,22 @@ impl Agent {
                                 Arguments::from(text.as_str())
                             }
                         };
-                        if !asks {
-                            return (
-                                index,
-                                self.runner.exec(&call.name, args, &call_ctx).await,
-                                None,
-                            );
-                        }
-                        // A question the tool asks the user parks here; the call waits on it.
-                        // Boxed: the other calls' futures stay their size.
-                        let parking = Parking::new(Vec::new());
-                        let exec = self.runner.exec(&call.name, args, &call_ctx);
-                        let executed = Box::pin(parking.scope(exec)).await;
-                        (index, executed, parking.question())
+                        (index, self.runner.exec(&call.name, args, &call_ctx).await)
                     }
                 })
                 .buffered(self.config.max_concurrent.max(1))
                 .collect()
                 .await;
-        for (index, executed, question) in outcomes {
+        for (index, executed) in outcomes {
             let call = &decoded.calls[index];
-            if executed.is_pending() {
+            let Some(result) = ToolResult::from_exec(call, &executed) else {
                 // Not run and not failed: it waits, and gets its record when it is decided.
-                let waits_for = self.waits_for(&call.name, question.is_some());
                 let arguments = executed.args().cloned().unwrap_or(serde_json::Value::Null);
+                let CallOutcome::Waiting(waiting) = executed.outcome else { continue };
                 // A call that asked got past its approval, if policy required one.
-                let approved = question.is_some() && self.needs_approval(&call.name, ctx);
-                results[index] = Some(Slot::Pending { waits_for, arguments, question, approved });
+                let approved = waiting.question.is_some() && self.needs_approval(&call.name, ctx);
+                results[index] = Some(Slot::Waiting { waiting, arguments, approved });
                 continue;
-            }
-            let result = match &executed.outcome {
-                Ok(output) => ToolResult::ok(call, output.clone()),
-                Err(error) => {
-                    ToolResult::error(call, Some(error.code.as_str()), error.message.clone())
-                }
             };
             results[index] = Some(Slot::Done(result));
             records[index] = Some(executed.into_record());
@@ -839,21 +789,16 @@ impl Loop {
 pub(super) enum Slot {
     /// Its result for the model (under the run's id).
     Done(ToolResult),
-    /// It waits, with its validated arguments (and for [`WaitsFor::Elicitation`], the question
-    /// it asked and whether it was approved before).
-    Pending {
-        waits_for: WaitsFor,
-        arguments: serde_json::Value,
-        question: Option<ElicitRequest>,
-        approved: bool,
-    },
+    /// It waits (for [`WaitsFor::Elicitation`](crate::runtime::WaitsFor::Elicitation), with the question it asked), with its
+    /// validated arguments, and whether it was approved before it asked.
+    Waiting { waiting: Waiting, arguments: serde_json::Value, approved: bool },
 }
 
 impl Slot {
     fn done(self) -> Option<ToolResult> {
         match self {
             Self::Done(result) => Some(result),
-            Self::Pending { .. } => None,
+            Self::Waiting { .. } => None,
         }
     }
 }
@@ -868,18 +813,6 @@ impl Agent {
         self.runner.catalog().get(name).is_some_and(|tool| {
             policy.decide(ctx, tool.name(), tool.effect()) == Decision::RequireApproval
         })
-    }
-
-    /// What a call of `name` that ended pending waits for: a question it asked, its client,
-    /// or else an approval.
-    pub(super) fn waits_for(&self, name: &str, asked: bool) -> WaitsFor {
-        if asked {
-            WaitsFor::Elicitation
-        } else if self.runner.catalog().get(name).is_some_and(|tool| tool.runs_on_client()) {
-            WaitsFor::Client
-        } else {
-            WaitsFor::Approval
-        }
     }
 
     /// The calls of a turn that waits, as its state keeps them: results under the provider's
@@ -903,13 +836,13 @@ impl Agent {
                         wire_id.clone_into(&mut result.call_id);
                         CallStatus::Ran { result }
                     }
-                    Slot::Pending { waits_for, arguments, question, approved } => {
+                    Slot::Waiting { waiting: on, arguments, approved } => {
                         waiting.push(call.id.clone());
-                        CallStatus::pending(
-                            waits_for,
+                        CallStatus::waiting(
+                            on.waits_for,
                             arguments,
                             self.spec_hash_of(&call.name).unwrap_or_default(),
-                            question,
+                            on.question,
                             Vec::new(),
                             approved,
                         )
@@ -991,9 +924,11 @@ fn pair_announced(
         on_event(AgentEvent::ToolCallResult {
             id: id.clone(),
             name: name.clone(),
-            outcome: ResultSummary::Err {
-                code: Some("not_run".to_owned()),
-                message: "the model's turn does not hold this call; it was not run".to_owned(),
+            outcome: EventOutcome::Err {
+                error: ExecError::new(
+                    ToolErrorCode::NotRun,
+                    "the model's turn does not hold this call; it was not run",
+                ),
             },
         });
     }
@@ -1013,10 +948,10 @@ fn emit_ready(
     while let Some(Some(slot)) = results.get(*emitted) {
         on_event(match slot {
             Slot::Done(result) => result_event(result),
-            Slot::Pending { waits_for, .. } => AgentEvent::ToolCallPending {
+            Slot::Waiting { waiting, .. } => AgentEvent::ToolCallWaiting {
                 id: calls[*emitted].id.clone(),
                 name: calls[*emitted].name.clone(),
-                waits_for: *waits_for,
+                waiting: waiting.clone(),
             },
         });
         *emitted += 1;
@@ -1027,7 +962,7 @@ pub(super) fn result_event(result: &ToolResult) -> AgentEvent {
     AgentEvent::ToolCallResult {
         id: result.call_id.clone(),
         name: result.name.clone(),
-        outcome: ResultSummary::from(&result.outcome),
+        outcome: result.outcome.to_event(),
     }
 }
 

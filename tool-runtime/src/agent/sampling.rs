@@ -47,9 +47,17 @@ impl ChatModelSampler {
 }
 
 impl Interactor for ChatModelSampler {
-    fn elicit(&self, request: ElicitRequest) -> InteractFuture<'_, ElicitResponse> {
-        let parked = crate::runtime::interact::park(request);
-        Box::pin(async move { parked })
+    fn elicit(&self, _: ElicitRequest) -> InteractFuture<'_, ElicitResponse> {
+        // Reached only outside the agent loop: in it, the loop takes the questions.
+        Box::pin(async {
+            Err(InteractError::Unavailable(
+                "nothing answers questions for this call: the agent's model samples only, and the call is not run by the agent loop".to_owned(),
+            ))
+        })
+    }
+
+    fn answers_questions(&self) -> bool {
+        false
     }
 
     fn sample(&self, request: SampleRequest) -> InteractFuture<'_, Completion> {

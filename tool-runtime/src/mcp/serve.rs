@@ -26,7 +26,7 @@ use crate::catalog::ToolSource;
 use crate::content::{Part, ResourceBody, ToolOutput};
 use crate::runner::ToolRunner;
 use crate::runtime::{
-    ContextIds, Interact, LogLevel, LogMessage, LogReporter, Progress, ProgressReporter,
+    CallOutcome, ContextIds, LogLevel, LogMessage, LogReporter, Progress, ProgressReporter,
     ToolInvocationContext,
 };
 use crate::schema::Shown;
@@ -539,8 +539,8 @@ impl McpServer {
             }
         };
         // The call's questions go to this session's client, whatever the catalog bound.
-        let client = Arc::new(ClientInteractor { peer: context.peer.clone() });
-        let exec = Interact::with_session(client, inner.runner.exec(spec.name(), args, &ctx));
+        ctx = ctx.with_interactor(Arc::new(ClientInteractor { peer: context.peer.clone() }));
+        let exec = inner.runner.exec(spec.name(), args, &ctx);
         tokio::pin!(exec);
         let result = loop {
             tokio::select! {
@@ -553,8 +553,16 @@ impl McpServer {
             notify(notice).await;
         }
         Ok(match result.outcome {
-            Ok(output) => served_result(&output, served_output(spec).map(|(_, shape)| shape)),
-            Err(error) => CallToolResult::error(vec![ContentBlock::text(error.message)]),
+            CallOutcome::Done(output) => {
+                served_result(&output, served_output(spec).map(|(_, shape)| shape))
+            }
+            CallOutcome::Failed(error) => {
+                CallToolResult::error(vec![ContentBlock::text(error.message)])
+            }
+            // Nothing over MCP decides a waiting call yet: the client is told what it waits for.
+            CallOutcome::Waiting(waiting) => {
+                CallToolResult::error(vec![ContentBlock::text(waiting.message)])
+            }
         })
     }
 }

@@ -5,7 +5,8 @@ use std::fmt;
 
 use super::ToolRunner;
 use crate::runtime::{
-    Arguments, Capability, ExecError, ToolErrorCode, ToolExecResult, ToolInvocationContext,
+    Arguments, CallOutcome, Capability, ExecError, ToolErrorCode, ToolExecResult,
+    ToolInvocationContext,
 };
 
 /// Lets a tool call other tools, by name with JSON arguments, through the same runner: policy,
@@ -129,7 +130,7 @@ impl ToolCalls {
             return ToolExecResult::new(
                 super::drive::mint_call_id(),
                 name.to_owned(),
-                Err(ExecError::new(
+                CallOutcome::Failed(ExecError::new(
                     ToolErrorCode::Unavailable,
                     "this `ToolCalls` is not bound to a call: only tools run by a runner can call tools",
                 )),

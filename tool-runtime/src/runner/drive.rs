@@ -37,27 +37,27 @@ pub(super) fn cancelled() -> ExecError {
 /// A panic in any step (a hook, the output check, redaction, the event sink) ends the call
 /// with an `execution` error instead of unwinding into the caller: the call still gets its one
 /// result. (The tool's own run is guarded closer, in [`within_budget`].)
-pub(super) async fn until_cancelled<T>(
-    mut pipeline: Pin<&mut impl Future<Output = Result<T, ExecError>>>,
+pub(super) async fn until_cancelled<T, E: From<ExecError>>(
+    mut pipeline: Pin<&mut impl Future<Output = Result<T, E>>>,
     token: &CancellationToken,
-) -> Result<T, ExecError> {
+) -> Result<T, E> {
     let mut cancellation = None;
     let mut panicked = false;
     poll_fn(|cx| {
         if panicked {
-            return Poll::Ready(Err(step_panicked()));
+            return Poll::Ready(Err(step_panicked().into()));
         }
         match std::panic::catch_unwind(AssertUnwindSafe(|| pipeline.as_mut().poll(cx))) {
             Ok(Poll::Ready(outcome)) => return Poll::Ready(outcome),
             Ok(Poll::Pending) => {}
             Err(_) => {
                 panicked = true;
-                return Poll::Ready(Err(step_panicked()));
+                return Poll::Ready(Err(step_panicked().into()));
             }
         }
         let cancellation = cancellation.get_or_insert_with(|| Box::pin(token.cancelled()));
         match cancellation.as_mut().poll(cx) {
-            Poll::Ready(()) => Poll::Ready(Err(cancelled())),
+            Poll::Ready(()) => Poll::Ready(Err(cancelled().into())),
             Poll::Pending => Poll::Pending,
         }
     })

@@ -136,12 +136,12 @@ pub enum BeforeCallDecision {
         /// The new arguments.
         arguments: Value,
     },
-    /// Neither run nor refuse the call now: it ends `pending`, like a call whose approver
+    /// Neither run nor refuse the call now: it ends waiting for approval, like a call whose approver
     /// defers ([`ApprovalDecision::Pending`](crate::policy::ApprovalDecision::Pending)), with
     /// the arguments as the hooks so far left them. The agent loop stops with a run state, and
     /// [`Agent::resume`](crate::agent::Agent::resume) decides the call later (approved calls
     /// then run without asking the before-call hooks again). Where nothing can wait (a direct
-    /// `exec`, an MCP client) the caller gets the `pending` result; a call another tool makes
+    /// `exec`, an MCP client) the caller gets the waiting result; a call another tool makes
     /// cannot wait and ends `approval_denied`.
     Pending {
         /// Why the call waits, for the application (the model sees it only if the run ends

@@ -95,8 +95,9 @@ use crate::catalog::{ToolCatalog, ToolSource, VisibleTools, visible_tools};
 use crate::policy::{Approver, Authorizer, DenyAll, ToolPolicy};
 use crate::runtime::bound::ArgsJson;
 use crate::runtime::{
-    Arguments, BoundToolRuntime, CallStep, Clock, EventOutcome, EventSink, LogReporter, NullSink,
-    ProgressReporter, ToolEvent, ToolExecResult, ToolInvocationContext,
+    Arguments, BoundToolRuntime, CallOutcome, CallStep, Clock, EventOutcome, EventSink, ExecError,
+    LogReporter, NullSink, ProgressReporter, ToolErrorCode, ToolEvent, ToolExecResult,
+    ToolInvocationContext, Waiting, WaitsFor,
 };
 use crate::schema::Shown;
 
@@ -302,30 +303,53 @@ impl InFlight<'_> {
     }
 }
 
-/// A failed call's error as it leaves the runner: the call's credential scrubbed from its
-/// message, and a call another tool made cannot wait (it has no run state to wait in, so it
-/// cannot be decided later; a question it asked waits on its caller instead when that declares
-/// `Interact`). Returns whether the call ended pending. Out of line: only errors
-/// come here.
+/// Why the pipeline stopped short of an output: the call failed, or it waits.
+pub(crate) enum Stop {
+    Failed(ExecError),
+    /// Boxed: a call that waits is rare, and the pipeline's result stays the size of a
+    /// failure's.
+    Waiting(Box<Waiting>),
+}
+
+impl Stop {
+    /// The call waits for `waits_for`; `message` says so, safe to show.
+    pub(crate) fn waiting(waits_for: WaitsFor, message: impl Into<String>) -> Self {
+        Self::Waiting(Box::new(Waiting::new(waits_for, message)))
+    }
+}
+
+impl From<ExecError> for Stop {
+    #[inline]
+    fn from(error: ExecError) -> Self {
+        Self::Failed(error)
+    }
+}
+
+/// A call that did not produce its output, as it leaves the runner: the call's credential
+/// scrubbed from its error, and a call another tool made cannot wait (it has no run state to
+/// wait in, so it cannot be decided later): it fails, and a question it asked goes along with
+/// its error, for its caller to wait on when that declares `Interact`. Out of line: only calls
+/// without output come here.
 #[inline(never)]
-fn settle_error(
-    error: &mut crate::runtime::ExecError,
-    secret: Option<&str>,
-    ctx: &ToolInvocationContext,
-) -> bool {
-    if let Some(secret) = secret
-        && let Some(text) = drive::scrubbed(&error.message, secret)
-    {
-        error.message = text;
+fn settle_stop(stop: Stop, secret: Option<&str>, ctx: &ToolInvocationContext) -> CallOutcome {
+    match stop {
+        Stop::Failed(mut error) => {
+            if let Some(secret) = secret
+                && let Some(text) = drive::scrubbed(&error.message, secret)
+            {
+                error.message = text;
+            }
+            CallOutcome::Failed(error)
+        }
+        Stop::Waiting(waiting) if ctx.lineage().is_some() => {
+            let question = waiting.question.map(Box::new);
+            CallOutcome::Failed(ExecError::new(
+                ToolErrorCode::ApprovalDenied,
+                "a call made by another tool cannot wait for a decision, a client's result or the user's answer; approve it up front, call it from the model, or have the calling tool declare Interact to wait for the answer itself",
+            ).with_question(question))
+        }
+        Stop::Waiting(waiting) => CallOutcome::Waiting(*waiting),
     }
-    let pending = error.code == crate::runtime::ToolErrorCode::Pending;
-    if pending && ctx.lineage().is_some() {
-        *error = crate::runtime::ExecError::new(
-            crate::runtime::ToolErrorCode::ApprovalDenied,
-            "a call made by another tool cannot wait for a decision, a client's result or the user's answer; approve it up front, call it from the model, or have the calling tool declare Interact to wait for the answer itself",
-        );
-    }
-    pending
 }
 
 impl ToolRunner {
@@ -440,6 +464,7 @@ impl ToolRunner {
             gen_ai.tool.call.result = tracing::field::Empty,
             error.r#type = tracing::field::Empty,
             otel.status_code = tracing::field::Empty,
+            tool_runtime.waits_for = tracing::field::Empty,
         );
         if !span.is_disabled()
             && let Some(tool) = self.catalog.get(name)
@@ -447,24 +472,27 @@ impl ToolRunner {
             span.record("gen_ai.tool.description", tool.spec().description());
         }
         // A call cancelled before it starts does nothing.
-        let mut outcome = if ctx.cancellation().is_cancelled() {
-            Err(drive::cancelled())
+        let ran = if ctx.cancellation().is_cancelled() {
+            Err(Stop::Failed(drive::cancelled()))
         } else {
             let pipeline =
                 pin!(self.pipeline(&mut flight.call, name, args, ctx).instrument(span.clone()));
             drive::until_cancelled(pipeline, ctx.cancellation()).await
         };
-        // In place: an outcome is large, and each rebinding would copy it.
-        let pending = match &mut outcome {
-            Err(error) => settle_error(error, flight.call.secret.as_deref(), ctx),
-            Ok(_) => false,
+        let outcome = match ran {
+            Ok(output) => CallOutcome::Done(output),
+            Err(stop) => settle_stop(stop, flight.call.secret.as_deref(), ctx),
         };
-        let mut outcome = match flight.call.after.take() {
-            // A pending call has no outcome yet: its hooks see it when it is decided.
-            Some(_) if pending && ctx.lineage().is_none() => outcome,
+        // A waiting call has no outcome yet: its after-call hooks see it when it is decided.
+        let ended = match (flight.call.after.take(), outcome) {
+            (Some(tool), CallOutcome::Done(output)) => Ok((tool, Ok(output))),
+            (Some(tool), CallOutcome::Failed(error)) => Ok((tool, Err(error))),
+            (_, outcome) => Err(outcome),
+        };
+        let mut outcome = match ended {
             // Out of line: only a runner with after-call hooks comes here.
-            Some(tool) => {
-                let hooks = self.after_hooks(&flight.call, &*tool, outcome, ctx, started_ms);
+            Ok((tool, ended)) => {
+                let hooks = self.after_hooks(&flight.call, &*tool, ended, ctx, started_ms);
                 let bounded = async {
                     let Some(deadline) = &flight.call.deadline else { return hooks.await };
                     deadline.bound(hooks, "the after-call hooks").await.unwrap_or_else(
@@ -474,17 +502,27 @@ impl ToolRunner {
                         },
                     )
                 };
-                drive::until_cancelled(pin!(bounded), ctx.cancellation()).await
+                match drive::until_cancelled(pin!(bounded), ctx.cancellation()).await {
+                    Ok(output) => CallOutcome::Done(output),
+                    Err(error) => CallOutcome::Failed(error),
+                }
             }
-            None => outcome,
+            Err(outcome) => outcome,
         };
         flight.settled = true;
         let call = &mut flight.call;
         call.end();
-        if let Err(error) = &mut outcome {
-            error.step = error.step.or(call.step).or(Some(CallStep::Lookup));
-            span.record("error.type", error.code.as_str());
-            span.record("otel.status_code", "error");
+        // A failure marks its span; a call that waits is no error, and says what it waits for.
+        match &mut outcome {
+            CallOutcome::Failed(error) => {
+                error.step = error.step.or(call.step).or(Some(CallStep::Lookup));
+                span.record("error.type", error.code.as_str());
+                span.record("otel.status_code", "error");
+            }
+            CallOutcome::Waiting(waiting) => {
+                span.record("tool_runtime.waits_for", waiting.waits_for.as_str());
+            }
+            CallOutcome::Done(_) => {}
         }
         if self.span_content && !span.is_disabled() {
             steps::record_content(&span, call, &outcome);

@@ -12,7 +12,7 @@ use super::drive::{
 };
 use super::hooks::{self, Hooks};
 use super::{
-    AfterCall, AfterCallDecision, BeforeCall, BeforeCallDecision, Call, ToolCalls, ToolRunner,
+    AfterCall, AfterCallDecision, BeforeCall, BeforeCallDecision, Call, Stop, ToolCalls, ToolRunner,
 };
 use crate::catalog::ToolSource;
 use crate::content::limits::enforce::enforce;
@@ -20,9 +20,9 @@ use crate::content::{Part, ToolOutput};
 use crate::policy::{ApprovalDecision, ApprovalRequest, Budgets, Decision};
 use crate::runtime::context::Lineage;
 use crate::runtime::{
-    Arguments, Auth, BoundToolRuntime, CallStep, EventOutcome, ExecError, Interact, LogMessage,
+    Arguments, Auth, BoundToolRuntime, CallOutcome, CallStep, ExecError, Interact, LogMessage,
     LogReporter, ProgressReporter, ToolCapabilities, ToolError, ToolErrorCode as Code, ToolEvent,
-    ToolExecResult, ToolInvocationContext, ValidatedArgs,
+    ToolExecResult, ToolInvocationContext, ValidatedArgs, Waiting, WaitsFor,
 };
 use crate::schema::{ArgumentsError, Shown};
 use crate::spec::SpecSchema;
@@ -35,7 +35,7 @@ impl ToolRunner {
         name: &str,
         args: Arguments<'_>,
         ctx: &ToolInvocationContext,
-    ) -> Result<ToolOutput, ExecError> {
+    ) -> Result<ToolOutput, Stop> {
         let found = self.lookup(name)?;
         let tool = found.as_ref();
         call.step = Some(CallStep::Policy);
@@ -79,14 +79,24 @@ impl ToolRunner {
             if decision == Decision::RequireApproval {
                 // Boxed: the approval's state would otherwise make every call's future larger.
                 let approval = Box::pin(self.approve(call, tool, args.value(), ctx));
-                if let Some(edited) = deadline.bound(approval, "the approver").await?? {
-                    args = edited;
-                    call.args = Some(args.json().clone());
+                match deadline.bound(approval, "the approver").await? {
+                    Ok(Some(edited)) => {
+                        args = edited;
+                        call.args = Some(args.json().clone());
+                    }
+                    Ok(None) => {}
+                    // A client tool waits for its client either way; the result it supplies
+                    // is then refused for the approval no one gave (see `exec_supplied`).
+                    Err(Stop::Waiting(_)) if tool.runs_on_client() => {}
+                    Err(stop) => return Err(stop),
                 }
             }
             if tool.runs_on_client() {
                 // The application's client runs it: the call waits for the result it supplies.
-                return Err(ExecError::pending("the call waits for its result from the client"));
+                return Err(Stop::waiting(
+                    WaitsFor::Client,
+                    "the call waits for its result from the client",
+                ));
             }
         }
         call.args = Some(args.json().clone());
@@ -105,26 +115,22 @@ impl ToolRunner {
         if declared.tool_calls {
             caps = caps.with(ToolCalls::bound(self, tool.name(), call_ctx));
         }
+        if declared.interact {
+            caps = with_asker(caps, call_ctx);
+        }
         // Step 8, awaited here rather than in a function of its own: its state would be moved
         // into this future's once more.
         let ran = within_budget(tool.exec(args, call_ctx, &caps), &deadline).await;
-        let output = match run_outcome(ran, &budgets) {
-            Ok(output) => output,
-            // A question to the user that waits (in the agent loop): the call waits with it.
-            Err(_) if declared.interact && crate::runtime::interact::question_waits() => {
-                return Err(ExecError::pending("the call waits for the user's answer"));
-            }
-            Err(error) => return Err(error),
-        };
+        let output = run_outcome(ran, &budgets, declared.interact)?;
         call.step = Some(CallStep::Output);
         check_output(tool, &output)?;
         call.step = Some(CallStep::Redaction);
-        redact_and_bound(tool, output, &budgets)
+        Ok(redact_and_bound(tool, output, &budgets)?)
     }
 
     /// (After 5.) The before-call hooks, in order: each may block the call -> `hook_blocked`,
-    /// defer it -> `pending`, or rewrite its arguments, which are validated again ->
-    /// `hook_failed`. Returns the
+    /// defer it (the call waits for approval), or rewrite its arguments, which are validated
+    /// again -> `hook_failed`. Returns the
     /// arguments to run with; keeps the ones that arrived in `call` when they changed.
     async fn before_hooks(
         &self,
@@ -134,7 +140,7 @@ impl ToolRunner {
         mut args: ValidatedArgs,
         ctx: &ToolInvocationContext,
         budgets: &Budgets,
-    ) -> Result<ValidatedArgs, ExecError> {
+    ) -> Result<ValidatedArgs, Stop> {
         call.step = Some(CallStep::Hook);
         let mut received = None;
         for hook in &hooks.before {
@@ -144,14 +150,14 @@ impl ToolRunner {
             match decision {
                 BeforeCallDecision::Allow => {}
                 BeforeCallDecision::Block { reason } => {
-                    return Err(ExecError::new(Code::HookBlocked, reason));
+                    return Err(ExecError::new(Code::HookBlocked, reason).into());
                 }
                 BeforeCallDecision::Pending { reason } => {
                     // The call waits with the arguments the hooks left so far.
                     call.args = Some(args.json().clone());
                     call.args_received =
                         received.filter(|value| value != args.value()).map(Box::new);
-                    return Err(ExecError::pending(&reason));
+                    return Err(Stop::waiting(WaitsFor::Approval, reason));
                 }
                 BeforeCallDecision::Rewrite { arguments } => {
                     let rewritten = validate_arguments(tool, Arguments::from(arguments), budgets)
@@ -280,8 +286,8 @@ impl ToolRunner {
         Ok(declared)
     }
 
-    /// (After 5.) The approver decides a call that needs approval -> `approval_denied`, or
-    /// `pending` when it defers the decision; `Some` holds the arguments an approver edited,
+    /// (After 5.) The approver decides a call that needs approval -> `approval_denied`, or the
+    /// call waits for approval when it defers the decision; `Some` holds the arguments an approver edited,
     /// validated. An approval counts only for exactly this call: run, tenant, actor, tool,
     /// spec, call id and arguments.
     async fn approve(
@@ -290,7 +296,7 @@ impl ToolRunner {
         tool: &dyn BoundToolRuntime,
         arguments: &Value,
         ctx: &ToolInvocationContext,
-    ) -> Result<Option<ValidatedArgs>, ExecError> {
+    ) -> Result<Option<ValidatedArgs>, Stop> {
         let request = ApprovalRequest {
             tool_name: tool.name(),
             tool_call_id: &call.id,
@@ -304,17 +310,20 @@ impl ToolRunner {
             ApprovalDecision::Approved(_) => Err(ExecError::new(
                 Code::ApprovalDenied,
                 "the approval was given for another call, run, tenant, tool version or other arguments",
-            )),
+            )
+            .into()),
             ApprovalDecision::Denied { message } => {
-                Err(ExecError::new(Code::ApprovalDenied, message))
+                Err(ExecError::new(Code::ApprovalDenied, message).into())
             }
             ApprovalDecision::Edited { arguments } => {
                 let edited = catch_decode_panic(|| tool.arguments(Arguments::from(arguments)))?;
-                edited
-                    .map(Some)
-                    .map_err(|error| arguments_error(error, "the approver's edited arguments: "))
+                Ok(Some(edited.map_err(|error| {
+                    arguments_error(error, "the approver's edited arguments: ")
+                })?))
             }
-            ApprovalDecision::Pending => Err(ExecError::pending("the call waits for approval")),
+            ApprovalDecision::Pending => {
+                Err(Stop::waiting(WaitsFor::Approval, "the call waits for approval"))
+            }
         }
     }
 
@@ -435,6 +444,10 @@ impl ToolRunner {
         outcome: Result<ToolOutput, ExecError>,
         started_ms: i64,
     ) -> ToolExecResult {
+        let outcome = match outcome {
+            Ok(output) => CallOutcome::Done(output),
+            Err(error) => CallOutcome::Failed(error),
+        };
         self.settle(&mut call, name, outcome, started_ms)
     }
 
@@ -444,33 +457,20 @@ impl ToolRunner {
         &self,
         call: &mut Call,
         name: &str,
-        outcome: Result<ToolOutput, ExecError>,
+        outcome: CallOutcome,
         started_ms: i64,
     ) -> ToolExecResult {
         let ended_ms = self.clock.epoch_ms();
         if call.events {
             // A sink that panics on the result still leaves the caller its result.
             guarded(|| {
-                self.sink.emit(match &outcome {
-                    // A deferred call has no result yet: it gets one when it is decided.
-                    Err(error) if error.code == Code::Pending => ToolEvent::ToolCallPending {
-                        tool_call_id: call.id.clone(),
-                        tool_name: name.to_owned(),
-                        message: error.message.clone(),
-                        at_ms: ended_ms,
-                    },
-                    _ => ToolEvent::ToolCallResult {
-                        tool_call_id: call.id.clone(),
-                        tool_name: name.to_owned(),
-                        outcome: match &outcome {
-                            Ok(output) => EventOutcome::ok(output),
-                            Err(error) => EventOutcome::Err { error: error.clone() },
-                        },
-                        at_ms: ended_ms,
-                        duration_ms: u64::try_from(ended_ms.saturating_sub(started_ms))
-                            .unwrap_or(0),
-                    },
-                })
+                self.sink.emit(ToolEvent::end(
+                    call.id.clone(),
+                    name.to_owned(),
+                    &outcome,
+                    ended_ms,
+                    u64::try_from(ended_ms.saturating_sub(started_ms)).unwrap_or(0),
+                ));
             });
         }
         // The call's parts are taken, not the call: it is large, and moving it is a copy.
@@ -563,15 +563,11 @@ fn bound_replacement(mut output: ToolOutput, budgets: &Budgets) -> Result<ToolOu
 
 /// Records the call's arguments and result on its span (the runner's opt-in): the validated
 /// arguments, and the redacted structured value or the parts' summaries.
-pub(super) fn record_content(
-    span: &tracing::Span,
-    call: &Call,
-    outcome: &Result<ToolOutput, ExecError>,
-) {
+pub(super) fn record_content(span: &tracing::Span, call: &Call, outcome: &CallOutcome) {
     if let Some(args) = &call.args {
         span.record("gen_ai.tool.call.arguments", args.get().to_string());
     }
-    if let Ok(output) = outcome {
+    if let CallOutcome::Done(output) = outcome {
         let result = match output.structured() {
             Some(value) if output.is_structured_only() => value.to_string(),
             _ => serde_json::to_string(&output.summaries()).unwrap_or_default(),
@@ -618,26 +614,51 @@ fn arguments_error(error: ArgumentsError, context: &str) -> ExecError {
 }
 
 /// Step 8: how the tool's run within its time budget ended; a panic is an execution error -> `execution` /
-/// `timeout` (`cancelled` is the caller's: see `drive::until_cancelled`).
+/// `timeout` (`cancelled` is the caller's: see `drive::until_cancelled`). A tool that may ask
+/// (`interact`) and failed on a question that waits for the user waits for its answer.
 #[inline(always)]
 fn run_outcome(
     ran: Ran<Result<ToolOutput, ToolError>>,
     budgets: &Budgets,
-) -> Result<ToolOutput, ExecError> {
+    interact: bool,
+) -> Result<ToolOutput, Stop> {
     match ran {
         Ran::Finished(Ok(output)) => Ok(output),
-        Ran::Finished(Err(error)) => {
-            let mut failed = ExecError::new(Code::Execution, error.message());
-            failed.retryable = error.is_retryable();
-            Err(failed)
-        }
+        Ran::Finished(Err(error)) => Err(tool_failed(error, interact)),
         Ran::Panicked => {
-            Err(ExecError::new(Code::Execution, "the tool failed unexpectedly (it panicked)"))
+            Err(ExecError::new(Code::Execution, "the tool failed unexpectedly (it panicked)")
+                .into())
         }
         Ran::TimedOut => Err(ExecError::new(
             Code::Timeout,
             format!("the tool did not finish within {} ms", budgets.max_runtime_ms),
-        )),
+        )
+        .into()),
+    }
+}
+
+/// Step 8 for a tool that returned an error: `execution`, or the call waits on the question
+/// the error holds when the tool may ask. Out of line: tools succeed.
+#[cold]
+#[inline(never)]
+fn tool_failed(mut error: ToolError, interact: bool) -> Stop {
+    if let Some(question) = error.take_question().filter(|_| interact) {
+        return Stop::Waiting(Box::new(Waiting::question(*question)));
+    }
+    let mut failed = ExecError::new(Code::Execution, error.message());
+    failed.retryable = error.is_retryable();
+    Stop::Failed(failed)
+}
+
+/// Step 6 for a tool that declares [`Interact`]: when the call's context names who answers its
+/// questions, the bound capability is replaced by one that asks them. Out of line: few tools
+/// ask anything.
+#[inline(never)]
+fn with_asker(caps: ToolCapabilities, ctx: &ToolInvocationContext) -> ToolCapabilities {
+    let bound = ctx.asker().and_then(|asker| Some(caps.get::<Interact>().ok()?.for_call(asker)));
+    match bound {
+        Some(interact) => caps.with(interact),
+        None => caps,
     }
 }
 

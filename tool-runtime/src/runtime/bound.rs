@@ -300,7 +300,7 @@ pub trait BoundToolRuntime: Send + Sync + fmt::Debug {
 
     /// Whether the application's client runs the tool rather than the runner (a
     /// [`ClientTool`](crate::runtime::ClientTool)): its calls are checked as any other and then
-    /// end pending, and their results are supplied on resume. `false` by default.
+    /// end waiting for the client, and their results are supplied on resume. `false` by default.
     fn runs_on_client(&self) -> bool {
         false
     }

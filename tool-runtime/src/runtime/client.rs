@@ -15,8 +15,9 @@ use crate::spec::ToolSpec;
 
 /// A tool the model may call that the application (or its client: a browser, a mobile app)
 /// runs, not the runner (seed 002 §8.3). Its calls go through policy, approval and argument
-/// validation like any other, then end pending
-/// ([`ToolExecResult::is_pending`](crate::runtime::ToolExecResult::is_pending)) with their
+/// validation like any other, then end waiting for the client
+/// ([`ToolExecResult::is_waiting`](crate::runtime::ToolExecResult::is_waiting),
+/// [`WaitsFor::Client`](crate::runtime::WaitsFor::Client)) with their
 /// validated arguments; the agent loop stops with a [`RunState`](crate::agent::RunState) that
 /// lists them, and the application supplies each result on resume
 /// ([`Decisions::supply`](crate::agent::Decisions::supply)). A supplied result is validated
@@ -50,7 +51,7 @@ use crate::spec::ToolSpec;
 /// let runner = ToolRunner::builder(catalog).policy(ToolPolicy::allowing(["ui__*"])).build();
 /// let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "user-1", tenant_id: "acme" });
 /// let waiting = runner.exec("ui__pick_date", r#"{"prompt": "When?"}"#, &ctx).await;
-/// assert!(waiting.is_pending());
+/// assert!(waiting.is_waiting());
 /// assert_eq!(waiting.args(), Some(&json!({"prompt": "When?"})));
 /// let refused = runner.exec("ui__pick_date", r#"{"prompt": 3}"#, &ctx).await;
 /// assert_eq!(refused.error_code(), Some(ToolErrorCode::Validation));

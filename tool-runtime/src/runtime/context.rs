@@ -3,6 +3,9 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 use tokio_util::sync::CancellationToken;
 
+use super::Interactor;
+use super::interact::Asker;
+
 /// Who and what a tool call is for: references only.
 ///
 /// There is deliberately no field for a token, key or header: a tool that needs credentials
@@ -41,6 +44,9 @@ pub struct ToolInvocationContext {
     /// Set for a call a tool made through [`ToolCalls`](crate::runner::ToolCalls): the calls
     /// above it.
     lineage: Option<Arc<Lineage>>,
+    /// Who answers the call's questions, when whoever runs the call says so (an MCP session,
+    /// the agent loop, the application).
+    asker: Option<Asker>,
 }
 
 /// The calls above a nested call, outermost first: each one's tool name and call id.
@@ -250,6 +256,7 @@ impl ToolInvocationContext {
             progress: None,
             logger: None,
             lineage: None,
+            asker: None,
         }
     }
 
@@ -501,6 +508,51 @@ impl ToolInvocationContext {
     /// The context of a call that the call `call_id` of the tool `tool` makes: the same ids,
     /// connection, cancellation and reporters, no call id of its own yet, one level deeper.
     #[cfg(feature = "runner")]
+    /// Has `interactor` answer every question and sampling request of the calls run with this
+    /// context (and the calls they make), whatever [`Interact`](super::Interact) backend the
+    /// catalog bound: how an MCP server puts the client of the session that made a call in
+    /// charge, or how an application answers through the UI of the request at hand.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tool_runtime::prelude::*;
+    /// use tool_runtime::runtime::{Completion, ElicitRequest, ElicitResponse, InteractFuture, Interactor, SampleRequest};
+    ///
+    /// #[derive(Debug)]
+    /// struct AlwaysNo;
+    /// impl Interactor for AlwaysNo {
+    ///     fn elicit(&self, _: ElicitRequest) -> InteractFuture<'_, ElicitResponse> {
+    ///         Box::pin(async { Ok(ElicitResponse::Decline) })
+    ///     }
+    ///     fn sample(&self, _: SampleRequest) -> InteractFuture<'_, Completion> {
+    ///         Box::pin(async { Ok(Completion { text: String::new(), model: None, stop_reason: None }) })
+    ///     }
+    /// }
+    ///
+    /// let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "user-1", tenant_id: "acme" })
+    ///     .with_interactor(Arc::new(AlwaysNo));
+    /// # let _ = ctx;
+    /// ```
+    #[must_use]
+    pub fn with_interactor(mut self, interactor: Arc<dyn Interactor>) -> Self {
+        self.asker = Some(Asker::Session(interactor));
+        self
+    }
+
+    /// Has `deferred` take the questions that no bound backend answers itself (the agent loop,
+    /// which makes such a call wait for the user's answer).
+    #[cfg(feature = "agent")]
+    pub(crate) fn with_deferred_questions(mut self, deferred: Arc<dyn Interactor>) -> Self {
+        self.asker = Some(Asker::Deferred(deferred));
+        self
+    }
+
+    /// Who answers the call's questions, if the context says.
+    #[cfg(feature = "runner")]
+    pub(crate) fn asker(&self) -> Option<&Asker> {
+        self.asker.as_ref()
+    }
+
     pub(crate) fn child_of(&self, tool: &str, call_id: &str) -> Self {
         let mut ancestors = self.lineage.as_ref().map_or_else(Vec::new, |l| l.ancestors.clone());
         ancestors.push((Arc::from(tool), Arc::from(call_id)));

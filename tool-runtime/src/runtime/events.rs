@@ -5,16 +5,16 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::{ExecError, Progress};
+use super::{CallOutcome, ExecError, Progress, Waiting};
 use crate::content::{PartSummary, ToolOutput};
 
 /// What happens during a call, in order: one `ToolCallStart`, any number of
 /// `ToolCallProgress`, one `ToolCallResult`, all with the same `tool_call_id`. A call refused
 /// before it starts (unknown tool, policy, validation, a hook) emits only its `ToolCallResult`,
 /// whose error says at which [step](super::CallStep) it stopped. A call that waits ends with
-/// `ToolCallPending` instead of its result: before its start when it waits for a decision,
+/// `ToolCallWaiting` instead of its result: before its start when it waits for a decision,
 /// after it when the tool asked the user a question in the agent loop (it runs again, with a
-/// start of its own, when the answer comes).
+/// start of its own, when the answer comes). Waiting is not a failure.
 ///
 /// Events carry redacted data only.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -44,14 +44,17 @@ pub enum ToolEvent {
     /// The call did not run and waits: an approver or a hook deferred its decision, a client
     /// runs it, or (after its start) the tool asked the user a question the agent loop defers.
     /// It gets its start and result events when it is decided and runs (or its one result
-    /// event when it is denied), under the same id.
-    ToolCallPending {
+    /// event when it is denied), under the same id. As JSON: `{"type": "tool_call_waiting",
+    /// "tool_call_id", "tool_name", "waits_for", "message", "at_ms"}` (and `question` for a
+    /// question).
+    ToolCallWaiting {
         /// The call's id.
         tool_call_id: String,
         /// The tool's name.
         tool_name: String,
-        /// What it waits for, safe to show.
-        message: String,
+        /// What it waits for.
+        #[serde(flatten)]
+        waiting: Waiting,
         /// When, in ms since the Unix epoch.
         at_ms: i64,
     },
@@ -74,19 +77,43 @@ pub enum ToolEvent {
 }
 
 impl ToolEvent {
+    /// The event that ends a call: its result (done or failed), or that it waits (a waiting
+    /// call gets its result when it is decided).
+    #[cfg(feature = "runner")]
+    pub(crate) fn end(
+        tool_call_id: String,
+        tool_name: String,
+        outcome: &CallOutcome,
+        at_ms: i64,
+        duration_ms: u64,
+    ) -> Self {
+        let outcome = match outcome {
+            CallOutcome::Done(output) => EventOutcome::ok(output),
+            CallOutcome::Failed(error) => EventOutcome::Err { error: error.clone() },
+            CallOutcome::Waiting(waiting) => {
+                let waiting = waiting.clone();
+                return Self::ToolCallWaiting { tool_call_id, tool_name, waiting, at_ms };
+            }
+        };
+        Self::ToolCallResult { tool_call_id, tool_name, outcome, at_ms, duration_ms }
+    }
+
     /// The id of the call the event belongs to.
     #[must_use]
     pub fn tool_call_id(&self) -> &str {
         match self {
             Self::ToolCallStart { tool_call_id, .. }
             | Self::ToolCallProgress { tool_call_id, .. }
-            | Self::ToolCallPending { tool_call_id, .. }
+            | Self::ToolCallWaiting { tool_call_id, .. }
             | Self::ToolCallResult { tool_call_id, .. } => tool_call_id,
         }
     }
 }
 
-/// The end of a call, as an event carries it.
+/// The end of a call that ended (done or failed), as events carry it: the runner's
+/// `tool_call_result` and the agent loop's `ToolCallResult` alike. Built from a
+/// [`CallOutcome`](super::CallOutcome) or from what the model is sent
+/// ([`ToolOutcome`](crate::adapters::ToolOutcome)); never holds bytes.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum EventOutcome {

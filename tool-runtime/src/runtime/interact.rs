@@ -11,13 +11,13 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::{Capability, ToolError};
+use super::Capability;
 use crate::schema::{Schema, ToolSchema};
 
 /// What a tool asks the user: a message, and the schema of the answer (an object of flat
 /// primitive properties: see [`Interact::elicit`]). As JSON (in a run state that waits for
 /// it): `{"message": "...", "schema": {...}}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ElicitRequest {
     /// What the user is asked.
@@ -179,14 +179,14 @@ pub enum InteractError {
     /// capability, or the application bound no backend for it and the call is not one the
     /// agent loop runs. The text says which.
     Unavailable(String),
-    /// The question waits for the user: in the agent loop (feature `agent`), the call ends
-    /// pending on it and the run stops with its state; the answer comes with
+    /// The question (held here) waits for the user: in the agent loop (feature `agent`), the
+    /// call ends waiting on it and the run stops with its state; the answer comes with
     /// `Agent::resume`, and the call then runs again from its start, this question answered.
-    /// Return it from the tool (`?` does). A tool that goes on without the answer and succeeds
-    /// is taken at its word; one that fails while its question waits waits for the answer all
-    /// the same. Present whatever the features, so that a `match` compiles under each; only
+    /// Return it from the tool (`?` does: the [`ToolError`] keeps the question). A tool that
+    /// goes on without the answer and succeeds is taken at its word; one that returns another
+    /// error fails. Present whatever the features, so that a `match` compiles under each; only
     /// the agent loop produces it.
-    Waiting,
+    Waiting(Box<ElicitRequest>),
     /// The answer's type cannot be asked for: elicitation takes an object of flat primitive
     /// properties (strings, numbers, integers, booleans, string enums, arrays of string enums).
     /// Names the offending property.
@@ -206,18 +206,12 @@ impl fmt::Display for InteractError {
             }
             Self::InvalidAnswer(why) => write!(f, "the answer does not match its schema: {why}"),
             Self::Failed(why) => write!(f, "the request failed: {why}"),
-            Self::Waiting => f.write_str("the question waits for the user's answer"),
+            Self::Waiting(_) => f.write_str("the question waits for the user's answer"),
         }
     }
 }
 
 impl std::error::Error for InteractError {}
-
-impl From<InteractError> for ToolError {
-    fn from(error: InteractError) -> Self {
-        ToolError::new(error.to_string())
-    }
-}
 
 /// A boxed future of an [`Interactor`].
 pub type InteractFuture<'a, T> =
@@ -253,6 +247,13 @@ pub trait Interactor: Send + Sync + fmt::Debug {
 
     /// Asks a model for a completion.
     fn sample(&self, request: SampleRequest) -> InteractFuture<'_, Completion>;
+
+    /// Whether this backend answers questions itself (the default). One that does not (the
+    /// agent's `ChatModelSampler`, which samples only) leaves them to the agent loop, which
+    /// makes the call wait for the user's answer; outside the loop they are unavailable.
+    fn answers_questions(&self) -> bool {
+        true
+    }
 }
 
 /// The capability to ask the user ([`elicit`](Self::elicit)) or a model
@@ -304,57 +305,69 @@ pub trait Interactor: Send + Sync + fmt::Debug {
 /// ```
 #[derive(Clone, Debug)]
 pub struct Interact {
+    /// What the application bound: answers sampling, and questions unless it leaves them to
+    /// the agent loop ([`Interactor::answers_questions`]).
     backend: Option<Arc<dyn Interactor>>,
+    /// Who answers this call's questions, set by the runner from the call's context.
+    questions: Option<Arc<dyn Interactor>>,
 }
 
-#[cfg(feature = "mcp")]
-tokio::task_local! {
-    /// The interactor of the MCP session whose request is being served, around the call.
-    static SESSION: Arc<dyn Interactor>;
+/// Who answers the questions of a call, as whoever runs the call put it on its
+/// [context](super::ToolInvocationContext).
+#[derive(Clone, Debug)]
+pub(crate) enum Asker {
+    /// Answers every request of the call, whatever the catalog bound (an MCP session's client,
+    /// an application's UI for one request).
+    Session(Arc<dyn Interactor>),
+    /// Takes the questions no bound backend answers itself (the agent loop defers them).
+    #[cfg_attr(not(feature = "agent"), allow(dead_code))]
+    Deferred(Arc<dyn Interactor>),
 }
 
 impl Interact {
     /// Answers through `backend` (outside an MCP session).
     pub fn new(backend: impl Interactor + 'static) -> Self {
-        Self { backend: Some(Arc::new(backend)) }
+        Self { backend: Some(Arc::new(backend)), questions: None }
     }
 
     /// No backend: outside an MCP session and the agent loop every request is
     /// [`InteractError::Unavailable`].
     #[must_use]
     pub fn unavailable() -> Self {
-        Self { backend: None }
+        Self { backend: None, questions: None }
     }
 
-    /// Runs `call` with `session` answering every [`Interact`] request made inside it (on this
-    /// task), whatever backend is bound: how an MCP server puts its client in charge.
-    #[cfg(feature = "mcp")]
-    pub(crate) fn with_session<F: Future>(
-        session: Arc<dyn Interactor>,
-        call: F,
-    ) -> impl Future<Output = F::Output> {
-        SESSION.scope(session, call)
+    /// This capability for one call whose context names `asker`: a session answers everything;
+    /// a deferring asker takes the questions the bound backend leaves.
+    #[cfg(feature = "runner")]
+    pub(crate) fn for_call(&self, asker: &Asker) -> Self {
+        match asker {
+            Asker::Session(session) => {
+                Self { backend: Some(Arc::clone(session)), questions: Some(Arc::clone(session)) }
+            }
+            Asker::Deferred(deferred) => {
+                let answers =
+                    self.backend.as_ref().is_some_and(|backend| backend.answers_questions());
+                Self {
+                    backend: self.backend.clone(),
+                    questions: (!answers).then(|| Arc::clone(deferred)),
+                }
+            }
+        }
     }
 
-    /// Sends a question: to the MCP session's client, else the bound backend, else the agent
-    /// loop's parking for the call.
+    /// Sends a question: to who answers this call's questions, else the bound backend.
     async fn ask(&self, request: ElicitRequest) -> Result<ElicitResponse, InteractError> {
-        #[cfg(feature = "mcp")]
-        if let Ok(session) = SESSION.try_with(Arc::clone) {
-            return session.elicit(request).await;
-        }
-        match &self.backend {
-            Some(backend) => backend.elicit(request).await,
-            None => park(request),
+        match self.questions.as_ref().or(self.backend.as_ref()) {
+            Some(asker) => asker.elicit(request).await,
+            None => Err(InteractError::Unavailable(
+                "nothing answers questions for this call: it is neither served over MCP nor run by the agent loop, and no backend of the application's is bound".to_owned(),
+            )),
         }
     }
 
-    fn backend(&self) -> Result<Arc<dyn Interactor>, InteractError> {
-        #[cfg(feature = "mcp")]
-        if let Ok(session) = SESSION.try_with(Arc::clone) {
-            return Ok(session);
-        }
-        self.backend.clone().ok_or_else(|| {
+    fn backend(&self) -> Result<&Arc<dyn Interactor>, InteractError> {
+        self.backend.as_ref().ok_or_else(|| {
             InteractError::Unavailable("no interaction backend is bound to this call".to_owned())
         })
     }
@@ -436,100 +449,6 @@ pub struct Answered {
     pub question: ElicitRequest,
     /// What the user did.
     pub answer: ElicitResponse,
-}
-
-#[cfg(feature = "agent")]
-tokio::task_local! {
-    /// Where the call the agent loop runs on this task parks its question for the user.
-    static PARKING: Arc<Parking>;
-}
-
-/// The agent loop's stand-in for a user who answers later: it hands a call the answers given
-/// on earlier resumes, in order, and keeps the first question that has none yet (the call then
-/// ends pending on it).
-#[cfg(feature = "agent")]
-#[derive(Debug, Default)]
-pub(crate) struct Parking {
-    state: std::sync::Mutex<Parked>,
-}
-
-#[cfg(feature = "agent")]
-#[derive(Debug, Default)]
-struct Parked {
-    answered: Vec<Answered>,
-    next: usize,
-    asked: Option<ElicitRequest>,
-}
-
-#[cfg(feature = "agent")]
-impl Parking {
-    /// A parking that gives back `answered`, in order.
-    pub(crate) fn new(answered: Vec<Answered>) -> Arc<Self> {
-        Arc::new(Self { state: std::sync::Mutex::new(Parked { answered, next: 0, asked: None }) })
-    }
-
-    /// Runs `call` with this parking taking its questions.
-    pub(crate) fn scope<F: Future>(self: &Arc<Self>, call: F) -> impl Future<Output = F::Output> {
-        PARKING.scope(Arc::clone(self), call)
-    }
-
-    /// The question the call left waiting, if any.
-    pub(crate) fn question(&self) -> Option<ElicitRequest> {
-        self.lock().asked.take()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Parked> {
-        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    fn elicit(&self, request: ElicitRequest) -> Result<ElicitResponse, InteractError> {
-        let mut parked = self.lock();
-        if parked.asked.is_some() {
-            // The call went on past a question that waits: it waits still.
-            return Err(InteractError::Waiting);
-        }
-        let next = parked.next;
-        match parked.answered.get(next) {
-            Some(answered) if answered.question == request => {
-                let answer = answered.answer.clone();
-                parked.next += 1;
-                Ok(answer)
-            }
-            Some(answered) => Err(InteractError::Failed(format!(
-                "the call asked another question than the one the user answered (`{}`): it must ask the same questions, in the same order, each time it runs",
-                answered.question.message.escape_debug()
-            ))),
-            None => {
-                parked.asked = Some(request);
-                Err(InteractError::Waiting)
-            }
-        }
-    }
-}
-
-/// A question with no backend to answer it: parked when the agent loop runs the call,
-/// otherwise unavailable.
-pub(crate) fn park(request: ElicitRequest) -> Result<ElicitResponse, InteractError> {
-    #[cfg(feature = "agent")]
-    if let Ok(parking) = PARKING.try_with(Arc::clone) {
-        return parking.elicit(request);
-    }
-    let _ = request;
-    Err(InteractError::Unavailable(
-        "nothing answers questions for this call: it is neither served over MCP nor run by the agent loop, and no backend of the application's is bound".to_owned(),
-    ))
-}
-
-/// Whether the call running on this task left a question waiting (the runner then ends the
-/// call pending if it failed, as a tool that returns [`InteractError::Waiting`] does).
-#[cfg(feature = "runner")]
-#[inline(never)]
-pub(crate) fn question_waits() -> bool {
-    #[cfg(feature = "agent")]
-    if let Ok(waits) = PARKING.try_with(|parking| parking.lock().asked.is_some()) {
-        return waits;
-    }
-    false
 }
 
 /// How the titles of an enum property are sent.
@@ -800,43 +719,6 @@ mod tests {
         assert_eq!(properties["size"]["type"], "string");
         assert_eq!(properties["count"]["minimum"], 0);
         assert!(properties["count"].get("maximum").is_none(), "{properties}");
-    }
-
-    #[cfg(feature = "agent")]
-    #[tokio::test]
-    async fn the_parking_gives_answers_in_order_then_keeps_the_first_unanswered_question() {
-        let question =
-            |message: &str| ElicitRequest { message: message.to_owned(), schema: Map::new() };
-        let answered =
-            vec![Answered { question: question("first?"), answer: ElicitResponse::Decline }];
-        let parking = Parking::new(answered.clone());
-        let asked = parking
-            .scope(async {
-                let first = park(question("first?"));
-                let second = park(question("second?"));
-                // A tool that goes on past the wait does not get another question asked.
-                let third = park(question("third?"));
-                (first, second, third)
-            })
-            .await;
-        assert_eq!(
-            asked,
-            (Ok(ElicitResponse::Decline), Err(InteractError::Waiting), Err(InteractError::Waiting))
-        );
-        assert_eq!(parking.question(), Some(question("second?")));
-        assert_eq!(parking.question(), None, "taken");
-
-        // A call that asks another question than the one answered gets no answer.
-        let parking = Parking::new(answered);
-        let other = parking.scope(async { park(question("other?")) }).await;
-        assert!(
-            matches!(&other, Err(InteractError::Failed(why)) if why.contains("another question")),
-            "{other:?}"
-        );
-        assert_eq!(parking.question(), None);
-        // Outside the agent loop nothing answers.
-        assert!(matches!(park(question("first?")), Err(InteractError::Unavailable(_))));
-        assert!(!question_waits());
     }
 
     #[test]

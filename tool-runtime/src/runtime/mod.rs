@@ -1,7 +1,8 @@
 //! What a running tool sees: its [`ToolInvocationContext`], its [`ToolCapabilities`], the
 //! [`Tool`] trait it implements and the [`ToolError`] it may return; and how the runner sees a
-//! tool ([`BoundToolRuntime`]), what a call produces ([`ToolExecResult`],
-//! [`ToolInvocationRecord`]) and the [`ToolEvent`]s it emits.
+//! tool ([`BoundToolRuntime`]), what a call produces ([`ToolExecResult`] with its
+//! [`CallOutcome`]: done, failed or waiting; [`ToolInvocationRecord`]) and the [`ToolEvent`]s it
+//! emits.
 
 mod auth;
 pub(crate) mod bound;
@@ -15,6 +16,7 @@ mod dynamic;
 mod error;
 mod events;
 pub(crate) mod interact;
+mod outcome;
 mod result;
 mod tool;
 
@@ -36,6 +38,7 @@ pub use interact::{
     Answered, Completion, ElicitAnswer, ElicitRequest, ElicitResponse, Elicitation, Interact,
     InteractError, InteractFuture, Interactor, SampleMessage, SampleRequest, SampleRole,
 };
+pub use outcome::{CallOutcome, Waiting, WaitsFor};
 pub use result::{
     CallStep, ExecError, RefusedOutput, ToolCallCounts, ToolCallStats, ToolErrorCode,
     ToolExecResult, ToolInvocationRecord,

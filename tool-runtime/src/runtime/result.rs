@@ -4,6 +4,8 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use super::bound::ArgsJson;
+use super::interact::ElicitRequest;
+use super::outcome::{CallOutcome, Waiting};
 use crate::content::limits::Limited;
 use crate::content::{PartSummary, ToolOutput};
 
@@ -32,16 +34,14 @@ pub enum ToolErrorCode {
     Cancelled,
     /// The tool's output does not match its output schema.
     OutputValidation,
-    /// The output could not be redacted. No longer produced: redaction works on every output
-    /// a tool can have (checked at compile time); kept so stored records and events that carry
-    /// it still read.
-    RedactionFailed,
     /// The redacted output is larger than the result budget.
     ResultTooLarge,
-    /// Not a failure: the call waits for a decision (an approver deferred it) or for the
-    /// result a client supplies (a [`ClientTool`](crate::runtime::ClientTool)). It did not
-    /// run; see [`ToolExecResult::is_pending`].
-    Pending,
+    /// The call was not run: the model's turn held it although no more tools could be
+    /// called, or did not hold it at all (the agent loop answers it so).
+    NotRun,
+    /// The model's response was cut off before the call was complete, so it was not run (the
+    /// agent loop answers it so).
+    Truncated,
 
     /// A before-call hook blocked the call; the message is the hook's safe reason.
     HookBlocked,
@@ -70,9 +70,9 @@ impl ToolErrorCode {
             Self::Timeout => "timeout",
             Self::Cancelled => "cancelled",
             Self::OutputValidation => "output_validation",
-            Self::RedactionFailed => "redaction_failed",
             Self::ResultTooLarge => "result_too_large",
-            Self::Pending => "pending",
+            Self::NotRun => "not_run",
+            Self::Truncated => "truncated",
 
             Self::HookBlocked => "hook_blocked",
             Self::HookFailed => "hook_failed",
@@ -163,6 +163,11 @@ pub struct ExecError {
     pub step: Option<CallStep>,
     #[serde(skip)]
     refused: Option<Box<RefusedOutput>>,
+    /// A question the call asked that waits for the user: a call another tool made cannot wait
+    /// itself, so it fails with the question, which its caller may wait on (see
+    /// [`ToolError`]'s `From<ExecError>`).
+    #[serde(skip)]
+    question: Option<Box<ElicitRequest>>,
 }
 
 /// What the tool returned when the runner refused its result over a limit (step 10) or because
@@ -180,14 +185,14 @@ pub struct RefusedOutput {
 impl ExecError {
     /// An error with this code and message, not retryable.
     pub fn new(code: ToolErrorCode, message: impl Into<String>) -> Self {
-        Self { code, message: message.into(), retryable: false, step: None, refused: None }
-    }
-
-    /// The outcome of a call that waits (code [`Pending`](ToolErrorCode::Pending)), with what
-    /// it waits for.
-    #[cfg(feature = "runner")]
-    pub(crate) fn pending(message: &str) -> Self {
-        Self::new(ToolErrorCode::Pending, message)
+        Self {
+            code,
+            message: message.into(),
+            retryable: false,
+            step: None,
+            refused: None,
+            question: None,
+        }
     }
 
     /// The error of a result refused over its limits: `limited` ends with the refusal, whose
@@ -199,11 +204,8 @@ impl ExecError {
             |refusal| (refusal.error_code(), refusal.to_string()),
         );
         Self {
-            code,
-            message,
-            retryable: false,
-            step: None,
             refused: Some(Box::new(RefusedOutput { parts, limited })),
+            ..Self::new(code, message)
         }
     }
 
@@ -213,6 +215,17 @@ impl ExecError {
     pub(crate) fn with_output(mut self, parts: Vec<PartSummary>) -> Self {
         self.refused = Some(Box::new(RefusedOutput { parts, limited: Vec::new() }));
         self
+    }
+
+    /// This error, carrying a question that waits for the user (see the field).
+    #[cfg(feature = "runner")]
+    pub(crate) fn with_question(mut self, question: Option<Box<ElicitRequest>>) -> Self {
+        self.question = question;
+        self
+    }
+
+    pub(crate) fn take_question(&mut self) -> Option<Box<ElicitRequest>> {
+        self.question.take()
     }
 
     /// When the runner refused the tool's result (over a limit, or not matching its output
@@ -240,15 +253,17 @@ impl std::error::Error for ExecError {}
 /// What one call through the runner produced: exactly one per call.
 ///
 /// It holds each part of the call once; [`record`](Self::record) (a copy) and
-/// [`into_record`](Self::into_record) (no copy) give the call's [`ToolInvocationRecord`].
+/// [`into_record`](Self::into_record) (no copy) give the call's [`ToolInvocationRecord`], and
+/// [`ToolResult::from_exec`](crate::adapters::ToolResult::from_exec) what the model is sent
+/// for it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolExecResult {
     /// The call's id, the same in every event of the call.
     pub tool_call_id: String,
     /// The name of the tool that was asked for.
     pub tool_name: String,
-    /// The redacted output (its parts and details), or the error.
-    pub outcome: Result<ToolOutput, ExecError>,
+    /// How the call ended: its redacted output, its error, or what it waits for.
+    pub outcome: CallOutcome,
     args: Option<ArgsJson>,
     /// The arguments as they arrived, kept only when a hook rewrote them.
     args_received: Option<Box<Value>>,
@@ -262,29 +277,29 @@ impl ToolExecResult {
     pub(crate) fn new(
         tool_call_id: String,
         tool_name: String,
-        outcome: Result<ToolOutput, ExecError>,
+        outcome: CallOutcome,
         (args, args_received): (Option<ArgsJson>, Option<Box<Value>>),
         (started_ms, ended_ms): (i64, i64),
     ) -> Self {
         Self { tool_call_id, tool_name, outcome, args, args_received, started_ms, ended_ms }
     }
 
-    /// Whether the call produced a value.
+    /// Whether the call produced its output ([`CallOutcome::Done`]).
     #[must_use]
+    #[inline]
     pub fn is_ok(&self) -> bool {
-        self.outcome.is_ok()
+        self.outcome.is_done()
     }
 
-    /// Whether the call waits for a decision or for a client's result rather than having
-    /// ended: it did not run, and it is not a failure. Its outcome holds the code
-    /// [`ToolErrorCode::Pending`] and what it waits for, so that code which only asks
-    /// [`is_ok`](Self::is_ok) never takes it for a result; [`args`](Self::args) are the
-    /// validated arguments it waits with.
+    /// Whether the call waits for a decision, a client's result or the user's answer rather
+    /// than having ended ([`CallOutcome::Waiting`]): it is not a failure, and it has no error;
+    /// [`args`](Self::args) are the validated arguments it waits with.
     ///
     /// ```
     /// use std::sync::Arc;
     /// use tool_runtime::policy::DeferAll;
     /// use tool_runtime::prelude::*;
+    /// use tool_runtime::runtime::WaitsFor;
     ///
     /// /// Delete a file.
     /// #[tool(name = "fs__delete", effect = state_change, redact = ["deleted"])]
@@ -306,35 +321,46 @@ impl ToolExecResult {
     ///     .build();
     /// let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "user-1", tenant_id: "acme" });
     /// let result = runner.exec("fs__delete", r#"{"path": "a.txt"}"#, &ctx).await;
-    /// assert!(result.is_pending() && !result.is_ok());
+    /// assert!(result.is_waiting() && !result.is_ok() && result.error().is_none());
+    /// assert_eq!(result.waiting().map(|waiting| waiting.waits_for), Some(WaitsFor::Approval));
     /// assert_eq!(result.args(), Some(&serde_json::json!({"path": "a.txt"})));
     /// # });
     /// ```
     #[must_use]
-    pub fn is_pending(&self) -> bool {
-        self.error_code() == Some(ToolErrorCode::Pending)
+    #[inline]
+    pub fn is_waiting(&self) -> bool {
+        matches!(self.outcome, CallOutcome::Waiting(_))
+    }
+
+    /// What the call waits for, if it waits.
+    #[must_use]
+    #[inline]
+    pub fn waiting(&self) -> Option<&Waiting> {
+        self.outcome.waiting()
     }
 
     /// The redacted structured value, if the call produced one.
     #[must_use]
     #[inline]
     pub fn value(&self) -> Option<&Value> {
-        self.outcome.as_ref().ok().and_then(ToolOutput::structured)
+        self.outcome.output().and_then(ToolOutput::structured)
     }
 
-    /// The redacted output (every part, and the details), if the call succeeded.
+    /// The redacted output (every part, and the details), if the call produced it.
     #[must_use]
+    #[inline]
     pub fn output(&self) -> Option<&ToolOutput> {
-        self.outcome.as_ref().ok()
+        self.outcome.output()
     }
 
-    /// The error, if any.
+    /// The error, if the call failed.
     #[must_use]
+    #[inline]
     pub fn error(&self) -> Option<&ExecError> {
-        self.outcome.as_ref().err()
+        self.outcome.error()
     }
 
-    /// The error's code, if any.
+    /// The error's code, if the call failed.
     #[must_use]
     pub fn error_code(&self) -> Option<ToolErrorCode> {
         self.error().map(|error| error.code)
@@ -368,21 +394,23 @@ impl ToolExecResult {
     /// The call's record, made from this result without copying.
     #[must_use]
     pub fn into_record(self) -> ToolInvocationRecord {
-        let (result, parts, details, limited, error) = match self.outcome {
-            Ok(mut output) => {
-                let parts = output.part_summaries();
-                let limited = output.take_limited();
-                let (structured, details) = output.into_structured_and_details();
-                (structured, parts, details, limited, None)
+        let (mut result, mut parts, mut details, mut limited) =
+            (None, Vec::new(), None, Vec::new());
+        let (mut error, mut waiting) = (None, None);
+        match self.outcome {
+            CallOutcome::Done(mut output) => {
+                parts = output.part_summaries();
+                limited = output.take_limited();
+                (result, details) = output.into_structured_and_details();
             }
-            Err(mut error) => {
-                let (parts, limited) = error
-                    .refused
-                    .take()
-                    .map_or_else(Default::default, |refused| (refused.parts, refused.limited));
-                (None, parts, None, limited, Some(error))
+            CallOutcome::Failed(mut failed) => {
+                if let Some(refused) = failed.refused.take() {
+                    (parts, limited) = (refused.parts, refused.limited);
+                }
+                error = Some(failed);
             }
-        };
+            CallOutcome::Waiting(waits) => waiting = Some(waits),
+        }
         ToolInvocationRecord {
             tool_call_id: self.tool_call_id,
             tool_name: self.tool_name,
@@ -393,6 +421,7 @@ impl ToolExecResult {
             details,
             limited,
             error,
+            waiting,
             started_ms: self.started_ms,
             ended_ms: self.ended_ms,
             raw: None,
@@ -408,7 +437,7 @@ impl Serialize for ToolExecResult {
         map.serialize_entry("tool_name", &self.tool_name)?;
         map.serialize_entry("ok", &self.is_ok())?;
         match &self.outcome {
-            Ok(output) => {
+            CallOutcome::Done(output) => {
                 map.serialize_entry("value", output.structured().unwrap_or(&Value::Null))?;
                 if !output.is_structured_only() {
                     map.serialize_entry("parts", &output.summaries())?;
@@ -420,9 +449,12 @@ impl Serialize for ToolExecResult {
                     map.serialize_entry("limited", output.limited())?;
                 }
             }
-            Err(error) => {
+            CallOutcome::Failed(error) => {
                 map.serialize_entry("error_code", &error.code)?;
                 map.serialize_entry("message", &error.message)?;
+            }
+            CallOutcome::Waiting(waiting) => {
+                map.serialize_entry("waiting", waiting)?;
             }
         }
         map.end()
@@ -459,8 +491,11 @@ pub struct ToolInvocationRecord {
     /// summarises what the tool returned.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub limited: Vec<Limited>,
-    /// The error.
+    /// The error, for a call that failed.
     pub error: Option<ExecError>,
+    /// What the call waits for, for a call that waits (it has neither result nor error).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<Waiting>,
     /// When the call entered the runner, in ms since the Unix epoch.
     pub started_ms: i64,
     /// When it left, in ms since the Unix epoch.
@@ -494,6 +529,8 @@ pub struct ToolCallStats {
     pub ok: usize,
     /// Calls that ended with an error.
     pub failed: usize,
+    /// Calls that wait (for an approval, a client, an answer): not failures.
+    pub waiting: usize,
     /// Their durations added up, in ms.
     pub total_ms: u64,
     /// The longest one, in ms.
@@ -518,6 +555,8 @@ pub struct ToolCallCounts {
     pub ok: usize,
     /// Calls that ended with an error.
     pub failed: usize,
+    /// Calls that wait (for an approval, a client, an answer): not failures.
+    pub waiting: usize,
     /// Their durations added up, in ms.
     pub total_ms: u64,
     /// The longest one, in ms.
@@ -525,12 +564,14 @@ pub struct ToolCallCounts {
 }
 
 impl ToolCallCounts {
-    fn add(&mut self, ok: bool, duration_ms: u64) {
+    fn add(&mut self, record: &ToolInvocationRecord, duration_ms: u64) {
         self.calls += 1;
-        if ok {
-            self.ok += 1;
-        } else {
+        if record.error.is_some() {
             self.failed += 1;
+        } else if record.waiting.is_some() {
+            self.waiting += 1;
+        } else {
+            self.ok += 1;
         }
         self.total_ms = self.total_ms.saturating_add(duration_ms);
         self.max_ms = self.max_ms.max(duration_ms);
@@ -544,13 +585,13 @@ impl ToolCallStats {
         let mut all = ToolCallCounts::default();
         let mut by_tool = std::collections::BTreeMap::<String, ToolCallCounts>::new();
         for record in records {
-            let (ok, duration) = (record.error.is_none(), record.duration_ms());
-            all.add(ok, duration);
+            let duration = record.duration_ms();
+            all.add(record, duration);
             match by_tool.get_mut(&record.tool_name) {
-                Some(counts) => counts.add(ok, duration),
+                Some(counts) => counts.add(record, duration),
                 None => {
                     let mut counts = ToolCallCounts::default();
-                    counts.add(ok, duration);
+                    counts.add(record, duration);
                     by_tool.insert(record.tool_name.clone(), counts);
                 }
             }
@@ -559,6 +600,7 @@ impl ToolCallStats {
             calls: all.calls,
             ok: all.ok,
             failed: all.failed,
+            waiting: all.waiting,
             total_ms: all.total_ms,
             max_ms: all.max_ms,
             by_tool,
