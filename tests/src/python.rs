@@ -3,8 +3,6 @@
 //! reused after. Also the one-time installation step the npm-installed MCP conformance suite
 //! shares with them.
 
-#![allow(dead_code)]
-
 use std::ffi::OsString;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -53,12 +51,13 @@ pub struct PinnedVenv<'a> {
 }
 
 impl PinnedVenv<'_> {
-    /// The venv's `python`, the venv created and the pins installed on first use. Panics with
-    /// what went wrong when Python or PyPI is out of reach: the test needing it must not pass
-    /// without having asked the real implementations.
-    pub fn python(&self) -> PathBuf {
+    /// The venv's `python`, the venv created under `target_tmpdir` (the test's
+    /// `env!("CARGO_TARGET_TMPDIR")`, which Cargo sets for test targets only) and the pins
+    /// installed on first use. Panics with what went wrong when Python or PyPI is out of reach:
+    /// the test needing it must not pass without having asked the real implementations.
+    pub fn python(&self, target_tmpdir: &Path) -> PathBuf {
         let pins = self.pins.join(" ");
-        let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        let venv = target_tmpdir.join(format!(
             "{}-venv-{}",
             self.name,
             pins.replace([' ', '='], "-")

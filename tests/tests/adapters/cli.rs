@@ -1,10 +1,8 @@
 //! The `wire` command through `examples::wire::run`, the library function its `main` calls.
 
-mod adapters_support;
-
 use std::process::ExitCode;
 
-use adapters_support::{PROVIDERS, fixtures};
+use crate::support::{self, PROVIDERS, fixtures};
 use serde_json::{Value, json};
 
 /// Runs `wire` and returns (exit code, stdout, stderr).
@@ -81,7 +79,7 @@ fn decode_reads_every_fixture_streamed_or_not() {
 
 #[test]
 fn decode_output_lists_calls_in_model_order_with_the_finish() {
-    let stream = adapters_support::fixture("openai-chat", "stream_parallel.sse");
+    let stream = support::fixture("openai-chat", "stream_parallel.sse");
     let (code, stdout, _) = wire(&["decode", "--provider", "openai-chat"], &stream);
     assert_eq!(code, ExitCode::SUCCESS);
     let out = printed(&stdout);
@@ -101,7 +99,7 @@ fn decode_output_lists_calls_in_model_order_with_the_finish() {
             ("call_Cd34", "docs__search", &json!({"query": "streaming", "limit": 3})),
         ]
     );
-    let invalid = adapters_support::fixture("openai-chat", "stream_invalid_json.sse");
+    let invalid = support::fixture("openai-chat", "stream_invalid_json.sse");
     let (_, stdout, _) = wire(&["decode", "--provider", "openai-chat"], &invalid);
     let call = &printed(&stdout)["tool_calls"][0];
     assert_eq!(call["arguments"], Value::Null);
@@ -150,7 +148,7 @@ fn bad_input_fails_with_a_clear_error() {
 
 #[test]
 fn problems_are_noted_on_stderr_and_kept_in_the_output() {
-    let stream = adapters_support::fixture("anthropic", "stream_error.sse");
+    let stream = support::fixture("anthropic", "stream_error.sse");
     let (code, stdout, stderr) = wire(&["decode", "--provider", "anthropic"], &stream);
     assert_eq!(code, ExitCode::SUCCESS);
     assert!(stderr.contains("note: the provider reported an error (overloaded_error): Overloaded"));

@@ -160,9 +160,9 @@ fn openai_responses_defer_loading_search_and_namespaces() {
         .0,
         Provider::OpenAiResponses
     );
-    let forced = crate::body(&adapter, &ToolChoice::tool("docs__search"));
+    let forced = self::body(&adapter, &ToolChoice::tool("docs__search"));
     assert_eq!(unsupported(forced).1, "a tool choice naming a tool inside a namespace");
-    assert!(crate::body(&adapter, &ToolChoice::tool("core__get_current_time")).is_ok());
+    assert!(self::body(&adapter, &ToolChoice::tool("core__get_current_time")).is_ok());
 }
 
 fn body_with(adapter: OpenAiResponses) -> Result<Value, EncodeError> {

@@ -3,11 +3,9 @@
 //! validate against the lowered schema and, raised, against the original and deserialise), the
 //! tool choice, every fixture decoded, and the messages that carry a turn and its results.
 
-mod adapters_support;
-
 use std::collections::BTreeSet;
 
-use adapters_support::{PROVIDERS, adapter, decode_fixture, fixtures, json, specs};
+use crate::support::{PROVIDERS, adapter, decode_fixture, fixtures, json, specs};
 use examples::search::SearchDocs;
 use examples::tickets::CreateTicket;
 use examples::time::GetCurrentTime;

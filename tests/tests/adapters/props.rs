@@ -2,9 +2,7 @@
 //! splits it (1 byte upward), a cut stream never yields a call the whole stream would not, and
 //! no input (random bytes, stream-like noise, truncated bodies) makes a decoder panic.
 
-mod adapters_support;
-
-use adapters_support::{PROVIDERS, adapter, fixtures, is_stream, json, stream_in_pieces};
+use crate::support::{PROVIDERS, adapter, fixtures, is_stream, json, stream_in_pieces};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::Value;

@@ -1,9 +1,7 @@
 //! Streams from the real world, one test per quirk: what the decoders must assemble, report
 //! and refuse.
 
-mod adapters_support;
-
-use adapters_support::{adapter, decode_fixture, fixture, stream_in_pieces};
+use crate::support::{adapter, decode_fixture, fixture, stream_in_pieces};
 use serde_json::{Value, json};
 use tool_runtime::adapters::{
     Adapter, ArgumentsProblem, CallArguments, DecodeError, DecodeOptions, Decoded, FinishReason,

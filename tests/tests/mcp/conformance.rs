@@ -3,8 +3,6 @@
 //! binary serves Streamable HTTP on a port the system picks, and `npx conformance server` runs
 //! one scenario at a time against it.
 
-mod mcp_support;
-
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -44,7 +42,7 @@ impl Drop for Server {
 }
 
 fn start_server() -> Server {
-    let binary = mcp_support::example_binary("mcp_conformance");
+    let binary = crate::support::example_binary("mcp_conformance");
     let mut child = Command::new(binary)
         .args(["--port", "0"])
         .stdout(Stdio::piped())
@@ -107,7 +105,7 @@ fn the_summary_line_is_read() {
 
 #[test]
 fn the_official_conformance_suite_passes() {
-    let suite = mcp_support::conformance_suite();
+    let suite = crate::support::conformance_suite();
     let server = start_server();
     let mut failures = Vec::new();
     for scenario in SCENARIOS {

@@ -2,8 +2,6 @@
 //! forbidden-schema and awkwardly named tools; and, round trip, from our own example server
 //! over stdio (a child process) and Streamable HTTP.
 
-mod mcp_support;
-
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -436,7 +434,7 @@ async fn check_round_trip(source: &McpToolSource) {
 
 #[tokio::test]
 async fn round_trip_over_stdio_with_the_example_binary() {
-    let binary = tokio::task::spawn_blocking(mcp_support::mcp_server).await.unwrap();
+    let binary = tokio::task::spawn_blocking(crate::support::mcp_server).await.unwrap();
     let server = ServerName::new("examples").unwrap();
     let time = imported_tool_name(&server, "core__get_current_time");
     let options = McpImportOptions::new().redact(time.clone(), ["timezone"]);
@@ -451,7 +449,7 @@ async fn round_trip_over_stdio_with_the_example_binary() {
 
     let plain = McpToolSource::connect_stdio(
         ServerName::new("examples").unwrap(),
-        tokio::process::Command::new(mcp_support::mcp_server()),
+        tokio::process::Command::new(crate::support::mcp_server()),
         McpImportOptions::new(),
     )
     .await

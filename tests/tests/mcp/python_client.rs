@@ -7,8 +7,6 @@
 //! validates); and over Streamable HTTP with sampling and elicitation callbacks, to answer a
 //! tool's questions.
 
-mod mcp_support;
-
 use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -24,8 +22,8 @@ use tool_runtime::runtime::{ElicitAnswer, Interact, SampleRequest};
 
 /// Runs the Python client with `args` and returns what it printed.
 fn run_python_client(args: &[&str]) -> Value {
-    let python = mcp_support::python_with_mcp();
-    let script = mcp_support::workspace().join("tests").join("mcp_client.py");
+    let python = crate::support::python_with_mcp();
+    let script = crate::support::workspace().join("tests").join("mcp_client.py");
     let mut child = Command::new(python)
         .arg(script)
         .args(args)
@@ -132,7 +130,7 @@ fn check_session(mode: &str, report: &Value) {
 
 #[test]
 fn python_sdk_lists_and_calls_tools_over_stdio() {
-    let server = mcp_support::mcp_server();
+    let server = crate::support::mcp_server();
     let report = run_python_client(&[server.to_str().expect("a UTF-8 path")]);
     assert_eq!(report["auto"]["protocol_version"], "2026-07-28");
     let legacy = report["legacy"]["protocol_version"].as_str().expect("a version");

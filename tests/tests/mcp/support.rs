@@ -8,11 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 
-// A child rather than a sibling, so that every suite sharing this module gets it.
-#[path = "../python_support/mod.rs"]
-mod python_support;
-
-use python_support::{PinnedVenv, install_once};
+use tool_tests::python::{PinnedVenv, install_once};
 
 /// The workspace root.
 pub fn workspace() -> PathBuf {
@@ -106,5 +102,5 @@ pub fn python_with_mcp() -> PathBuf {
         needed_by: "the MCP interop test",
         what: "the official Python SDK",
     }
-    .python()
+    .python(Path::new(env!("CARGO_TARGET_TMPDIR")))
 }

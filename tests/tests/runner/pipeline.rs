@@ -576,7 +576,7 @@ fn a_source_offering_a_taken_name_fails_the_build_naming_both() {
         .unwrap_err();
     assert!(
         error.to_string().contains(
-            "tool name `test__echo` is registered twice: by `runner::Echo` and by source #1"
+            "tool name `test__echo` is registered twice: by `runner::pipeline::Echo` and by source #1"
         ),
         "{error}"
     );
@@ -658,7 +658,7 @@ fn unbound_capabilities_and_duplicate_ids_fail_the_build() {
     assert!(matches!(&problems[1], CatalogProblem::UnboundCapability { capability: "auth", .. }));
     assert!(
         error.to_string().contains(
-            "tool name `test__echo` is registered twice: by `runner::Echo` and by `runner::Echo`"
+            "tool name `test__echo` is registered twice: by `runner::pipeline::Echo` and by `runner::pipeline::Echo`"
         ),
         "{error}"
     );

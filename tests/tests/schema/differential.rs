@@ -12,14 +12,12 @@
 //! `format` is an annotation in 2020-12: our validator does not check it and `jsonschema` is run
 //! with format validation off (its 2020-12 default), so a `format` field only shows that.
 
-mod schema_values;
-
 use std::cell::Cell;
 use std::collections::{BTreeSet, HashSet};
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestCaseError, TestRunner};
-use schema_values::{Integers, float_value, int_value, near_valid};
+use crate::schema_values::{Integers, float_value, int_value, near_valid};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tool_runtime::prelude::*;

@@ -5,19 +5,15 @@
 //! pretty) and refuse every wrong one (an unknown or missing argument, another tool, trailing
 //! text). Both are installed, pinned, into a venv under the target directory on first use.
 
-mod gbnf_support;
-mod python_support;
-mod schema_values;
-
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use gbnf_support::{call, specs, writings, wrong_calls};
+use crate::gbnf_support::{call, specs, writings, wrong_calls};
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::TestRunner;
-use python_support::PinnedVenv;
-use schema_values::{Integers, valid};
+use tool_tests::python::{self, PinnedVenv};
+use crate::schema_values::{Integers, valid};
 use serde_json::{Value, json};
 use tool_runtime::adapters::gbnf::Grammar;
 use tool_runtime::spec::ToolSpec;
@@ -38,7 +34,7 @@ fn python_with_oracles() -> PathBuf {
         needed_by: "the GBNF oracle test",
         what: "the oracles",
     }
-    .python()
+    .python(Path::new(env!("CARGO_TARGET_TMPDIR")))
 }
 
 /// `count` valid arguments for `spec`, the same on every run.
@@ -123,7 +119,7 @@ fn an_install_runs_once_however_many_ask_at_once() {
     std::thread::scope(|scope| {
         for _ in 0..4 {
             scope.spawn(|| {
-                python_support::install_once(&dir, || {
+                python::install_once(&dir, || {
                     runs.fetch_add(1, Ordering::SeqCst);
                     std::fs::create_dir_all(&dir).unwrap();
                     std::thread::sleep(std::time::Duration::from_millis(50));
