@@ -4,4 +4,5 @@
 //! here.
 #![doc = include_str!("../../README.md")]
 
+pub mod fixtures;
 pub mod python;

@@ -19,6 +19,7 @@ use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
 use tool_runtime::runtime::{EventSink, ToolEvent};
+use tool_tests::fixtures::context;
 
 /// Peak RSS may grow this much per call of a run's second half: half of what a leak of 100
 /// bytes per call would add (50 000 calls keeping 100 bytes each grow it by about 5 MiB), and
@@ -148,11 +149,7 @@ async fn drive(runner: &ToolRunner, range: std::ops::Range<usize>, chaos: bool) 
             let mut tally = Tally::default();
             for i in (range.start + caller..range.end).step_by(CALLERS) {
                 let mode = if chaos { mode_of(i) } else { 0 };
-                let ctx = ToolInvocationContext::new(ContextIds {
-                    run_id: "load",
-                    actor_id: "a",
-                    tenant_id: "t",
-                })
+                let ctx = context("load", "a", "t")
                 .with_tool_call_id(format!("c{i}"));
                 let raw = format!(r#"{{"value": {i}, "mode": {mode}}}"#);
                 if mode == 4 {

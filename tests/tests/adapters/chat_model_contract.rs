@@ -15,6 +15,7 @@ use tool_runtime::agent::{
     StopReason,
 };
 use tool_runtime::prelude::*;
+use tool_tests::fixtures::context;
 
 /// Search the documentation.
 #[tool(name = "docs__search", effect = read_only, redact = ["hits"])]
@@ -130,11 +131,7 @@ fn openai_replies() -> Vec<Vec<u8>> {
 
 async fn run<A: Adapter + 'static>(model: Arc<FakeModel<A>>) -> tool_runtime::agent::AgentOutput {
     let agent = Agent::new(model, runner());
-    let ctx = ToolInvocationContext::new(ContextIds {
-        run_id: "run-1",
-        actor_id: "user-1",
-        tenant_id: "tenant-1",
-    });
+    let ctx = context("run-1", "user-1", "tenant-1");
     agent.run(vec![Message::user("Find wire.")], &ctx, &|_| {}).await
 }
 
@@ -152,11 +149,7 @@ async fn a_documented_model_runs_a_strict_call_with_a_null_raised_away() {
         move |event: AgentEvent| events.lock().unwrap().push(event)
     };
     let agent = Agent::new(Arc::clone(&model) as Arc<dyn ChatModel>, runner());
-    let ctx = ToolInvocationContext::new(ContextIds {
-        run_id: "run-1",
-        actor_id: "user-1",
-        tenant_id: "tenant-1",
-    });
+    let ctx = context("run-1", "user-1", "tenant-1");
     let output = agent.run(vec![Message::user("Find wire.")], &ctx, &sink).await;
 
     assert_eq!(output.done.stop, StopReason::Answered);

@@ -20,6 +20,7 @@ use tool_runtime::content::{
     Content, IntoToolOutput, Part, Resource, ResourceBody, ResourceLink, ToolOutput,
 };
 use tool_runtime::prelude::*;
+use tool_tests::fixtures::context;
 
 /// A PNG's signature and header (1 x 1 pixels; the runner reads no further).
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR\0\0\0\x01\0\0\0\x01";
@@ -456,11 +457,7 @@ async fn an_agent_sends_an_image_result_back_through_the_adapter_of_its_model() 
             script: ScriptedModel::new(script(provider)),
         });
         let agent = Agent::new(model.clone(), runner);
-        let ctx = ToolInvocationContext::new(ContextIds {
-            run_id: "run-1",
-            actor_id: "user-1",
-            tenant_id: "tenant-1",
-        });
+        let ctx = context("run-1", "user-1", "tenant-1");
         let events = Mutex::new(Vec::new());
         let output = agent
             .run(vec![Message::user("Look at the page.")], &ctx, &|event| {
@@ -535,11 +532,7 @@ async fn a_result_the_model_cannot_take_stops_the_run_with_a_request_error_namin
         script: ScriptedModel::new(turns),
     });
     let agent = Agent::new(model.clone(), runner);
-    let ctx = ToolInvocationContext::new(ContextIds {
-        run_id: "run-1",
-        actor_id: "user-1",
-        tenant_id: "tenant-1",
-    });
+    let ctx = context("run-1", "user-1", "tenant-1");
     let output = agent.run(vec![Message::user("Speak.")], &ctx, &|_| {}).await;
     let StopReason::ModelFailed { kind, message } = &output.done.stop else {
         panic!("{:?}", output.done.stop)

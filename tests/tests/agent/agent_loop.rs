@@ -17,6 +17,7 @@ use tool_runtime::policy::{ApprovalDecision, ApprovalRequest, Approver, ToolPoli
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
 use tool_runtime::runtime::Capability;
+use tool_tests::fixtures::context;
 
 /// Counts calls running at the same time.
 #[derive(Debug, Default)]
@@ -120,11 +121,7 @@ fn runner(gauge: &Arc<Gauge>, policy: &str, approver: Option<Arc<dyn Approver>>)
 const ALLOW: &str = r#"{"allowed_tools": ["test__*"], "require_approval": []}"#;
 
 fn ctx() -> ToolInvocationContext {
-    ToolInvocationContext::new(ContextIds {
-        run_id: "run-1",
-        actor_id: "user-1",
-        tenant_id: "tenant-1",
-    })
+    context("run-1", "user-1", "tenant-1")
 }
 
 fn results(message: &Message) -> Vec<(String, Result<Value, String>)> {

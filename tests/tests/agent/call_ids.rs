@@ -11,27 +11,10 @@ use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
 use tool_runtime::runtime::{CollectingSink, ToolEvent};
-
-/// Echo a word.
-#[tool(name = "text__echo", effect = read_only, redact = ["word"])]
-struct Echo {
-    word: String,
-}
-
-#[derive(Serialize, ToolSchema)]
-struct Word {
-    word: String,
-}
-
-impl Tool for Echo {
-    type Output = Word;
-    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Word, ToolError> {
-        Ok(Word { word: self.word })
-    }
-}
+use tool_tests::fixtures::{Echo, context};
 
 fn ctx() -> ToolInvocationContext {
-    ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "u", tenant_id: "t" })
+    context("run-1", "u", "t")
 }
 
 #[tokio::test]

@@ -17,6 +17,7 @@ use tool_runtime::runner::{
     ToolRunnerBuilder,
 };
 use tool_runtime::runtime::{ClientTool, CollectingSink, DynamicTool, ToolErrorCode, ToolEvent};
+use tool_tests::fixtures::context;
 
 const KEY: &[u8; 32] = b"an application secret of 32 byte";
 
@@ -121,11 +122,7 @@ impl World {
 }
 
 fn ctx() -> ToolInvocationContext {
-    ToolInvocationContext::new(ContextIds {
-        run_id: "run-1",
-        actor_id: "user-1",
-        tenant_id: "acme",
-    })
+    context("run-1", "user-1", "acme")
 }
 
 fn events() -> (Arc<Mutex<Vec<AgentEvent>>>, impl Fn(AgentEvent) + Send + Sync) {
@@ -314,20 +311,12 @@ async fn a_forged_or_stale_state_runs_nothing() {
     });
     assert_eq!(refused(unsealed, ctx()).await, ResumeError::Forged);
 
-    let other_run = ToolInvocationContext::new(ContextIds {
-        run_id: "run-2",
-        actor_id: "user-1",
-        tenant_id: "acme",
-    });
+    let other_run = context("run-2", "user-1", "acme");
     assert_eq!(
         refused(state.clone(), other_run).await,
         ResumeError::OtherCaller { field: "run_id" }
     );
-    let other_tenant = ToolInvocationContext::new(ContextIds {
-        run_id: "run-1",
-        actor_id: "user-1",
-        tenant_id: "globex",
-    });
+    let other_tenant = context("run-1", "user-1", "globex");
     assert_eq!(
         refused(state.clone(), other_tenant).await,
         ResumeError::OtherCaller { field: "tenant_id" }

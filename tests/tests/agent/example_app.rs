@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
 use examples::tickets::TicketStore;
-use tool_runtime::prelude::*;
 use tool_runtime::runtime::{Clock, CollectingSink, ToolErrorCode as Code};
+use tool_tests::fixtures::context;
 
 #[tokio::test]
 async fn allowed_denied_and_approval_gated_calls() {
@@ -13,32 +13,20 @@ async fn allowed_denied_and_approval_gated_calls() {
     let tickets = TicketStore::new();
     let events = CollectingSink::new();
     let runner = examples::app::runner(clock, tickets.clone(), Arc::new(events.clone())).unwrap();
-    let ctx = ToolInvocationContext::new(ContextIds {
-        run_id: "run-1",
-        actor_id: "user-42",
-        tenant_id: "acme",
-    })
+    let ctx = context("run-1", "user-42", "acme")
     .with_connection_id("acme-tracker")
     .with_requested_connections(["acme-tracker"]);
     assert_eq!(
         runner.visible_tools(&ctx).names().collect::<Vec<_>>(),
         ["core__get_current_time", "docs__search", "tickets__create_ticket"]
     );
-    let no_connection = ToolInvocationContext::new(ContextIds {
-        run_id: "run-1",
-        actor_id: "user-42",
-        tenant_id: "acme",
-    });
+    let no_connection = context("run-1", "user-42", "acme");
     assert_eq!(
         runner.visible_tools(&no_connection).names().collect::<Vec<_>>(),
         ["core__get_current_time", "docs__search"],
         "without a granted and requested connection the ticket tool is hidden"
     );
-    let foreign = ToolInvocationContext::new(ContextIds {
-        run_id: "run-1",
-        actor_id: "user-42",
-        tenant_id: "acme",
-    })
+    let foreign = context("run-1", "user-42", "acme")
     .with_connection_id("globex-tracker")
     .with_requested_connections(["globex-tracker"]);
 

@@ -12,24 +12,7 @@ use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
 use tool_runtime::runtime::{CollectingSink, ToolEvent};
 use tool_runtime::spec::ToolSpec;
-
-/// Echo a word.
-#[tool(name = "text__echo", effect = read_only, redact = ["word"])]
-struct Echo {
-    word: String,
-}
-
-#[derive(Serialize, ToolSchema)]
-struct Word {
-    word: String,
-}
-
-impl Tool for Echo {
-    type Output = Word;
-    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Word, ToolError> {
-        Ok(Word { word: self.word })
-    }
-}
+use tool_tests::fixtures::{Echo, context};
 
 /// Panics for the call `call_bad`.
 #[derive(Debug)]
@@ -66,7 +49,7 @@ async fn a_panicking_hook_fails_one_call_and_not_the_batch() {
         ScriptedTurn::openai_text("done"),
     ]));
     let ctx =
-        ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "u", tenant_id: "t" });
+        context("run-1", "u", "t");
     let output = Agent::new(model, runner).run(vec![Message::user("go")], &ctx, &|_| {}).await;
     assert_eq!(output.done.stop, StopReason::Answered);
     let Some(Message::ToolResults(results)) = output.messages.get(2) else {

@@ -19,6 +19,7 @@ use tool_runtime::catalog::ToolCatalog;
 use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
+use tool_tests::fixtures::context;
 
 const KEY: &str = "sk-test-SECRET-0123456789";
 
@@ -557,11 +558,7 @@ async fn the_agent_loop_runs_end_to_end_over_http() {
         .policy(ToolPolicy::from_json(r#"{"allowed_tools": ["math__add"]}"#).unwrap())
         .build();
     let agent = Agent::new(Arc::new(openai(&server)), runner);
-    let ctx = ToolInvocationContext::new(ContextIds {
-        run_id: "run-1",
-        actor_id: "user-1",
-        tenant_id: "tenant-1",
-    });
+    let ctx = context("run-1", "user-1", "tenant-1");
     let text = Mutex::new(String::new());
     let output = agent
         .run(vec![Message::user("What is 2 + 40?")], &ctx, &|event| {

@@ -7,8 +7,8 @@ use examples::quickstart;
 use examples::tickets::TicketStore;
 use tool_runtime::adapters::ToolOutcome;
 use tool_runtime::agent::{Agent, Message, StopReason};
-use tool_runtime::prelude::*;
 use tool_runtime::runtime::{Clock, CollectingSink, ToolEvent};
+use tool_tests::fixtures::context;
 
 fn codes(message: &Message) -> Vec<String> {
     let Message::ToolResults(results) = message else {
@@ -31,11 +31,7 @@ async fn parallel_calls_a_denial_a_correction_an_approval_and_an_answer() {
     let runner = examples::app::runner(clock, tickets.clone(), Arc::new(events.clone())).unwrap();
     let model = Arc::new(quickstart::model());
     let agent = Agent::new(model.clone(), runner);
-    let ctx = ToolInvocationContext::new(ContextIds {
-        run_id: "quickstart-run",
-        actor_id: "user-42",
-        tenant_id: "acme",
-    })
+    let ctx = context("quickstart-run", "user-42", "acme")
     .with_connection_id("acme-tracker")
     .with_requested_connections(["acme-tracker"]);
     let output = agent.run(quickstart::conversation(), &ctx, &|_| {}).await;

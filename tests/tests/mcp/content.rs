@@ -22,6 +22,7 @@ use tool_runtime::mcp::{McpImportOptions, McpServer, McpToolSource, ServedNameEr
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
 use tool_runtime::runtime::LogLevel;
+use tool_tests::fixtures::context;
 
 /// Decodes standard base64 (test-only: checks what the server sent).
 mod base64_probe {
@@ -398,7 +399,7 @@ async fn an_imported_image_stays_an_image() {
     let runner = ToolRunner::builder(catalog)
         .policy(ToolPolicy::allowing(["mcp__cam__shots__take"]))
         .build();
-    let ctx = ToolInvocationContext::new(ContextIds { run_id: "r", actor_id: "a", tenant_id: "t" });
+    let ctx = context("r", "a", "t");
     let result = runner.exec("mcp__cam__shots__take", b"{}", &ctx).await;
     let output = result.outcome.as_ref().expect("the call succeeds");
     match output.parts() {

@@ -24,6 +24,7 @@ use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
 use tool_runtime::runtime::{Progress, ProgressReporter, ToolErrorCode};
 use tool_runtime::spec::check_tool_name;
+use crate::support::ctx;
 
 const LONG: &str = "create_a_very_long_tool_name_that_goes_well_past_what_providers_accept";
 const DOTTED: &str = "issues.create";
@@ -196,10 +197,6 @@ fn allow(ids: &[&str]) -> String {
     // Imported tools are side effects unless their hints say otherwise: these tests run them
     // without approval, explicitly.
     json!({"allowed_tools": ids, "require_approval": []}).to_string()
-}
-
-fn ctx() -> ToolInvocationContext {
-    ToolInvocationContext::new(ContextIds { run_id: "run", actor_id: "actor", tenant_id: "tenant" })
 }
 
 #[tokio::test]

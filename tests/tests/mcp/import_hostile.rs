@@ -18,9 +18,9 @@ use tool_runtime::mcp::{
     McpImportError, McpImportOptions, McpToolSource, RefusalReason, ServerName, imported_tool_name,
 };
 use tool_runtime::policy::ToolPolicy;
-use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
 use tool_runtime::runtime::{Progress, ProgressReporter, ToolErrorCode};
+use crate::support::ctx;
 
 /// How the server lists its tools.
 #[derive(Clone)]
@@ -107,10 +107,6 @@ fn server() -> ServerName {
 
 fn id(tool: &str) -> String {
     imported_tool_name(&server(), tool)
-}
-
-fn ctx() -> ToolInvocationContext {
-    ToolInvocationContext::new(ContextIds { run_id: "run", actor_id: "actor", tenant_id: "tenant" })
 }
 
 /// Connects to `listing`; the server's half is kept so that it stays up.

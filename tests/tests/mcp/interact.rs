@@ -24,6 +24,7 @@ use tool_runtime::runner::ToolRunner;
 use tool_runtime::runtime::{
     ElicitAnswer, Interact, InteractError, SampleRequest, SampleRole, ToolErrorCode,
 };
+use crate::support::ctx;
 
 /// Asks the model what the prompt says.
 #[tool(name = "ask__sample", effect = read_only, redact = ["text"], capabilities = [Interact])]
@@ -388,10 +389,6 @@ async fn defaults_and_titles_shape_the_requested_schema() {
         assert_eq!(result.structured_content, Some(json!({"answer": why})), "{mode}");
     }
     assert_eq!(client.asked.lock().unwrap().len(), 2, "refused questions are never sent");
-}
-
-fn ctx() -> ToolInvocationContext {
-    ToolInvocationContext::new(ContextIds { run_id: "run", actor_id: "actor", tenant_id: "tenant" })
 }
 
 #[tokio::test]

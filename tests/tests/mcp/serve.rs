@@ -18,6 +18,7 @@ use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
 use tool_runtime::runtime::{CollectingSink, Progress, ProgressReporter, ToolEvent};
+use tool_tests::fixtures::context;
 
 /// Count to `to`, reporting each step.
 #[tool(name = "test__count", effect = read_only, redact = ["count"])]
@@ -348,11 +349,7 @@ async fn runner_chains_the_callers_progress_reporter() {
         .build();
     let heard = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&heard);
-    let ctx = ToolInvocationContext::new(ContextIds {
-        run_id: "run",
-        actor_id: "actor",
-        tenant_id: "tenant",
-    })
+    let ctx = context("run", "actor", "tenant")
     .with_progress(ProgressReporter::new(move |progress: Progress| {
         sink.lock().unwrap().push(progress)
     }));

@@ -1,5 +1,5 @@
-//! Shared by the MCP suites: the example binaries, the Python SDK's venv and the official
-//! conformance suite.
+//! Shared by the MCP suites: their invocation context, the example binaries, the Python SDK's
+//! venv and the official conformance suite.
 
 #![allow(dead_code)]
 
@@ -8,7 +8,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 
+use tool_runtime::prelude::ToolInvocationContext;
+use tool_tests::fixtures::context;
 use tool_tests::python::{PinnedVenv, install_once};
+
+/// The context the import and interaction suites call tools with.
+pub fn ctx() -> ToolInvocationContext {
+    context("run", "actor", "tenant")
+}
 
 /// The workspace root.
 pub fn workspace() -> PathBuf {

@@ -9,6 +9,7 @@ use tool_runtime::policy::{Approval, PreApproved, ToolPolicy, spec_hash};
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
 use tool_runtime::runtime::{BoundToolRuntime, DynamicTool, ToolErrorCode};
+use tool_tests::fixtures::context;
 
 /// Closes a ticket.
 #[tool(name = "tickets__close", effect = state_change, redact = ["closed"])]
@@ -40,7 +41,7 @@ fn gated() -> ToolPolicy {
 }
 
 fn ctx(run: &str, tenant: &str, actor: &str) -> ToolInvocationContext {
-    ToolInvocationContext::new(ContextIds { run_id: run, actor_id: actor, tenant_id: tenant })
+    context(run, actor, tenant)
         .with_tool_call_id("call_1")
 }
 

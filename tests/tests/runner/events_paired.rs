@@ -14,24 +14,7 @@ use tool_runtime::runner::ToolRunner;
 use tool_runtime::runtime::{
     CollectingSink, LogLevel, LogMessage, LogReporter, Progress, ProgressReporter, ToolEvent,
 };
-
-/// Echo a word.
-#[tool(name = "text__echo", effect = read_only, redact = ["word"])]
-struct Echo {
-    word: String,
-}
-
-#[derive(Serialize, ToolSchema)]
-struct Word {
-    word: String,
-}
-
-impl Tool for Echo {
-    type Output = Word;
-    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Word, ToolError> {
-        Ok(Word { word: self.word })
-    }
-}
+use tool_tests::fixtures::{Echo, Word, context};
 
 const WRAPPED: &str = r#"{"tool_uses": [
     {"recipient_name": "functions.text__echo", "parameters": {"word": "a"}},
@@ -45,7 +28,7 @@ fn runner(sink: &CollectingSink) -> ToolRunner {
 }
 
 fn ctx() -> ToolInvocationContext {
-    ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "u", tenant_id: "t" })
+    context("run-1", "u", "t")
 }
 
 /// Starts and results per id, in the agent's events: `(starts, results)`.

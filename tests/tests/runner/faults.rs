@@ -20,6 +20,7 @@ use tool_runtime::runtime::{
 };
 use tool_runtime::schema::{ArgumentsError, ValidationErrors};
 use tool_runtime::spec::ToolSpec;
+use tool_tests::fixtures::context;
 
 const SECRET: &str = "sk-live-HARDEN-91c2";
 
@@ -159,7 +160,7 @@ fn policy(extra: &str) -> ToolPolicy {
 }
 
 fn ctx() -> ToolInvocationContext {
-    ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "u", tenant_id: "t" })
+    context("run-1", "u", "t")
         .with_tool_call_id("call_1")
         .with_connection_id("conn-a")
         .with_requested_connections(["conn-a"])

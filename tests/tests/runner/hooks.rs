@@ -25,6 +25,7 @@ use tool_runtime::runtime::{
     CallStep, Clock, CollectingSink, EventOutcome, ExecError, ToolCallCounts, ToolCallStats,
     ToolErrorCode as Code, ToolEvent, ToolInvocationRecord,
 };
+use tool_tests::fixtures::context;
 
 static RUNS: AtomicUsize = AtomicUsize::new(0);
 
@@ -90,7 +91,7 @@ fn approving() -> ToolRunnerBuilder {
 }
 
 fn ctx() -> ToolInvocationContext {
-    ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "user-1", tenant_id: "t-1" })
+    context("run-1", "user-1", "t-1")
         .with_tool_call_id("call_1")
 }
 

@@ -13,6 +13,7 @@ use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
 use tool_runtime::runtime::{CollectingSink, EventOutcome, ToolEvent};
+use tool_tests::fixtures::ctx;
 
 /// Shout the text back.
 #[tool(name = "test__shout", effect = read_only, redact = all)]
@@ -175,10 +176,6 @@ fn runner(sink: &CollectingSink) -> ToolRunner {
         .policy(ToolPolicy::from_json(ALLOW).unwrap())
         .event_sink(sink.clone())
         .build()
-}
-
-fn ctx() -> ToolInvocationContext {
-    ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "user-1", tenant_id: "t-1" })
 }
 
 async fn value_of(name: &str, args: Value) -> Value {

@@ -22,6 +22,7 @@ use tool_runtime::runtime::{
     ValidatedArgs,
 };
 use tool_runtime::schema::ArgumentsError;
+use tool_tests::fixtures::context;
 
 /// Echo the text back.
 #[tool(name = "test__echo", effect = read_only, redact = ["text", "length"])]
@@ -281,11 +282,7 @@ fn runner(sink: &CollectingSink) -> ToolRunner {
 }
 
 fn ctx() -> ToolInvocationContext {
-    ToolInvocationContext::new(ContextIds {
-        run_id: "run-1",
-        actor_id: "user-1",
-        tenant_id: "tenant-1",
-    })
+    context("run-1", "user-1", "tenant-1")
     .with_tool_call_id("call_1")
 }
 
@@ -532,11 +529,7 @@ async fn the_authorization_hook_runs() {
     let runner =
         ToolRunner::builder(catalog()).policy(policy()).authorizer(Arc::new(TenantOnly)).build();
     assert_eq!(code(&runner, "test__echo", br#"{"text": "a"}"#, &ctx()).await, None);
-    let other = ToolInvocationContext::new(ContextIds {
-        run_id: "run",
-        actor_id: "user",
-        tenant_id: "tenant-2",
-    });
+    let other = context("run", "user", "tenant-2");
     assert_eq!(
         code(&runner, "test__echo", br#"{"text": "a"}"#, &other).await,
         Some(Code::AuthzDenied)
@@ -692,11 +685,7 @@ async fn events_share_one_call_id_and_a_missing_id_is_minted() {
     assert_eq!(result.record().result, Some(json!({"text": "hi", "length": 2})));
     assert!(result.record().started_ms <= result.record().ended_ms);
 
-    let anonymous = ToolInvocationContext::new(ContextIds {
-        run_id: "run-1",
-        actor_id: "user-1",
-        tenant_id: "tenant-1",
-    });
+    let anonymous = context("run-1", "user-1", "tenant-1");
     let first = runner.exec("test__echo", br#"{"text": "a"}"#, &anonymous).await;
     let second = runner.exec("test__echo", br#"{"text": "a"}"#, &anonymous).await;
     assert!(first.tool_call_id.starts_with("call_"));
@@ -762,11 +751,7 @@ async fn a_sink_that_takes_no_events_gets_none_and_the_call_is_unchanged() {
     let named = ctx().with_progress(reporter.clone());
     let result = runner.exec("test__whoami", b"{}", &named).await;
     assert_eq!(result.value(), Some(&json!({"call_id": "call_1"})));
-    let anonymous = ToolInvocationContext::new(ContextIds {
-        run_id: "run-1",
-        actor_id: "user-1",
-        tenant_id: "tenant-1",
-    })
+    let anonymous = context("run-1", "user-1", "tenant-1")
     .with_progress(reporter);
     let minted = runner.exec("test__whoami", b"{}", &anonymous).await;
     assert!(minted.tool_call_id.starts_with("call_"));
@@ -924,11 +909,7 @@ async fn a_policy_built_by_allowing_runs_what_it_lists_and_nothing_else() {
 #[test]
 fn context_ids_are_kept_by_name() {
     let run = String::from("run-7");
-    let ctx = ToolInvocationContext::new(ContextIds {
-        tenant_id: "acme",
-        run_id: &run,
-        actor_id: "user-42",
-    });
+    let ctx = context(&run, "user-42", "acme");
     assert_eq!((ctx.run_id(), ctx.actor_id(), ctx.tenant_id()), ("run-7", "user-42", "acme"));
 }
 

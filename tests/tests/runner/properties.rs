@@ -11,6 +11,7 @@ use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
 use tool_runtime::runtime::{CollectingSink, DynamicTool};
+use tool_tests::fixtures::context;
 
 /// Every dotted path in `value` (arrays walked through), to compare against the allowlist.
 fn paths(value: &Value, prefix: &str, out: &mut Vec<String>) {
@@ -91,7 +92,7 @@ proptest! {
             .event_sink(Arc::new(sink.clone()))
             .build();
         let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
-        let result = rt.block_on(runner.exec("prop__any", b"{}", &ToolInvocationContext::new(ContextIds { run_id: "r", actor_id: "a", tenant_id: "t" })));
+        let result = rt.block_on(runner.exec("prop__any", b"{}", &context("r", "a", "t")));
         let mut seen = Vec::new();
         if let Some(value) = result.value() {
             paths(value, "", &mut seen);
@@ -154,7 +155,7 @@ proptest! {
             .policy(ToolPolicy::from_json(r#"{"allowed_tools": ["prop__any"]}"#).unwrap())
             .build();
         let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
-        let result = rt.block_on(runner.exec("prop__any", b"{}", &ToolInvocationContext::new(ContextIds { run_id: "r", actor_id: "a", tenant_id: "t" })));
+        let result = rt.block_on(runner.exec("prop__any", b"{}", &context("r", "a", "t")));
         prop_assert_eq!(result.value(), Some(&expected), "{} with {:?}", output, allow);
     }
 }

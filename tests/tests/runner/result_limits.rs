@@ -10,6 +10,7 @@ use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
 use tool_runtime::runtime::{Capability, ToolErrorCode as Code, ToolExecResult};
+use tool_tests::fixtures::context;
 
 /// The parts the test tools return, bound per runner.
 struct Returns(Vec<Part>);
@@ -74,7 +75,7 @@ async fn exec(
     let policy = ToolPolicy::from_json(&policy.to_string()).unwrap();
     let runner = ToolRunner::builder(catalog).policy(policy).build();
     let ctx =
-        ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "u", tenant_id: "t" })
+        context("run-1", "u", "t")
             .with_tool_call_id("call_1");
     runner.exec(tool, args, &ctx).await
 }
@@ -378,7 +379,7 @@ async fn an_output_that_fails_its_schema_is_refused_naming_the_part_and_kept_in_
     let catalog = ToolCatalog::builder().register::<MakeMiscount>().build().unwrap();
     let runner = ToolRunner::builder(catalog).policy(ToolPolicy::allowing(["test__*"])).build();
     let ctx =
-        ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "u", tenant_id: "t" });
+        context("run-1", "u", "t");
     let result = runner.exec("test__miscount", "{}", &ctx).await;
     assert_eq!(result.error_code(), Some(Code::OutputValidation));
     let error = result.error().unwrap();

@@ -14,6 +14,7 @@ use tool_runtime::catalog::select::{Bm25Selector, Selection, ToolSelector};
 use tool_runtime::catalog::{ToolCatalog, VisibleTools, visible_tools};
 use tool_runtime::prelude::*;
 use tool_runtime::runtime::DynamicTool;
+use tool_tests::fixtures::context;
 
 /// Domains: the name prefix, how descriptions call it, and its four kinds of object.
 const DOMAINS: [(&str, &str, [&str; 4]); 25] = [
@@ -207,7 +208,7 @@ const REQUESTS: [(&str, &str); 50] = [
 
 fn visible(catalog: &ToolCatalog) -> VisibleTools {
     let ctx =
-        ToolInvocationContext::new(ContextIds { run_id: "run", actor_id: "user", tenant_id: "t" });
+        context("run", "user", "t");
     let everything = DOMAINS.iter().map(|(prefix, _, _)| format!("{prefix}__*"));
     visible_tools(catalog, &ToolPolicy::allowing(everything), &ctx)
 }
@@ -266,7 +267,7 @@ fn selection_is_deterministic_and_honours_visibility() {
         .filter(|name| name.starts_with("travel__") && *name != "travel__approve_hotel_booking")
         .collect();
     let ctx =
-        ToolInvocationContext::new(ContextIds { run_id: "run", actor_id: "user", tenant_id: "t" })
+        context("run", "user", "t")
             .with_tool_set(others);
     let narrowed = visible_tools(&catalog, &ToolPolicy::allowing(["travel__*"]), &ctx);
     let selection = selector.select("approve my hotel booking", &narrowed);
@@ -292,7 +293,7 @@ async fn an_agent_session_offers_at_most_20_tools_per_turn_and_the_right_one() {
         .policy(ToolPolicy::allowing(everything))
         .build();
     let ctx =
-        ToolInvocationContext::new(ContextIds { run_id: "run", actor_id: "user", tenant_id: "t" });
+        context("run", "user", "t");
     let mut hits = 0;
     for (request, label) in REQUESTS {
         let object = label.split_once("__").and_then(|(_, rest)| rest.split_once('_')).unwrap().1;

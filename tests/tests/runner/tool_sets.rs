@@ -6,6 +6,7 @@ use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
 use tool_runtime::runtime::ToolErrorCode as Code;
+use tool_tests::fixtures::ctx;
 
 /// Echo the text back.
 #[tool(name = "set__echo", effect = read_only, redact = ["text"])]
@@ -41,10 +42,6 @@ impl Tool for Shout {
 fn runner() -> ToolRunner {
     let catalog = ToolCatalog::builder().register::<Echo>().register::<Shout>().build().unwrap();
     ToolRunner::builder(catalog).policy(ToolPolicy::allowing(["set__*"])).build()
-}
-
-fn ctx() -> ToolInvocationContext {
-    ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "user-1", tenant_id: "t-1" })
 }
 
 #[test]

@@ -12,13 +12,10 @@ use tool_runtime::content::IntoToolOutput;
 use tool_runtime::prelude::*;
 use tool_runtime::runtime::{Auth, Clock, Credential};
 use tool_runtime::schema::{ArgumentsError, parse_arguments};
+use tool_tests::fixtures::context;
 
 fn ctx() -> ToolInvocationContext {
-    ToolInvocationContext::new(ContextIds {
-        run_id: "run-1",
-        actor_id: "user-42",
-        tenant_id: "acme",
-    })
+    context("run-1", "user-42", "acme")
     .with_connection_id("acme-tracker")
 }
 

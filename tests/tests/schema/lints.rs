@@ -21,6 +21,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use serde_json::json;
 use tool_runtime::prelude::*;
 use tool_runtime::runtime::Clock;
+use tool_tests::fixtures::context;
 
 /// How urgent a task is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToolSchema)]
@@ -131,11 +132,7 @@ fn tools_work_under_strict_lints() {
         serde_json::from_value(json!({"title": "write tests", "hours": 1.5, "tags": []}))
             .expect("valid arguments");
     let caps = ToolCapabilities::new().with(Clock::fixed(UNIX_EPOCH + Duration::from_millis(7)));
-    let ctx = ToolInvocationContext::new(ContextIds {
-        run_id: "run-1",
-        actor_id: "actor-1",
-        tenant_id: "tenant-1",
-    });
+    let ctx = context("run-1", "actor-1", "tenant-1");
     let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
     let page = runtime.block_on(args.run(&ctx, &caps)).expect("the tool runs");
     assert_eq!(page.items[0].id, TaskId(7));

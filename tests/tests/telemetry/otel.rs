@@ -11,6 +11,7 @@ use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
 use tracing_subscriber::layer::SubscriberExt;
+use tool_tests::fixtures::context;
 
 /// Look up a user's plan.
 #[tool(name = "crm__get_plan", effect = read_only, redact = ["plan"])]
@@ -43,7 +44,7 @@ fn runner(content: bool) -> ToolRunner {
 }
 
 fn ctx() -> ToolInvocationContext {
-    ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "user-1", tenant_id: "t-1" })
+    context("run-1", "user-1", "t-1")
         .with_tool_call_id("call_7")
 }
 

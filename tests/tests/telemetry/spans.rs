@@ -19,6 +19,7 @@ use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Subscriber};
 use tracing_subscriber::layer::{Context, Layer};
 use tracing_subscriber::prelude::*;
+use tool_tests::fixtures::context;
 
 const CANARY: &str = "sk-live-CANARY-91c2";
 
@@ -120,11 +121,7 @@ fn a_canary_secret_never_leaves_the_tool_and_spans_carry_genai_attributes() {
         .policy(ToolPolicy::from_json(r#"{"allowed_tools": ["leak__try"], "require_approval": [], "connections": {"allowed_connection_ids": ["c1"]}}"#).unwrap())
         .event_sink(Arc::new(sink.clone()))
         .build();
-    let ctx = ToolInvocationContext::new(ContextIds {
-        run_id: "run-9",
-        actor_id: "user",
-        tenant_id: "tenant",
-    })
+    let ctx = context("run-9", "user", "tenant")
     .with_tool_call_id("call_leak")
     .with_connection_id("c1")
     .with_requested_connections(["c1"]);
@@ -177,7 +174,7 @@ fn model_supplied_ids_and_names_reach_spans_escaped_and_cut() {
     let runner = ToolRunner::builder(catalog).build();
     let hostile_id = format!("call\n\u{1b}[2J{}", "x".repeat(300));
     let ctx =
-        ToolInvocationContext::new(ContextIds { run_id: "run", actor_id: "a", tenant_id: "t" })
+        context("run", "a", "t")
             .with_tool_call_id(hostile_id.as_str());
     let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
     let result = tracing::subscriber::with_default(subscriber, || {
