@@ -1,11 +1,13 @@
-//! Load (issue 16, "Prove it"): 100 000 calls through one runner, and a chaos run in which 10%
+//! Load: 100 000 calls through one runner, and a chaos run in which 10%
 //! of the calls panic, 10% time out and 10% are cancelled mid-flight. Every call id has exactly
 //! one start and one result, and memory stays flat: the peak RSS (`VmHWM`, reset through
 //! `/proc/self/clear_refs` before each half) of a run's second half is within 50 bytes per call
 //! of its first half's, so a leak of 100 bytes per call fails. Events are counted as they are emitted (a queue of them would grow with
 //! the backlog, not with the runner). Nothing is timed.
 //!
-//! Both runs are in the default `cargo test`; they print their peak RSS (`--nocapture`).
+//! Both runs are in the default `cargo test`; they print their peak RSS (`--nocapture`). A test
+//! binary of its own: the peak RSS is the process's, and tests of other suites running beside
+//! these in one process would move it.
 
 use std::future::Future;
 use std::pin::pin;

@@ -1,4 +1,4 @@
-//! Budgets before the request (issue 15, item 6): every provider limit checked when tools are
+//! Budgets before the request: every provider limit checked when tools are
 //! encoded, each at its limit (accepted) and one past it (a typed error naming the tool, the
 //! limit and what the request reached). Nothing is sent when a budget is broken.
 

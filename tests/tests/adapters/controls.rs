@@ -1,4 +1,4 @@
-//! Provider-native controls for large catalogs (issue 15, item 3), each pinned by a golden
+//! Provider-native controls for large catalogs, each pinned by a golden
 //! request and backed by behaviour:
 //!
 //! - Anthropic deferred loading with its tool search tools and the `tool_reference` blocks

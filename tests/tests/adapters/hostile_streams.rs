@@ -1,4 +1,4 @@
-//! Issue 16, items 1 and 2: hostile or cut streams. Every buffer a peer can grow has a cap that
+//! Hostile or cut streams. Every buffer a peer can grow has a cap that
 //! ends the turn with a typed problem, and a call whose arguments were not seen complete never
 //! becomes ready to run.
 

@@ -1,4 +1,4 @@
-//! Shared by the `adapters_*` suites: fixtures on disk and decoding helpers.
+//! Shared by the adapters suites: fixtures on disk and decoding helpers.
 
 #![allow(dead_code)]
 

@@ -1,4 +1,4 @@
-//! Issue 16, item 4: call ids are unique within an agent run, whatever the provider sends;
+//! Call ids are unique within an agent run, whatever the provider sends;
 //! results still go back to the model under the provider's own ids.
 
 use std::collections::HashMap;

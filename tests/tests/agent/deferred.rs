@@ -1,4 +1,4 @@
-//! Deferred decisions, resumable runs and client tools (issue 14 items 2 and 3).
+//! Deferred decisions, resumable runs and client tools.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -710,8 +710,7 @@ async fn after_call_hooks_see_calls_denied_or_supplied_on_resume() {
     );
 }
 
-/// Questions to the user (issue 14 item 7): in the agent loop an elicitation is a deferred
-/// decision.
+/// Questions to the user: in the agent loop an elicitation is a deferred decision.
 mod questions {
     use super::*;
     use tool_runtime::agent::ChatModelSampler;

@@ -1,4 +1,4 @@
-//! Issue 16, item 6 in the agent loop: a hook that panics for one call of a batch gives that
+//! A panicking hook in the agent loop: a hook that panics for one call of a batch gives that
 //! call a typed result; the batch's other calls run and the run goes on.
 
 use std::sync::Arc;

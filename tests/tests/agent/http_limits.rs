@@ -1,4 +1,4 @@
-//! Issue 16, items 1 and 8 at the HTTP layer: a model response body has a cap, and no error or
+//! Limits and secrets at the HTTP layer: a model response body has a cap, and no error or
 //! `Debug` output of a model client shows a configured credential (key, header value, or user
 //! name and password in the URL).
 

@@ -1,4 +1,4 @@
-//! What a served tool's result looks like to an MCP client (issue 13): parts as content blocks,
+//! What a served tool's result looks like to an MCP client: parts as content blocks,
 //! `structuredContent` matching the served output schema (wrapped when the output is not an
 //! object, absent when redaction keeps no field), log messages filtered by the session's level,
 //! tools served under other names; and an imported image that stays an image.

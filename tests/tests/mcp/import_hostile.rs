@@ -1,4 +1,4 @@
-//! Importing from an untrusted MCP server (issue 16, item 5): endless or oversize listings,
+//! Importing from an untrusted MCP server: endless or oversize listings,
 //! redefined tools, squatted names, hostile text and floods of progress, open schemas and
 //! connection ids, each from an in-process rmcp server that misbehaves in one way.
 

@@ -1,4 +1,4 @@
-//! Elicitation and sampling (issue 14, item 7): a tool that declares `Interact` asks, mid-call,
+//! Elicitation and sampling: a tool that declares `Interact` asks, mid-call,
 //! the user (`elicitation/create`) or a model (`sampling/createMessage`) through the MCP client
 //! of the session that made the call; a client that did not declare the capability gives the
 //! tool a typed error; outside MCP the bound backend answers (the agent's model for sampling).
@@ -398,7 +398,8 @@ async fn outside_mcp_the_bound_backend_answers() {
     assert_eq!(result.error_code(), Some(ToolErrorCode::Execution));
 
     // The agent's model samples; its elicitation is the agent loop's deferred decision, so
-    // a direct `exec` has no one to ask (`deferred.rs::questions` has the agent loop).
+    // a direct `exec` has no one to ask (the `agent` binary's `deferred::questions` has the
+    // agent loop).
     let model: Arc<dyn ChatModel> =
         Arc::new(ScriptedModel::new([ScriptedTurn::openai_text("Four.")]));
     let agent_side = runner(Interact::new(ChatModelSampler::new(model)));

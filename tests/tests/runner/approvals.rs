@@ -1,5 +1,5 @@
 //! Approvals are bound to run, tenant, actor, tool, spec, call id and arguments, and are
-//! spent on use (issue 16 item 3).
+//! spent on use.
 
 use std::sync::Arc;
 

@@ -1,4 +1,4 @@
-//! Issue 16, item 11: events in order, paired. Every id that starts gets exactly one result,
+//! Events in order, paired. Every id that starts gets exactly one result,
 //! every result had a start (in the agent's events and the runner's), and nothing of a call
 //! is emitted after its result.
 

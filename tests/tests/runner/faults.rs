@@ -1,4 +1,4 @@
-//! Issue 16, items 6, 7 and 8 in the runner: exactly one result whatever panics (hooks, event
+//! Faults in the runner: exactly one result whatever panics (hooks, event
 //! sinks) or whoever stops waiting; the time budget covers the hooks and the broker; a call's
 //! credential never leaves in its error, progress or log text.
 

@@ -1,6 +1,6 @@
 //! Properties of the runner that must hold for every input: redaction is never bypassed. (The
-//! canary and telemetry test is in `telemetry.rs`; load, with every call id paired, in
-//! `load.rs`.)
+//! canary and telemetry test is in the `telemetry` binary's `spans`; load, with every call id
+//! paired, in the `load` binary.)
 
 use std::sync::Arc;
 

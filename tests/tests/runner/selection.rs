@@ -1,4 +1,4 @@
-//! Tool selection (issue 15, item 2): a scripted session over a 500-tool catalog in which the
+//! Tool selection: a scripted session over a 500-tool catalog in which the
 //! built-in BM25 selector offers at most 20 tools per turn, and the tool a request needs is
 //! among them for a labelled set of 50 requests.
 //!

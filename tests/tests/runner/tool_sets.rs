@@ -1,4 +1,4 @@
-//! Per-run tool sets (issue 15, item 1): a run narrowed to some tools shows the model only
+//! Per-run tool sets: a run narrowed to some tools shows the model only
 //! those, and the runner refuses the others even when the model calls them anyway.
 
 use tool_runtime::catalog::{ToolCatalog, visible_tools};

@@ -1,9 +1,9 @@
-//! GBNF grammars for calls to tools (issue 15, item 7): the grammar of the example tools and of
+//! GBNF grammars for calls to tools: the grammar of the example tools and of
 //! a tool using every kind of schema node is pinned by snapshots, and a property test checks
 //! that every call whose arguments satisfy the schema, written as `serde_json` writes it
 //! (compact or pretty), matches the grammar, while calls with an unknown or missing argument,
 //! another tool's name or trailing text do not. The matcher is the recogniser in
-//! `gbnf_support`; `gbnf_oracle.rs` checks the same grammars with implementations written
+//! `gbnf_support`; `gbnf_oracle` checks the same grammars with implementations written
 //! elsewhere.
 
 use examples::tickets::{CloseTicket, CreateTicket};

@@ -1,4 +1,4 @@
-//! The grammars of `gbnf.rs` checked by two GBNF implementations no one here wrote
+//! The grammars of `gbnf` checked by two GBNF implementations no one here wrote
 //! (`tests/gbnf_oracle.py`): PyPI's `gbnf`, a port of llama.cpp's own grammar parser and
 //! matcher, and `llguidance`, the grammar engine llama.cpp can be built with. Each must parse
 //! every grammar, match every valid call (generated from the schema, written compact and

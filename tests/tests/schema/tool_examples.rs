@@ -1,4 +1,4 @@
-//! `#[tool(examples = [...])]` on the wire (issue 15, item 5): Anthropic receives the examples
+//! `#[tool(examples = [...])]` on the wire: Anthropic receives the examples
 //! as `input_examples` when asked (`Anthropic::input_examples(true)`, a beta); otherwise, and
 //! for every other provider and an MCP client, they are read at the end of the description. Patterns, which the compiler cannot check, are checked when the catalog is
 //! built. (The compile-time checks are trybuild cases in `tests/ui/cases/examples/`.)

@@ -1,6 +1,7 @@
-//! A refused MCP tool is logged once, not again on every refresh. A test binary of its own: it
-//! counts events with a global `tracing` subscriber, which would also see the other import
-//! tests' events (and a thread-local one races with them over `tracing`'s callsite cache).
+//! A refused MCP tool is logged once, not again on every refresh. In the `telemetry` binary,
+//! not with the other import tests: it counts events with a global `tracing` subscriber, which
+//! would also see their events (and a thread-local one races with them over `tracing`'s
+//! callsite cache). No other test in this binary imports MCP tools.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

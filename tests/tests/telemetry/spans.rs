@@ -1,7 +1,7 @@
 //! A secret handed to the broker never leaves the tool, and telemetry carries the GenAI
-//! attributes. A test binary of its own: it captures `tracing` output with a thread-local
-//! subscriber, and other tests running calls on other threads at the same time can race with
-//! it over `tracing`'s process-wide callsite interest cache.
+//! attributes. Captured with a thread-local `tracing` subscriber; in the `telemetry` binary,
+//! because tests elsewhere running calls on other threads at the same time can race with it
+//! over `tracing`'s process-wide callsite interest cache (see `main.rs`).
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
