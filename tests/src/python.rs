@@ -57,11 +57,8 @@ impl PinnedVenv<'_> {
     /// the test needing it must not pass without having asked the real implementations.
     pub fn python(&self, target_tmpdir: &Path) -> PathBuf {
         let pins = self.pins.join(" ");
-        let venv = target_tmpdir.join(format!(
-            "{}-venv-{}",
-            self.name,
-            pins.replace([' ', '='], "-")
-        ));
+        let venv =
+            target_tmpdir.join(format!("{}-venv-{}", self.name, pins.replace([' ', '='], "-")));
         let python = venv.join("bin").join("python");
         install_once(&venv, || self.install(&venv, &python, &pins));
         python

@@ -151,8 +151,7 @@ async fn drive(runner: &ToolRunner, range: std::ops::Range<usize>, chaos: bool) 
             let mut tally = Tally::default();
             for i in (range.start + caller..range.end).step_by(CALLERS) {
                 let mode = if chaos { mode_of(i) } else { 0 };
-                let ctx = context("load", "a", "t")
-                .with_tool_call_id(format!("c{i}"));
+                let ctx = context("load", "a", "t").with_tool_call_id(format!("c{i}"));
                 let raw = format!(r#"{{"value": {i}, "mode": {mode}}}"#);
                 if mode == 4 {
                     poll_once_and_drop(runner.exec("load__double", raw.as_bytes(), &ctx));

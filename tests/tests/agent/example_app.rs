@@ -14,8 +14,8 @@ async fn allowed_denied_and_approval_gated_calls() {
     let events = CollectingSink::new();
     let runner = examples::app::runner(clock, tickets.clone(), Arc::new(events.clone())).unwrap();
     let ctx = context("run-1", "user-42", "acme")
-    .with_connection_id("acme-tracker")
-    .with_requested_connections(["acme-tracker"]);
+        .with_connection_id("acme-tracker")
+        .with_requested_connections(["acme-tracker"]);
     assert_eq!(
         runner.visible_tools(&ctx).names().collect::<Vec<_>>(),
         ["core__get_current_time", "docs__search", "tickets__create_ticket"]
@@ -27,8 +27,8 @@ async fn allowed_denied_and_approval_gated_calls() {
         "without a granted and requested connection the ticket tool is hidden"
     );
     let foreign = context("run-1", "user-42", "acme")
-    .with_connection_id("globex-tracker")
-    .with_requested_connections(["globex-tracker"]);
+        .with_connection_id("globex-tracker")
+        .with_requested_connections(["globex-tracker"]);
 
     let ticket = r#"{"title": "Search ignores tags", "body": "", "priority": "high"}"#;
     let urgent = r#"{"title": "Production is down", "body": "", "priority": "urgent"}"#;

@@ -48,8 +48,7 @@ async fn a_panicking_hook_fails_one_call_and_not_the_batch() {
         ]),
         ScriptedTurn::openai_text("done"),
     ]));
-    let ctx =
-        context("run-1", "u", "t");
+    let ctx = context("run-1", "u", "t");
     let output = Agent::new(model, runner).run(vec![Message::user("go")], &ctx, &|_| {}).await;
     assert_eq!(output.done.stop, StopReason::Answered);
     let Some(Message::ToolResults(results)) = output.messages.get(2) else {

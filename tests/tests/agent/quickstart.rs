@@ -32,8 +32,8 @@ async fn parallel_calls_a_denial_a_correction_an_approval_and_an_answer() {
     let model = Arc::new(quickstart::model());
     let agent = Agent::new(model.clone(), runner);
     let ctx = context("quickstart-run", "user-42", "acme")
-    .with_connection_id("acme-tracker")
-    .with_requested_connections(["acme-tracker"]);
+        .with_connection_id("acme-tracker")
+        .with_requested_connections(["acme-tracker"]);
     let output = agent.run(quickstart::conversation(), &ctx, &|_| {}).await;
 
     assert_eq!(output.done.stop, StopReason::Answered);

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::support::ctx;
 use serde_json::{Value, json};
 use tool_runtime::catalog::{ToolCatalog, ToolSource, visible_tools};
 use tool_runtime::content::Part;
@@ -24,7 +25,6 @@ use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
 use tool_runtime::runtime::{Progress, ProgressReporter, ToolErrorCode};
 use tool_runtime::spec::check_tool_name;
-use crate::support::ctx;
 
 const LONG: &str = "create_a_very_long_tool_name_that_goes_well_past_what_providers_accept";
 const DOTTED: &str = "issues.create";

@@ -5,6 +5,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::support::ctx;
 use serde_json::{Value, json};
 use tool_runtime::catalog::{ToolCatalog, ToolSource};
 use tool_runtime::mcp::rmcp::model::{
@@ -20,7 +21,6 @@ use tool_runtime::mcp::{
 use tool_runtime::policy::ToolPolicy;
 use tool_runtime::runner::ToolRunner;
 use tool_runtime::runtime::{Progress, ProgressReporter, ToolErrorCode};
-use crate::support::ctx;
 
 /// How the server lists its tools.
 #[derive(Clone)]

@@ -8,6 +8,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use crate::support::ctx;
 use serde_json::{Value, json};
 use tool_runtime::agent::{ChatModel, ChatModelSampler, ScriptedModel, ScriptedTurn};
 use tool_runtime::catalog::ToolCatalog;
@@ -24,7 +25,6 @@ use tool_runtime::runner::ToolRunner;
 use tool_runtime::runtime::{
     ElicitAnswer, Interact, InteractError, SampleRequest, SampleRole, ToolErrorCode,
 };
-use crate::support::ctx;
 
 /// Asks the model what the prompt says.
 #[tool(name = "ask__sample", effect = read_only, redact = ["text"], capabilities = [Interact])]

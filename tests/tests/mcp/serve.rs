@@ -349,10 +349,9 @@ async fn runner_chains_the_callers_progress_reporter() {
         .build();
     let heard = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&heard);
-    let ctx = context("run", "actor", "tenant")
-    .with_progress(ProgressReporter::new(move |progress: Progress| {
-        sink.lock().unwrap().push(progress)
-    }));
+    let ctx = context("run", "actor", "tenant").with_progress(ProgressReporter::new(
+        move |progress: Progress| sink.lock().unwrap().push(progress),
+    ));
     let result = runner.exec("test__count", br#"{"to": 2}"#, &ctx).await;
     assert_eq!(result.value(), Some(&json!({"count": 2})));
     let heard: Vec<(f64, Option<String>)> =

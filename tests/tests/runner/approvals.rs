@@ -41,8 +41,7 @@ fn gated() -> ToolPolicy {
 }
 
 fn ctx(run: &str, tenant: &str, actor: &str) -> ToolInvocationContext {
-    context(run, actor, tenant)
-        .with_tool_call_id("call_1")
+    context(run, actor, tenant).with_tool_call_id("call_1")
 }
 
 fn runner(approvals: impl IntoIterator<Item = Approval>) -> ToolRunner {

@@ -91,8 +91,7 @@ fn approving() -> ToolRunnerBuilder {
 }
 
 fn ctx() -> ToolInvocationContext {
-    context("run-1", "user-1", "t-1")
-        .with_tool_call_id("call_1")
+    context("run-1", "user-1", "t-1").with_tool_call_id("call_1")
 }
 
 /// A clock that moves 5 ms every time it is read.

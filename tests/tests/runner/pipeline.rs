@@ -282,8 +282,7 @@ fn runner(sink: &CollectingSink) -> ToolRunner {
 }
 
 fn ctx() -> ToolInvocationContext {
-    context("run-1", "user-1", "tenant-1")
-    .with_tool_call_id("call_1")
+    context("run-1", "user-1", "tenant-1").with_tool_call_id("call_1")
 }
 
 fn connected(id: &str) -> ToolInvocationContext {
@@ -751,8 +750,7 @@ async fn a_sink_that_takes_no_events_gets_none_and_the_call_is_unchanged() {
     let named = ctx().with_progress(reporter.clone());
     let result = runner.exec("test__whoami", b"{}", &named).await;
     assert_eq!(result.value(), Some(&json!({"call_id": "call_1"})));
-    let anonymous = context("run-1", "user-1", "tenant-1")
-    .with_progress(reporter);
+    let anonymous = context("run-1", "user-1", "tenant-1").with_progress(reporter);
     let minted = runner.exec("test__whoami", b"{}", &anonymous).await;
     assert!(minted.tool_call_id.starts_with("call_"));
     assert_eq!(

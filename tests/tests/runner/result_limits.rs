@@ -75,9 +75,7 @@ async fn exec(
     let policy = json!({"allowed_tools": ["test__*"], "tools": {tool: budgets}});
     let policy = ToolPolicy::from_json(&policy.to_string()).unwrap();
     let runner = ToolRunner::builder(catalog).policy(policy).build();
-    let ctx =
-        context("run-1", "u", "t")
-            .with_tool_call_id("call_1");
+    let ctx = context("run-1", "u", "t").with_tool_call_id("call_1");
     runner.exec(tool, args, &ctx).await
 }
 
@@ -379,8 +377,7 @@ impl Tool for MakeMiscount {
 async fn an_output_that_fails_its_schema_is_refused_naming_the_part_and_kept_in_the_record() {
     let catalog = ToolCatalog::builder().register::<MakeMiscount>().build().unwrap();
     let runner = ToolRunner::builder(catalog).policy(ToolPolicy::allowing(["test__*"])).build();
-    let ctx =
-        context("run-1", "u", "t");
+    let ctx = context("run-1", "u", "t");
     let result = runner.exec("test__miscount", "{}", &ctx).await;
     assert_eq!(result.error_code(), Some(Code::OutputValidation));
     let error = result.error().unwrap();

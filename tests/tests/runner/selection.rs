@@ -207,8 +207,7 @@ const REQUESTS: [(&str, &str); 50] = [
 ];
 
 fn visible(catalog: &ToolCatalog) -> VisibleTools {
-    let ctx =
-        context("run", "user", "t");
+    let ctx = context("run", "user", "t");
     let everything = DOMAINS.iter().map(|(prefix, _, _)| format!("{prefix}__*"));
     visible_tools(catalog, &ToolPolicy::allowing(everything), &ctx)
 }
@@ -266,9 +265,7 @@ fn selection_is_deterministic_and_honours_visibility() {
         .names()
         .filter(|name| name.starts_with("travel__") && *name != "travel__approve_hotel_booking")
         .collect();
-    let ctx =
-        context("run", "user", "t")
-            .with_tool_set(others);
+    let ctx = context("run", "user", "t").with_tool_set(others);
     let narrowed = visible_tools(&catalog, &ToolPolicy::allowing(["travel__*"]), &ctx);
     let selection = selector.select("approve my hotel booking", &narrowed);
     assert!(
@@ -292,8 +289,7 @@ async fn an_agent_session_offers_at_most_20_tools_per_turn_and_the_right_one() {
     let runner = tool_runtime::runner::ToolRunner::builder(catalog)
         .policy(ToolPolicy::allowing(everything))
         .build();
-    let ctx =
-        context("run", "user", "t");
+    let ctx = context("run", "user", "t");
     let mut hits = 0;
     for (request, label) in REQUESTS {
         let object = label.split_once("__").and_then(|(_, rest)| rest.split_once('_')).unwrap().1;

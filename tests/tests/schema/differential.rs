@@ -15,9 +15,9 @@
 use std::cell::Cell;
 use std::collections::{BTreeSet, HashSet};
 
+use crate::schema_values::{Integers, float_value, int_value, near_valid};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestCaseError, TestRunner};
-use crate::schema_values::{Integers, float_value, int_value, near_valid};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tool_runtime::prelude::*;

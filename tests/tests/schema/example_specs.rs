@@ -15,8 +15,7 @@ use tool_runtime::schema::{ArgumentsError, parse_arguments};
 use tool_tests::fixtures::context;
 
 fn ctx() -> ToolInvocationContext {
-    context("run-1", "user-42", "acme")
-    .with_connection_id("acme-tracker")
+    context("run-1", "user-42", "acme").with_connection_id("acme-tracker")
 }
 
 fn caps() -> ToolCapabilities {

@@ -6,11 +6,11 @@
 //! `gbnf_support`; `gbnf_oracle` checks the same grammars with implementations written
 //! elsewhere.
 
+use crate::gbnf_support::{Gbnf, PlanDelivery, call, specs, writings, wrong_calls};
+use crate::schema_values::{Integers, valid};
 use examples::tickets::{CloseTicket, CreateTicket};
 use examples::time::GetCurrentTime;
-use crate::gbnf_support::{Gbnf, PlanDelivery, call, specs, writings, wrong_calls};
 use proptest::test_runner::{Config, TestRunner};
-use crate::schema_values::{Integers, valid};
 use tool_runtime::adapters::gbnf::{Grammar, GrammarError, Unchecked};
 use tool_runtime::prelude::*;
 use tool_runtime::schema::Schema;

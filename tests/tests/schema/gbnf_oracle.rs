@@ -10,13 +10,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::gbnf_support::{call, specs, writings, wrong_calls};
+use crate::schema_values::{Integers, valid};
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::TestRunner;
-use tool_tests::python::{self, PinnedVenv};
-use crate::schema_values::{Integers, valid};
 use serde_json::{Value, json};
 use tool_runtime::adapters::gbnf::Grammar;
 use tool_runtime::spec::ToolSpec;
+use tool_tests::python::{self, PinnedVenv};
 
 /// The oracle packages the test pins (pure Python, and one abi3 wheel: seconds to install).
 const ORACLES: &[&str] = &["gbnf==0.0.32", "llguidance==1.9.1"];

@@ -10,8 +10,8 @@ use tool_runtime::catalog::ToolCatalog;
 use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
-use tracing_subscriber::layer::SubscriberExt;
 use tool_tests::fixtures::context;
+use tracing_subscriber::layer::SubscriberExt;
 
 /// Look up a user's plan.
 #[tool(name = "crm__get_plan", effect = read_only, redact = ["plan"])]
@@ -44,8 +44,7 @@ fn runner(content: bool) -> ToolRunner {
 }
 
 fn ctx() -> ToolInvocationContext {
-    context("run-1", "user-1", "t-1")
-        .with_tool_call_id("call_7")
+    context("run-1", "user-1", "t-1").with_tool_call_id("call_7")
 }
 
 /// Runs one call with an OpenTelemetry pipeline installed and returns the exported spans.

@@ -14,12 +14,12 @@ use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
 use tool_runtime::runtime::{Auth, BrokerError, CollectingSink, ConnectionBroker, Credential};
+use tool_tests::fixtures::context;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Subscriber};
 use tracing_subscriber::layer::{Context, Layer};
 use tracing_subscriber::prelude::*;
-use tool_tests::fixtures::context;
 
 const CANARY: &str = "sk-live-CANARY-91c2";
 
@@ -122,9 +122,9 @@ fn a_canary_secret_never_leaves_the_tool_and_spans_carry_genai_attributes() {
         .event_sink(Arc::new(sink.clone()))
         .build();
     let ctx = context("run-9", "user", "tenant")
-    .with_tool_call_id("call_leak")
-    .with_connection_id("c1")
-    .with_requested_connections(["c1"]);
+        .with_tool_call_id("call_leak")
+        .with_connection_id("c1")
+        .with_requested_connections(["c1"]);
     let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
     let results = tracing::subscriber::with_default(subscriber, || {
         rt.block_on(async {
@@ -173,9 +173,7 @@ fn model_supplied_ids_and_names_reach_spans_escaped_and_cut() {
     let catalog = ToolCatalog::builder().build().unwrap();
     let runner = ToolRunner::builder(catalog).build();
     let hostile_id = format!("call\n\u{1b}[2J{}", "x".repeat(300));
-    let ctx =
-        context("run", "a", "t")
-            .with_tool_call_id(hostile_id.as_str());
+    let ctx = context("run", "a", "t").with_tool_call_id(hostile_id.as_str());
     let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
     let result = tracing::subscriber::with_default(subscriber, || {
         rt.block_on(runner.exec("evil\u{7}__tool\r\n", b"{}", &ctx))
