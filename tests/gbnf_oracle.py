@@ -1,4 +1,5 @@
-"""Checks GBNF grammars with two implementations written elsewhere, for tests/tests/gbnf_oracle.rs.
+"""Checks GBNF grammars with two implementations written elsewhere, for
+tests/tests/schema/gbnf_oracle.rs.
 
 Reads {"cases": [{"grammar": str, "accept": [str], "reject": [str]}]} on stdin and writes, per
 oracle, per case: the grammar error (null when the grammar parses) and, for every text, whether

@@ -5,8 +5,8 @@ Usage: python mcp_client.py PATH_TO_MCP_SERVER
 
 Connects over stdio twice (the SDK's default 'auto' negotiation and the 'legacy' initialize
 handshake), lists the tools and calls them; prints one JSON object on stdout that the Rust
-test `tests/tests/mcp_python.rs` checks. Keeps assertions out of here so a failure shows up
-there, next to the expectation.
+test `tests/tests/mcp/python_client.rs` checks. Keeps assertions out of here so a failure shows
+up there, next to the expectation.
 
 Given a URL instead, connects over Streamable HTTP, lists the tools and calls each TOOL named
 after it without arguments, reporting the SDK's class for every content block it receives (or

@@ -3,8 +3,8 @@
 //! Each function takes the raw bytes a fuzzer (or a committed corpus file) supplies and panics
 //! when the runtime breaks a promise on them: a panic inside the runtime, disagreement with an
 //! oracle, output that is not bounded by the input and the configured limits. The fuzz targets
-//! call them under libFuzzer (nightly, `cargo fuzz`); `tests/tests/fuzz_corpus.rs` replays the
-//! committed corpus through the very same functions on stable, so CI keeps every finding.
+//! call them under libFuzzer (nightly, `cargo fuzz`); `tests/tests/repo/fuzz_corpus.rs` replays
+//! the committed corpus through the very same functions on stable, so CI keeps every finding.
 //!
 //! ```
 //! // Any bytes are fine; a broken promise panics.

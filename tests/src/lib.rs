@@ -1,2 +1,8 @@
-//! Test-only crate: the suites live in `tests/`. The README's code is compiled and run here.
+//! Test-only crate: the suites live in `tests/`, one test binary per layer (`schema`,
+//! `adapters`, `runner`, `agent`, `mcp`, `telemetry`, `repo`, `load`), a module per behaviour.
+//! This library holds what more than one binary shares. The README's code is compiled and run
+//! here.
 #![doc = include_str!("../../README.md")]
+
+pub mod fixtures;
+pub mod python;

@@ -1,11 +1,13 @@
-//! Load (issue 16, "Prove it"): 100 000 calls through one runner, and a chaos run in which 10%
+//! Load: 100 000 calls through one runner, and a chaos run in which 10%
 //! of the calls panic, 10% time out and 10% are cancelled mid-flight. Every call id has exactly
 //! one start and one result, and memory stays flat: the peak RSS (`VmHWM`, reset through
 //! `/proc/self/clear_refs` before each half) of a run's second half is within 50 bytes per call
 //! of its first half's, so a leak of 100 bytes per call fails. Events are counted as they are emitted (a queue of them would grow with
 //! the backlog, not with the runner). Nothing is timed.
 //!
-//! Both runs are in the default `cargo test`; they print their peak RSS (`--nocapture`).
+//! Both runs are in the default `cargo test`; they print their peak RSS (`--nocapture`). A test
+//! binary of its own: the peak RSS is the process's, and tests of other suites running beside
+//! these in one process would move it.
 
 use std::future::Future;
 use std::pin::pin;
@@ -19,6 +21,7 @@ use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
 use tool_runtime::runtime::{CallOutcome, EventSink, ToolEvent};
+use tool_tests::fixtures::context;
 
 /// Peak RSS may grow this much per call of a run's second half: half of what a leak of 100
 /// bytes per call would add (50 000 calls keeping 100 bytes each grow it by about 5 MiB), and
@@ -148,12 +151,7 @@ async fn drive(runner: &ToolRunner, range: std::ops::Range<usize>, chaos: bool) 
             let mut tally = Tally::default();
             for i in (range.start + caller..range.end).step_by(CALLERS) {
                 let mode = if chaos { mode_of(i) } else { 0 };
-                let ctx = ToolInvocationContext::new(ContextIds {
-                    run_id: "load",
-                    actor_id: "a",
-                    tenant_id: "t",
-                })
-                .with_tool_call_id(format!("c{i}"));
+                let ctx = context("load", "a", "t").with_tool_call_id(format!("c{i}"));
                 let raw = format!(r#"{{"value": {i}, "mode": {mode}}}"#);
                 if mode == 4 {
                     poll_once_and_drop(runner.exec("load__double", raw.as_bytes(), &ctx));

@@ -250,7 +250,7 @@ pub(crate) fn schema_stub(input: &syn::DeriveInput, krate: &Path) -> TokenStream
 
 /// Wraps generated items in an anonymous constant, as derives do.
 ///
-/// No lint is allowed on them: `tests/tests/lints.rs` applies both macros under
+/// No lint is allowed on them: `tests/tests/schema/lints.rs` applies both macros under
 /// `clippy::pedantic` and the strict opt-in rustc lints, and the expansion trips none. A lint it
 /// comes to need is allowed here by name, with the reason.
 pub(crate) fn dummy_const(items: TokenStream) -> TokenStream {

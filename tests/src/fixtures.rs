@@ -1,0 +1,41 @@
+//! Fixtures several suites share: an echo tool and invocation contexts.
+//!
+//! A fixture that differs between suites in a way a test depends on (another tool name, another
+//! redaction list, other ids) stays in its suite; only identical ones are here.
+
+use tool_runtime::prelude::*;
+
+/// Echo a word.
+#[tool(name = "text__echo", effect = read_only, redact = ["word"])]
+pub struct Echo {
+    // No doc comment: it would become the property's description in the schema.
+    pub word: String,
+}
+
+// What `Echo` returns. No doc comment: it would become the output schema's description.
+#[derive(Serialize, ToolSchema)]
+pub struct Word {
+    pub word: String,
+}
+
+impl Tool for Echo {
+    type Output = Word;
+    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Word, ToolError> {
+        Ok(Word { word: self.word })
+    }
+}
+
+/// The ids of a run, the actor asking and the tenant, in `ContextIds`' field order.
+pub fn ids<'a>(run_id: &'a str, actor_id: &'a str, tenant_id: &'a str) -> ContextIds<'a> {
+    ContextIds { run_id, actor_id, tenant_id }
+}
+
+/// A context for a run, an actor and a tenant, with no call id, connection or deadline.
+pub fn context(run_id: &str, actor_id: &str, tenant_id: &str) -> ToolInvocationContext {
+    ToolInvocationContext::new(ids(run_id, actor_id, tenant_id))
+}
+
+/// The context most suites use: run `run-1`, actor `user-1`, tenant `t-1`.
+pub fn ctx() -> ToolInvocationContext {
+    context("run-1", "user-1", "t-1")
+}

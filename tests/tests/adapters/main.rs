@@ -1,0 +1,23 @@
+//! The adapters layer: provider wire formats. Golden requests and decoded responses per
+//! provider (`golden`, `requests`, `results`, `controls`), encoding and raising arguments
+//! (`lowering`), request budgets (`budgets`), real-world stream quirks (`streams`), hostile and
+//! cut streams (`hostile_streams`), decoder properties (`props`), the stored conversation format
+//! (`stored_messages`), the `wire` command (`cli`), and a `ChatModel` written against the
+//! adapters from their docs alone (`chat_model_contract`).
+//!
+//! One test binary, a module per behaviour; `support` reads the fixtures under
+//! `tests/fixtures/` and decodes them.
+
+mod budgets;
+mod chat_model_contract;
+mod cli;
+mod controls;
+mod golden;
+mod hostile_streams;
+mod lowering;
+mod props;
+mod requests;
+mod results;
+mod stored_messages;
+mod streams;
+mod support;

@@ -1,0 +1,119 @@
+//! Our MCP server checked by the official MCP conformance suite (`@modelcontextprotocol/conformance`
+//! on npm, installed under the target directory on first run): the `mcp_conformance` example
+//! binary serves Streamable HTTP on a port the system picks, and `npx conformance server` runs
+//! one scenario at a time against it.
+
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The scenarios the server passes.
+const SCENARIOS: [&str; 17] = [
+    "server-initialize",
+    "ping",
+    "logging-set-level",
+    "tools-list",
+    "tools-call-simple-text",
+    "tools-call-image",
+    "tools-call-audio",
+    "tools-call-embedded-resource",
+    "tools-call-mixed-content",
+    "tools-call-with-logging",
+    "tools-call-error",
+    "tools-call-with-progress",
+    "tools-call-sampling",
+    "tools-call-elicitation",
+    "elicitation-sep1034-defaults",
+    "elicitation-sep1330-enums",
+    "dns-rebinding-protection",
+];
+
+/// The example server, killed when dropped.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_server() -> Server {
+    let binary = crate::support::example_binary("mcp_conformance");
+    let mut child = Command::new(binary)
+        .args(["--port", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("the example server starts");
+    let mut line = String::new();
+    let stdout = child.stdout.take().expect("piped");
+    BufReader::new(stdout).read_line(&mut line).expect("the server prints where it listens");
+    let url = line.trim().strip_prefix("listening on ").unwrap_or_else(|| {
+        let _ = child.kill();
+        panic!("unexpected first line from the server: {line:?}")
+    });
+    Server { url: url.to_owned(), child }
+}
+
+/// Runs one scenario; its exit status and everything it printed.
+fn run_scenario(suite: &std::path::Path, url: &str, scenario: &str) -> (bool, String) {
+    let mut child = Command::new("npx")
+        .current_dir(suite)
+        .args(["conformance", "server", "--url", url, "--scenario", scenario])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("npx runs");
+    // A hung suite must not hang `cargo test`; this bounds the wait, it measures nothing.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("the suite can be waited on") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("`conformance server --scenario {scenario}` did not finish within 120 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut output = String::new();
+    child.stdout.take().expect("piped").read_to_string(&mut output).expect("utf-8 stdout");
+    child.stderr.take().expect("piped").read_to_string(&mut output).expect("utf-8 stderr");
+    (status.success(), output)
+}
+
+/// The `Passed: 2/2, 0 failed, 0 warnings` line of the suite's summary, as (passed, total,
+/// failed).
+fn summary(output: &str) -> Option<(u32, u32, u32)> {
+    let line = output.lines().find_map(|line| line.trim().strip_prefix("Passed: "))?;
+    let (counts, rest) = line.split_once(',')?;
+    let (passed, total) = counts.split_once('/')?;
+    let failed = rest.trim().strip_suffix(" warnings")?.split(" failed").next()?;
+    Some((passed.parse().ok()?, total.parse().ok()?, failed.trim().parse().ok()?))
+}
+
+#[test]
+fn the_summary_line_is_read() {
+    let output = "Checks:\n...\nTest Results:\nPassed: 1/2, 1 failed, 0 warnings\n";
+    assert_eq!(summary(output), Some((1, 2, 1)));
+    assert_eq!(summary("no summary here"), None);
+}
+
+#[test]
+fn the_official_conformance_suite_passes() {
+    let suite = crate::support::conformance_suite();
+    let server = start_server();
+    let mut failures = Vec::new();
+    for scenario in SCENARIOS {
+        let (success, output) = run_scenario(&suite, &server.url, scenario);
+        match summary(&output) {
+            Some((passed, total, 0)) if success && passed == total && total > 0 => {}
+            _ => failures.push(format!("{scenario}:\n{output}")),
+        }
+    }
+    assert!(failures.is_empty(), "scenarios failed:\n{}", failures.join("\n\n"));
+}

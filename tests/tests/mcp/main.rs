@@ -1,0 +1,17 @@
+//! The MCP layer: serving a catalog (`serve`), what a served result looks like (`content`),
+//! elicitation and sampling (`interact`), importing MCP tools (`import`) from hostile servers
+//! too (`import_hostile`), and our server checked by clients no one here wrote: the official
+//! conformance suite (`conformance`) and the Python SDK (`python_client`).
+//!
+//! One test binary, a module per behaviour; `support` builds the example binaries and installs
+//! the conformance suite and the Python SDK. (The test that a refused tool is logged once is in
+//! the `telemetry` binary: it installs a global `tracing` subscriber.)
+
+mod conformance;
+mod content;
+mod import;
+mod import_hostile;
+mod interact;
+mod python_client;
+mod serve;
+mod support;

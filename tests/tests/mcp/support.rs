@@ -1,0 +1,113 @@
+//! Shared by the MCP suites: their invocation context, the example binaries, the Python SDK's
+//! venv and the official conformance suite.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+use tool_runtime::prelude::ToolInvocationContext;
+use tool_tests::fixtures::context;
+use tool_tests::python::{PinnedVenv, install_once};
+
+/// The context the import and interaction suites call tools with.
+pub fn ctx() -> ToolInvocationContext {
+    context("run", "actor", "tenant")
+}
+
+/// The workspace root.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the tests crate is in the workspace")
+        .to_owned()
+}
+
+/// `target/<profile>`, the directory holding this test binary's `deps/`.
+fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary has a path");
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("test binaries live in target/<profile>/deps")
+        .to_owned()
+}
+
+/// The `mcp_server` example binary (see [`example_binary`]).
+pub fn mcp_server() -> PathBuf {
+    example_binary("mcp_server")
+}
+
+/// The example binary `name`, built once per test process with the profile of the tests.
+/// (`cargo test` builds no plain binary of `examples`, which has no integration test, so this
+/// build is needed; it resolves features on its own and so recompiles part of the graph.)
+pub fn example_binary(name: &str) -> PathBuf {
+    static BUILT: Mutex<BTreeMap<String, PathBuf>> = Mutex::new(BTreeMap::new());
+    let mut built = BUILT.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(binary) = built.get(name) {
+        return binary.clone();
+    }
+    let profile = profile_dir();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let mut command = Command::new(cargo);
+    command.current_dir(workspace()).args(["build", "--quiet", "-p", "examples", "--bin", name]);
+    if profile.file_name().is_some_and(|dir| dir == "release") {
+        command.arg("--release");
+    }
+    let status = command.status().expect("cargo runs");
+    assert!(status.success(), "`cargo build -p examples --bin {name}` failed");
+    let binary = profile.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    assert!(binary.exists(), "no {name} binary at {}", binary.display());
+    built.insert(name.to_owned(), binary.clone());
+    binary
+}
+
+/// The conformance suite version the conformance test pins (later versions need Node 22).
+pub const CONFORMANCE: &str = "0.1.12";
+
+/// A directory under the target directory with `@modelcontextprotocol/conformance@0.1.12`
+/// installed by npm, created on first use and reused after. Panics with what went wrong when
+/// npm or its registry is out of reach: the test must not pass without the real suite.
+pub fn conformance_suite() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("mcp-conformance-{CONFORMANCE}"));
+    install_once(&dir, || {
+        std::fs::create_dir_all(&dir).expect("the suite's directory can be created");
+        let package = format!("@modelcontextprotocol/conformance@{CONFORMANCE}");
+        let installed = Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--prefix"])
+            .arg(&dir)
+            .arg(&package)
+            .output();
+        match installed {
+            Ok(output) if output.status.success() => {}
+            Ok(output) => panic!(
+                "`npm install {package}` failed (is the npm registry reachable?); the MCP \
+                 conformance test cannot run without the official suite:\n{}",
+                String::from_utf8_lossy(&output.stderr)
+            ),
+            Err(error) => panic!(
+                "npm (Node 20 or later) is needed for the MCP conformance test and could not be \
+                 run: {error}"
+            ),
+        }
+    });
+    dir
+}
+
+/// The Python SDK version the interop test pins.
+pub const PYTHON_MCP: &str = "2.3.0";
+
+/// A venv under the target directory with `mcp==2.3.0` installed, created on first use and
+/// reused after. Panics with what went wrong when Python or PyPI is out of reach: this test
+/// must not pass without having talked to the real SDK.
+pub fn python_with_mcp() -> PathBuf {
+    PinnedVenv {
+        name: "mcp",
+        pins: &[&format!("mcp=={PYTHON_MCP}")],
+        pip_args: &[],
+        needed_by: "the MCP interop test",
+        what: "the official Python SDK",
+    }
+    .python(Path::new(env!("CARGO_TARGET_TMPDIR")))
+}

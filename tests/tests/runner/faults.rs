@@ -1,0 +1,424 @@
+//! Faults in the runner: exactly one result whatever panics (hooks, event
+//! sinks) or whoever stops waiting; the time budget covers the hooks and the broker; a call's
+//! credential never leaves in its error, progress or log text.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use tool_runtime::catalog::ToolCatalog;
+use tool_runtime::content::ToolOutput;
+use tool_runtime::policy::{
+    ApprovalDecision, ApprovalRequest, Approver, Authorizer, AuthzDenied, ToolPolicy,
+};
+use tool_runtime::prelude::*;
+use tool_runtime::runner::{AfterCall, AfterCallDecision, AfterCallHook, HookError, ToolRunner};
+use tool_runtime::runtime::{
+    Arguments, Auth, BoundToolRuntime, BrokerError, CallStep, CollectingSink, ConnectionBroker,
+    Credential, DynamicTool, EventOutcome, EventSink, LogLevel, LogMessage, LogReporter, Progress,
+    ProgressReporter, ToolErrorCode as Code, ToolEvent, ValidatedArgs,
+};
+use tool_runtime::schema::{ArgumentsError, ValidationErrors};
+use tool_runtime::spec::ToolSpec;
+use tool_tests::fixtures::context;
+
+const SECRET: &str = "sk-live-HARDEN-91c2";
+
+/// Echo a word.
+#[tool(name = "test__echo", effect = read_only, redact = ["word"])]
+struct Echo {
+    word: String,
+}
+
+#[derive(Serialize, ToolSchema)]
+struct Word {
+    word: String,
+}
+
+impl Tool for Echo {
+    type Output = Word;
+    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Word, ToolError> {
+        Ok(Word { word: self.word })
+    }
+}
+
+/// Never finishes.
+#[tool(name = "test__hang", effect = read_only, redact = ["word"])]
+struct Hang {}
+
+impl Tool for Hang {
+    type Output = Word;
+    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Word, ToolError> {
+        std::future::pending().await
+    }
+}
+
+/// Leaks its credential into its progress and its error.
+#[tool(name = "test__leak", effect = read_only, redact = ["word"], requires_connection, capabilities = [Auth])]
+struct Leak {}
+
+impl Tool for Leak {
+    type Output = Word;
+    async fn run(
+        self,
+        ctx: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Word, ToolError> {
+        let header = caps.get::<Auth>()?.authorization_header();
+        ctx.report_progress(1.0, None, format!("calling with {header}"));
+        ctx.log(LogLevel::Warning, format!("retrying with {header}"));
+        Err(ToolError::new(format!("the server refused {header}")))
+    }
+}
+
+#[derive(Debug)]
+struct Vault {
+    delay: Duration,
+    panics: bool,
+}
+
+#[async_trait]
+impl ConnectionBroker for Vault {
+    async fn credential(
+        &self,
+        _: &ToolInvocationContext,
+        _: &str,
+    ) -> Result<Credential, BrokerError> {
+        tokio::time::sleep(self.delay).await;
+        assert!(!self.panics, "broker bug");
+        Ok(Credential::new(SECRET))
+    }
+}
+
+#[derive(Debug)]
+struct Hooks {
+    delay: Duration,
+    panics: bool,
+}
+
+#[async_trait]
+impl Authorizer for Hooks {
+    async fn authorize(&self, _: &ToolInvocationContext, _: &ToolSpec) -> Result<(), AuthzDenied> {
+        tokio::time::sleep(self.delay).await;
+        assert!(!self.panics, "authorizer bug");
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Approver for Hooks {
+    async fn review(&self, _: &ApprovalRequest<'_>) -> ApprovalDecision {
+        tokio::time::sleep(self.delay).await;
+        assert!(!self.panics, "approver bug");
+        ApprovalDecision::Denied { message: "no".into() }
+    }
+}
+
+/// Records every event and panics on the kinds it is told to (after recording them).
+#[derive(Debug, Default)]
+struct Grumpy {
+    events: Mutex<Vec<ToolEvent>>,
+    on_start: bool,
+    on_result: bool,
+    on_progress: bool,
+    on_enabled: bool,
+}
+
+impl EventSink for Grumpy {
+    fn emit(&self, event: ToolEvent) {
+        let panics = match &event {
+            ToolEvent::ToolCallStart { .. } => self.on_start,
+            ToolEvent::ToolCallResult { .. } => self.on_result,
+            _ => self.on_progress,
+        };
+        self.events.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(event);
+        assert!(!panics, "sink bug");
+    }
+
+    fn enabled(&self) -> bool {
+        assert!(!self.on_enabled, "sink bug");
+        true
+    }
+}
+
+fn catalog(vault: Vault) -> ToolCatalog {
+    ToolCatalog::builder()
+        .register::<Echo>()
+        .register::<Hang>()
+        .register::<Leak>()
+        .connection_broker(Arc::new(vault))
+        .build()
+        .unwrap()
+}
+
+fn policy(extra: &str) -> ToolPolicy {
+    ToolPolicy::from_json(&format!(
+        r#"{{"allowed_tools": ["test__*"], "budgets": {{"max_runtime_ms": 100}},
+            "connections": {{"allowed_connection_ids": ["conn-a"]}} {extra}}}"#
+    ))
+    .unwrap()
+}
+
+fn ctx() -> ToolInvocationContext {
+    context("run-1", "u", "t")
+        .with_tool_call_id("call_1")
+        .with_connection_id("conn-a")
+        .with_requested_connections(["conn-a"])
+}
+
+fn quick() -> Vault {
+    Vault { delay: Duration::ZERO, panics: false }
+}
+
+/// (starts, results) per the sink's events.
+fn pairs(events: &[ToolEvent]) -> (usize, usize) {
+    let starts = events.iter().filter(|e| matches!(e, ToolEvent::ToolCallStart { .. })).count();
+    let results = events.iter().filter(|e| matches!(e, ToolEvent::ToolCallResult { .. })).count();
+    (starts, results)
+}
+
+#[tokio::test]
+async fn a_sink_that_panics_on_start_still_gives_one_result() {
+    let sink = Arc::new(Grumpy { on_start: true, ..Grumpy::default() });
+    let runner =
+        ToolRunner::builder(catalog(quick())).policy(policy("")).event_sink(sink.clone()).build();
+    let result = runner.exec("test__echo", r#"{"word": "hi"}"#, &ctx()).await;
+    assert_eq!(result.error_code(), Some(Code::Execution));
+    assert_eq!(pairs(&sink.events.lock().unwrap()), (1, 1));
+}
+
+#[tokio::test]
+async fn a_sink_that_panics_on_the_result_or_progress_leaves_the_result_to_the_caller() {
+    let sink = Arc::new(Grumpy { on_result: true, on_progress: true, ..Grumpy::default() });
+    let runner =
+        ToolRunner::builder(catalog(quick())).policy(policy("")).event_sink(sink.clone()).build();
+    let result = runner.exec("test__echo", r#"{"word": "hi"}"#, &ctx()).await;
+    assert_eq!(result.value(), Some(&serde_json::json!({"word": "hi"})));
+    assert_eq!(pairs(&sink.events.lock().unwrap()), (1, 1));
+    // A progress report that makes the sink panic does not fail the tool.
+    let leak = runner.exec("test__leak", "{}", &ctx()).await;
+    assert_eq!(leak.error_code(), Some(Code::Execution));
+    assert!(leak.error().unwrap().message.starts_with("the server refused"));
+
+    let sink = Arc::new(Grumpy { on_enabled: true, ..Grumpy::default() });
+    let runner = ToolRunner::builder(catalog(quick())).policy(policy("")).event_sink(sink).build();
+    let result = runner.exec("test__echo", r#"{"word": "hi"}"#, &ctx()).await;
+    assert!(result.value().is_some());
+}
+
+#[tokio::test]
+async fn panicking_hooks_and_brokers_give_a_typed_result() {
+    let hooks = || Arc::new(Hooks { delay: Duration::ZERO, panics: true });
+    let sink = CollectingSink::new();
+    let authorized = ToolRunner::builder(catalog(quick()))
+        .policy(policy(""))
+        .authorizer(hooks())
+        .event_sink(sink.clone())
+        .build();
+    let result = authorized.exec("test__echo", r#"{"word": "hi"}"#, &ctx()).await;
+    assert_eq!(result.error_code(), Some(Code::Execution));
+
+    let approved = ToolRunner::builder(catalog(quick()))
+        .policy(policy(r#", "require_approval": ["read_only"]"#))
+        .approver(hooks())
+        .event_sink(sink.clone())
+        .build();
+    let result = approved.exec("test__echo", r#"{"word": "hi"}"#, &ctx()).await;
+    assert_eq!(result.error_code(), Some(Code::Execution));
+
+    let brokered = ToolRunner::builder(catalog(Vault { delay: Duration::ZERO, panics: true }))
+        .policy(policy(""))
+        .event_sink(sink.clone())
+        .build();
+    let result = brokered.exec("test__leak", "{}", &ctx()).await;
+    assert_eq!(result.error_code(), Some(Code::Execution));
+    // Refused before their start: one result each, no start.
+    assert_eq!(pairs(&sink.events()), (0, 3));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_caller_that_stops_waiting_still_leaves_a_cancelled_result() {
+    let sink = CollectingSink::new();
+    let runner =
+        ToolRunner::builder(catalog(quick())).policy(policy("")).event_sink(sink.clone()).build();
+    let ctx = ctx();
+    let call = runner.exec("test__hang", "{}", &ctx);
+    // The caller gives up before the call's own budget would end it.
+    assert!(tokio::time::timeout(Duration::from_millis(10), call).await.is_err());
+    let events = sink.events();
+    assert_eq!(pairs(&events), (1, 1));
+    let Some(ToolEvent::ToolCallResult {
+        tool_call_id, outcome: EventOutcome::Err { error }, ..
+    }) = events.last()
+    else {
+        panic!("no result event: {events:?}")
+    };
+    assert_eq!(tool_call_id, "call_1");
+    assert_eq!(error.code, Code::Cancelled);
+
+    // A call dropped before its start owes nothing.
+    let sink = CollectingSink::new();
+    let runner =
+        ToolRunner::builder(catalog(Vault { delay: Duration::from_secs(5), panics: false }))
+            .policy(policy(r#", "tools": {"test__leak": {"max_runtime_ms": 60000}}"#))
+            .event_sink(sink.clone())
+            .build();
+    let call = runner.exec("test__leak", "{}", &ctx);
+    assert!(tokio::time::timeout(Duration::from_millis(10), call).await.is_err());
+    assert!(sink.events().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_time_budget_covers_the_authorizer_the_approver_and_the_broker() {
+    let slow = || Arc::new(Hooks { delay: Duration::from_secs(3600), panics: false });
+    let authorized =
+        ToolRunner::builder(catalog(quick())).policy(policy("")).authorizer(slow()).build();
+    let result = authorized.exec("test__echo", r#"{"word": "hi"}"#, &ctx()).await;
+    assert_eq!(result.error_code(), Some(Code::Timeout));
+    assert!(result.error().unwrap().message.contains("the authorizer"));
+
+    let approved = ToolRunner::builder(catalog(quick()))
+        .policy(policy(r#", "require_approval": ["read_only"]"#))
+        .approver(slow())
+        .build();
+    let result = approved.exec("test__echo", r#"{"word": "hi"}"#, &ctx()).await;
+    assert_eq!(result.error_code(), Some(Code::Timeout));
+    assert!(result.error().unwrap().message.contains("the approver"));
+
+    let brokered =
+        ToolRunner::builder(catalog(Vault { delay: Duration::from_secs(3600), panics: false }))
+            .policy(policy(""))
+            .build();
+    let result = brokered.exec("test__leak", "{}", &ctx()).await;
+    assert_eq!(result.error_code(), Some(Code::Timeout));
+    assert!(result.error().unwrap().message.contains("the credential broker"));
+}
+
+/// An after-call hook that takes an hour.
+#[derive(Debug)]
+struct SlowAfter;
+
+#[async_trait]
+impl AfterCallHook for SlowAfter {
+    fn name(&self) -> &str {
+        "slow_after"
+    }
+
+    async fn after_call(&self, _: &AfterCall<'_>) -> Result<AfterCallDecision, HookError> {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        Ok(AfterCallDecision::Keep)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_time_budget_covers_the_after_call_hooks() {
+    let sink = CollectingSink::new();
+    let runner = ToolRunner::builder(catalog(quick()))
+        .policy(policy(""))
+        .after_call(SlowAfter)
+        .event_sink(sink.clone())
+        .build();
+    let started = tokio::time::Instant::now();
+    let result = runner.exec("test__echo", r#"{"word": "hi"}"#, &ctx()).await;
+    let error = result.error().unwrap();
+    assert_eq!((error.code, error.step), (Code::Timeout, Some(CallStep::Hook)));
+    assert!(error.message.contains("the after-call hooks"), "{error}");
+    // Within the call's budget (100 ms), not the hook's hour.
+    assert!(started.elapsed() <= Duration::from_millis(100), "{:?}", started.elapsed());
+    assert_eq!(pairs(&sink.events()), (1, 1));
+}
+
+#[tokio::test]
+async fn a_calls_credential_is_scrubbed_from_its_error_and_progress() {
+    let sink = CollectingSink::new();
+    let runner =
+        ToolRunner::builder(catalog(quick())).policy(policy("")).event_sink(sink.clone()).build();
+    let forwarded = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&forwarded);
+    let ctx = ctx().with_progress(ProgressReporter::new(move |progress: Progress| {
+        seen.lock().unwrap().push(progress.message.unwrap_or_default());
+    }));
+    let result = runner.exec("test__leak", "{}", &ctx).await;
+    let message = &result.error().unwrap().message;
+    assert_eq!(message, "the server refused Bearer [redacted]");
+    let shown = format!("{:?} {:?}", sink.events(), forwarded.lock().unwrap());
+    assert!(!shown.contains(SECRET), "{shown}");
+    assert!(shown.contains("calling with Bearer [redacted]"), "{shown}");
+
+    // Without a sink, the progress the caller receives is scrubbed too.
+    let quiet = ToolRunner::builder(catalog(quick())).policy(policy("")).build();
+    forwarded.lock().unwrap().clear();
+    let result = quiet.exec("test__leak", "{}", &ctx).await;
+    assert!(!result.error().unwrap().message.contains(SECRET));
+    assert_eq!(*forwarded.lock().unwrap(), ["calling with Bearer [redacted]"]);
+}
+
+#[tokio::test]
+async fn a_calls_credential_is_scrubbed_from_its_log_messages() {
+    let logged = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&logged);
+    let ctx = ctx().with_logger(LogReporter::new(move |m: LogMessage| {
+        seen.lock().unwrap().push(m.message);
+    }));
+    let with_events = ToolRunner::builder(catalog(quick()))
+        .policy(policy(""))
+        .event_sink(CollectingSink::new())
+        .build();
+    let quiet = ToolRunner::builder(catalog(quick())).policy(policy("")).build();
+    for runner in [with_events, quiet] {
+        logged.lock().unwrap().clear();
+        let result = runner.exec("test__leak", "{}", &ctx).await;
+        assert_eq!(result.error_code(), Some(Code::Execution));
+        assert_eq!(*logged.lock().unwrap(), ["retrying with Bearer [redacted]"]);
+    }
+}
+
+/// A tool whose output check panics (as a validator of an untrusted schema might).
+#[derive(Debug)]
+struct PanickingCheck(DynamicTool);
+
+#[async_trait]
+impl BoundToolRuntime for PanickingCheck {
+    fn spec(&self) -> &ToolSpec {
+        self.0.spec()
+    }
+
+    fn arguments(&self, args: Arguments<'_>) -> Result<ValidatedArgs, ArgumentsError> {
+        self.0.arguments(args)
+    }
+
+    async fn exec(
+        &self,
+        args: ValidatedArgs,
+        ctx: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<ToolOutput, ToolError> {
+        self.0.exec(args, ctx, caps).await
+    }
+
+    fn validate_output(&self, _: &serde_json::Value) -> Result<(), ValidationErrors> {
+        panic!("output validator bug")
+    }
+}
+
+#[tokio::test]
+async fn an_output_check_that_panics_after_the_start_still_gives_one_result() {
+    let schema = serde_json::json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"], "additionalProperties": false});
+    let tool = DynamicTool::builder("test__count", "Count.", schema.clone())
+        .effect(ToolEffect::ReadOnly)
+        .output_schema(schema)
+        .redact(["n"])
+        .build(|args, _, _| async move { Ok(args) })
+        .unwrap();
+    let catalog = ToolCatalog::builder()
+        .register_bound(Arc::new(PanickingCheck(tool)), "a panicking output check".into())
+        .build()
+        .unwrap();
+    let sink = CollectingSink::new();
+    let runner = ToolRunner::builder(catalog).policy(policy("")).event_sink(sink.clone()).build();
+    let result = runner.exec("test__count", r#"{"n": 1}"#, &ctx()).await;
+    assert_eq!(result.error_code(), Some(Code::Execution));
+    let events = sink.events();
+    assert_eq!(pairs(&events), (1, 1), "{events:?}");
+    assert!(matches!(events.last(), Some(ToolEvent::ToolCallResult { .. })), "{events:?}");
+}

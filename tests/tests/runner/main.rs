@@ -1,0 +1,19 @@
+//! The runner layer: `ToolRunner::exec` and what surrounds it. Every fault and its error code
+//! (`pipeline`), panics, deadlines and credentials (`faults`), hooks and nested calls (`hooks`),
+//! approvals (`approvals`), start and result events paired (`events_paired`), result budgets
+//! (`result_limits`, also run with `--features image`), every output type end to end
+//! (`output_shapes`), properties over any input (`properties`), per-run tool sets (`tool_sets`)
+//! and BM25 tool selection over a large catalog (`selection`).
+//!
+//! One test binary, a module per behaviour.
+
+mod approvals;
+mod events_paired;
+mod faults;
+mod hooks;
+mod output_shapes;
+mod pipeline;
+mod properties;
+mod result_limits;
+mod selection;
+mod tool_sets;
