@@ -27,6 +27,12 @@
 //!   [`FinishReason::Error`] and its calls are never run.)
 //! - **The key stays secret**: it is sent as a sensitive header, never printed by `Debug`,
 //!   and scrubbed from any error message that might echo it.
+//! - **Redirects are never followed.** A redirect to another origin would carry the key, the
+//!   extra headers (Azure's `api-key`) and, on a `307` or `308`, the whole conversation there;
+//!   a model API has no reason to redirect, so one to the same origin is not followed either.
+//!   A `3xx` answer fails the turn with [`Status`](ModelErrorKind::Status) and its code,
+//!   naming where it pointed (scheme, host and path only), and is not retried: point the base
+//!   URL at the new address instead.
 //! - **Servers that do not stream**: a `200` with an `application/json` body is decoded
 //!   whole.
 //!
@@ -288,7 +294,10 @@ impl Settings {
             value.set_sensitive(true);
             headers.insert(name, value);
         }
+        // No redirect is followed: one to another origin would carry the key, the extra headers
+        // and (on a 307 or 308) the whole conversation there.
         let client = Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(self.timeouts.connect)
             .build()
             .map_err(|error| HttpConfigError::Client(error.to_string()))?;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use futures_util::StreamExt;
-use reqwest::header::{CONTENT_TYPE, HeaderMap};
+use reqwest::header::{CONTENT_TYPE, HeaderMap, LOCATION};
 use reqwest::{Client, Url};
 
 use super::retry::{RetryPolicy, retry_after, retryable_status};
@@ -193,6 +193,13 @@ impl Transport {
             Ok(Ok(response)) => response,
         };
         let status = response.status();
+        if status.is_redirection() {
+            let message = redirected(&self.label, &self.url, response.headers());
+            return Err(Failure::fatal(ModelError::new(
+                ModelErrorKind::Status(status.as_u16()),
+                message,
+            )));
+        }
         if !status.is_success() {
             let asked = retry_after(response.headers(), SystemTime::now());
             let text = self.error_body(response).await;
@@ -281,6 +288,29 @@ impl Transport {
             None => error,
         }
     }
+}
+
+/// What a redirect is refused with: where it pointed (scheme, host, port and path; never a
+/// user name, password or query) and why it was not followed.
+fn redirected(label: &str, url: &Url, headers: &HeaderMap) -> String {
+    let target = headers
+        .get(LOCATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|location| url.join(location).ok())
+        .map(|mut target| {
+            target.set_query(None);
+            target.set_fragment(None);
+            // Only fails for URLs that cannot have credentials.
+            let _ = target.set_username("");
+            let _ = target.set_password(None);
+            format!("`{target}`")
+        })
+        .unwrap_or_else(|| "no usable location".to_owned());
+    format!(
+        "{label} redirected the request to {target}; redirects are never followed, so the key, \
+         the headers and the conversation go only to the configured endpoint: set the base URL \
+         to the new address if you trust it"
+    )
 }
 
 /// `text` with every occurrence of each of `secrets` replaced; `None` when it holds none.
