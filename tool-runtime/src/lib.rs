@@ -75,7 +75,8 @@ pub mod prelude {
     pub use serde::{Deserialize, Serialize};
 }
 
-/// Guides: how to run tools, serve and import them over MCP, and drive them from a model.
+/// Guides: how to run tools, serve and import them over MCP, drive them from a model, and what
+/// a schema that arrives at run time may hold.
 ///
 /// Each is a page of its own; every example in them compiles as a doc test, and every one that
 /// needs no model endpoint runs.
@@ -98,6 +99,11 @@ pub mod guide {
     #[cfg(feature = "agent")]
     pub mod agent_loop {
         #![doc = include_str!("../docs/agent-loop.md")]
+    }
+
+    #[cfg(all(feature = "dynamic", feature = "adapters"))]
+    pub mod runtime_schemas {
+        #![doc = include_str!("../docs/runtime-schemas.md")]
     }
 }
 

@@ -35,6 +35,10 @@ use sha2::{Digest, Sha256};
 use crate::runtime::ToolInvocationContext;
 use crate::spec::{ToolEffect, ToolSpec};
 
+mod pattern;
+
+pub use pattern::{PatternProblem, PolicyError};
+
 /// What may run, on which terms. Deny by default: a tool not listed in `allowed_tools` is
 /// neither shown to the model nor run. Confirm side effects by default: calls of
 /// `state_change` and `external_side_effect` tools need an [`Approver`]'s yes unless the policy
@@ -59,13 +63,22 @@ use crate::spec::{ToolEffect, ToolSpec};
 pub struct ToolPolicy {
     /// Tool names that may run: exact names, or `namespace__*` for every tool of a namespace.
     /// Tools imported at run time (`mcp__...`) are allowed only by their exact name.
+    ///
+    /// Nothing else is a pattern, and an entry that would match no tool is refused when the
+    /// policy is built ([`PolicyError`]), never kept silently: `*` alone (a policy allows only
+    /// what it names; "every tool" would take in every tool imported later, from any server),
+    /// a `*` anywhere else (`core*`, `core__get_*`), a wildcard over imported tools
+    /// (`mcp__*`, `mcp__github__*`), and a string that is no valid tool name.
+    #[serde(deserialize_with = "allowed_tools")]
     pub allowed_tools: Vec<String>,
     /// Effects whose calls need an [`Approver`]'s yes (default: `state_change` and
     /// `external_side_effect`; `[]` for none).
     pub require_approval: Vec<ToolEffect>,
     /// Limits for every call.
     pub budgets: Budgets,
-    /// Per-tool exceptions, by exact tool name.
+    /// Per-tool exceptions, by exact tool name (a pattern here is refused: it would except
+    /// no tool).
+    #[serde(deserialize_with = "tool_exceptions")]
     pub tools: BTreeMap<String, ToolOverride>,
     /// The connections this application grants.
     pub connections: ConnectionGrant,
@@ -235,22 +248,89 @@ impl ToolPolicy {
     /// let trusted = ToolPolicy { require_approval: Vec::new(), ..ToolPolicy::allowing(["shop__*"]) };
     /// assert!(trusted.require_approval.is_empty());
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// If an entry would allow no tool, or not the tools it seems to name (`*`, `core*`,
+    /// `mcp__*`: see [`allowed_tools`](Self::allowed_tools)). The entries given here are
+    /// usually written in the code, so a mistake is the program's, and fails on its first run
+    /// rather than leave a policy that silently allows nothing; for entries that come from
+    /// elsewhere, use [`try_allowing`](Self::try_allowing).
     #[must_use]
+    #[track_caller]
     pub fn allowing<I, S>(patterns: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        Self { allowed_tools: patterns.into_iter().map(Into::into).collect(), ..Self::default() }
+        match Self::try_allowing(patterns) {
+            Ok(policy) => policy,
+            Err(error) => panic!("ToolPolicy::allowing: {error}"),
+        }
     }
 
-    /// Parses a policy from JSON.
+    /// [`allowing`](Self::allowing), with an entry that would allow no tool (or not the tools
+    /// it seems to name) refused.
+    ///
+    /// ```
+    /// use tool_runtime::policy::{PatternProblem, ToolPolicy};
+    ///
+    /// assert!(ToolPolicy::try_allowing(["core__*", "mcp__github__create_issue"]).is_ok());
+    /// let error = ToolPolicy::try_allowing(["mcp__github__*"]).unwrap_err();
+    /// assert_eq!(error.problem(), &PatternProblem::ImportedWildcard);
+    /// ```
     ///
     /// # Errors
     ///
-    /// The parse error, naming the unknown or malformed key.
+    /// [`PolicyError`] for the first such entry.
+    pub fn try_allowing<I, S>(patterns: I) -> Result<Self, PolicyError>
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let policy = Self {
+            allowed_tools: patterns.into_iter().map(Into::into).collect(),
+            ..Self::default()
+        };
+        policy.check()?;
+        Ok(policy)
+    }
+
+    /// Parses a policy from JSON. Every serde format refuses the same entries: an
+    /// `allowed_tools` entry or `tools` key that would name no tool the way it reads (see
+    /// [`allowed_tools`](Self::allowed_tools)).
+    ///
+    /// ```
+    /// use tool_runtime::policy::ToolPolicy;
+    ///
+    /// let error = ToolPolicy::from_json(r#"{"allowed_tools": ["*"]}"#).unwrap_err();
+    /// assert!(error.to_string().contains("`allowed_tools` entry `*`"));
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The parse error, naming the unknown or malformed key or the refused entry.
     pub fn from_json(json: &str) -> Result<Self, serde_json::Error> {
         serde_json::from_str(json)
+    }
+
+    /// Checks a policy built by hand (its fields are public): every `allowed_tools` entry and
+    /// `tools` key must name tools the way it reads. [`from_json`](Self::from_json), serde and
+    /// [`try_allowing`](Self::try_allowing) check this already.
+    ///
+    /// ```
+    /// use tool_runtime::policy::ToolPolicy;
+    ///
+    /// let policy = ToolPolicy { allowed_tools: vec!["core*".into()], ..ToolPolicy::default() };
+    /// assert!(policy.check().is_err());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`PolicyError`] for the first entry that would name no tool.
+    pub fn check(&self) -> Result<(), PolicyError> {
+        self.allowed_tools.iter().try_for_each(|entry| pattern::check_pattern(entry))?;
+        self.tools.keys().try_for_each(|key| pattern::check_exact(key))
     }
 
     /// Whether `allowed_tools` lets `tool_name` through (overrides aside).
@@ -332,6 +412,27 @@ impl ToolPolicy {
             && !matches!(self.decide(ctx, spec.name(), spec.effect()), Decision::Deny { .. })
             && (!spec.requires_connection() || !self.effective_connections(ctx).is_empty())
     }
+}
+
+/// Reads `allowed_tools`, refusing an entry that would name no tool the way it reads.
+fn allowed_tools<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<String>, D::Error> {
+    let entries = Vec::<String>::deserialize(deserializer)?;
+    entries
+        .iter()
+        .try_for_each(|entry| pattern::check_pattern(entry))
+        .map_err(serde::de::Error::custom)?;
+    Ok(entries)
+}
+
+/// Reads `tools`, refusing a key that is not an exact tool name.
+fn tool_exceptions<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<BTreeMap<String, ToolOverride>, D::Error> {
+    let tools = BTreeMap::<String, ToolOverride>::deserialize(deserializer)?;
+    tools.keys().try_for_each(|key| pattern::check_exact(key)).map_err(serde::de::Error::custom)?;
+    Ok(tools)
 }
 
 /// Writes `value` as JSON with object keys sorted, so equal values hash equally whatever

@@ -16,8 +16,8 @@ use super::problem::{Budget, BudgetError};
 
 /// OpenAI strict mode: 5 000 object properties, 10 levels of object nesting, 120 000
 /// characters of property names and enum values (schemas have no `const`: the subset spells it
-/// as a one-value `enum`), 1 000 enum values (enums
-/// hold strings; the `null` that lowering adds to an optional one is not counted), 15 000 characters in one
+/// as a one-value `enum`), 1 000 enum values (of any type; the `null` that lowering adds to an
+/// optional one is not counted), 15 000 characters in one
 /// string enum of more than 250 values.
 #[derive(Debug)]
 pub(crate) struct OpenAiStrictBudget {
@@ -69,7 +69,8 @@ fn count(node: &Map<String, Value>, depth: usize, tally: &mut Tally) {
     if let Some(Value::Array(values)) = node.get("enum") {
         let strings: Vec<&str> = values.iter().filter_map(Value::as_str).collect();
         let characters: usize = strings.iter().map(|value| value.chars().count()).sum();
-        tally.enum_values += strings.len();
+        // Every value counts (integers, numbers, booleans too), the lowered `null` aside.
+        tally.enum_values += values.iter().filter(|value| !value.is_null()).count();
         tally.characters += characters;
         if strings.len() > 250 {
             tally.largest_big_enum = tally.largest_big_enum.max(characters);

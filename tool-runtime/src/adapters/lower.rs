@@ -9,7 +9,8 @@
 //!   lengths, `maxItems`, `minItems` above 1, `uniqueItems` and unknown formats become hints.
 //! - Gemini `parameters` (OpenAPI subset): one upper-case `type` plus `nullable`, string enums
 //!   with `format: "enum"`, 64-bit counts as strings; no `additionalProperties`, `$schema` or
-//!   `const`; exclusive bounds, `uniqueItems` and formats other than `date-time` become hints.
+//!   `const`; exclusive bounds, `uniqueItems`, formats other than `date-time` and enums of
+//!   integers, numbers or booleans (`"one of: 2, 4"`) become hints.
 
 use std::fmt::Write as _;
 
@@ -37,6 +38,11 @@ fn hint(key: &str, value: &Value) -> Option<String> {
         "maxItems" => format!("at most {value} item{plural}"),
         "uniqueItems" if value.as_bool() == Some(true) => "items must be unique".to_owned(),
         "format" => format!("format: {}", value.as_str().unwrap_or_default()),
+        "enum" => {
+            let values: Vec<String> =
+                value.as_array().into_iter().flatten().map(Value::to_string).collect();
+            format!("one of: {}", values.join(", "))
+        }
         _ => return None,
     };
     Some(text)
@@ -237,9 +243,15 @@ pub(crate) fn gemini_openapi(schema: &Map<String, Value>) -> Map<String, Value> 
             "enum" => {
                 let values = value.as_array().map(Vec::as_slice).unwrap_or_default();
                 nullable |= values.contains(&Value::Null);
-                let strings = values.iter().filter(|value| value.is_string()).cloned().collect();
-                keys.insert(key.clone(), Value::Array(strings));
-                keys.insert("format".to_owned(), Value::String("enum".to_owned()));
+                let listed: Vec<Value> =
+                    values.iter().filter(|value| !value.is_null()).cloned().collect();
+                if listed.iter().all(Value::is_string) {
+                    keys.insert(key.clone(), Value::Array(listed));
+                    keys.insert("format".to_owned(), Value::String("enum".to_owned()));
+                } else {
+                    // Gemini's `enum` takes strings only: the model reads the values instead.
+                    hints.extend(hint(key, &Value::Array(listed)));
+                }
             }
             "format" if value == "date-time" => {
                 keys.insert(key.clone(), value.clone());
@@ -333,6 +345,15 @@ mod tests {
         assert_eq!(
             Value::Object(gemini_openapi(&schema)),
             json!({"type": "STRING", "format": "enum", "description": "Kind.", "nullable": true, "enum": ["a", "b"]})
+        );
+    }
+
+    #[test]
+    fn gemini_lowers_an_enum_of_other_scalars_into_the_description() {
+        let schema = map(json!({"type": ["integer", "null"], "enum": [2, 4, null]}));
+        assert_eq!(
+            Value::Object(gemini_openapi(&schema)),
+            json!({"type": "INTEGER", "description": "one of: 2, 4", "nullable": true})
         );
     }
 }

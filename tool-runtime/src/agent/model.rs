@@ -3,7 +3,7 @@ use std::fmt;
 use async_trait::async_trait;
 use serde::Serialize;
 
-use crate::adapters::{Decoded, ModelRequest, StreamEvent};
+use crate::adapters::{Decoded, FinishReason, ModelRequest, Problem, ProviderError, StreamEvent};
 
 /// One finished model turn: the decoded response, with its usage in [`Decoded::usage`] (the
 /// one place the agent reads it from).
@@ -46,6 +46,7 @@ pub struct ModelError {
 ///
 /// assert_eq!(serde_json::to_string(&ModelErrorKind::Status(503)).unwrap(), r#"{"status":503}"#);
 /// assert_eq!(serde_json::to_string(&ModelErrorKind::ScriptExhausted).unwrap(), r#""script_exhausted""#);
+/// assert_eq!(serde_json::to_string(&ModelErrorKind::Provider).unwrap(), r#""provider""#);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -53,8 +54,14 @@ pub struct ModelError {
 pub enum ModelErrorKind {
     /// The provider answered with an error status (after any retries).
     Status(u16),
-    /// The connection failed or dropped.
+    /// The connection failed or dropped, or the response ended before the provider finished
+    /// its turn without saying why.
     Transport,
+    /// The provider reported an error inside a response it had begun (Anthropic's `error`
+    /// event, an OpenAI `error` object or `response.failed`, a Gemini or Ollama `error`
+    /// chunk): the message carries its error type and text (`overloaded_error: Overloaded`),
+    /// cut and with credentials scrubbed as in error bodies. Nothing of the turn is kept.
+    Provider,
     /// The request took longer than its timeout.
     Timeout,
     /// The request could not be built (a tool the provider cannot take, a bad setting).
@@ -82,6 +89,58 @@ impl ModelError {
     #[must_use]
     pub fn message(&self) -> &str {
         &self.message
+    }
+}
+
+/// Characters of a provider's own message kept in a [`ModelError`].
+pub(crate) const PROVIDER_MESSAGE_LIMIT: usize = 500;
+
+/// `text` cut to [`PROVIDER_MESSAGE_LIMIT`] characters, `...` marking a cut.
+pub(crate) fn cut_message(mut text: String) -> String {
+    if let Some((cut, _)) = text.char_indices().nth(PROVIDER_MESSAGE_LIMIT) {
+        text.truncate(cut);
+        text.push_str("...");
+    }
+    text
+}
+
+/// The provider's error a turn ended with (an error event inside its response), as
+/// `type: message`; `None` for a turn that did not end with [`FinishReason::Error`] or that
+/// carries no such error. Not cut, not scrubbed: the caller does both, in that order.
+pub(crate) fn provider_error(decoded: &Decoded) -> Option<String> {
+    if decoded.finish.reason != FinishReason::Error {
+        return None;
+    }
+    decoded.problems.iter().find_map(|problem| match problem {
+        Problem::Provider(error) => Some(provider_error_text(error)),
+        _ => None,
+    })
+}
+
+/// A provider's error as `type: message`, or its message alone when it gave no type.
+pub(crate) fn provider_error_text(error: &ProviderError) -> String {
+    match error {
+        ProviderError { kind: Some(kind), message } => format!("{kind}: {message}"),
+        ProviderError { kind: None, message } => message.clone(),
+    }
+}
+
+/// Why a turn that the provider broke off, without calls to answer, ends a run: the
+/// provider's own error when it sent one ([`ModelErrorKind::Provider`]), else a cut response
+/// ([`ModelErrorKind::Transport`]).
+pub(crate) fn broken_turn(decoded: &Decoded) -> ModelError {
+    match provider_error(decoded) {
+        Some(said) => ModelError::new(
+            ModelErrorKind::Provider,
+            cut_message(format!("the model provider reported an error in its response: {said}")),
+        ),
+        None => ModelError::new(
+            ModelErrorKind::Transport,
+            format!(
+                "the model's response ended early ({}) without an answer",
+                decoded.finish.reason
+            ),
+        ),
     }
 }
 

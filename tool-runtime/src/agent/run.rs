@@ -93,9 +93,10 @@ pub enum StopReason {
     /// The run was cancelled.
     Cancelled,
     /// The model could not answer: its client failed (kind and message of its [`ModelError`]),
-    /// or the provider broke its turn off (an error inside the response, or a response that
-    /// ended before the provider finished it: kind [`ModelErrorKind::Transport`], as the HTTP
-    /// clients report a cut stream).
+    /// or the provider broke its turn off: an error inside the response (kind
+    /// [`ModelErrorKind::Provider`], with the provider's error type and message), or a
+    /// response that ended before the provider finished it (kind
+    /// [`ModelErrorKind::Transport`], as the HTTP clients report a cut stream).
     ModelFailed {
         /// What failed, as the [`ModelError`] said; match on it to retry or report.
         #[serde(rename = "error")]
@@ -575,11 +576,10 @@ impl Agent {
             if !has_calls {
                 // A turn the provider broke off is no answer, even if it carries some text.
                 if matches!(reason, FinishReason::Error | FinishReason::Unfinished) {
+                    let error = super::model::broken_turn(&decoded);
                     return StopReason::ModelFailed {
-                        kind: ModelErrorKind::Transport,
-                        message: format!(
-                            "the model's response ended early ({reason}) without an answer"
-                        ),
+                        kind: error.kind(),
+                        message: error.message().to_owned(),
                     };
                 }
                 return if last { StopReason::IterationLimit } else { StopReason::Answered };

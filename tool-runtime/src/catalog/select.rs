@@ -45,7 +45,7 @@
 //! ```
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
@@ -168,8 +168,13 @@ impl Selection {
 const K1: f32 = 1.2;
 /// BM25's length normalisation.
 const B: f32 = 0.75;
-/// How many times a term of the tool's name counts: names are short and say the most.
-const NAME_WEIGHT: u16 = 3;
+/// The fields of a tool's document: its name, its description, and its input properties'
+/// names and descriptions at any depth.
+const FIELDS: usize = 3;
+/// How much a match counts in each field: names are short and say the most.
+const FIELD_WEIGHTS: [f32; FIELDS] = [3.0, 1.0, 1.0];
+/// The most distinct terms one field of one tool brings into the index.
+const MAX_FIELD_TERMS: usize = 256;
 /// How many tools are ranked in by default.
 const DEFAULT_TOP_K: usize = 16;
 
@@ -184,12 +189,20 @@ const STOP_WORDS: &[&str] = &[
 
 /// A BM25 index over a catalog's tools, built once; see the [module docs](self).
 ///
-/// Each tool is one document: the words of its name (counted three times), its description,
-/// and the names and descriptions of its input properties at any depth. Words are split at
+/// Each tool is one document of three fields: the words of its name, of its description, and
+/// of the names and descriptions of its input properties at any depth. Words are split at
 /// punctuation, `snake_case` and `camelCase` boundaries and between letters and digits,
 /// lower-cased, stripped of a plural or `-ing`/`-ed` ending, and common words are dropped.
-/// Scores are BM25 (`k1` = 1.2, `b` = 0.75); ties go to the name that sorts first, so the
-/// same catalog and query always give the same selection.
+/// Scores are BM25F (`k1` = 1.2, `b` = 0.75): a match in the name counts three times one in
+/// the description or the properties; ties go to the name that sorts first, so the same
+/// catalog and query always give the same selection.
+///
+/// A field cannot buy rank by volume (issue 24, "selection stuffing"): a word counts once per
+/// field however often it repeats there, a field brings at most 256 distinct words into the
+/// index, and each field's length is measured against the median length of that field over
+/// the catalog, which one outlier cannot move, so a description that lists every word dilutes
+/// each of them instead of matching every request. Descriptions of tools imported over MCP are
+/// also cut (`McpImportOptions::max_description_bytes`, 2 KiB by default).
 ///
 /// A tool that joins the catalog after the index was built (an MCP server's `list_changed`)
 /// is not ranked until the selector is built again; it is still offered when named in
@@ -238,59 +251,58 @@ impl Bm25Selector {
     #[must_use]
     pub fn from_specs<'a>(specs: impl IntoIterator<Item = &'a ToolSpec>) -> Self {
         let mut terms: HashMap<String, u32> = HashMap::new();
-        let mut counts: Vec<Vec<(u32, u16)>> = Vec::new();
-        let mut lengths = Vec::new();
+        // Per term, the tools that have it and in which fields.
+        let mut found: Vec<Vec<(u32, [bool; FIELDS])>> = Vec::new();
+        // Per field, its length (distinct terms) in each tool.
+        let mut lengths: [Vec<f32>; FIELDS] = Default::default();
         let mut names = Vec::new();
         for spec in specs {
             let document = u32::try_from(names.len()).unwrap_or(u32::MAX);
-            let mut bag: HashMap<String, u16> = HashMap::new();
-            let mut add = |text: &str, weight: u16| {
-                for_each_term(text, |term| {
-                    let count = bag.entry(term.to_owned()).or_default();
-                    *count = count.saturating_add(weight);
-                });
-            };
-            add(spec.name(), NAME_WEIGHT);
-            add(spec.description(), 1);
-            properties(&spec.input_schema().to_json(), &mut add);
-            let mut bag: Vec<(String, u16)> = bag.into_iter().collect();
+            let mut fields: [Field; FIELDS] = Default::default();
+            let [name, description, inputs] = &mut fields;
+            name.add(spec.name());
+            description.add(spec.description());
+            properties(&spec.input_schema().to_json(), &mut |text| inputs.add(text));
             // Sorted, so term numbers (and float sums) do not depend on hashing.
-            bag.sort_unstable();
-            let mut length = 0u32;
-            for (term, count) in bag {
-                length += u32::from(count);
-                let next = u32::try_from(counts.len()).unwrap_or(u32::MAX);
-                let id = *terms.entry(term).or_insert(next);
-                if id == next {
-                    counts.push(Vec::new());
+            let mut bag: BTreeMap<&str, [bool; FIELDS]> = BTreeMap::new();
+            for (at, field) in fields.iter().enumerate() {
+                lengths[at].push(field.0.len() as f32);
+                for term in &field.0 {
+                    bag.entry(term.as_str()).or_default()[at] = true;
                 }
-                counts[id as usize].push((document, count));
             }
-            lengths.push(length as f32);
+            for (term, present) in bag {
+                let next = u32::try_from(found.len()).unwrap_or(u32::MAX);
+                let id = *terms.entry(term.to_owned()).or_insert(next);
+                if id == next {
+                    found.push(Vec::new());
+                }
+                found[id as usize].push((document, present));
+            }
             names.push(spec.name().to_owned());
         }
+        let typical = lengths.each_ref().map(|lengths| median(lengths).max(1.0));
         let documents = names.len() as f32;
-        let average = if lengths.is_empty() {
-            1.0
-        } else {
-            (lengths.iter().sum::<f32>() / documents).max(1.0)
-        };
-        let idf = counts
+        let idf = found
             .iter()
             .map(|posting| {
                 let df = posting.len() as f32;
                 (1.0 + (documents - df + 0.5) / (df + 0.5)).ln()
             })
             .collect();
-        let postings = counts
+        let postings = found
             .into_iter()
             .map(|posting| {
                 posting
                     .into_iter()
-                    .map(|(document, count)| {
-                        let tf = f32::from(count);
-                        let norm = 1.0 - B + B * lengths[document as usize] / average;
-                        (document, tf * (K1 + 1.0) / (tf + K1 * norm))
+                    .map(|(document, present)| {
+                        let mut tf = 0.0;
+                        for at in (0..FIELDS).filter(|at| present[*at]) {
+                            let length = lengths[at][document as usize];
+                            let norm = 1.0 - B + B * length / typical[at];
+                            tf += FIELD_WEIGHTS[at] / norm;
+                        }
+                        (document, tf * (K1 + 1.0) / (tf + K1))
                     })
                     .collect()
             })
@@ -395,13 +407,40 @@ impl ToolSelector for Bm25Selector {
     }
 }
 
+/// The distinct terms of one field of a tool, in the order they first appear, at most
+/// [`MAX_FIELD_TERMS`].
+#[derive(Default)]
+struct Field(Vec<String>, HashSet<String>);
+
+impl Field {
+    fn add(&mut self, text: &str) {
+        for_each_term(text, |term| {
+            if self.0.len() < MAX_FIELD_TERMS && !self.1.contains(term) {
+                self.1.insert(term.to_owned());
+                self.0.push(term.to_owned());
+            }
+        });
+    }
+}
+
+/// The median of `values` (0 for none).
+fn median(values: &[f32]) -> f32 {
+    let mut sorted = values.to_vec();
+    sorted.sort_unstable_by(f32::total_cmp);
+    match sorted.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
+}
+
 /// Feeds the names and descriptions of the properties of `schema`, at any depth, to `add`.
-fn properties(schema: &Value, add: &mut impl FnMut(&str, u16)) {
+fn properties(schema: &Value, add: &mut impl FnMut(&str)) {
     if let Some(children) = schema.get("properties").and_then(Value::as_object) {
         for (name, child) in children {
-            add(name, 1);
+            add(name);
             if let Some(description) = child.get("description").and_then(Value::as_str) {
-                add(description, 1);
+                add(description);
             }
             properties(child, add);
         }

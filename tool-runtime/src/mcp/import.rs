@@ -35,6 +35,7 @@ use crate::spec::ToolEffect;
 /// | tools in one listing | 10 000 | [`max_tools`](Self::max_tools) |
 /// | tool names remembered over the source's life (pins of vanished tools included) | twice `max_tools` | [`max_tools`](Self::max_tools) |
 /// | time for the handshake, and for one listing with all its pages | 60 s | [`timeout`](Self::timeout) |
+/// | bytes of a tool's description kept (the rest is cut) | 2 KiB | [`max_description_bytes`](Self::max_description_bytes) |
 ///
 /// ```
 /// use std::time::Duration;
@@ -45,6 +46,7 @@ use crate::spec::ToolEffect;
 ///     .allow_open_schema("mcp__github__search")
 ///     .max_list_pages(10)
 ///     .max_tools(500)
+///     .max_description_bytes(4096)
 ///     .timeout(Duration::from_secs(10));
 /// # let _ = options;
 /// ```
@@ -55,8 +57,12 @@ pub struct McpImportOptions {
     open_schemas: BTreeSet<String>,
     max_pages: usize,
     max_tools: usize,
+    max_description_bytes: usize,
     timeout: Duration,
 }
+
+/// Bytes of an imported tool's description kept by default.
+const DESCRIPTION_BYTES: usize = 2048;
 
 impl Default for McpImportOptions {
     fn default() -> Self {
@@ -65,6 +71,7 @@ impl Default for McpImportOptions {
             open_schemas: BTreeSet::new(),
             max_pages: 100,
             max_tools: 10_000,
+            max_description_bytes: DESCRIPTION_BYTES,
             timeout: Duration::from_secs(60),
         }
     }
@@ -111,6 +118,24 @@ impl McpImportOptions {
     /// a refresh that would remember more fails with [`McpImportError::TooManyNames`].
     pub fn max_tools(mut self, tools: usize) -> Self {
         self.max_tools = tools;
+        self
+    }
+
+    /// The most bytes of a tool's description kept (default 2 KiB); a longer one is cut at a
+    /// character boundary and ends with `...`. A description is the server's text: it goes
+    /// into every request that offers the tool, and into
+    /// [selection](crate::catalog::select), where a description stuffed with every word would
+    /// otherwise compete for every request. The pin that detects a changed tool covers the
+    /// whole description, cut or not.
+    ///
+    /// ```
+    /// use tool_runtime::mcp::McpImportOptions;
+    ///
+    /// let options = McpImportOptions::new().max_description_bytes(8 * 1024);
+    /// # let _ = options;
+    /// ```
+    pub fn max_description_bytes(mut self, bytes: usize) -> Self {
+        self.max_description_bytes = bytes;
         self
     }
 
@@ -705,7 +730,8 @@ impl SourceInner {
         effect: ToolEffect,
     ) -> Result<DynamicTool, DynamicToolError> {
         let redact = self.options.redact.get(name).cloned().unwrap_or_default();
-        let description = tool.description.as_deref().unwrap_or_default();
+        let description =
+            cut_description(tool.description.as_deref().unwrap_or_default(), &self.options);
         let mut builder =
             DynamicTool::builder(name, description, Value::Object((*tool.input_schema).clone()))
                 .effect(effect)
@@ -725,6 +751,25 @@ impl SourceInner {
             async move { remote.call(args, &ctx, &caps).await }
         })
     }
+}
+
+/// `description` cut to [`McpImportOptions::max_description_bytes`] (`...` included), at a
+/// character boundary.
+fn cut_description(description: &str, options: &McpImportOptions) -> String {
+    const MARK: &str = "...";
+    let max = options.max_description_bytes;
+    if description.len() <= max {
+        return description.to_owned();
+    }
+    let mut end = max.saturating_sub(MARK.len());
+    while !description.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut cut = description[..end].to_owned();
+    if max >= MARK.len() {
+        cut.push_str(MARK);
+    }
+    cut
 }
 
 /// Whether an input schema lets arguments it does not describe through, at any depth: an

@@ -69,7 +69,8 @@
 //!
 //! let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "user-1", tenant_id: "tenant-1" });
 //! let catalog = ToolCatalog::builder().source(std::sync::Arc::new(source)).build().unwrap();
-//! let hidden = ToolPolicy::from_json(r#"{"allowed_tools": ["mcp__*"]}"#).unwrap();
+//! assert!(ToolPolicy::from_json(r#"{"allowed_tools": ["mcp__*"]}"#).is_err(), "exact names only");
+//! let hidden = ToolPolicy::from_json(r#"{"allowed_tools": ["math__*"]}"#).unwrap();
 //! assert!(visible_tools(&catalog, &hidden, &ctx).is_empty());
 //!
 //! let policy = ToolPolicy::from_json(r#"{"allowed_tools": ["mcp__calc__math__add"]}"#).unwrap();

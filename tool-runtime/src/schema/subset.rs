@@ -148,11 +148,11 @@ fn check_node(
     let kinds = types(node, pointer)?;
     let base = pointer.len();
     if let Some(Value::Array(values)) = node.get("enum") {
-        if let Some(bad) = values.iter().position(|value| !(value.is_string() || value.is_null())) {
-            return Err(error(
-                format!("{pointer}/enum/{bad}"),
-                "enum values must be strings (or null)",
-            ));
+        let kind = kinds.iter().find(|kind| *kind != "null").map(String::as_str);
+        for (at, value) in values.iter().enumerate() {
+            if let Some(why) = enum_value_problem(value, kind) {
+                return Err(error(format!("{pointer}/enum/{at}"), why));
+            }
         }
     } else if node.contains_key("enum") {
         return Err(error(format!("{pointer}/enum"), "`enum` must be an array"));
@@ -224,6 +224,37 @@ fn check_node(
         ));
     }
     Ok(())
+}
+
+/// Why `value` cannot be a value of an `enum` on a node of type `kind` (`None` for a node
+/// without a type): enum values are scalars (strings, integers, numbers, booleans, or null,
+/// which any enum may list) of the node's type, so every provider can carry them and a value
+/// the model picks from the list can pass validation.
+fn enum_value_problem(value: &Value, kind: Option<&str>) -> Option<String> {
+    let fits = match value {
+        Value::Null => return None,
+        Value::Array(_) | Value::Object(_) => {
+            return Some(
+                "enum values must be strings, numbers, booleans or null; objects and arrays are outside the subset"
+                    .to_owned(),
+            );
+        }
+        Value::String(_) => kind.is_none_or(|kind| kind == "string"),
+        Value::Bool(_) => kind.is_none_or(|kind| kind == "boolean"),
+        Value::Number(number) => match kind {
+            None | Some("number") => true,
+            Some("integer") => {
+                number.is_i64()
+                    || number.is_u64()
+                    || number.as_f64().is_some_and(|value| value.fract() == 0.0)
+            }
+            Some(_) => false,
+        },
+    };
+    (!fits).then(|| {
+        let kind = kind.unwrap_or_default();
+        format!("the enum value {value} is not of the node's type `{kind}`, so no value could both be picked from the list and pass validation")
+    })
 }
 
 /// The node's types: one name, or one name and `"null"`.

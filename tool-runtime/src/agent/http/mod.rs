@@ -22,11 +22,21 @@
 //!   ("the stream was cut") and no partial turn is returned, so the loop can never run a call
 //!   that was cut off. That is never retried: the turn's first events were already
 //!   forwarded. A silence longer than [`Timeouts::idle`] fails the same way, with kind
-//!   [`Timeout`](ModelErrorKind::Timeout). (An `error` event the provider sends inside the
-//!   stream is the adapter's business: the turn comes back with
-//!   [`FinishReason::Error`] and its calls are never run.)
+//!   [`Timeout`](ModelErrorKind::Timeout).
+//! - **An error the provider sends inside its response is its own kind.** Anthropic's
+//!   `error` event (`overloaded_error`), an `error` object in an OpenAI stream, a Responses
+//!   `error` or `response.failed`: `respond` fails with [`ModelErrorKind::Provider`], the
+//!   provider's error type and message kept (scrubbed and cut as error bodies are), and no
+//!   partial turn is returned. It is not retried either: the turn's first events were already
+//!   forwarded.
 //! - **The key stays secret**: it is sent as a sensitive header, never printed by `Debug`,
 //!   and scrubbed from any error message that might echo it.
+//! - **Redirects are never followed.** A redirect to another origin would carry the key, the
+//!   extra headers (Azure's `api-key`) and, on a `307` or `308`, the whole conversation there;
+//!   a model API has no reason to redirect, so one to the same origin is not followed either.
+//!   A `3xx` answer fails the turn with [`Status`](ModelErrorKind::Status) and its code,
+//!   naming where it pointed (scheme, host and path only), and is not retried: point the base
+//!   URL at the new address instead.
 //! - **Servers that do not stream**: a `200` with an `application/json` body is decoded
 //!   whole.
 //!
@@ -84,12 +94,13 @@ use reqwest::Client;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value};
 
+use super::model::{provider_error, provider_error_text};
 use super::{ModelError, ModelErrorKind, ModelTurn};
 #[cfg(doc)]
 use crate::adapters::ProviderError;
 use crate::adapters::{
-    Adapter, Decoded, FinishReason, Limit, ModelRequest, Problem, RequestOptions, StreamEvent,
-    StreamLimits,
+    Adapter, DecodeError, Decoded, FinishReason, Limit, ModelRequest, Problem, RequestOptions,
+    StreamEvent, StreamLimits,
 };
 use transport::{Delivered, Transport};
 
@@ -288,7 +299,10 @@ impl Settings {
             value.set_sensitive(true);
             headers.insert(name, value);
         }
+        // No redirect is followed: one to another origin would carry the key, the extra headers
+        // and (on a 307 or 308) the whole conversation there.
         let client = Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(self.timeouts.connect)
             .build()
             .map_err(|error| HttpConfigError::Client(error.to_string()))?;
@@ -446,10 +460,15 @@ async fn exchange(
             decoded
         }
         Delivered::Whole(bytes) => {
-            let decoded = adapter.decode_for(specs, &bytes).map_err(|error| {
-                let message =
-                    format!("the response of {} cannot be decoded: {error}", transport.label);
-                transport.scrub(ModelError::new(ModelErrorKind::Decode, message))
+            let decoded = adapter.decode_for(specs, &bytes).map_err(|error| match error {
+                DecodeError::Provider(error) => {
+                    provider_failed(transport, &provider_error_text(&error))
+                }
+                error => {
+                    let message =
+                        format!("the response of {} cannot be decoded: {error}", transport.label);
+                    transport.scrub(ModelError::new(ModelErrorKind::Decode, message))
+                }
             })?;
             if !decoded.text.is_empty() {
                 on_event(StreamEvent::TextDelta(decoded.text.clone()));
@@ -457,7 +476,18 @@ async fn exchange(
             decoded
         }
     };
+    if let Some(said) = provider_error(&decoded) {
+        return Err(provider_failed(transport, &said));
+    }
     Ok(ModelTurn::from(decoded))
+}
+
+/// The error for a turn the provider ended with an error of its own (`said`, as
+/// `type: message`), scrubbed and cut.
+fn provider_failed(transport: &Transport, said: &str) -> ModelError {
+    let said = transport::provider_said(said, &transport.secrets);
+    let message = format!("{} reported an error in its response: {said}", transport.label);
+    ModelError::new(ModelErrorKind::Provider, message)
 }
 
 /// A stream that ended before the provider finished the turn is refused whole, so no call of

@@ -5,11 +5,12 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use futures_util::StreamExt;
-use reqwest::header::{CONTENT_TYPE, HeaderMap};
+use reqwest::header::{CONTENT_TYPE, HeaderMap, LOCATION};
 use reqwest::{Client, Url};
 
 use super::retry::{RetryPolicy, retry_after, retryable_status};
 use crate::adapters::{ProviderError, StreamEvent, StreamSession};
+use crate::agent::model::{cut_message, provider_error_text};
 use crate::agent::{ModelError, ModelErrorKind};
 
 /// How long a client waits.
@@ -47,8 +48,6 @@ impl Default for Timeouts {
 
 /// Bytes of an error body read to find the provider's message.
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
-/// Characters of the provider's message kept in an error.
-const MESSAGE_LIMIT: usize = 500;
 
 /// An endpoint and how to reach it.
 #[derive(Clone)]
@@ -193,6 +192,13 @@ impl Transport {
             Ok(Ok(response)) => response,
         };
         let status = response.status();
+        if status.is_redirection() {
+            let message = redirected(&self.label, &self.url, response.headers());
+            return Err(Failure::fatal(ModelError::new(
+                ModelErrorKind::Status(status.as_u16()),
+                message,
+            )));
+        }
         if !status.is_success() {
             let asked = retry_after(response.headers(), SystemTime::now());
             let text = self.error_body(response).await;
@@ -283,6 +289,29 @@ impl Transport {
     }
 }
 
+/// What a redirect is refused with: where it pointed (scheme, host, port and path; never a
+/// user name, password or query) and why it was not followed.
+fn redirected(label: &str, url: &Url, headers: &HeaderMap) -> String {
+    let target = headers
+        .get(LOCATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|location| url.join(location).ok())
+        .map(|mut target| {
+            target.set_query(None);
+            target.set_fragment(None);
+            // Only fails for URLs that cannot have credentials.
+            let _ = target.set_username("");
+            let _ = target.set_password(None);
+            format!("`{target}`")
+        })
+        .unwrap_or_else(|| "no usable location".to_owned());
+    format!(
+        "{label} redirected the request to {target}; redirects are never followed, so the key, \
+         the headers and the conversation go only to the configured endpoint: set the base URL \
+         to the new address if you trust it"
+    )
+}
+
 /// `text` with every occurrence of each of `secrets` replaced; `None` when it holds none.
 fn scrubbed(text: &str, secrets: &[String]) -> Option<String> {
     if !secrets.iter().any(|secret| text.contains(secret.as_str())) {
@@ -312,20 +341,17 @@ fn shown_url(url: &Url) -> String {
 /// adapters read it, else the body as text.
 pub(super) fn provider_message(bytes: &[u8], secrets: &[String]) -> String {
     let message = match ProviderError::from_error_body(bytes) {
-        Some(ProviderError { kind: Some(kind), message }) => format!("{kind}: {message}"),
-        Some(ProviderError { kind: None, message }) => message,
+        Some(error) => provider_error_text(&error),
         None => String::from_utf8_lossy(bytes).trim().to_owned(),
     };
-    let message = if message.is_empty() { "no error message given".to_owned() } else { message };
-    truncate(scrubbed(&message, secrets).unwrap_or(message))
+    provider_said(&message, secrets)
 }
 
-fn truncate(mut text: String) -> String {
-    if let Some((cut, _)) = text.char_indices().nth(MESSAGE_LIMIT) {
-        text.truncate(cut);
-        text.push_str("...");
-    }
-    text
+/// What a provider said (an error body's message, an error event's), with `secrets` replaced
+/// and then cut, in that order.
+pub(super) fn provider_said(said: &str, secrets: &[String]) -> String {
+    let said = if said.is_empty() { "no error message given" } else { said };
+    cut_message(scrubbed(said, secrets).unwrap_or_else(|| said.to_owned()))
 }
 
 /// A reqwest error with its causes (`error sending request: connection refused`).
@@ -346,6 +372,7 @@ fn describe(error: &reqwest::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::model::PROVIDER_MESSAGE_LIMIT as MESSAGE_LIMIT;
 
     #[test]
     fn provider_messages() {
