@@ -45,7 +45,8 @@ pub struct ToolInvocationContext {
     /// above it.
     lineage: Option<Arc<Lineage>>,
     /// Who answers the call's questions, when whoever runs the call says so (an MCP session,
-    /// the agent loop, the application).
+    /// the agent loop, the application). Read by the runner only.
+    #[cfg_attr(not(feature = "runner"), allow(dead_code))]
     asker: Option<Asker>,
 }
 
@@ -505,9 +506,6 @@ impl ToolInvocationContext {
         self.lineage.as_deref()
     }
 
-    /// The context of a call that the call `call_id` of the tool `tool` makes: the same ids,
-    /// connection, cancellation and reporters, no call id of its own yet, one level deeper.
-    #[cfg(feature = "runner")]
     /// Has `interactor` answer every question and sampling request of the calls run with this
     /// context (and the calls they make), whatever [`Interact`](super::Interact) backend the
     /// catalog bound: how an MCP server puts the client of the session that made a call in
@@ -553,6 +551,10 @@ impl ToolInvocationContext {
         self.asker.as_ref()
     }
 
+    /// The context of a call that the call `call_id` of the tool `tool` makes: the same ids,
+    /// connection, cancellation, reporters and who answers its questions, no call id of its
+    /// own yet, one level deeper.
+    #[cfg(feature = "runner")]
     pub(crate) fn child_of(&self, tool: &str, call_id: &str) -> Self {
         let mut ancestors = self.lineage.as_ref().map_or_else(Vec::new, |l| l.ancestors.clone());
         ancestors.push((Arc::from(tool), Arc::from(call_id)));

@@ -42,6 +42,7 @@ impl ToolError {
     }
 
     /// The question to the user this failure waits on, if any (see above).
+    #[cfg(feature = "runner")]
     pub(crate) fn take_question(&mut self) -> Option<Box<ElicitRequest>> {
         self.question.take()
     }

@@ -5,7 +5,9 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::{CallOutcome, ExecError, Progress, Waiting};
+#[cfg(feature = "runner")]
+use super::CallOutcome;
+use super::{ExecError, Progress, Waiting};
 use crate::content::{PartSummary, ToolOutput};
 
 /// What happens during a call, in order: one `ToolCallStart`, any number of

@@ -315,6 +315,7 @@ pub struct Interact {
 /// Who answers the questions of a call, as whoever runs the call put it on its
 /// [context](super::ToolInvocationContext).
 #[derive(Clone, Debug)]
+#[cfg_attr(not(feature = "runner"), allow(dead_code))]
 pub(crate) enum Asker {
     /// Answers every request of the call, whatever the catalog bound (an MCP session's client,
     /// an application's UI for one request).
