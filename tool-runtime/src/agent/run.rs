@@ -278,7 +278,7 @@ pub struct AgentOutput {
 /// travels in [`Message::ToolResults`] to the model, whose adapter encodes it in the provider's
 /// blocks ([`Adapter::result_messages`](crate::adapters::Adapter::result_messages)); the
 /// details stay with the application, and [`AgentEvent::ToolCallResult`] carries the parts as
-/// [`PartSummary`]s (digests, not bytes). A part the model's provider cannot carry (audio for
+/// [`PartSummary`](crate::content::PartSummary)s (digests, not bytes). A part the model's provider cannot carry (audio for
 /// Anthropic) fails the next request with
 /// [`EncodeError::UnsupportedPart`](crate::adapters::EncodeError::UnsupportedPart), naming
 /// the call and the part: the run stops with [`StopReason::ModelFailed`] (kind

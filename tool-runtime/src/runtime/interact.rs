@@ -171,7 +171,7 @@ pub struct Completion {
 }
 
 /// Why [`Interact::elicit`] or [`Interact::sample`] gave no answer. Converts into a
-/// [`ToolError`] with `?`.
+/// [`ToolError`](super::ToolError) with `?`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum InteractError {
@@ -182,7 +182,7 @@ pub enum InteractError {
     /// The question (held here) waits for the user: in the agent loop (feature `agent`), the
     /// call ends waiting on it and the run stops with its state; the answer comes with
     /// `Agent::resume`, and the call then runs again from its start, this question answered.
-    /// Return it from the tool (`?` does: the [`ToolError`] keeps the question). A tool that
+    /// Return it from the tool (`?` does: the [`ToolError`](super::ToolError) keeps the question). A tool that
     /// goes on without the answer and succeeds is taken at its word; one that returns another
     /// error fails. Present whatever the features, so that a `match` compiles under each; only
     /// the agent loop produces it.
