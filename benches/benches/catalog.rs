@@ -11,7 +11,7 @@ use serde_json::Value;
 use tool_benches::tools::Medium;
 use tool_benches::{dynamic_schema, dynamic_tools, half_policy};
 use tool_runtime::adapters::Provider;
-use tool_runtime::catalog::{ToolCatalog, visible_tools};
+use tool_runtime::catalog::{ToolCatalog, shows, visible_tools};
 use tool_runtime::prelude::*;
 use tool_runtime::runtime::BoundToolRuntime;
 
@@ -84,7 +84,7 @@ fn list(c: &mut Criterion) {
         b.iter(|| {
             sorted
                 .iter()
-                .filter(|tool| policy.shows(&ctx, tool.spec()))
+                .filter(|tool| shows(&policy, &ctx, tool.spec()))
                 .cloned()
                 .collect::<Vec<_>>()
                 .len()

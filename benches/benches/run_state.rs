@@ -10,8 +10,8 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
 use tool_runtime::agent::deferred::{RunState, StateKey};
 use tool_runtime::agent::{Agent, Message, ScriptedModel, ScriptedTurn, StopReason};
-use tool_runtime::policy::DeferAll;
 use tool_runtime::prelude::*;
+use tool_runtime::runner::DeferAll;
 use tool_runtime::runtime::DynamicTool;
 
 const KEY: &[u8; 32] = b"bench key, 32 bytes long, really";

@@ -5,9 +5,10 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use tool_runtime::catalog::ToolCatalog;
-use tool_runtime::policy::{ApprovalDecision, ApprovalRequest, Approver, ToolPolicy};
+use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
+use tool_runtime::runner::{ApprovalDecision, ApprovalRequest, Approver};
 use tool_runtime::runtime::{BrokerError, Clock, ConnectionBroker, Credential, EventSink};
 
 use crate::search::{DocumentIndex, SearchDocs};

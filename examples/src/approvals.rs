@@ -29,8 +29,8 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tool_runtime::agent::deferred::{Decisions, InMemoryLedger, ResumeError, RunState, StateKey};
 use tool_runtime::agent::{Agent, AgentOutput, Message, ScriptedModel, ScriptedTurn};
-use tool_runtime::policy::DeferAll;
 use tool_runtime::prelude::*;
+use tool_runtime::runner::DeferAll;
 use tool_runtime::runtime::Capability;
 
 /// The shop's payment system: counts the refunds it made.

@@ -51,7 +51,7 @@ use std::sync::Arc;
 
 use serde::{Serialize, Serializer};
 
-use crate::policy::ToolPolicy;
+use crate::policy::{Decision, ToolPolicy};
 #[cfg(feature = "dynamic")]
 use crate::runtime::DynamicTool;
 use crate::runtime::{
@@ -420,10 +420,29 @@ pub fn visible_tools(
     ctx: &ToolInvocationContext,
 ) -> VisibleTools {
     let mut tools: Vec<_> =
-        source.tools().into_iter().filter(|tool| policy.shows(ctx, tool.spec())).collect();
+        source.tools().into_iter().filter(|tool| shows(policy, ctx, tool.spec())).collect();
     tools.sort_by(|a, b| a.name().cmp(b.name()));
     tools.dedup_by(|a, b| a.name() == b.name());
     VisibleTools(tools)
+}
+
+/// Whether `policy` shows the tool of `spec` to this caller: in the context's
+/// [tool set](ToolInvocationContext::with_tool_set) (when it has one), not denied, and if it
+/// needs a connection, some connection is both granted and requested.
+#[must_use]
+pub fn shows(policy: &ToolPolicy, ctx: &ToolInvocationContext, spec: &ToolSpec) -> bool {
+    ctx.in_tool_set(spec.name())
+        && !matches!(policy.decide(spec.name(), spec.effect()), Decision::Deny { .. })
+        && (!spec.requires_connection()
+            || ctx.requested_connection_ids().iter().any(|id| policy.grants_connection(id)))
+}
+
+/// Whether the call may use its connection: `ctx.connection_id()` is both granted by `policy`
+/// and requested by the context.
+pub(crate) fn connection_allowed(policy: &ToolPolicy, ctx: &ToolInvocationContext) -> bool {
+    ctx.connection_id().is_some_and(|id| {
+        policy.grants_connection(id) && ctx.requested_connection_ids().iter().any(|r| r == id)
+    })
 }
 
 /// The old name of [`visible_tools`], which says what it returns.

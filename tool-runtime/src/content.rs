@@ -31,7 +31,6 @@ pub use bytes::Bytes;
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use crate::schema::{Schema, ToolSchema};
 
@@ -166,7 +165,7 @@ impl Part {
             _ => None,
         };
         let (size, sha256) = match (bytes, text) {
-            (Some(bytes), _) => (Some(bytes.len()), Some(sha256_hex(bytes))),
+            (Some(bytes), _) => (Some(bytes.len()), Some(crate::digest::sha256_hex(bytes))),
             (None, Some(text)) => (Some(text.len()), None),
             (None, None) => (None, None),
         };
@@ -190,18 +189,6 @@ impl From<ResourceLink> for Part {
     fn from(link: ResourceLink) -> Self {
         Self::ResourceLink(Box::new(link))
     }
-}
-
-/// Lowercase hex SHA-256 of `bytes`.
-pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    use fmt::Write;
-    let digest = Sha256::digest(bytes);
-    let mut out = String::with_capacity(64);
-    for byte in digest {
-        // Writing to a String cannot fail.
-        let _ = write!(out, "{byte:02x}");
-    }
-    out
 }
 
 /// A part as events and records carry it: its kind, MIME type, URI and size, and for bytes

@@ -8,6 +8,8 @@ pub mod agent;
 #[cfg(feature = "runner")]
 pub mod catalog;
 pub mod content;
+pub mod digest;
+pub mod gbnf;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 #[cfg(feature = "runner")]

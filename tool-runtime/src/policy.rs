@@ -16,24 +16,18 @@
 //!     "connections": {"allowed_connection_ids": ["acme-tracker"]}
 //! }"#).unwrap();
 //!
-//! let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "user-42", tenant_id: "acme" });
-//! assert_eq!(policy.decide(&ctx, "core__get_current_time", ToolEffect::ReadOnly), Decision::Allow);
-//! assert_eq!(policy.decide(&ctx, "tickets__create_ticket", ToolEffect::StateChange), Decision::RequireApproval);
-//! assert!(matches!(policy.decide(&ctx, "shell__exec", ToolEffect::ExternalSideEffect), Decision::Deny { .. }));
+//! assert_eq!(policy.decide("core__get_current_time", ToolEffect::ReadOnly), Decision::Allow);
+//! assert_eq!(policy.decide("tickets__create_ticket", ToolEffect::StateChange), Decision::RequireApproval);
+//! assert!(matches!(policy.decide("shell__exec", ToolEffect::ExternalSideEffect), Decision::Deny { .. }));
 //! assert_eq!(policy.budgets_for("core__slow_report").max_runtime_ms, 60_000);
 //! assert_eq!(policy.budgets_for("core__get_current_time").max_argument_bytes, 8 * 1024);
 //! ```
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 
-use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
-use sha2::{Digest, Sha256};
 
-use crate::runtime::ToolInvocationContext;
-use crate::spec::{ToolEffect, ToolSpec};
+use crate::spec::ToolEffect;
 
 mod pattern;
 
@@ -41,7 +35,7 @@ pub use pattern::{PatternProblem, PolicyError};
 
 /// What may run, on which terms. Deny by default: a tool not listed in `allowed_tools` is
 /// neither shown to the model nor run. Confirm side effects by default: calls of
-/// `state_change` and `external_side_effect` tools need an [`Approver`]'s yes unless the policy
+/// `state_change` and `external_side_effect` tools need an [`Approver`](crate::runner::Approver)'s yes unless the policy
 /// says otherwise.
 ///
 /// The defaults, which a key left out of the configuration keeps: no tool allowed, approval
@@ -71,7 +65,7 @@ pub struct ToolPolicy {
     /// (`mcp__*`, `mcp__github__*`), and a string that is no valid tool name.
     #[serde(deserialize_with = "allowed_tools")]
     pub allowed_tools: Vec<String>,
-    /// Effects whose calls need an [`Approver`]'s yes (default: `state_change` and
+    /// Effects whose calls need an [`Approver`](crate::runner::Approver)'s yes (default: `state_change` and
     /// `external_side_effect`; `[]` for none).
     pub require_approval: Vec<ToolEffect>,
     /// Limits for every call.
@@ -224,7 +218,7 @@ pub enum Decision {
         /// Why, safe to show.
         reason: String,
     },
-    /// Run it only if an [`Approver`] says yes.
+    /// Run it only if an [`Approver`](crate::runner::Approver) says yes.
     RequireApproval,
 }
 
@@ -347,12 +341,7 @@ impl ToolPolicy {
     /// The decision for a call of `tool_name` with `effect`: deny unless listed and not
     /// overridden; approval when the effect (or the tool's override) asks for it.
     #[must_use]
-    pub fn decide(
-        &self,
-        _ctx: &ToolInvocationContext,
-        tool_name: &str,
-        effect: ToolEffect,
-    ) -> Decision {
+    pub fn decide(&self, tool_name: &str, effect: ToolEffect) -> Decision {
         let exception = self.tools.get(tool_name);
         if !self.lists(tool_name) || exception.is_some_and(|exception| exception.deny) {
             return Decision::Deny { reason: "policy does not allow this tool".to_owned() };
@@ -384,33 +373,13 @@ impl ToolPolicy {
         budgets
     }
 
-    /// `grant.allowed_connection_ids ∩ ctx.requested_connection_ids()`.
+    /// Whether the policy grants tools the connection `connection_id` (it is in
+    /// `connections.allowed_connection_ids`). A call may use a connection that is granted here
+    /// and requested by the call's context
+    /// ([`requested_connection_ids`](crate::runtime::ToolInvocationContext::requested_connection_ids)).
     #[must_use]
-    pub fn effective_connections<'a>(
-        &'a self,
-        ctx: &'a ToolInvocationContext,
-    ) -> BTreeSet<&'a str> {
-        ctx.requested_connection_ids()
-            .iter()
-            .map(String::as_str)
-            .filter(|id| self.connections.allowed_connection_ids.contains(*id))
-            .collect()
-    }
-
-    /// Whether the call's `connection_id` is granted and requested.
-    #[must_use]
-    pub fn connection_allowed(&self, ctx: &ToolInvocationContext) -> bool {
-        ctx.connection_id().is_some_and(|id| self.effective_connections(ctx).contains(id))
-    }
-
-    /// Whether a tool is shown to the model at all: in the run's
-    /// [tool set](ToolInvocationContext::with_tool_set) (when it has one), not denied, and if
-    /// it needs a connection, some connection is effective.
-    #[must_use]
-    pub fn shows(&self, ctx: &ToolInvocationContext, spec: &ToolSpec) -> bool {
-        ctx.in_tool_set(spec.name())
-            && !matches!(self.decide(ctx, spec.name(), spec.effect()), Decision::Deny { .. })
-            && (!spec.requires_connection() || !self.effective_connections(ctx).is_empty())
+    pub fn grants_connection(&self, connection_id: &str) -> bool {
+        self.connections.allowed_connection_ids.contains(connection_id)
     }
 }
 
@@ -433,383 +402,4 @@ fn tool_exceptions<'de, D: serde::Deserializer<'de>>(
     let tools = BTreeMap::<String, ToolOverride>::deserialize(deserializer)?;
     tools.keys().try_for_each(|key| pattern::check_exact(key)).map_err(serde::de::Error::custom)?;
     Ok(tools)
-}
-
-/// Writes `value` as JSON with object keys sorted, so equal values hash equally whatever
-/// order their keys arrived in.
-pub(crate) fn canonical_json(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(map) => {
-            let mut entries: Vec<_> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(b.0));
-            out.push('{');
-            for (i, (key, value)) in entries.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
-                canonical_json(value, out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                canonical_json(item, out);
-            }
-            out.push(']');
-        }
-        other => out.push_str(&other.to_string()),
-    }
-}
-
-/// The canonical JSON text of `value`: compact, object keys sorted.
-pub(crate) fn canonical_text(value: &Value) -> String {
-    let mut out = String::new();
-    canonical_json(value, &mut out);
-    out
-}
-
-/// SHA-256 (lowercase hex) of the canonical JSON of a call's arguments: equal for equal
-/// arguments whatever the order of their keys.
-///
-/// ```
-/// use serde_json::json;
-/// use tool_runtime::policy::arguments_hash;
-///
-/// assert_eq!(arguments_hash(&json!({"a": 1, "b": 2})), arguments_hash(&json!({"b": 2, "a": 1})));
-/// assert_ne!(arguments_hash(&json!({"a": 1})), arguments_hash(&json!({"a": 2})));
-/// ```
-#[must_use]
-pub fn arguments_hash(arguments: &Value) -> String {
-    crate::content::sha256_hex(canonical_text(arguments).as_bytes())
-}
-
-/// SHA-256 (lowercase hex) of everything a tool declares: its spec as JSON (name,
-/// description, effect, input and output schemas, redaction, connection and capability
-/// needs, and the [`schema_hash`](ToolSpec::schema_hash)). Approvals and deferred calls are
-/// bound to it, so a tool that changed in any of these since a call was approved does not run
-/// on that approval.
-///
-/// ```
-/// use tool_runtime::policy::spec_hash;
-/// use tool_runtime::prelude::*;
-///
-/// /// Close a ticket.
-/// #[tool(name = "tickets__close", effect = state_change, redact = ["closed"])]
-/// struct Close { number: u32 }
-/// #[derive(Serialize, ToolSchema)]
-/// struct Closed { closed: bool }
-/// impl Tool for Close {
-///     type Output = Closed;
-///     async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Closed, ToolError> {
-///         Ok(Closed { closed: true })
-///     }
-/// }
-///
-/// assert_eq!(spec_hash(Close::spec()).len(), 64);
-/// assert_eq!(spec_hash(Close::spec()), spec_hash(Close::spec()));
-/// ```
-#[must_use]
-pub fn spec_hash(spec: &ToolSpec) -> String {
-    let json = serde_json::to_value(spec).unwrap_or(Value::Null);
-    crate::content::sha256_hex(canonical_text(&json).as_bytes())
-}
-
-/// An approval of one exact call, good for one use: the SHA-256 of the run, tenant and actor
-/// it was given for, the tool's name and [`spec_hash`], the call id and the canonical
-/// validated arguments. It cannot be replayed in another run, for another tenant or actor,
-/// after the tool changed, for another call or for other arguments; [`PreApproved`] spends
-/// each approval on the first call it approves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Approval([u8; 32]);
-
-impl Approval {
-    /// The approval of calling the tool of `spec` as `tool_call_id` with exactly `arguments`,
-    /// for the run, tenant and actor of `ctx` (for approvals given ahead of time, out of band).
-    ///
-    /// ```
-    /// use serde_json::json;
-    /// use tool_runtime::policy::Approval;
-    /// use tool_runtime::prelude::*;
-    ///
-    /// /// Close a ticket.
-    /// #[tool(name = "tickets__close", effect = state_change, redact = ["closed"])]
-    /// struct Close { number: u32, reason: String }
-    /// #[derive(Serialize, ToolSchema)]
-    /// struct Closed { closed: bool }
-    /// impl Tool for Close {
-    ///     type Output = Closed;
-    ///     async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Closed, ToolError> {
-    ///         Ok(Closed { closed: true })
-    ///     }
-    /// }
-    ///
-    /// let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "user-1", tenant_id: "acme" });
-    /// let other_run = ToolInvocationContext::new(ContextIds { run_id: "run-2", actor_id: "user-1", tenant_id: "acme" });
-    /// let spec = Close::spec();
-    /// let approved = Approval::of(&ctx, spec, "call_1", &json!({"number": 7, "reason": "fixed"}));
-    /// assert_eq!(approved, Approval::of(&ctx, spec, "call_1", &json!({"reason": "fixed", "number": 7})));
-    /// assert_ne!(approved, Approval::of(&ctx, spec, "call_1", &json!({"number": 8, "reason": "fixed"})));
-    /// assert_ne!(approved, Approval::of(&ctx, spec, "call_2", &json!({"number": 7, "reason": "fixed"})));
-    /// assert_ne!(approved, Approval::of(&other_run, spec, "call_1", &json!({"number": 7, "reason": "fixed"})));
-    /// ```
-    #[must_use]
-    pub fn of(
-        ctx: &ToolInvocationContext,
-        spec: &ToolSpec,
-        tool_call_id: &str,
-        arguments: &Value,
-    ) -> Self {
-        Self::bound(ctx, spec.name(), &spec_hash(spec), tool_call_id, arguments)
-    }
-
-    /// [`of`](Self::of) with the spec hash already known.
-    pub(crate) fn bound(
-        ctx: &ToolInvocationContext,
-        tool_name: &str,
-        spec_hash: &str,
-        tool_call_id: &str,
-        arguments: &Value,
-    ) -> Self {
-        let canonical = canonical_text(arguments);
-        let mut hasher = Sha256::new();
-        for part in [
-            ctx.run_id(),
-            ctx.tenant_id(),
-            ctx.actor_id(),
-            tool_name,
-            spec_hash,
-            tool_call_id,
-            canonical.as_str(),
-        ] {
-            hasher.update((part.len() as u64).to_le_bytes());
-            hasher.update(part.as_bytes());
-        }
-        Self(hasher.finalize().into())
-    }
-}
-
-/// A call waiting for approval.
-#[derive(Debug)]
-pub struct ApprovalRequest<'a> {
-    /// The tool's name.
-    pub tool_name: &'a str,
-    /// The call's id.
-    pub tool_call_id: &'a str,
-    /// What the tool does to the world.
-    pub effect: ToolEffect,
-    /// The validated arguments.
-    pub arguments: &'a Value,
-    /// Who asks.
-    pub ctx: &'a ToolInvocationContext,
-    /// The tool's spec (an approval is bound to its [`spec_hash`]).
-    pub spec: &'a ToolSpec,
-}
-
-impl ApprovalRequest<'_> {
-    /// Approves exactly this call, once.
-    #[must_use]
-    pub fn approve(&self) -> ApprovalDecision {
-        ApprovalDecision::Approved(self.approval())
-    }
-
-    /// The approval this exact call needs (see [`Approval::of`]).
-    #[must_use]
-    pub fn approval(&self) -> Approval {
-        Approval::of(self.ctx, self.spec, self.tool_call_id, self.arguments)
-    }
-
-    /// Denies it, with a message for the model.
-    pub fn deny(&self, message: impl Into<String>) -> ApprovalDecision {
-        ApprovalDecision::Denied { message: message.into() }
-    }
-
-    /// Approves the call with other arguments (a person corrected them). The runner validates
-    /// them again against the tool's schema and runs the tool with them.
-    #[must_use]
-    pub fn edit(&self, arguments: Value) -> ApprovalDecision {
-        ApprovalDecision::Edited { arguments }
-    }
-
-    /// Decides later: the call ends pending (see [`ApprovalDecision::Pending`]).
-    #[must_use]
-    pub fn defer(&self) -> ApprovalDecision {
-        ApprovalDecision::Pending
-    }
-}
-
-/// An approver's answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ApprovalDecision {
-    /// Approved; the runner checks the approval matches the call.
-    Approved(Approval),
-    /// Denied, with a message for the model.
-    Denied {
-        /// Why, safe to show.
-        message: String,
-    },
-    /// Approved with these arguments instead of the model's; they are validated again.
-    Edited {
-        /// The arguments to run the tool with.
-        arguments: Value,
-    },
-    /// Not decided yet: someone decides later (a person answers in another HTTP request). The
-    /// call does not run and ends waiting ([`WaitsFor::Approval`](crate::runtime::WaitsFor)),
-    /// which is not a failure: its
-    /// [`ToolExecResult::is_waiting`](crate::runtime::ToolExecResult::is_waiting) says so and
-    /// the sink gets a [`ToolCallWaiting`](crate::runtime::ToolEvent::ToolCallWaiting) event
-    /// instead of a result. The agent loop stops with a resumable
-    /// [`RunState`](crate::agent::RunState) (see [`agent::deferred`](crate::agent::deferred)).
-    Pending,
-}
-
-/// Decides calls that policy marks [`Decision::RequireApproval`] (a person in a UI, a rules
-/// engine). Supplied by the application; the default, [`DenyAll`], says no.
-#[async_trait]
-pub trait Approver: Send + Sync + fmt::Debug {
-    /// Approves, denies or defers one call.
-    async fn review(&self, request: &ApprovalRequest<'_>) -> ApprovalDecision;
-}
-
-/// Denies every call that needs approval.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct DenyAll;
-
-#[async_trait]
-impl Approver for DenyAll {
-    async fn review(&self, request: &ApprovalRequest<'_>) -> ApprovalDecision {
-        request.deny("this call needs approval and no approver is configured")
-    }
-}
-
-/// Defers every call that needs approval: each ends waiting, for a person to decide later
-/// (see [`ApprovalDecision::Pending`]).
-///
-/// ```
-/// use std::sync::Arc;
-/// use tool_runtime::policy::DeferAll;
-/// use tool_runtime::prelude::*;
-///
-/// let runner = ToolRunner::builder(ToolCatalog::builder().build().unwrap())
-///     .approver(Arc::new(DeferAll))
-///     .build();
-/// # let _ = runner;
-/// ```
-#[derive(Debug, Clone, Copy, Default)]
-pub struct DeferAll;
-
-#[async_trait]
-impl Approver for DeferAll {
-    async fn review(&self, request: &ApprovalRequest<'_>) -> ApprovalDecision {
-        request.defer()
-    }
-}
-
-/// Approves exactly the calls approved ahead of time (see [`Approval::of`]), each once: an
-/// approval is spent by the first call it approves, so a second call with the same binding
-/// (a retry, a replay) is denied.
-///
-/// ```
-/// use serde_json::json;
-/// use tool_runtime::policy::{Approval, ApprovalDecision, ApprovalRequest, Approver, PreApproved};
-/// use tool_runtime::prelude::*;
-///
-/// /// Close a ticket.
-/// #[tool(name = "tickets__close", effect = state_change, redact = ["closed"])]
-/// struct Close { number: u32 }
-/// #[derive(Serialize, ToolSchema)]
-/// struct Closed { closed: bool }
-/// impl Tool for Close {
-///     type Output = Closed;
-///     async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Closed, ToolError> {
-///         Ok(Closed { closed: true })
-///     }
-/// }
-///
-/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "user-1", tenant_id: "acme" });
-/// let arguments = json!({"number": 7});
-/// let approver = PreApproved::new([Approval::of(&ctx, Close::spec(), "call_1", &arguments)]);
-/// let request = ApprovalRequest {
-///     tool_name: "tickets__close",
-///     tool_call_id: "call_1",
-///     effect: ToolEffect::StateChange,
-///     arguments: &arguments,
-///     ctx: &ctx,
-///     spec: Close::spec(),
-/// };
-/// assert!(matches!(approver.review(&request).await, ApprovalDecision::Approved(_)));
-/// assert!(matches!(approver.review(&request).await, ApprovalDecision::Denied { .. }));
-/// # });
-/// ```
-#[derive(Debug, Default)]
-pub struct PreApproved(std::sync::Mutex<BTreeSet<[u8; 32]>>);
-
-impl PreApproved {
-    /// Approves these calls, each once, and no others.
-    pub fn new(approvals: impl IntoIterator<Item = Approval>) -> Self {
-        Self(std::sync::Mutex::new(approvals.into_iter().map(|approval| approval.0).collect()))
-    }
-}
-
-#[async_trait]
-impl Approver for PreApproved {
-    async fn review(&self, request: &ApprovalRequest<'_>) -> ApprovalDecision {
-        let approval = request.approval();
-        let spent =
-            self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&approval.0);
-        if spent {
-            ApprovalDecision::Approved(approval)
-        } else {
-            request.deny("this call was not approved (or its approval was used already)")
-        }
-    }
-}
-
-/// A per-call authorization hook, run after policy: row-level rules, tenant checks.
-/// The default, [`AllowAll`], allows everything policy allows.
-#[async_trait]
-pub trait Authorizer: Send + Sync + fmt::Debug {
-    /// Allows or refuses one call.
-    ///
-    /// # Errors
-    ///
-    /// [`AuthzDenied`] with a safe message.
-    async fn authorize(
-        &self,
-        ctx: &ToolInvocationContext,
-        spec: &ToolSpec,
-    ) -> Result<(), AuthzDenied>;
-}
-
-/// An authorizer's refusal.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AuthzDenied(pub String);
-
-impl fmt::Display for AuthzDenied {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for AuthzDenied {}
-
-/// Allows every call.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct AllowAll;
-
-#[async_trait]
-impl Authorizer for AllowAll {
-    async fn authorize(
-        &self,
-        _ctx: &ToolInvocationContext,
-        _spec: &ToolSpec,
-    ) -> Result<(), AuthzDenied> {
-        Ok(())
-    }
 }

@@ -429,6 +429,7 @@ pub struct ToolSpec {
     static_examples: &'static [ExampleValue],
     examples: OnceLock<Vec<Value>>,
     schema_hash: OnceLock<String>,
+    spec_hash: OnceLock<String>,
     /// Whether redaction leaves every valid output whole (worked out when first asked).
     keeps_valid_output: OnceLock<bool>,
 }
@@ -494,6 +495,7 @@ impl ToolSpec {
             static_examples: parts.examples,
             examples: OnceLock::new(),
             schema_hash: OnceLock::new(),
+            spec_hash: OnceLock::new(),
             keeps_valid_output: OnceLock::new(),
         }
     }
@@ -530,6 +532,7 @@ impl ToolSpec {
             static_examples: &[],
             examples: OnceLock::new(),
             schema_hash: OnceLock::new(),
+            spec_hash: OnceLock::new(),
             keeps_valid_output: OnceLock::new(),
         }
     }
@@ -694,10 +697,10 @@ impl ToolSpec {
         Cow::Owned(text)
     }
 
-    /// SHA-256 (lowercase hex) of the compact JSON
+    /// SHA-256 (lowercase hex) of the [canonical JSON](crate::digest)
     /// `{"input_schema": ..., "output_schema": ...}` (with `"details_schema"` added for a tool
-    /// that returns details): equal across builds and machines for equal schemas, different
-    /// when either schema changes.
+    /// that returns details): equal across builds and machines for equal schemas, whatever the
+    /// order of their keys, and different when either schema changes.
     pub fn schema_hash(&self) -> &str {
         self.schema_hash.get_or_init(|| {
             let mut both = Map::new();
@@ -709,7 +712,39 @@ impl ToolSpec {
             if let Some(details) = &self.details_schema {
                 both.insert("details_schema".to_owned(), details.to_json());
             }
-            crate::content::sha256_hex(Value::Object(both).to_string().as_bytes())
+            crate::digest::json_hash(&Value::Object(both))
+        })
+    }
+
+    /// SHA-256 (lowercase hex) of the [canonical JSON](crate::digest) of everything the tool
+    /// declares: this spec as JSON (name, description, effect, input and output schemas,
+    /// redaction, connection and capability needs, examples and the
+    /// [`schema_hash`](Self::schema_hash)). Approvals and deferred calls are bound to it, so a
+    /// tool that changed in any of these since a call was approved does not run on that
+    /// approval.
+    ///
+    /// ```
+    /// use tool_runtime::prelude::*;
+    ///
+    /// /// Close a ticket.
+    /// #[tool(name = "tickets__close", effect = state_change, redact = ["closed"])]
+    /// struct Close { number: u32 }
+    /// #[derive(Serialize, ToolSchema)]
+    /// struct Closed { closed: bool }
+    /// impl Tool for Close {
+    ///     type Output = Closed;
+    ///     async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Closed, ToolError> {
+    ///         Ok(Closed { closed: true })
+    ///     }
+    /// }
+    ///
+    /// let spec = Close::spec();
+    /// assert_eq!(spec.spec_hash().len(), 64);
+    /// assert_ne!(spec.spec_hash(), spec.schema_hash());
+    /// ```
+    pub fn spec_hash(&self) -> &str {
+        self.spec_hash.get_or_init(|| {
+            crate::digest::json_hash(&serde_json::to_value(self).unwrap_or(Value::Null))
         })
     }
 }

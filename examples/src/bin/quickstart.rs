@@ -16,7 +16,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use examples::app::TicketRules;
-use tool_runtime::policy::{ApprovalDecision, ApprovalRequest, Approver};
+use tool_runtime::runner::{ApprovalDecision, ApprovalRequest, Approver};
 
 use examples::quickstart;
 use examples::table::cell;

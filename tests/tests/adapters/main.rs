@@ -1,6 +1,6 @@
 //! The adapters layer: provider wire formats. Golden requests and decoded responses per
 //! provider (`golden`, `requests`, `results`, `controls`), encoding and raising arguments
-//! (`lowering`), request budgets (`budgets`), real-world stream quirks (`streams`), hostile and
+//! (`lowering`), scalar enums in run-time schemas (`scalar_enums`), request budgets (`budgets`), real-world stream quirks (`streams`), hostile and
 //! cut streams (`hostile_streams`), decoder properties (`props`), the stored conversation format
 //! (`stored_messages`), the `wire` command (`cli`), and a `ChatModel` written against the
 //! adapters from their docs alone (`chat_model_contract`).
@@ -18,6 +18,7 @@ mod lowering;
 mod props;
 mod requests;
 mod results;
+mod scalar_enums;
 mod stored_messages;
 mod streams;
 mod support;

@@ -13,9 +13,10 @@ use tool_runtime::agent::{
     ModelTurn, ScriptedModel, ScriptedTurn, StopReason, Usage,
 };
 use tool_runtime::catalog::ToolCatalog;
-use tool_runtime::policy::{ApprovalDecision, ApprovalRequest, Approver, ToolPolicy};
+use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
+use tool_runtime::runner::{ApprovalDecision, ApprovalRequest, Approver};
 use tool_runtime::runtime::{Capability, EventOutcome, ToolErrorCode};
 use tool_tests::fixtures::context;
 

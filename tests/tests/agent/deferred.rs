@@ -10,8 +10,9 @@ use tool_runtime::agent::deferred::{
 };
 use tool_runtime::agent::{Agent, AgentEvent, Message, ScriptedModel, ScriptedTurn, StopReason};
 use tool_runtime::catalog::ToolCatalog;
-use tool_runtime::policy::{DeferAll, ToolPolicy};
+use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
+use tool_runtime::runner::DeferAll;
 use tool_runtime::runner::{
     AfterCallDecision, AfterCallFn, BeforeCallDecision, BeforeCallFn, ToolCalls, ToolRunner,
     ToolRunnerBuilder,

@@ -1,7 +1,9 @@
 //! The agent layer: the tool loop over a `ChatModel`. The loop's rules (`agent_loop`), deferred
 //! decisions and resumable runs (`deferred`), call ids unique within a run (`call_ids`), a
 //! panicking hook in a batch (`hook_panics`), the HTTP model clients against a loopback server
-//! (`http_models`) and their body cap and credentials (`http_limits`), and the README's
+//! (`http_models`), their body cap and credentials (`http_limits`), redirects never followed
+//! (`http_redirects`) and errors inside a stream (`http_stream_errors`), all served by
+//! `loopback`; and the README's
 //! quickstart and example application (`quickstart`, `example_app`).
 //!
 //! One test binary, a module per behaviour.
@@ -13,4 +15,7 @@ mod example_app;
 mod hook_panics;
 mod http_limits;
 mod http_models;
+mod http_redirects;
+mod http_stream_errors;
+mod loopback;
 mod quickstart;

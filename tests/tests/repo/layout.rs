@@ -2,6 +2,9 @@
 //! `tool-runtime/src/adapters/`. This walks the rest of `tool-runtime/src` and fails, naming
 //! file and line, where code (not comments) holds a string literal with a provider-specific
 //! JSON key, as a key or as a segment of a JSON pointer (`"/usage/prompt_tokens"`).
+//!
+//! The layer order (DESIGN.md 3): each top-level module of `tool-runtime/src` is a layer, and
+//! no code (comments and doc links aside) names a layer above its own through `crate::`.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -190,5 +193,126 @@ fn the_scan_sees_code_and_skips_comments() {
             format!("{}:2: `usageMetadata`", agent.join("pointer.rs").display()),
             format!("{}:1: `usage`", agent.join("sniff.rs").display()),
         ]
+    );
+}
+
+/// The layers of `tool-runtime/src`, lowest first (DESIGN.md §3): a module may import from its
+/// own layer and the layers before it, never from one after it, so no two layers import each
+/// other. Each entry is a top-level module of the crate.
+const LAYERS: &[&str] = &[
+    "schema", "digest", "spec", "gbnf", "content", "policy", "runtime", "catalog", "runner",
+    "adapters", "agent", "mcp",
+];
+
+/// Files of `src` that are no layer: the crate root and the macro support it exports.
+const ROOTS: &[&str] = &["lib.rs"];
+
+/// The top-level module a file of `src` belongs to (`runner/limits/resize.rs` -> `runner`).
+fn layer_of(src: &Path, file: &Path) -> String {
+    let relative = file.strip_prefix(src).unwrap_or(file);
+    let first = relative.components().next().unwrap().as_os_str().to_string_lossy().into_owned();
+    first.strip_suffix(".rs").map_or(first.clone(), str::to_owned)
+}
+
+/// The top-level modules a line of code names through `crate::<module>`. A grouped
+/// `crate::{..}` import hides which layers it reaches, so it is reported as the layer `{`.
+fn crate_paths(code: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("crate::") {
+        let before = rest[..at].chars().next_back();
+        rest = &rest[at + "crate::".len()..];
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$') {
+            continue; // `$crate::` (a macro's) or another name ending in `crate`
+        }
+        if rest.starts_with('{') {
+            found.push("{".to_owned());
+            continue;
+        }
+        let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        found.push(name);
+    }
+    found
+}
+
+/// Every `(file:line: layer -> layer)` of `src` that imports from a later layer, or from a
+/// top-level module that is in no layer.
+fn layer_offences(src: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let rank = |name: &str| LAYERS.iter().position(|layer| *layer == name);
+    let mut found = Vec::new();
+    for file in &files {
+        let relative = file.strip_prefix(src).unwrap_or(file);
+        if ROOTS.iter().any(|root| relative == Path::new(root)) {
+            continue;
+        }
+        let layer = layer_of(src, file);
+        let Some(own) = rank(&layer) else {
+            found.push(format!(
+                "{}: `{layer}` is in no layer (add it to LAYERS)",
+                relative.display()
+            ));
+            continue;
+        };
+        let text = fs::read_to_string(file).unwrap();
+        for (number, line) in text.lines().enumerate() {
+            for target in crate_paths(code_of(line)) {
+                let higher = match rank(&target) {
+                    Some(other) => other > own,
+                    // `crate::{..}` and paths to the root's own items (`crate::ToolSchema`).
+                    None => target == "{",
+                };
+                if higher {
+                    found.push(format!(
+                        "{}:{}: {layer} -> {target}",
+                        relative.display(),
+                        number + 1
+                    ));
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_layer_imports_from_a_layer_above_it() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tool-runtime/src");
+    let found = layer_offences(&src);
+    assert!(
+        found.is_empty(),
+        "imports against the layer order {LAYERS:?} (DESIGN.md §3; a grouped `crate::{{..}}` \
+         import counts as one, name each module):\n{}",
+        found.join("\n")
+    );
+    // Every layer exists, so a renamed module cannot leave its rule behind.
+    for layer in LAYERS {
+        assert!(
+            src.join(format!("{layer}.rs")).exists() || src.join(layer).join("mod.rs").exists(),
+            "layer `{layer}` has no module"
+        );
+    }
+}
+
+#[test]
+fn the_layer_scan_finds_an_upward_import_and_an_unknown_module() {
+    assert_eq!(crate_paths("use crate::runtime::ToolError; // crate::agent"), ["runtime", "agent"]);
+    assert_eq!(crate_paths(code_of("use crate::runtime::ToolError; // crate::agent")), ["runtime"]);
+    assert_eq!(crate_paths("use crate::{policy::X, agent::Y};"), ["{"]);
+    assert_eq!(crate_paths("$crate::schema::Schema"), Vec::<String>::new());
+
+    let root = std::env::temp_dir().join(format!("layer-scan-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&root);
+    fs::create_dir_all(root.join("runner")).unwrap();
+    fs::write(root.join("policy.rs"), "use crate::runtime::ToolInvocationContext;\n").unwrap();
+    fs::write(root.join("runner/steps.rs"), "use crate::policy::ToolPolicy;\n").unwrap();
+    fs::write(root.join("spec.rs"), "/// [`X`](crate::agent::X)\nfn f() {}\n").unwrap();
+    fs::write(root.join("extra.rs"), "fn g() {}\n").unwrap();
+    let found = layer_offences(&root);
+    fs::remove_dir_all(&root).unwrap();
+    assert_eq!(
+        found,
+        ["extra.rs: `extra` is in no layer (add it to LAYERS)", "policy.rs:1: policy -> runtime"]
     );
 }

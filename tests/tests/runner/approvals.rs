@@ -5,9 +5,10 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tool_runtime::catalog::ToolCatalog;
-use tool_runtime::policy::{Approval, PreApproved, ToolPolicy, spec_hash};
+use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
+use tool_runtime::runner::{Approval, PreApproved};
 use tool_runtime::runtime::{BoundToolRuntime, DynamicTool, ToolErrorCode};
 use tool_tests::fixtures::context;
 
@@ -94,7 +95,7 @@ async fn an_approval_is_not_replayed_after_the_tool_changed() {
     .redact(["closed"])
     .build(|_, _, _| async { Ok(json!({"closed": true})) })
     .unwrap();
-    assert_ne!(spec_hash(changed.spec()), spec_hash(Close::spec()));
+    assert_ne!(changed.spec().spec_hash(), Close::spec().spec_hash());
     let runner =
         ToolRunner::builder(ToolCatalog::builder().register_dynamic(changed).build().unwrap())
             .policy(gated())

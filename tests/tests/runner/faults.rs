@@ -8,11 +8,10 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tool_runtime::catalog::ToolCatalog;
 use tool_runtime::content::ToolOutput;
-use tool_runtime::policy::{
-    ApprovalDecision, ApprovalRequest, Approver, Authorizer, AuthzDenied, ToolPolicy,
-};
+use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::{AfterCall, AfterCallDecision, AfterCallHook, HookError, ToolRunner};
+use tool_runtime::runner::{ApprovalDecision, ApprovalRequest, Approver, Authorizer, AuthzDenied};
 use tool_runtime::runtime::{
     Arguments, Auth, BoundToolRuntime, BrokerError, CallStep, CollectingSink, ConnectionBroker,
     Credential, DynamicTool, EventOutcome, EventSink, LogLevel, LogMessage, LogReporter, Progress,

@@ -15,12 +15,13 @@ use tool_runtime::content::ToolOutput;
 use tool_runtime::mcp::McpServer;
 use tool_runtime::mcp::rmcp::ServiceExt;
 use tool_runtime::mcp::rmcp::model::CallToolRequestParams;
-use tool_runtime::policy::{ApprovalDecision, ApprovalRequest, Approver, ToolPolicy};
+use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::{
     AfterCallDecision, AfterCallFn, BeforeCallDecision, BeforeCallFn, HookError, ToolCalls,
     ToolRunner, ToolRunnerBuilder,
 };
+use tool_runtime::runner::{ApprovalDecision, ApprovalRequest, Approver};
 use tool_runtime::runtime::{
     CallStep, Clock, CollectingSink, EventOutcome, ExecError, ToolCallCounts, ToolCallStats,
     ToolErrorCode as Code, ToolEvent, ToolInvocationRecord,

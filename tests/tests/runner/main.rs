@@ -3,7 +3,8 @@
 //! approvals (`approvals`), start and result events paired (`events_paired`), result budgets
 //! (`result_limits`, also run with `--features image`), every output type end to end
 //! (`output_shapes`), properties over any input (`properties`), per-run tool sets (`tool_sets`)
-//! and BM25 tool selection over a large catalog (`selection`).
+//! BM25 tool selection over a large catalog (`selection`) and against stuffed descriptions
+//! (`selection_hostile`), and policy entries that would allow nothing (`policy_patterns`).
 //!
 //! One test binary, a module per behaviour.
 
@@ -13,7 +14,9 @@ mod faults;
 mod hooks;
 mod output_shapes;
 mod pipeline;
+mod policy_patterns;
 mod properties;
 mod result_limits;
 mod selection;
+mod selection_hostile;
 mod tool_sets;

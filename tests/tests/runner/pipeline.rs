@@ -10,12 +10,12 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tool_runtime::catalog::{CatalogProblem, ToolCatalog};
 use tool_runtime::content::ToolOutput;
-use tool_runtime::policy::{
-    Approval, ApprovalDecision, ApprovalRequest, Approver, Authorizer, AuthzDenied, PreApproved,
-    ToolPolicy,
-};
+use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
+use tool_runtime::runner::{
+    Approval, ApprovalDecision, ApprovalRequest, Approver, Authorizer, AuthzDenied, PreApproved,
+};
 use tool_runtime::runtime::{
     Arguments, Auth, BoundToolRuntime, BrokerError, Clock, CollectingSink, ConnectionBroker,
     Credential, DynamicTool, EventOutcome, StaticTool, ToolErrorCode as Code, ToolEvent,

@@ -11,7 +11,7 @@ use crate::schema_values::{Integers, valid};
 use examples::tickets::{CloseTicket, CreateTicket};
 use examples::time::GetCurrentTime;
 use proptest::test_runner::{Config, TestRunner};
-use tool_runtime::adapters::gbnf::{Grammar, GrammarError, Unchecked};
+use tool_runtime::gbnf::{Grammar, GrammarError, Unchecked};
 use tool_runtime::prelude::*;
 use tool_runtime::schema::Schema;
 use tool_runtime::spec::ToolSpec;

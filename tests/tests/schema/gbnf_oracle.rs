@@ -14,7 +14,7 @@ use crate::schema_values::{Integers, valid};
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::TestRunner;
 use serde_json::{Value, json};
-use tool_runtime::adapters::gbnf::Grammar;
+use tool_runtime::gbnf::Grammar;
 use tool_runtime::spec::ToolSpec;
 use tool_tests::python::{self, PinnedVenv};
 

@@ -445,3 +445,45 @@ fn ticket_schema_snapshot() {
             .is_err()
     );
 }
+
+#[test]
+fn schema_and_spec_hashes_hash_canonical_json_whatever_the_key_order() {
+    use tool_runtime::runtime::{BoundToolRuntime, DynamicTool};
+    let tool = |input: Value| {
+        DynamicTool::builder("notes__add", "Adds a note.", input)
+            .build(|_, _, _| async { Ok(json!({})) })
+            .unwrap()
+    };
+    let written = tool(json!({
+        "type": "object",
+        "properties": {"title": {"type": "string", "maxLength": 80}, "body": {"type": "string"}},
+        "required": ["title"],
+        "additionalProperties": false
+    }));
+    let reordered = tool(json!({
+        "additionalProperties": false,
+        "required": ["title"],
+        "properties": {"body": {"type": "string"}, "title": {"maxLength": 80, "type": "string"}},
+        "type": "object"
+    }));
+    assert_eq!(written.spec().schema_hash(), reordered.spec().schema_hash());
+    assert_eq!(written.spec().spec_hash(), reordered.spec().spec_hash());
+    // A value that differs is another hash; so is another name with the same schemas.
+    let longer = tool(json!({
+        "type": "object",
+        "properties": {"title": {"type": "string", "maxLength": 81}, "body": {"type": "string"}},
+        "required": ["title"],
+        "additionalProperties": false
+    }));
+    assert_ne!(written.spec().schema_hash(), longer.spec().schema_hash());
+    let renamed = DynamicTool::builder("notes__append", "Adds a note.", json!({
+        "type": "object",
+        "properties": {"title": {"type": "string", "maxLength": 80}, "body": {"type": "string"}},
+        "required": ["title"],
+        "additionalProperties": false
+    }))
+    .build(|_, _, _| async { Ok(json!({})) })
+    .unwrap();
+    assert_eq!(renamed.spec().schema_hash(), written.spec().schema_hash());
+    assert_ne!(renamed.spec().spec_hash(), written.spec().spec_hash());
+}

@@ -109,7 +109,7 @@ async fn a_call_that_waits_for_approval_is_no_error() {
     };
     let runner = ToolRunner::builder(catalog)
         .policy(policy)
-        .approver(std::sync::Arc::new(tool_runtime::policy::DeferAll))
+        .approver(std::sync::Arc::new(tool_runtime::runner::DeferAll))
         .build();
     let spans = exported(&runner, r#"{"user": "ann"}"#).await;
     assert_eq!(spans.len(), 1, "{spans:?}");

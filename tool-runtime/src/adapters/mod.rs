@@ -40,7 +40,7 @@
 //! reach the model.
 //!
 //! **Local models** without native tool calling get a grammar instead of tool definitions:
-//! [`gbnf::Grammar`] turns tools' compile-time schemas into a llama.cpp GBNF grammar for one
+//! [`Grammar`](crate::gbnf::Grammar) (in [`gbnf`](crate::gbnf)) turns tools' compile-time schemas into a llama.cpp GBNF grammar for one
 //! call.
 //!
 //! # A round trip
@@ -135,7 +135,6 @@ mod assemble;
 mod budget;
 mod conversation;
 mod framing;
-pub mod gbnf;
 mod gemini;
 mod limits;
 mod lower;

@@ -1,7 +1,7 @@
 //! Deferred decisions and resumable runs: a guide.
 //!
-//! A call may have to wait: an [`Approver`](crate::policy::Approver) answers
-//! [`ApprovalDecision::Pending`](crate::policy::ApprovalDecision::Pending) (a person decides in
+//! A call may have to wait: an [`Approver`](crate::runner::Approver) answers
+//! [`ApprovalDecision::Pending`](crate::runner::ApprovalDecision::Pending) (a person decides in
 //! a later HTTP request), a before-call hook answers
 //! [`BeforeCallDecision::Pending`](crate::runner::BeforeCallDecision::Pending), the tool is
 //! a [`ClientTool`](crate::runtime::ClientTool) that the application's client runs, or the
@@ -48,7 +48,7 @@
 //! use std::sync::Arc;
 //! use tool_runtime::agent::deferred::{Decisions, InMemoryLedger, RunState, StateKey};
 //! use tool_runtime::agent::{Agent, Message, ScriptedModel, ScriptedTurn, StopReason};
-//! use tool_runtime::policy::DeferAll;
+//! use tool_runtime::runner::DeferAll;
 //! use tool_runtime::prelude::*;
 //!
 //! /// Close a ticket.
@@ -202,7 +202,7 @@
 //! | `elapsed_ms` | wall-clock time the run has used of its budget |
 //! | `call_ids` | every call id the run has handed out (ids stay unique after a resume) |
 //! | `messages` | the conversation in the [stored form](crate::adapters::stored), ending with the model's turn whose calls wait |
-//! | `calls` | each call of that turn, in model order: `id` (the run's), `wire_id` (the provider's), `tool_name`, `status`, and for `"waiting"` (read as `"pending"` too, as states written before 0.2 say): `waits_for` (`"approval"`, `"client"` or `"elicitation"`), `arguments`, `arguments_hash` (SHA-256 of their canonical JSON), `spec_hash` ([`spec_hash`](crate::policy::spec_hash)), and for `"elicitation"`: `question` (`{"message", "schema"}`), when earlier questions were answered `answered` (`[{"question", "answer"}]`, answers as `{"action": "accept", "content": {..}}`, `{"action": "decline"}` or `{"action": "cancel"}`), and `approved: true` when the call was approved before it asked; for `"ran"`, `"approved"`, `"edited"`, `"denied"`, `"supplied"`, `"answered"`: `result` (a stored tool result) |
+//! | `calls` | each call of that turn, in model order: `id` (the run's), `wire_id` (the provider's), `tool_name`, `status`, and for `"waiting"` (read as `"pending"` too, as states written before 0.2 say): `waits_for` (`"approval"`, `"client"` or `"elicitation"`), `arguments`, `arguments_hash` (SHA-256 of their canonical JSON), `spec_hash` ([`spec_hash`](crate::spec::ToolSpec::spec_hash)), and for `"elicitation"`: `question` (`{"message", "schema"}`), when earlier questions were answered `answered` (`[{"question", "answer"}]`, answers as `{"action": "accept", "content": {..}}`, `{"action": "decline"}` or `{"action": "cancel"}`), and `approved: true` when the call was approved before it asked; for `"ran"`, `"approved"`, `"edited"`, `"denied"`, `"supplied"`, `"answered"`: `result` (a stored tool result) |
 //! | `seal` | HMAC-SHA256 (hex) over the canonical JSON (keys sorted) of everything else |
 //!
 //! Unknown keys are refused. Records ([`ToolInvocationRecord`](crate::runtime::ToolInvocationRecord)s)
@@ -221,7 +221,7 @@ use sha2::Sha256;
 
 use super::Message;
 use crate::adapters::ToolResult;
-use crate::policy::{arguments_hash, canonical_text};
+use crate::digest::{arguments_hash, canonical_text, hex};
 use crate::runtime::{Answered, ElicitRequest, ElicitResponse};
 
 /// The version of the stored format this crate writes and reads.
@@ -278,7 +278,7 @@ pub enum CallStatus {
         arguments: Value,
         /// SHA-256 (hex) of their canonical JSON ([`arguments_hash`]).
         arguments_hash: String,
-        /// The tool's [`spec_hash`](crate::policy::spec_hash) when the call was made.
+        /// The tool's [`spec_hash`](crate::spec::ToolSpec::spec_hash) when the call was made.
         spec_hash: String,
         /// For [`WaitsFor::Elicitation`]: the question the user is to answer (show its
         /// message, and a form of its schema).
@@ -515,14 +515,6 @@ impl RunState {
             calls: self.calls,
         }
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use fmt::Write as _;
-    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut out, byte| {
-        let _ = write!(out, "{byte:02x}");
-        out
-    })
 }
 
 fn unhex(text: &str) -> Option<Vec<u8>> {

@@ -12,7 +12,8 @@ use super::parking::Parking;
 use super::run::{Loop, result_event};
 use super::{Agent, AgentEvent, AgentOutput, Message, StopReason, Usage};
 use crate::adapters::{ToolCall, ToolResult, check_conversation};
-use crate::policy::{Approval, ApprovalDecision, ApprovalRequest, Approver, arguments_hash};
+use crate::digest::arguments_hash;
+use crate::runner::{Approval, ApprovalDecision, ApprovalRequest, Approver};
 use crate::runtime::{Answered, CallOutcome, ToolInvocationContext};
 
 impl Agent {

@@ -13,7 +13,7 @@ use crate::adapters::{ConversationError, check_ready};
 use crate::adapters::{Decoded, FinishReason, StreamEvent, ToolCall, ToolChoice, ToolResult};
 use crate::catalog::select::ToolSelector;
 use crate::catalog::{ToolSource, VisibleTools};
-use crate::policy::{Decision, spec_hash};
+use crate::policy::Decision;
 use crate::runner::ToolRunner;
 use crate::runtime::{
     Arguments, CallOutcome, EventOutcome, ExecError, Interact, ToolErrorCode, ToolExecResult,
@@ -712,7 +712,7 @@ impl Agent {
                         // A question no bound backend answers waits for the user's answer.
                         call_ctx = call_ctx.with_deferred_questions(Parking::new(Vec::new()));
                     }
-                    if self.needs_approval(&call.name, &call_ctx) {
+                    if self.needs_approval(&call.name) {
                         on_event(AgentEvent::ApprovalRequired {
                             id: call.id.clone(),
                             name: call.name.clone(),
@@ -742,7 +742,7 @@ impl Agent {
                 let arguments = executed.args().cloned().unwrap_or(serde_json::Value::Null);
                 let CallOutcome::Waiting(waiting) = executed.outcome else { continue };
                 // A call that asked got past its approval, if policy required one.
-                let approved = waiting.question.is_some() && self.needs_approval(&call.name, ctx);
+                let approved = waiting.question.is_some() && self.needs_approval(&call.name);
                 results[index] = Some(Slot::Waiting { waiting, arguments, approved });
                 continue;
             };
@@ -805,13 +805,13 @@ impl Slot {
 
 impl Agent {
     /// Whether policy asks an approver about calls of `name` (for the approval-required event).
-    fn needs_approval(&self, name: &str, ctx: &ToolInvocationContext) -> bool {
+    fn needs_approval(&self, name: &str) -> bool {
         let policy = self.runner.policy();
         if policy.require_approval.is_empty() && policy.tools.is_empty() {
             return false;
         }
         self.runner.catalog().get(name).is_some_and(|tool| {
-            policy.decide(ctx, tool.name(), tool.effect()) == Decision::RequireApproval
+            policy.decide(tool.name(), tool.effect()) == Decision::RequireApproval
         })
     }
 
@@ -861,7 +861,7 @@ impl Agent {
 
     /// The [`spec_hash`] of the tool `name` in the runner's catalog.
     pub(super) fn spec_hash_of(&self, name: &str) -> Option<String> {
-        self.runner.catalog().get(name).map(|tool| spec_hash(tool.spec()))
+        self.runner.catalog().get(name).map(|tool| tool.spec().spec_hash().to_owned())
     }
 }
 

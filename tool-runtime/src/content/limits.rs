@@ -22,9 +22,6 @@
 use std::fmt;
 
 use serde::Serialize;
-
-use crate::runtime::ToolErrorCode;
-
 /// The image formats the runner knows (and every provider accepts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -300,18 +297,6 @@ pub struct Limited {
     pub action: LimitAction,
 }
 
-impl Limited {
-    /// The code of the error a refusal for this reason ends the call with: `result_too_large`
-    /// for a budget, `output_validation` for an image that is not what it claims.
-    #[must_use]
-    pub const fn error_code(&self) -> ToolErrorCode {
-        match self.reason {
-            LimitReason::OverBudget { .. } => ToolErrorCode::ResultTooLarge,
-            _ => ToolErrorCode::OutputValidation,
-        }
-    }
-}
-
 impl fmt::Display for Limited {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (self.part, self.kind) {
@@ -373,12 +358,6 @@ impl fmt::Display for Limited {
 }
 
 impl std::error::Error for Limited {}
-
-#[cfg(feature = "runner")]
-pub(crate) mod enforce;
-
-#[cfg(feature = "image")]
-mod resize;
 
 #[cfg(test)]
 mod tests {

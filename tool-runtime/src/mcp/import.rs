@@ -821,7 +821,7 @@ fn definition_hash(tool: &Tool) -> String {
         "output_schema": tool.output_schema.as_deref(),
     });
     // A server that lists the same schema with its keys in another order has not changed it.
-    crate::content::sha256_hex(crate::policy::canonical_text(&definition).as_bytes())
+    crate::digest::json_hash(&definition)
 }
 
 impl ToolSource for McpToolSource {

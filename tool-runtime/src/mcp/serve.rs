@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::interact::ClientInteractor;
 use super::logging;
-use crate::catalog::ToolSource;
+use crate::catalog::{ToolSource, shows};
 use crate::content::{Part, ResourceBody, ToolOutput};
 use crate::runner::ToolRunner;
 use crate::runtime::{
@@ -492,7 +492,7 @@ impl McpServer {
             .names
             .id_of(&request.name)
             .and_then(|id| inner.runner.catalog().get(id))
-            .filter(|tool| inner.runner.policy().shows(&ctx, tool.spec()));
+            .filter(|tool| shows(inner.runner.policy(), &ctx, tool.spec()));
         let Some(tool) = tool else {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool `{}`", Shown(&request.name)),

@@ -13,7 +13,8 @@ use super::steps::{check_output, redact_and_bound};
 use super::{Call, ToolRunner};
 use crate::catalog::ToolSource;
 use crate::content::ToolOutput;
-use crate::policy::{Approver, Decision};
+use crate::policy::Decision;
+use crate::runner::Approver;
 use crate::runtime::{
     Arguments, CallStep, ExecError, ToolErrorCode as Code, ToolEvent, ToolExecResult,
     ToolInvocationContext,
@@ -97,7 +98,7 @@ impl ToolRunner {
             )
         })?;
         let tool = tool.as_ref();
-        match self.policy.decide(ctx, tool.name(), tool.effect()) {
+        match self.policy.decide(tool.name(), tool.effect()) {
             Decision::Deny { reason } => return Err(ExecError::new(Code::PolicyDenied, reason)),
             // The client's result would stand in for an approval no one gave.
             Decision::RequireApproval => {

@@ -137,7 +137,7 @@ pub enum BeforeCallDecision {
         arguments: Value,
     },
     /// Neither run nor refuse the call now: it ends waiting for approval, like a call whose approver
-    /// defers ([`ApprovalDecision::Pending`](crate::policy::ApprovalDecision::Pending)), with
+    /// defers ([`ApprovalDecision::Pending`](crate::runner::ApprovalDecision::Pending)), with
     /// the arguments as the hooks so far left them. The agent loop stops with a run state, and
     /// [`Agent::resume`](crate::agent::Agent::resume) decides the call later (approved calls
     /// then run without asking the before-call hooks again). Where nothing can wait (a direct

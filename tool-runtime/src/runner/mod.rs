@@ -70,14 +70,20 @@
 //! # });
 //! ```
 
+mod approvals;
 #[cfg(feature = "agent")]
 mod deferred;
 
 mod calls;
 mod drive;
 pub mod hooks;
+mod limits;
 mod steps;
 
+pub use approvals::{
+    AllowAll, Approval, ApprovalDecision, ApprovalRequest, Approver, Authorizer, AuthzDenied,
+    DeferAll, DenyAll, PreApproved,
+};
 pub use calls::ToolCalls;
 pub use hooks::{
     AfterCall, AfterCallDecision, AfterCallFn, AfterCallHook, BeforeCall, BeforeCallDecision,
@@ -92,7 +98,7 @@ use tracing::Instrument;
 
 use self::hooks::Hooks;
 use crate::catalog::{ToolCatalog, ToolSource, VisibleTools, visible_tools};
-use crate::policy::{Approver, Authorizer, DenyAll, ToolPolicy};
+use crate::policy::ToolPolicy;
 use crate::runtime::bound::ArgsJson;
 use crate::runtime::{
     Arguments, BoundToolRuntime, CallOutcome, CallStep, Clock, EventOutcome, EventSink, ExecError,
@@ -108,7 +114,7 @@ pub struct ToolRunner {
     policy: Arc<ToolPolicy>,
     approver: Arc<dyn Approver>,
     /// `None`: every call that policy allows is authorized, with no hook to await (as by
-    /// [`AllowAll`](crate::policy::AllowAll)).
+    /// [`AllowAll`](crate::runner::AllowAll)).
     authorizer: Option<Arc<dyn Authorizer>>,
     sink: Arc<dyn EventSink>,
     clock: Clock,
@@ -148,7 +154,7 @@ impl ToolRunnerBuilder {
     }
 
     /// The per-call authorization hook (by default every call policy allows is authorized,
-    /// as with [`AllowAll`](crate::policy::AllowAll)).
+    /// as with [`AllowAll`](crate::runner::AllowAll)).
     pub fn authorizer(mut self, authorizer: Arc<dyn Authorizer>) -> Self {
         self.authorizer = Some(authorizer);
         self

@@ -11,13 +11,14 @@ use super::drive::{
     Deadline, Ran, catch_decode_panic, guarded, json_len_over, scrubbed, within_budget,
 };
 use super::hooks::{self, Hooks};
+use super::limits::enforce;
 use super::{
     AfterCall, AfterCallDecision, BeforeCall, BeforeCallDecision, Call, Stop, ToolCalls, ToolRunner,
 };
-use crate::catalog::ToolSource;
-use crate::content::limits::enforce::enforce;
+use crate::catalog::{ToolSource, connection_allowed};
 use crate::content::{Part, ToolOutput};
-use crate::policy::{ApprovalDecision, ApprovalRequest, Budgets, Decision};
+use crate::policy::{Budgets, Decision};
+use crate::runner::{ApprovalDecision, ApprovalRequest};
 use crate::runtime::context::Lineage;
 use crate::runtime::{
     Arguments, Auth, BoundToolRuntime, CallOutcome, CallStep, ExecError, Interact, LogMessage,
@@ -254,7 +255,7 @@ impl ToolRunner {
                 format!("tool `{}` is not in this run's tool set", Shown(name)),
             ));
         }
-        match self.policy.decide(ctx, name, tool.effect()) {
+        match self.policy.decide(name, tool.effect()) {
             Decision::Deny { reason } => Err(ExecError::new(Code::PolicyDenied, reason)),
             decision => Ok(decision),
         }
@@ -276,7 +277,7 @@ impl ToolRunner {
             declared.interact |= capability.type_id() == TypeId::of::<Interact>();
         }
         let declares_auth = declared.auth;
-        if (tool.requires_connection() || declares_auth) && !self.policy.connection_allowed(ctx) {
+        if (tool.requires_connection() || declares_auth) && !connection_allowed(&self.policy, ctx) {
             let message = match ctx.connection_id() {
                 None => "this tool needs a connection and the call has none",
                 Some(_) => "the call's connection is not granted for this request",

@@ -97,7 +97,7 @@ impl CallOutcome {
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum WaitsFor {
-    /// A person's (or a system's) approval: an [`Approver`](crate::policy::Approver) or a
+    /// A person's (or a system's) approval: an [`Approver`](crate::runner::Approver) or a
     /// before-call hook deferred the decision. Decided with approve, edit or deny.
     Approval,
     /// The result of a [`ClientTool`](crate::runtime::ClientTool), which the application's

@@ -104,13 +104,13 @@ pub enum CallStep {
     Lookup,
     /// Policy: the allowlist, the connection grant, the call-depth limit.
     Policy,
-    /// The application's [`Authorizer`](crate::policy::Authorizer).
+    /// The application's [`Authorizer`](crate::runner::Authorizer).
     Authorizer,
     /// Parsing and validating the arguments.
     Validation,
     /// A before-call or after-call hook.
     Hook,
-    /// The [`Approver`](crate::policy::Approver).
+    /// The [`Approver`](crate::runner::Approver).
     Approval,
     /// Fetching the call's credential from the connection broker.
     Credential,
@@ -297,7 +297,7 @@ impl ToolExecResult {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use tool_runtime::policy::DeferAll;
+    /// use tool_runtime::runner::DeferAll;
     /// use tool_runtime::prelude::*;
     /// use tool_runtime::runtime::WaitsFor;
     ///

@@ -5,7 +5,7 @@ use std::io::Cursor;
 use image::imageops::FilterType;
 use image::{DynamicImage, GenericImageView};
 
-use super::{ImageFormat, ImageHeader, ImageSize, Limit, LimitReason};
+use crate::content::limits::{ImageFormat, ImageHeader, ImageSize, Limit, LimitReason};
 use crate::content::{Bytes, Media};
 use crate::policy::Budgets;
 

@@ -47,7 +47,7 @@
 //! byte for byte.
 //!
 //! ```
-//! use tool_runtime::adapters::gbnf::{Grammar, Unchecked};
+//! use tool_runtime::gbnf::{Grammar, Unchecked};
 //! use tool_runtime::prelude::*;
 //!
 //! /// Search the documentation.
@@ -78,7 +78,7 @@
 //! // `limit` is optional and nullable; its digits are bounded, its range is the validator's.
 //! assert!(text.contains(r#"( ( "0" | [1-9] [0-9]{0,1} ) | "null" )"#));
 //! assert_eq!(grammar.unchecked(), [Unchecked::IntegerRange { path: "docs__search/limit".into() }]);
-//! # Ok::<(), tool_runtime::adapters::gbnf::GrammarError>(())
+//! # Ok::<(), tool_runtime::gbnf::GrammarError>(())
 //! ```
 
 use std::collections::BTreeSet;
@@ -203,7 +203,7 @@ impl Grammar {
     /// given), each call shaped as in [`Grammar::for_tool`].
     ///
     /// ```
-    /// use tool_runtime::adapters::gbnf::{Grammar, GrammarError};
+    /// use tool_runtime::gbnf::{Grammar, GrammarError};
     ///
     /// assert_eq!(Grammar::for_tools(&[]), Err(GrammarError::NoTools));
     /// ```
@@ -253,12 +253,12 @@ impl Grammar {
     /// prompt that already names the tool, or a schema outside any tool.
     ///
     /// ```
-    /// use tool_runtime::adapters::gbnf::Grammar;
+    /// use tool_runtime::gbnf::Grammar;
     /// use tool_runtime::prelude::*;
     ///
     /// let grammar = Grammar::for_schema(<Option<bool> as ToolSchema>::SCHEMA)?;
     /// assert_eq!(grammar.as_str(), "root ::= ( ( \"true\" | \"false\" ) | \"null\" )\n");
-    /// # Ok::<(), tool_runtime::adapters::gbnf::GrammarError>(())
+    /// # Ok::<(), tool_runtime::gbnf::GrammarError>(())
     /// ```
     ///
     /// # Errors

@@ -3,9 +3,25 @@
 
 use serde_json::Value;
 
-use super::{ImageFormat, Limit, LimitAction, LimitReason, Limited, sniff};
+use crate::content::limits::{ImageFormat, Limit, LimitAction, LimitReason, Limited, sniff};
 use crate::content::{Media, Part, ResourceBody, ToolOutput};
 use crate::policy::{Budgets, TextOverflow};
+use crate::runtime::ToolErrorCode;
+
+#[cfg(feature = "image")]
+mod resize;
+
+impl Limited {
+    /// The code of the error a refusal for this reason ends the call with: `result_too_large`
+    /// for a budget, `output_validation` for an image that is not what it claims.
+    #[must_use]
+    pub const fn error_code(&self) -> ToolErrorCode {
+        match self.reason {
+            LimitReason::OverBudget { .. } => ToolErrorCode::ResultTooLarge,
+            _ => ToolErrorCode::OutputValidation,
+        }
+    }
+}
 
 /// Bounds `output` in place: what was cut or resized is kept in `output.limited()`. On
 /// refusal, everything done before it and the refusal itself, last.
@@ -90,7 +106,7 @@ fn check_image(
     let reason = LimitReason::OverBudget { limit, size, budget };
     #[cfg(feature = "image")]
     {
-        let (from, to) = super::resize::fit(media, header, budgets).map_err(refuse)?;
+        let (from, to) = resize::fit(media, header, budgets).map_err(refuse)?;
         done.push(Limited {
             part: Some(index),
             kind: Some("image"),
