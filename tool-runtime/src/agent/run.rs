@@ -259,6 +259,9 @@ impl Agent {
             let stream = TurnStream::new(std::mem::take(&mut state.ids));
             let answered = self.ask_model(request, &stream, ctx, deadline, on_event).await;
             let (mut ids, announced) = stream.into_parts();
+            // The model decoded its response with the request's tools
+            // (`Adapter::decode_for`, `Adapter::stream_for`), the one place strict-mode `null`s
+            // are raised: the calls are not raised again here.
             let mut decoded = match answered {
                 Ok(ModelTurn { decoded }) => decoded,
                 Err(stop) => {
@@ -267,10 +270,6 @@ impl Agent {
                     return stop;
                 }
             };
-            // Whatever the model did with its response, the calls are checked against the
-            // tools as declared, not as lowered for the provider: a model that decoded without
-            // the tools still has its strict-mode `null`s taken back (raising is idempotent).
-            decoded.raise(&specs);
             record_turn(state, &decoded, on_event);
             // The calls run under ids unique within the run; their results go back to the
             // model under the provider's (`wire`).
