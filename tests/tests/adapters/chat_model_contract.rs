@@ -1,7 +1,8 @@
 //! A `ChatModel` written from the public docs alone, over a fake transport: it encodes the
 //! request through the adapter, "sends" the bytes, and decodes canned provider bytes through
 //! the adapter with the request's tools. It never calls a raise or normalise helper, and the
-//! agent loop still runs a strict-mode call whose optional field came back as `null`.
+//! agent loop still runs a strict-mode call whose optional field came back as `null`: decoding
+//! with the tools is the one place it is raised (the loop does not raise it again).
 
 use std::sync::{Arc, Mutex};
 
@@ -198,8 +199,8 @@ fn ready_arguments(mut session: Box<dyn tool_runtime::adapters::StreamSession + 
 
 #[test]
 fn stream_for_raises_the_streamed_calls_and_stream_does_not() {
-    // The agent raises every turn, so the run above cannot tell whether `stream_for` did:
-    // its streamed events, which only the model's caller sees, can.
+    // The run above shows `stream_for` raised the turn; its streamed events, which only the
+    // model's caller sees, are raised too.
     let adapter = OpenAiChat::new().strict(true);
     let specs = [Search::spec()];
     assert_eq!(ready_arguments(adapter.stream_for(&specs)), [json!({"query": "wire"})]);
@@ -207,9 +208,10 @@ fn stream_for_raises_the_streamed_calls_and_stream_does_not() {
 }
 
 #[tokio::test]
-async fn a_model_that_decodes_without_the_tools_still_has_its_null_raised() {
+async fn a_model_that_decodes_without_the_tools_sends_its_null_to_validation() {
     // The same model decoding with the bare session, as a model that forgot `stream_for`
-    // would: the agent raises the turn against the tools it offered, so the call runs.
+    // would: the loop takes the turn as it is, so the runner sees `"limit": null` and refuses
+    // it, and the model gets the validation error to correct itself from.
     let model = Arc::new(FakeModel {
         adapter: OpenAiChat::new().strict(true),
         options: RequestOptions::new("gpt-4o-mini"),
@@ -219,7 +221,9 @@ async fn a_model_that_decodes_without_the_tools_still_has_its_null_raised() {
     let output = run(model).await;
     assert_eq!(output.done.stop, StopReason::Answered);
     assert_eq!(output.done.records.len(), 1);
-    assert_eq!(output.done.records[0].result, Some(json!({"hits": ["wire x3"]})));
+    assert_eq!(output.done.records[0].result, None);
+    let error = output.done.records[0].error.as_ref().map(|error| error.code);
+    assert_eq!(error, Some(ToolErrorCode::Validation));
 }
 
 #[tokio::test]

@@ -22,8 +22,9 @@
 //! anything is sent ([`BudgetError`] names the tool). Lowering can change what a model sends
 //! (`null` for a property it left out); decoding with the request's specs
 //! ([`Adapter::decode_for`], [`Adapter::stream_for`]) raises that back, so arguments validate
-//! against the original schema. ([`raise_arguments`] and [`Decoded::raise`] do the same for a
-//! response decoded by hand.)
+//! against the original schema. That is the one decode path that raises, the one a model
+//! client uses; nothing raises a decoded turn again (the agent loop takes it as it is).
+//! ([`raise_arguments`] and [`Decoded::raise`] do the same for a response decoded by hand.)
 //!
 //! **Decoding** assembles calls in linear time: argument text is appended as it arrives and
 //! parsed once, strictly, when the turn finishes. Nothing is guessed: `""` means `{}`, invalid
@@ -374,8 +375,11 @@ pub trait Adapter: fmt::Debug + Send + Sync {
         Ok(self::request::to_bytes(&Value::Object(self.encode_request(request, options)?)))
     }
 
-    /// Decodes a whole (non-streamed) response body. Arguments come as the model sent them;
-    /// [`Adapter::decode_for`] also undoes what lowering changed.
+    /// The provider's decoder of a whole (non-streamed) response body, which
+    /// [`Adapter::decode_for`] is built on. Arguments come as the model sent them, lowering
+    /// and all: a model client decodes with [`Adapter::decode_for`], the decode path that
+    /// raises; this one is for a body whose request's tools are not at hand (a stored turn, a
+    /// fuzzer, a test of the wire format).
     ///
     /// # Errors
     ///
@@ -386,6 +390,10 @@ pub trait Adapter: fmt::Debug + Send + Sync {
     /// are [raised](raise_arguments), so arguments lowered for the provider (a strict-mode
     /// `null` for a property the model left out) validate against the original schema.
     ///
+    /// With [`Adapter::stream_for`], this is the one place a turn is raised: the decode path
+    /// a model client uses (the agent's HTTP clients and scripted model do), and the agent
+    /// loop does not raise the turn it gets back again.
+    ///
     /// # Errors
     ///
     /// The errors of [`Adapter::decode`].
@@ -395,13 +403,14 @@ pub trait Adapter: fmt::Debug + Send + Sync {
         Ok(decoded)
     }
 
-    /// A new session for one streamed response. Arguments come as the model sent them;
-    /// [`Adapter::stream_for`] also undoes what lowering changed.
+    /// A new session of the provider's stream decoder, which [`Adapter::stream_for`] is built
+    /// on. Arguments come as the model sent them, lowering and all: a model client decodes
+    /// with [`Adapter::stream_for`], the decode path that raises.
     fn stream(&self) -> Box<dyn StreamSession>;
 
     /// A new session for one streamed response to a request that declared `specs`: the calls
     /// of [`StreamEvent::CallReady`] and of the final [`Decoded`] are
-    /// [raised](raise_arguments).
+    /// [raised](raise_arguments), once (see [`Adapter::decode_for`]).
     ///
     /// ```
     /// use serde_json::json;

@@ -55,15 +55,20 @@
 //! # });
 //! ```
 
+mod batch;
 pub mod deferred;
+mod events;
 #[cfg(feature = "http")]
 pub mod http;
+mod ids;
 mod model;
 mod parking;
 mod resume;
 mod run;
 mod sampling;
 mod scripted;
+mod turn;
+mod waiting;
 
 #[doc(no_inline)]
 pub use crate::adapters::openai_sse;
@@ -71,6 +76,7 @@ pub use crate::adapters::openai_sse;
 pub use crate::adapters::{Message, ModelRequest, Usage};
 #[doc(no_inline)]
 pub use deferred::{Decisions, RunState, StateKey};
+pub use events::{AgentDone, AgentEvent, AgentOutput, StopReason};
 #[cfg(feature = "http")]
 #[doc(no_inline)]
 pub use http::{
@@ -78,6 +84,6 @@ pub use http::{
     OpenAiCompatibleBuilder, RetryPolicy, Timeouts,
 };
 pub use model::{ChatModel, ModelError, ModelErrorKind, ModelTurn};
-pub use run::{Agent, AgentConfig, AgentDone, AgentEvent, AgentOutput, StopReason};
+pub use run::{Agent, AgentConfig};
 pub use sampling::ChatModelSampler;
 pub use scripted::{ScriptedModel, ScriptedTurn, SeenRequest};

@@ -171,12 +171,13 @@ impl std::error::Error for ModelError {}
 /// with the request's tools: [`stream_for`](crate::adapters::Adapter::stream_for) (feed it the
 /// bytes as they arrive, forward its events) or
 /// [`decode_for`](crate::adapters::Adapter::decode_for). Decoding with the tools undoes what
-/// lowering changed (a strict-mode `null` for a property the model left out) in the streamed
-/// events too; the [`Agent`](crate::agent::Agent) undoes it again on the turn you return,
-/// against the tools it offered, so a model that decodes with the plain
+/// lowering changed (a strict-mode `null` for a property the model left out), in the streamed
+/// events too, and it is the one place that is undone: the [`Agent`](crate::agent::Agent)
+/// runs the calls of the turn you return as they are. A model that decodes with the plain
 /// [`stream`](crate::adapters::Adapter::stream) or [`decode`](crate::adapters::Adapter::decode)
-/// (or with a decoder of its own) still has its calls validate. Nothing needs calling. Usage is
-/// in [`Decoded::usage`].
+/// hands such a `null` to the runner, whose validation refuses it; a model with a decoder of
+/// its own raises its turn with [`Decoded::raise`] against `request.tools`. Usage is in
+/// [`Decoded::usage`].
 ///
 /// ```
 /// use async_trait::async_trait;

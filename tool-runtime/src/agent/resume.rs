@@ -8,8 +8,9 @@ use async_trait::async_trait;
 use super::deferred::{
     CallDecision, CallStatus, Decisions, ResumeError, ResumeLedger, RunState, WaitsFor,
 };
+use super::events::result_event;
 use super::parking::Parking;
-use super::run::{Loop, result_event};
+use super::run::Loop;
 use super::{Agent, AgentEvent, AgentOutput, Message, StopReason, Usage};
 use crate::adapters::{ToolCall, ToolResult, check_conversation};
 use crate::digest::arguments_hash;

@@ -1,0 +1,213 @@
+//! Running a turn's calls: in batches of at most `max_concurrent`, a call whose effect must
+//! run alone in a batch of its own, result events in the model's order as soon as they are
+//! known, and the budget watched while they run.
+
+use futures_util::StreamExt;
+use tokio::time::Instant;
+
+use super::events::result_event;
+use super::parking::Parking;
+use super::{Agent, AgentEvent};
+use crate::adapters::{Decoded, ToolCall, ToolResult};
+use crate::catalog::ToolSource;
+use crate::policy::Decision;
+use crate::runtime::{
+    Arguments, CallOutcome, Interact, ToolErrorCode, ToolExecResult, ToolInvocationContext,
+    ToolInvocationRecord, Waiting,
+};
+
+/// Where one call of a turn stands after the runner saw it.
+#[derive(Debug, Clone)]
+pub(super) enum Slot {
+    /// Its result for the model (under the run's id).
+    Done(ToolResult),
+    /// It waits (for [`WaitsFor::Elicitation`](crate::runtime::WaitsFor::Elicitation), with
+    /// the question it asked), with its validated arguments, and whether it was approved
+    /// before it asked.
+    Waiting { waiting: Waiting, arguments: serde_json::Value, approved: bool },
+}
+
+impl Slot {
+    /// Its result, unless it waits.
+    pub(super) fn done(self) -> Option<ToolResult> {
+        match self {
+            Self::Done(result) => Some(result),
+            Self::Waiting { .. } => None,
+        }
+    }
+}
+
+impl Agent {
+    /// Runs a turn's calls and returns their results in model order, with the records of the
+    /// calls that went through the runner. When the budget runs out meanwhile, the run is
+    /// cancelled and the calls still end, each with its one result.
+    pub(super) async fn execute_turn(
+        &self,
+        decoded: &Decoded,
+        ctx: &ToolInvocationContext,
+        deadline: Option<Instant>,
+        on_event: &(dyn Fn(AgentEvent) + Send + Sync),
+    ) -> (Vec<Slot>, Vec<ToolInvocationRecord>) {
+        let work = self.execute_calls(decoded, ctx, on_event);
+        tokio::pin!(work);
+        let mut fired = false;
+        loop {
+            tokio::select! {
+                outcome = &mut work => return outcome,
+                () = sleep_until(deadline), if !fired => {
+                    fired = true;
+                    ctx.cancellation().cancel();
+                }
+            }
+        }
+    }
+
+    /// The calls of a turn in batches, in the model's order: a call of a cut-off turn is
+    /// answered without running, a call whose effect runs alone waits for the batch before it
+    /// and runs in a batch of its own.
+    async fn execute_calls(
+        &self,
+        decoded: &Decoded,
+        ctx: &ToolInvocationContext,
+        on_event: &(dyn Fn(AgentEvent) + Send + Sync),
+    ) -> (Vec<Slot>, Vec<ToolInvocationRecord>) {
+        let runnable = decoded.finish.allows_execution();
+        let mut results: Vec<Option<Slot>> = vec![None; decoded.calls.len()];
+        let mut records: Vec<Option<ToolInvocationRecord>> = vec![None; decoded.calls.len()];
+        // Result events go out in the model's order, each as soon as it and every result
+        // before it are known.
+        let mut emitted = 0;
+        let mut batch = Vec::new();
+        for (index, call) in decoded.calls.iter().enumerate() {
+            if !runnable || !call.complete {
+                results[index] = Some(Slot::Done(ToolResult::error(
+                    call,
+                    ToolErrorCode::Truncated,
+                    "the response was cut off before this call was complete, so it was not run",
+                )));
+            } else if self.runs_alone(&call.name) {
+                let before = std::mem::take(&mut batch);
+                self.run_batch(&before, decoded, ctx, &mut results, &mut records, on_event).await;
+                emit_ready(&results, &mut emitted, on_event, &decoded.calls);
+                self.run_batch(&[index], decoded, ctx, &mut results, &mut records, on_event).await;
+            } else {
+                batch.push(index);
+            }
+            emit_ready(&results, &mut emitted, on_event, &decoded.calls);
+        }
+        self.run_batch(&batch, decoded, ctx, &mut results, &mut records, on_event).await;
+        emit_ready(&results, &mut emitted, on_event, &decoded.calls);
+        (results.into_iter().flatten().collect(), records.into_iter().flatten().collect())
+    }
+
+    /// Whether calls of `name` run alone
+    /// ([`AgentConfig::run_alone`](super::AgentConfig::run_alone)).
+    fn runs_alone(&self, name: &str) -> bool {
+        !self.config.run_alone.is_empty()
+            && self
+                .runner
+                .catalog()
+                .get(name)
+                .is_some_and(|tool| self.config.run_alone.contains(&tool.effect()))
+    }
+
+    /// Runs the calls at `indices` through the runner, at most `max_concurrent` at once,
+    /// and puts where each stands in `results` (and its record in `records`, once it ended).
+    async fn run_batch(
+        &self,
+        indices: &[usize],
+        decoded: &Decoded,
+        ctx: &ToolInvocationContext,
+        results: &mut [Option<Slot>],
+        records: &mut [Option<ToolInvocationRecord>],
+        on_event: &(dyn Fn(AgentEvent) + Send + Sync),
+    ) {
+        // Only a catalog that binds `Interact` has tools that can ask the user anything.
+        let asks = self.runner.catalog().capabilities().contains::<Interact>();
+        let outcomes: Vec<(usize, ToolExecResult)> =
+            futures_util::stream::iter(indices.iter().copied())
+                .map(|index| {
+                    let call = &decoded.calls[index];
+                    let mut call_ctx = ctx.clone().with_tool_call_id(call.id.clone());
+                    if asks {
+                        // A question no bound backend answers waits for the user's answer.
+                        call_ctx = call_ctx.with_deferred_questions(Parking::new(Vec::new()));
+                    }
+                    if self.needs_approval(&call.name) {
+                        on_event(AgentEvent::ApprovalRequired {
+                            id: call.id.clone(),
+                            name: call.name.clone(),
+                        });
+                    }
+                    async move {
+                        // Parsed arguments go to the runner as they are; only text that did not parse
+                        // goes as text (the runner reports it as `invalid_json`).
+                        let text;
+                        let args = match call.arguments.value() {
+                            Some(value) => Arguments::from(value),
+                            None => {
+                                text = call.arguments.to_json_text();
+                                Arguments::from(text.as_str())
+                            }
+                        };
+                        (index, self.runner.exec(&call.name, args, &call_ctx).await)
+                    }
+                })
+                .buffered(self.config.max_concurrent.max(1))
+                .collect()
+                .await;
+        for (index, executed) in outcomes {
+            let call = &decoded.calls[index];
+            let Some(result) = ToolResult::from_exec(call, &executed) else {
+                // Not run and not failed: it waits, and gets its record when it is decided.
+                let arguments = executed.args().cloned().unwrap_or(serde_json::Value::Null);
+                let CallOutcome::Waiting(waiting) = executed.outcome else { continue };
+                // A call that asked got past its approval, if policy required one.
+                let approved = waiting.question.is_some() && self.needs_approval(&call.name);
+                results[index] = Some(Slot::Waiting { waiting, arguments, approved });
+                continue;
+            };
+            results[index] = Some(Slot::Done(result));
+            records[index] = Some(executed.into_record());
+        }
+    }
+
+    /// Whether policy asks an approver about calls of `name` (for the approval-required event).
+    fn needs_approval(&self, name: &str) -> bool {
+        let policy = self.runner.policy();
+        if policy.require_approval.is_empty() && policy.tools.is_empty() {
+            return false;
+        }
+        self.runner.catalog().get(name).is_some_and(|tool| {
+            policy.decide(tool.name(), tool.effect()) == Decision::RequireApproval
+        })
+    }
+}
+
+/// Emits the result events from `*emitted` on, as far as every result is known.
+fn emit_ready(
+    results: &[Option<Slot>],
+    emitted: &mut usize,
+    on_event: &(dyn Fn(AgentEvent) + Send + Sync),
+    calls: &[ToolCall],
+) {
+    while let Some(Some(slot)) = results.get(*emitted) {
+        on_event(match slot {
+            Slot::Done(result) => result_event(result),
+            Slot::Waiting { waiting, .. } => AgentEvent::ToolCallWaiting {
+                id: calls[*emitted].id.clone(),
+                name: calls[*emitted].name.clone(),
+                waiting: waiting.clone(),
+            },
+        });
+        *emitted += 1;
+    }
+}
+
+/// Sleeps until `deadline`, or forever without one.
+pub(super) async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}

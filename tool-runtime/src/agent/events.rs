@@ -1,0 +1,222 @@
+//! The run's vocabulary: why a run ended, what it reports while it goes, and what it hands
+//! back.
+
+use serde::Serialize;
+
+use super::deferred::RunState;
+use super::{Message, ModelError, ModelErrorKind, Usage};
+use crate::adapters::{ConversationError, ToolResult};
+use crate::runtime::{EventOutcome, ToolInvocationRecord, Waiting};
+
+/// Why a run ended.
+///
+/// As JSON: `{"kind": "answered"}`, and for a failed model
+/// `{"kind": "model_failed", "error": {"status": 503}, "message": "..."}` (`error` is the
+/// [`ModelErrorKind`] in snake case: `"transport"`, `"timeout"`, `{"status": 429}`, ...).
+///
+/// ```
+/// use tool_runtime::agent::{ModelErrorKind, StopReason};
+///
+/// let stop = StopReason::ModelFailed { kind: ModelErrorKind::Status(503), message: "overloaded".into() };
+/// assert_eq!(
+///     serde_json::to_value(&stop).unwrap(),
+///     serde_json::json!({"kind": "model_failed", "error": {"status": 503}, "message": "overloaded"})
+/// );
+/// assert_eq!(serde_json::to_value(StopReason::Answered).unwrap(), serde_json::json!({"kind": "answered"}));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+#[non_exhaustive]
+pub enum StopReason {
+    /// The model answered without calling tools.
+    Answered,
+    /// The model used every tool-calling turn; its last answer was asked for without tools.
+    IterationLimit,
+    /// The run's wall-clock budget ran out.
+    Budget,
+    /// The run was cancelled.
+    Cancelled,
+    /// The model could not answer: its client failed (kind and message of its [`ModelError`]),
+    /// or the provider broke its turn off: an error inside the response (kind
+    /// [`ModelErrorKind::Provider`], with the provider's error type and message), or a
+    /// response that ended before the provider finished it (kind
+    /// [`ModelErrorKind::Transport`], as the HTTP clients report a cut stream).
+    ModelFailed {
+        /// What failed, as the [`ModelError`] said; match on it to retry or report.
+        #[serde(rename = "error")]
+        kind: ModelErrorKind,
+        /// What happened, safe to show.
+        message: String,
+    },
+    /// The conversation handed in breaks the chat contract (a result without its call, a
+    /// call left unanswered, a call id over 128 bytes...): nothing was sent and nothing ran.
+    InvalidConversation {
+        /// The first message at fault and what is wrong with it.
+        problem: ConversationError,
+    },
+    /// Calls of the model's last turn wait for a decision (an approver deferred them) or for a
+    /// client's result: every other call of the turn ran, and
+    /// [`AgentOutput::state`] holds the [`RunState`] to resume with (see
+    /// [`deferred`](super::deferred)). Waiting is no failure. As JSON:
+    /// `{"kind": "waiting", "calls": ["call_1"]}`.
+    Waiting {
+        /// The waiting calls' ids (the run's), in model order.
+        calls: Vec<String>,
+    },
+}
+
+impl StopReason {
+    pub(super) fn model_failed(error: &ModelError) -> Self {
+        Self::ModelFailed { kind: error.kind(), message: error.to_string() }
+    }
+}
+
+/// The end of a run: its answer and every tool call's record.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AgentDone {
+    /// The model's final text (empty when the run stopped before an answer).
+    pub answer: String,
+    /// Why the run ended.
+    pub stop: StopReason,
+    /// Model turns taken.
+    pub iterations: usize,
+    /// Every call that went through the runner, in model order.
+    pub records: Vec<ToolInvocationRecord>,
+    /// Tokens used, summed over the turns that reported usage.
+    pub usage: Usage,
+    /// The tools each turn offered, by name, when the agent has a selector
+    /// ([`Agent::with_selector`](super::Agent::with_selector)); empty without one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub offered: Vec<Vec<String>>,
+
+    /// Counts and latencies of the run's tool calls (from `records`): calls, ok, failed,
+    /// total and longest duration, overall and by tool.
+    pub tool_stats: crate::runtime::ToolCallStats,
+}
+
+/// What a run reports while it goes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum AgentEvent {
+    /// A model turn begins.
+    IterationStarted {
+        /// 1-based.
+        iteration: usize,
+        /// Whether the model may call tools in this turn.
+        tools_allowed: bool,
+    },
+    /// Text from the model, as it streams.
+    TextDelta {
+        /// The text.
+        text: String,
+    },
+    /// The model began a call (streamed; for display).
+    ToolCallStarted {
+        /// The call's id.
+        id: String,
+        /// The tool's name.
+        name: String,
+    },
+    /// More of a call's arguments (streamed; for display).
+    ToolCallArgumentsDelta {
+        /// The call's number in the turn.
+        index: usize,
+        /// The raw text.
+        delta: String,
+    },
+    /// A call's result, as it goes back to the model.
+    ToolCallResult {
+        /// The call's id.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// The redacted output (value, parts without bytes, details), or the error: the same
+        /// [`EventOutcome`] as the runner's `tool_call_result` event.
+        outcome: EventOutcome,
+    },
+    /// The tools a selector ([`Agent::with_selector`](super::Agent::with_selector)) offered
+    /// to a turn, by name (emitted only when the agent has a selector).
+    ToolsOffered {
+        /// 1-based.
+        iteration: usize,
+        /// The offered tools' names, sorted.
+        names: Vec<String>,
+    },
+    /// A model turn ended.
+    IterationFinished {
+        /// 1-based.
+        iteration: usize,
+        /// How the turn ended.
+        finish: String,
+        /// How many calls it made.
+        calls: usize,
+    },
+    /// Tokens a turn used.
+    Usage {
+        /// The turn's usage.
+        usage: Usage,
+    },
+    /// Policy asks an approver about this call (it is about to go to the runner).
+    ApprovalRequired {
+        /// The call's id.
+        id: String,
+        /// The tool's name.
+        name: String,
+    },
+    /// The call did not run and waits (see [`deferred`](super::deferred)); it is in the
+    /// run's [`RunState`]. Its result event comes after it is decided, on resume.
+    ToolCallWaiting {
+        /// The call's id.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// For what (and for a question, the question): as the runner's `tool_call_waiting`.
+        #[serde(flatten)]
+        waiting: Waiting,
+    },
+    /// A run is taken up again from its state ([`Agent::resume`](super::Agent::resume)).
+    Resumed {
+        /// Calls decided now.
+        decided: usize,
+        /// Calls that still wait after these decisions.
+        waiting: usize,
+    },
+    /// A waiting call was decided; its result event follows.
+    CallDecided {
+        /// The call's id.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// `"approved"`, `"edited"`, `"denied"`, `"supplied"` or `"answered"`. A call that
+        /// asks the user a question as it runs is followed by its
+        /// [`ToolCallWaiting`](Self::ToolCallWaiting) instead of a result.
+        decision: &'static str,
+    },
+    /// The run ended. Emitted exactly once, last.
+    Done(AgentDone),
+}
+
+/// The whole of a run: the final event's content and the conversation, including the model's
+/// turns and the tool results, ready to continue.
+#[derive(Debug, Clone)]
+pub struct AgentOutput {
+    /// The answer, the stop reason and the records.
+    pub done: AgentDone,
+    /// The conversation at the end of the run.
+    pub messages: Vec<Message>,
+    /// For a run that stopped [`Waiting`](StopReason::Waiting): the sealed state to resume
+    /// it from with [`Agent::resume`](super::Agent::resume) (sealed only when the agent has a
+    /// [`StateKey`](super::StateKey): see
+    /// [`Agent::with_state_key`](super::Agent::with_state_key)).
+    pub state: Option<RunState>,
+}
+
+/// The event of a call's result, under the id it has in `result`.
+pub(super) fn result_event(result: &ToolResult) -> AgentEvent {
+    AgentEvent::ToolCallResult {
+        id: result.call_id.clone(),
+        name: result.name.clone(),
+        outcome: result.outcome.to_event(),
+    }
+}
