@@ -3,8 +3,9 @@
 //! panicking hook in a batch (`hook_panics`), the HTTP model clients against a loopback server
 //! (`http_models`), their body cap and credentials (`http_limits`), redirects never followed
 //! (`http_redirects`) and errors inside a stream (`http_stream_errors`), all served by
-//! `loopback`; and the README's
-//! quickstart and example application (`quickstart`, `example_app`).
+//! `loopback`; the before-call hooks that edited arguments and the calls a call decided on
+//! resume makes pass (`resume_guards`); and the README's quickstart and example application
+//! (`quickstart`, `example_app`).
 //!
 //! One test binary, a module per behaviour.
 
@@ -19,3 +20,4 @@ mod http_redirects;
 mod http_stream_errors;
 mod loopback;
 mod quickstart;
+mod resume_guards;

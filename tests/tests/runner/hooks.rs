@@ -233,7 +233,10 @@ async fn after_hooks_see_only_redacted_output_and_may_replace_what_is_returned_a
     let replacer = AfterCallFn::new("replacer", |call| {
         let text =
             call.outcome.as_ref().ok().and_then(ToolOutput::structured).unwrap()["text"].clone();
-        Ok(AfterCallDecision::Replace(ToolOutput::from(json!({"text": text, "checked": true}))))
+        let text = format!("{}, checked", text.as_str().unwrap());
+        Ok(AfterCallDecision::Replace(ToolOutput::from(
+            json!({"text": text, "internal": "the hook's"}),
+        )))
     });
     let events = CollectingSink::new();
     let runner = builder()
@@ -243,7 +246,8 @@ async fn after_hooks_see_only_redacted_output_and_may_replace_what_is_returned_a
         .clock(ticking())
         .build();
     let result = runner.exec("test__note", r#"{"text": "hi"}"#, &ctx()).await;
-    let replaced = json!({"text": "hi", "checked": true});
+    // Redacted like the tool's own output: `internal` is not on the allowlist.
+    let replaced = json!({"text": "hi, checked"});
     assert_eq!(result.value(), Some(&replaced));
     assert_eq!(result.record().result, Some(replaced.clone()));
     let results = result_events(&events.take());
@@ -253,9 +257,32 @@ async fn after_hooks_see_only_redacted_output_and_may_replace_what_is_returned_a
     assert_eq!(arguments.as_ref(), Some(&json!({"text": "hi"})));
     assert!(duration > 0);
 
+    // A replacement that breaks the tool's output schema is refused, naming the hook: what
+    // the runner returns (and the MCP server advertises as `outputSchema`) always holds.
+    for (name, broken) in [
+        ("extra_field", json!({"text": "hi", "internal": "", "checked": true})),
+        ("missing_field", json!({"text": "hi"})),
+        ("wrong_type", json!({"text": 7, "internal": ""})),
+    ] {
+        let runner = builder()
+            .after_call(AfterCallFn::new(name, move |_| {
+                Ok(AfterCallDecision::Replace(ToolOutput::from(broken.clone())))
+            }))
+            .build();
+        let result = runner.exec("test__note", r#"{"text": "hi"}"#, &ctx()).await;
+        let error = result.error().unwrap_or_else(|| panic!("{name}: {:?}", result.value()));
+        assert_eq!(error.code, Code::HookFailed, "{name}");
+        assert!(
+            error.message.contains(&format!("`{name}`")) && error.message.contains("output schema"),
+            "{name}: {error}"
+        );
+    }
+
     // A replacement over the result budget is refused.
     let huge = AfterCallFn::new("huge", |_| {
-        Ok(AfterCallDecision::Replace(ToolOutput::from(json!({"text": "x".repeat(100)}))))
+        Ok(AfterCallDecision::Replace(ToolOutput::from(
+            json!({"text": "x".repeat(100), "internal": ""}),
+        )))
     });
     let runner = ToolRunner::builder(catalog())
         .policy(
@@ -279,9 +306,9 @@ async fn after_hooks_see_only_redacted_output_and_may_replace_what_is_returned_a
 async fn after_hooks_see_errors_and_may_stand_in_for_them() {
     let fallback = AfterCallFn::new("fallback", |call| {
         Ok(match call.outcome {
-            Err(error) if error.code == Code::ApprovalDenied => {
-                AfterCallDecision::Replace(ToolOutput::from(json!({"queued": true})))
-            }
+            Err(error) if error.code == Code::ApprovalDenied => AfterCallDecision::Replace(
+                ToolOutput::from(json!({"text": "queued", "internal": ""})),
+            ),
             _ => AfterCallDecision::Keep,
         })
     });
@@ -290,7 +317,7 @@ async fn after_hooks_see_errors_and_may_stand_in_for_them() {
         .build()
         .exec("test__change", r#"{"text": "x"}"#, &ctx())
         .await;
-    assert_eq!(result.value(), Some(&json!({"queued": true})));
+    assert_eq!(result.value(), Some(&json!({"text": "queued"})));
 }
 
 /// Records the arguments it was asked to approve, and approves.
@@ -475,7 +502,9 @@ fn hooked(seen: &Arc<AtomicUsize>) -> ToolRunner {
         .after_call(AfterCallFn::new("hide_secrets", |call| {
             Ok(match call.outcome {
                 Ok(output) if output.structured() == Some(&json!({"text": "secret"})) => {
-                    AfterCallDecision::Replace(ToolOutput::from(json!({"text": "[hidden]"})))
+                    AfterCallDecision::Replace(ToolOutput::from(
+                        json!({"text": "[hidden]", "internal": "kept back"}),
+                    ))
                 }
                 _ => AfterCallDecision::Keep,
             })

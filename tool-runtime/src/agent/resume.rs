@@ -92,10 +92,11 @@ impl Agent {
                     self.runner.exec_supplied(name, arguments, output.clone(), &call_ctx).await
                 }
                 CallDecision::Approve | CallDecision::Edit { .. } | CallDecision::Answer { .. } => {
-                    // Edited arguments are the call's now: validated by the runner, and the
-                    // approval is bound to them. A call that waited on a question runs again
-                    // under the approval it had before it asked, if it had one: an answer is
-                    // no approval.
+                    // Edited arguments are the call's now: validated by the runner, shown to
+                    // the before-call hooks, and the approval is bound to them. A call that
+                    // waited on a question runs again under the approval it had before it
+                    // asked, if it had one: an answer is no approval.
+                    let stored = arguments;
                     let arguments = match decision {
                         CallDecision::Edit { arguments } => arguments,
                         CallDecision::Answer { answer } => {
@@ -111,7 +112,8 @@ impl Agent {
                     let approved = *approved || verdict != Verdict::Answered;
                     let approval = approved
                         .then(|| Approval::bound(&call_ctx, name, spec_hash, &call.id, arguments));
-                    let runner = self.runner.deciding(Arc::new(Decided(approval)));
+                    let runner =
+                        self.runner.deciding(Arc::new(Decided(approval)), &call.id, stored);
                     let call_ctx = call_ctx.with_deferred_questions(Parking::new(answers.clone()));
                     let executed = runner.exec(name, arguments, &call_ctx).await;
                     if let CallOutcome::Waiting(waiting) = executed.outcome {

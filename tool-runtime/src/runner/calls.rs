@@ -111,10 +111,8 @@ impl ToolCalls {
     }
 
     /// The capability for one call of `tool`, whose context (with its call id) is `ctx`.
-    pub(super) fn bound(runner: &ToolRunner, tool: &str, ctx: &ToolInvocationContext) -> Self {
-        Self {
-            bound: Some(Bound { runner: runner.clone(), tool: tool.to_owned(), ctx: ctx.clone() }),
-        }
+    pub(super) fn bound(runner: ToolRunner, tool: &str, ctx: &ToolInvocationContext) -> Self {
+        Self { bound: Some(Bound { runner, tool: tool.to_owned(), ctx: ctx.clone() }) }
     }
 
     /// Calls the tool `name` with `args` (JSON text or a parsed value, see [`Arguments`]) on

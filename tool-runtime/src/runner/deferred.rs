@@ -8,7 +8,6 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::drive::{Deadline, catch_decode_panic, mint_call_id, step_panicked};
-use super::hooks::Hooks;
 use super::steps::{check_output, redact_and_bound};
 use super::{Call, ToolRunner};
 use crate::catalog::ToolSource;
@@ -21,18 +20,54 @@ use crate::runtime::{
 };
 use crate::schema::Shown;
 
+/// The one call a [`deciding`](ToolRunner::deciding) runner decides: its id, the arguments
+/// the before-call hooks left on its way to waiting, and the application's approver, which
+/// the calls it makes get back.
+#[derive(Debug)]
+pub(super) struct Resumed {
+    call_id: String,
+    arguments: Value,
+    approver: Arc<dyn Approver>,
+}
+
 impl ToolRunner {
-    /// This runner for a call decided on resume: `approver` decides it, and its before-call
-    /// hooks are not asked again. They saw the call on its way to waiting, and its stored
-    /// arguments are the ones they left (a person's edit counts as an approver's, which no
-    /// hook re-reads either); asking them again would change what the decision was bound to.
-    /// Its after-call hooks still see the outcome.
-    pub(crate) fn deciding(&self, approver: Arc<dyn Approver>) -> Self {
-        let hooks = self.hooks.as_ref().and_then(|hooks| {
-            (!hooks.after.is_empty())
-                .then(|| Arc::new(Hooks { before: Vec::new(), after: hooks.after.clone() }))
-        });
-        Self { approver, hooks, ..self.clone() }
+    /// This runner for the call `call_id` decided on resume: `approver` decides it. Its
+    /// before-call hooks saw the call on its way to waiting with `stored` arguments (the ones
+    /// they left), so the call skips them when it runs with exactly those; asking them again
+    /// would change what the decision was bound to. Edited arguments pass them again, and so
+    /// does every call the tool makes (those run on this runner as it was, with the
+    /// application's approver). The after-call hooks see the outcome as for any call.
+    pub(crate) fn deciding(
+        &self,
+        approver: Arc<dyn Approver>,
+        call_id: &str,
+        stored: &Value,
+    ) -> Self {
+        let resumed = Resumed {
+            call_id: call_id.to_owned(),
+            arguments: stored.clone(),
+            approver: Arc::clone(&self.approver),
+        };
+        Self { approver, resumed: Some(Arc::new(resumed)), ..self.clone() }
+    }
+
+    /// Whether the before-call hooks already passed this call: it is the call a
+    /// [`deciding`](Self::deciding) runner decides, with the arguments they left.
+    pub(super) fn hooks_passed(&self, ctx: &ToolInvocationContext, args: &Value) -> bool {
+        self.resumed.as_ref().is_some_and(|resumed| {
+            ctx.tool_call_id() == Some(resumed.call_id.as_str()) && *args == resumed.arguments
+        })
+    }
+
+    /// The runner the calls a tool makes run on: this one, or the one a
+    /// [`deciding`](Self::deciding) runner was made from.
+    pub(super) fn for_calls(&self) -> Self {
+        match &self.resumed {
+            None => self.clone(),
+            Some(resumed) => {
+                Self { approver: Arc::clone(&resumed.approver), resumed: None, ..self.clone() }
+            }
+        }
     }
 
     /// Ends the call `ctx.tool_call_id()` of the client tool `name`, made with `arguments`,

@@ -14,8 +14,9 @@
 //! An **after-call hook** ([`AfterCallHook`]) runs once the result is redacted and bounded,
 //! before the result event: it sees the redacted output or the error, never the tool's raw
 //! output, and the call's duration, and may [replace](AfterCallDecision::Replace) the output
-//! that is returned, recorded and sent in the event (the replacement is bounded by the
-//! result budgets like any result). It runs for every call that got past the before-call hooks.
+//! that is returned, recorded and sent in the event (the replacement is treated like the
+//! tool's own output: validated against the output schema, redacted to the allowlist and
+//! bounded by the result budgets; one that fails is `hook_failed`). It runs for every call that got past the before-call hooks.
 //!
 //! Hooks run in the order they were registered; the first before-call hook that blocks ends
 //! the call, and each one sees the arguments the previous one left. A hook that returns a
@@ -197,8 +198,9 @@ impl AfterCall<'_> {
 pub enum AfterCallDecision {
     /// Keep the outcome.
     Keep,
-    /// Return, record and send this output instead (it is bounded by the result budgets;
-    /// too large: `hook_failed`).
+    /// Return, record and send this output instead. It is checked like the tool's own: it
+    /// must match the tool's output schema, only the allowlisted fields are kept, and it is
+    /// bounded by the result budgets; a replacement that fails is `hook_failed`.
     Replace(ToolOutput),
 }
 

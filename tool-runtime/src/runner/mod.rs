@@ -122,6 +122,9 @@ pub struct ToolRunner {
     hooks: Option<Arc<Hooks>>,
     /// Whether the `execute_tool` span records the arguments and the result.
     span_content: bool,
+    /// Only on a runner deciding one call on resume: that call (see `deciding`).
+    #[cfg(feature = "agent")]
+    resumed: Option<Arc<deferred::Resumed>>,
 }
 
 /// Builds a [`ToolRunner`]. Defaults: a policy that allows nothing, an approver that denies,
@@ -218,6 +221,8 @@ impl ToolRunnerBuilder {
             clock: self.clock,
             hooks: has_hooks.then(|| Arc::new(self.hooks)),
             span_content: self.span_content,
+            #[cfg(feature = "agent")]
+            resumed: None,
         }
     }
 }
@@ -534,5 +539,20 @@ impl ToolRunner {
             steps::record_content(&span, call, &outcome);
         }
         self.settle(call, name, outcome, started_ms)
+    }
+}
+
+/// Without the agent loop nothing is decided on resume: every call passes the before-call
+/// hooks, and the calls a tool makes run on the runner that runs it.
+#[cfg(not(feature = "agent"))]
+impl ToolRunner {
+    #[inline(always)]
+    #[allow(clippy::unused_self)]
+    fn hooks_passed(&self, _: &ToolInvocationContext, _: &serde_json::Value) -> bool {
+        false
+    }
+
+    fn for_calls(&self) -> Self {
+        self.clone()
     }
 }

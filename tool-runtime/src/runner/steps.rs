@@ -63,9 +63,11 @@ impl ToolRunner {
         call.step = Some(CallStep::Validation);
         let mut args = validate_arguments(tool, args, &budgets)?;
         if let Some(hooks) = &self.hooks {
-            // Boxed: only a runner with hooks awaits them.
-            let before = Box::pin(self.before_hooks(call, hooks, tool, args, ctx, &budgets));
-            args = deadline.bound(before, "the before-call hooks").await??;
+            if !self.hooks_passed(ctx, args.value()) {
+                // Boxed: only a runner with hooks awaits them.
+                let before = Box::pin(self.before_hooks(call, hooks, tool, args, ctx, &budgets));
+                args = deadline.bound(before, "the before-call hooks").await??;
+            }
             if !hooks.after.is_empty() {
                 call.after = Some(Arc::clone(&found));
                 call.deadline = Some(deadline.shared());
@@ -83,6 +85,12 @@ impl ToolRunner {
                 match deadline.bound(approval, "the approver").await? {
                     Ok(Some(edited)) => {
                         args = edited;
+                        if let Some(hooks) = &self.hooks {
+                            // Edited arguments are new to the before-call hooks.
+                            let before =
+                                Box::pin(self.before_hooks(call, hooks, tool, args, ctx, &budgets));
+                            args = deadline.bound(before, "the before-call hooks").await??;
+                        }
                         call.args = Some(args.json().clone());
                     }
                     Ok(None) => {}
@@ -114,7 +122,7 @@ impl ToolRunner {
         let call_ctx = self.start(call, name, ctx, &mut owned_ctx);
         call.started = call.events;
         if declared.tool_calls {
-            caps = caps.with(ToolCalls::bound(self, tool.name(), call_ctx));
+            caps = caps.with(ToolCalls::bound(self.for_calls(), tool.name(), call_ctx));
         }
         if declared.interact {
             caps = with_asker(caps, call_ctx);
@@ -184,7 +192,8 @@ impl ToolRunner {
     }
 
     /// (After 10.) The after-call hooks, in order, on the redacted outcome; each may replace
-    /// the output, which is bounded by the result budgets -> `hook_failed`.
+    /// the output, which is validated, redacted and bounded like the tool's own ->
+    /// `hook_failed`.
     pub(super) async fn after_hooks(
         &self,
         call: &Call,
@@ -208,14 +217,19 @@ impl ToolRunner {
             match answer {
                 Ok(AfterCallDecision::Keep) => {}
                 Ok(AfterCallDecision::Replace(output)) => {
+                    // Steps 9 and 10 again: the replacement is validated, redacted and bounded
+                    // as the tool's own output would be.
                     let budgets = self.policy.budgets_for(tool.name());
-                    outcome = bound_replacement(output, &budgets).map_err(|error| {
-                        hooks::hook_failed(
-                            "after-call",
-                            hook.name(),
-                            format_args!("its replacement result is refused ({error})"),
-                        )
-                    });
+                    let checked = check_output(tool, &output);
+                    outcome = checked
+                        .and_then(|()| redact_and_bound(tool, output, &budgets))
+                        .map_err(|error| {
+                            hooks::hook_failed(
+                                "after-call",
+                                hook.name(),
+                                format_args!("its replacement result is refused ({error})"),
+                            )
+                        });
                 }
                 Err(error) => outcome = Err(error),
             }
@@ -540,26 +554,6 @@ fn check_nesting(lineage: &Lineage, tool: &str, budgets: &Budgets) -> Result<(),
         ));
     }
     Ok(())
-}
-
-/// A result an after-call hook put in place of the call's: within the result budgets.
-fn bound_replacement(mut output: ToolOutput, budgets: &Budgets) -> Result<ToolOutput, ExecError> {
-    if output.is_structured_only() {
-        if let Some(size) =
-            output.structured().and_then(|v| json_len_over(v, budgets.max_result_bytes))
-        {
-            return Err(ExecError::new(
-                Code::ResultTooLarge,
-                format!(
-                    "the result is {size} bytes; the limit (max_result_bytes) is {}",
-                    budgets.max_result_bytes
-                ),
-            ));
-        }
-    } else {
-        bound_parts(&mut output, budgets)?;
-    }
-    Ok(output)
 }
 
 /// Records the call's arguments and result on its span (the runner's opt-in): the validated
