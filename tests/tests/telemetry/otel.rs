@@ -49,13 +49,18 @@ fn ctx() -> ToolInvocationContext {
 
 /// Runs one call with an OpenTelemetry pipeline installed and returns the exported spans.
 async fn exported(runner: &ToolRunner, args: &str) -> Vec<SpanData> {
+    exported_call(runner, "crm__get_plan", args).await
+}
+
+/// [`exported`] for a call of the tool `name`.
+async fn exported_call(runner: &ToolRunner, name: &str, args: &str) -> Vec<SpanData> {
     let exporter = InMemorySpanExporter::default();
     let provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
     let subscriber = tracing_subscriber::registry()
         .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("tool-tests")));
     {
         let _installed = tracing::subscriber::set_default(subscriber);
-        runner.exec("crm__get_plan", args, &ctx()).await;
+        runner.exec(name, args, &ctx()).await;
     }
     provider.force_flush().unwrap();
     exporter.get_finished_spans().unwrap()
@@ -120,4 +125,55 @@ async fn a_call_that_waits_for_approval_is_no_error() {
     // The same runner's failures still say so: the check above can fail.
     let spans = exported(&runner, r#"{"user": 7}"#).await;
     assert_eq!(spans[0].status, opentelemetry::trace::Status::error(""));
+}
+
+/// A tool as a hostile MCP server would describe it: a megabyte of description with terminal
+/// escapes and line breaks, and a result of the same kind.
+fn hostile_runner(limit: Option<usize>) -> ToolRunner {
+    use serde_json::json;
+    use tool_runtime::runtime::DynamicTool;
+    let description = format!("Innocent.\n\u{1b}[2J\u{202e}{}", "x".repeat(1 << 20));
+    let tool = DynamicTool::builder(
+        "evil__echo",
+        description,
+        json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"], "additionalProperties": false}),
+    )
+    .effect(ToolEffect::ReadOnly)
+    .redact_all()
+    .build(|args, _, _| async move { Ok(json!(format!("{}\u{7}{}", args["text"], "y".repeat(4096)))) })
+    .unwrap();
+    let catalog = ToolCatalog::builder().register_dynamic(tool).build().unwrap();
+    let builder = ToolRunner::builder(catalog)
+        .policy(ToolPolicy::from_json(r#"{"allowed_tools": ["evil__echo"]}"#).unwrap())
+        .record_content_in_spans(true);
+    match limit {
+        Some(bytes) => builder.span_text_limit(bytes),
+        None => builder,
+    }
+    .build()
+}
+
+#[tokio::test]
+async fn peer_supplied_text_reaches_the_span_cut_and_with_control_characters_escaped() {
+    let spans = exported_call(&hostile_runner(None), "evil__echo", r#"{"text": "hi"}"#).await;
+    let recorded = attributes(&spans[0]);
+    for key in ["gen_ai.tool.description", "gen_ai.tool.call.result"] {
+        let value = &recorded[key];
+        // 1 KiB of the text, then the marker that says how long it was.
+        assert!(value.len() <= 1024 + 32, "{key}: {} bytes", value.len());
+        assert!(value.contains("bytes)"), "{key}: {value}");
+        assert!(!value.chars().any(|c| c.is_control() || c == '\u{202e}'), "{key}: {value:?}");
+    }
+    let description = &recorded["gen_ai.tool.description"];
+    assert!(description.starts_with(r"Innocent.\n\u{1b}[2J\u{202e}xxx"), "{description}");
+    assert!(description.ends_with(&format!("... ({} bytes)", 17 + (1 << 20))), "{description}");
+    // What fits is recorded whole.
+    assert_eq!(recorded["gen_ai.tool.call.arguments"], r#"{"text":"hi"}"#);
+
+    // The limit is the runner's to set.
+    let spans = exported_call(&hostile_runner(Some(16)), "evil__echo", r#"{"text": "hi"}"#).await;
+    let cut = attributes(&spans[0]);
+    let description = &cut["gen_ai.tool.description"];
+    assert!(description.starts_with(r"Innocent.\n"), "{description}");
+    assert!(description.len() <= 16 + 32, "{description}");
 }

@@ -20,7 +20,9 @@ use super::names::{ServerName, imported_tool_name};
 use super::remote::{ProgressRoutes, Remote};
 use super::text::{Capped, ERROR_CHARS, capped};
 use crate::catalog::ToolSource;
+use crate::runner::DEFAULT_SPAN_TEXT_LIMIT;
 use crate::runtime::{BoundToolRuntime, DynamicTool, DynamicToolError};
+use crate::schema::Untrusted;
 use crate::spec::ToolEffect;
 
 /// What the application decides about a server's tools before they are imported, and the
@@ -592,6 +594,8 @@ async fn watch_list(source: Weak<SourceInner>, list_changed: Arc<Notify>, stop: 
         }
         let Some(source) = source.upgrade() else { return };
         if let Err(error) = source.refresh().await {
+            let error = error.to_string();
+            let error = Untrusted { text: &error, max: DEFAULT_SPAN_TEXT_LIMIT };
             tracing::warn!(server = %source.server, %error, "refreshing MCP tools failed");
         }
     }
@@ -624,7 +628,8 @@ impl SourceInner {
         *self.state.write().unwrap_or_else(PoisonError::into_inner) = after;
         // Logged once: a refresh that refuses the same tool for the same reason is quiet.
         for tool in &news {
-            tracing::warn!(server = %self.server, refused = %tool, "MCP tool not imported");
+            let refused = Untrusted { text: tool, max: DEFAULT_SPAN_TEXT_LIMIT };
+            tracing::warn!(server = %self.server, %refused, "MCP tool not imported");
         }
         self.changes.send_modify(|count| *count += 1);
         Ok(())

@@ -105,7 +105,11 @@ use crate::runtime::{
     LogReporter, NullSink, ProgressReporter, ToolErrorCode, ToolEvent, ToolExecResult,
     ToolInvocationContext, Waiting, WaitsFor,
 };
-use crate::schema::Shown;
+use crate::schema::{Shown, Untrusted};
+
+/// The most bytes of one peer-supplied text an `execute_tool` span records unless
+/// [`ToolRunnerBuilder::span_text_limit`] says otherwise: 1 KiB.
+pub const DEFAULT_SPAN_TEXT_LIMIT: usize = 1024;
 
 /// Runs tool calls: the only way a tool runs. Cheap to clone.
 #[derive(Debug, Clone)]
@@ -122,6 +126,8 @@ pub struct ToolRunner {
     hooks: Option<Arc<Hooks>>,
     /// Whether the `execute_tool` span records the arguments and the result.
     span_content: bool,
+    /// The most bytes of one peer-supplied text a span records.
+    span_text_limit: usize,
     /// Only on a runner deciding one call on resume: that call (see `deciding`).
     #[cfg(feature = "agent")]
     resumed: Option<Arc<deferred::Resumed>>,
@@ -141,6 +147,7 @@ pub struct ToolRunnerBuilder {
     clock: Clock,
     hooks: Hooks,
     span_content: bool,
+    span_text_limit: usize,
 }
 
 impl ToolRunnerBuilder {
@@ -209,6 +216,26 @@ impl ToolRunnerBuilder {
         self
     }
 
+    /// The most bytes of one text a peer chose that the `execute_tool` span records: the
+    /// tool's description (an imported tool's is its server's), and with
+    /// [`record_content_in_spans`](Self::record_content_in_spans) the arguments and the result.
+    /// Longer text is cut on a character boundary and ends `... (<length> bytes)`; control
+    /// characters and bidi overrides are escaped (`\u{1b}`) whatever the length. Default:
+    /// [`DEFAULT_SPAN_TEXT_LIMIT`] (1 KiB).
+    ///
+    /// ```
+    /// use tool_runtime::prelude::*;
+    ///
+    /// let runner = ToolRunner::builder(ToolCatalog::builder().build().unwrap())
+    ///     .span_text_limit(4096)
+    ///     .build();
+    /// # let _ = runner;
+    /// ```
+    pub fn span_text_limit(mut self, bytes: usize) -> Self {
+        self.span_text_limit = bytes;
+        self
+    }
+
     /// The runner.
     pub fn build(self) -> ToolRunner {
         let has_hooks = !self.hooks.before.is_empty() || !self.hooks.after.is_empty();
@@ -221,6 +248,7 @@ impl ToolRunnerBuilder {
             clock: self.clock,
             hooks: has_hooks.then(|| Arc::new(self.hooks)),
             span_content: self.span_content,
+            span_text_limit: self.span_text_limit,
             #[cfg(feature = "agent")]
             resumed: None,
         }
@@ -375,6 +403,7 @@ impl ToolRunner {
             clock: Clock::system(),
             hooks: Hooks::default(),
             span_content: false,
+            span_text_limit: DEFAULT_SPAN_TEXT_LIMIT,
         }
     }
 
@@ -480,7 +509,9 @@ impl ToolRunner {
         if !span.is_disabled()
             && let Some(tool) = self.catalog.get(name)
         {
-            span.record("gen_ai.tool.description", tool.spec().description());
+            let description =
+                Untrusted { text: tool.spec().description(), max: self.span_text_limit };
+            span.record("gen_ai.tool.description", tracing::field::display(description));
         }
         // A call cancelled before it starts does nothing.
         let ran = if ctx.cancellation().is_cancelled() {
@@ -536,7 +567,7 @@ impl ToolRunner {
             CallOutcome::Done(_) => {}
         }
         if self.span_content && !span.is_disabled() {
-            steps::record_content(&span, call, &outcome);
+            steps::record_content(&span, call, &outcome, self.span_text_limit);
         }
         self.settle(call, name, outcome, started_ms)
     }

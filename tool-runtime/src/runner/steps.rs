@@ -25,7 +25,7 @@ use crate::runtime::{
     LogReporter, ProgressReporter, ToolCapabilities, ToolError, ToolErrorCode as Code, ToolEvent,
     ToolExecResult, ToolInvocationContext, ValidatedArgs, Waiting, WaitsFor,
 };
-use crate::schema::{ArgumentsError, Shown};
+use crate::schema::{ArgumentsError, Shown, Untrusted};
 use crate::spec::SpecSchema;
 
 impl ToolRunner {
@@ -558,16 +558,26 @@ fn check_nesting(lineage: &Lineage, tool: &str, budgets: &Budgets) -> Result<(),
 
 /// Records the call's arguments and result on its span (the runner's opt-in): the validated
 /// arguments, and the redacted structured value or the parts' summaries.
-pub(super) fn record_content(span: &tracing::Span, call: &Call, outcome: &CallOutcome) {
+/// Each is cut to `limit` bytes.
+pub(super) fn record_content(
+    span: &tracing::Span,
+    call: &Call,
+    outcome: &CallOutcome,
+    limit: usize,
+) {
     if let Some(args) = &call.args {
-        span.record("gen_ai.tool.call.arguments", args.get().to_string());
+        let text = args.get().to_string();
+        span.record(
+            "gen_ai.tool.call.arguments",
+            Untrusted { text: &text, max: limit }.to_string(),
+        );
     }
     if let CallOutcome::Done(output) = outcome {
         let result = match output.structured() {
             Some(value) if output.is_structured_only() => value.to_string(),
             _ => serde_json::to_string(&output.summaries()).unwrap_or_default(),
         };
-        span.record("gen_ai.tool.call.result", result);
+        span.record("gen_ai.tool.call.result", Untrusted { text: &result, max: limit }.to_string());
     }
 }
 

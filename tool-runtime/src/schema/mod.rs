@@ -42,6 +42,8 @@ mod validate;
 
 #[cfg(any(feature = "runner", feature = "adapters"))]
 pub(crate) use strict::Shown;
+#[cfg(feature = "runner")]
+pub(crate) use strict::Untrusted;
 
 pub use arguments::{ArgumentsError, SchemaMismatchError, parse_arguments};
 pub use consts::RangeBound;

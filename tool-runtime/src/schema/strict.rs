@@ -129,3 +129,58 @@ impl fmt::Display for Shown<'_> {
         }
     }
 }
+
+/// Text a peer chose (a tool's description, arguments, a result, a server's message) as it goes
+/// into a span, an event or a log line: control characters and the Unicode controls that
+/// reorder text (bidi overrides and isolates) escaped (`\n`, `\u{1b}`), and cut on a
+/// character boundary once `max` bytes are written, with a marker that gives the text's length
+/// (`... (1048593 bytes)`).
+#[cfg(feature = "runner")]
+pub(crate) struct Untrusted<'a> {
+    pub(crate) text: &'a str,
+    pub(crate) max: usize,
+}
+
+#[cfg(feature = "runner")]
+impl fmt::Display for Untrusted<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use fmt::Write as _;
+        let mut written = 0;
+        for c in self.text.chars() {
+            let hidden =
+                c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+            let len = if hidden { c.escape_default().len() } else { c.len_utf8() };
+            if written + len > self.max {
+                return write!(f, "... ({} bytes)", self.text.len());
+            }
+            if hidden {
+                write!(f, "{}", c.escape_default())?;
+            } else {
+                f.write_char(c)?;
+            }
+            written += len;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(all(test, feature = "runner"))]
+mod tests {
+    use super::Untrusted;
+
+    fn shown(text: &str, max: usize) -> String {
+        Untrusted { text, max }.to_string()
+    }
+
+    #[test]
+    fn untrusted_text_is_escaped_and_cut_on_a_character_boundary() {
+        assert_eq!(shown("plain text", 64), "plain text");
+        assert_eq!(shown("a\nb\u{1b}[31m\u{202e}c", 64), r"a\nb\u{1b}[31m\u{202e}c");
+        // `é` is two bytes: the cut never splits it, and the marker gives the whole length.
+        assert_eq!(shown("ééé", 5), "éé... (6 bytes)");
+        assert_eq!(shown("ééé", 6), "ééé");
+        // An escape counts as the bytes it is written with.
+        assert_eq!(shown("ab\n", 3), "ab... (3 bytes)");
+        assert_eq!(shown("", 0), "");
+    }
+}

@@ -12,6 +12,8 @@ use super::retry::{RetryPolicy, retry_after, retryable_status};
 use crate::adapters::{ProviderError, StreamEvent, StreamSession};
 use crate::agent::model::{cut_message, provider_error_text};
 use crate::agent::{ModelError, ModelErrorKind};
+use crate::runner::DEFAULT_SPAN_TEXT_LIMIT;
+use crate::schema::Untrusted;
 
 /// How long a client waits.
 ///
@@ -142,6 +144,8 @@ impl Transport {
                     if self.retry.allows_another(attempt) =>
                 {
                     let wait = self.retry.delay(attempt, asked);
+                    let error = error.to_string();
+                    let error = Untrusted { text: &error, max: DEFAULT_SPAN_TEXT_LIMIT };
                     tracing::warn!(
                         provider = %self.label,
                         attempt,
