@@ -28,7 +28,7 @@ impl Approval {
     ///
     /// ```
     /// use serde_json::json;
-    /// use tool_runtime::policy::Approval;
+    /// use tool_runtime::runner::Approval;
     /// use tool_runtime::prelude::*;
     ///
     /// /// Close a ticket.
@@ -181,7 +181,7 @@ impl Approver for DenyAll {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use tool_runtime::policy::DeferAll;
+/// use tool_runtime::runner::DeferAll;
 /// use tool_runtime::prelude::*;
 ///
 /// let runner = ToolRunner::builder(ToolCatalog::builder().build().unwrap())
@@ -205,7 +205,7 @@ impl Approver for DeferAll {
 ///
 /// ```
 /// use serde_json::json;
-/// use tool_runtime::policy::{Approval, ApprovalDecision, ApprovalRequest, Approver, PreApproved};
+/// use tool_runtime::runner::{Approval, ApprovalDecision, ApprovalRequest, Approver, PreApproved};
 /// use tool_runtime::prelude::*;
 ///
 /// /// Close a ticket.
