@@ -157,7 +157,7 @@ pub enum ApprovalDecision {
     Pending,
 }
 
-/// Decides calls that policy marks [`Decision::RequireApproval`] (a person in a UI, a rules
+/// Decides calls that policy marks [`Decision::RequireApproval`](crate::policy::Decision::RequireApproval) (a person in a UI, a rules
 /// engine). Supplied by the application; the default, [`DenyAll`], says no.
 #[async_trait]
 pub trait Approver: Send + Sync + fmt::Debug {

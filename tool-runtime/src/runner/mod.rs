@@ -118,7 +118,7 @@ pub struct ToolRunner {
     policy: Arc<ToolPolicy>,
     approver: Arc<dyn Approver>,
     /// `None`: every call that policy allows is authorized, with no hook to await (as by
-    /// [`AllowAll`](crate::runner::AllowAll)).
+    /// [`AllowAll`]).
     authorizer: Option<Arc<dyn Authorizer>>,
     sink: Arc<dyn EventSink>,
     clock: Clock,
@@ -164,7 +164,7 @@ impl ToolRunnerBuilder {
     }
 
     /// The per-call authorization hook (by default every call policy allows is authorized,
-    /// as with [`AllowAll`](crate::runner::AllowAll)).
+    /// as with [`AllowAll`]).
     pub fn authorizer(mut self, authorizer: Arc<dyn Authorizer>) -> Self {
         self.authorizer = Some(authorizer);
         self
