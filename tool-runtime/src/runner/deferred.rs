@@ -16,7 +16,7 @@ use crate::policy::Decision;
 use crate::runner::Approver;
 use crate::runtime::{
     Arguments, CallStep, ExecError, ToolErrorCode as Code, ToolEvent, ToolExecResult,
-    ToolInvocationContext,
+    ToolInvocationContext, ValidatedArgs,
 };
 use crate::schema::Shown;
 
@@ -52,10 +52,12 @@ impl ToolRunner {
     }
 
     /// Whether the before-call hooks already passed this call: it is the call a
-    /// [`deciding`](Self::deciding) runner decides, with the arguments they left.
-    pub(super) fn hooks_passed(&self, ctx: &ToolInvocationContext, args: &Value) -> bool {
+    /// [`deciding`](Self::deciding) runner decides, with the arguments they left. (Other
+    /// calls never look at the arguments' value, which is parsed only when asked for.)
+    pub(super) fn hooks_passed(&self, ctx: &ToolInvocationContext, args: &ValidatedArgs) -> bool {
         self.resumed.as_ref().is_some_and(|resumed| {
-            ctx.tool_call_id() == Some(resumed.call_id.as_str()) && *args == resumed.arguments
+            ctx.tool_call_id() == Some(resumed.call_id.as_str())
+                && *args.value() == resumed.arguments
         })
     }
 

@@ -579,7 +579,7 @@ impl ToolRunner {
 impl ToolRunner {
     #[inline(always)]
     #[allow(clippy::unused_self)]
-    fn hooks_passed(&self, _: &ToolInvocationContext, _: &serde_json::Value) -> bool {
+    fn hooks_passed(&self, _: &ToolInvocationContext, _: &crate::runtime::ValidatedArgs) -> bool {
         false
     }
 

@@ -63,7 +63,7 @@ impl ToolRunner {
         call.step = Some(CallStep::Validation);
         let mut args = validate_arguments(tool, args, &budgets)?;
         if let Some(hooks) = &self.hooks {
-            if !self.hooks_passed(ctx, args.value()) {
+            if !self.hooks_passed(ctx, &args) {
                 // Boxed: only a runner with hooks awaits them.
                 let before = Box::pin(self.before_hooks(call, hooks, tool, args, ctx, &budgets));
                 args = deadline.bound(before, "the before-call hooks").await??;
