@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 use tool_runtime::adapters::{
     DecodeOptions, Message, ModelRequest, OpenAiChat, StreamLimits, ToolChoice,
@@ -22,26 +22,7 @@ async fn serve_once(reply: Vec<u8>) -> String {
     let base = format!("127.0.0.1:{}", listener.local_addr().unwrap().port());
     tokio::spawn(async move {
         let (mut socket, _) = listener.accept().await.unwrap();
-        let mut seen = Vec::new();
-        let mut buf = [0_u8; 4096];
-        loop {
-            let n = socket.read(&mut buf).await.unwrap_or(0);
-            if n == 0 {
-                break;
-            }
-            seen.extend_from_slice(&buf[..n]);
-            let text = String::from_utf8_lossy(&seen).to_lowercase();
-            if let Some(head_end) = text.find("\r\n\r\n") {
-                let length = text
-                    .lines()
-                    .find_map(|line| line.strip_prefix("content-length:"))
-                    .and_then(|value| value.trim().parse::<usize>().ok())
-                    .unwrap_or(0);
-                if seen.len() >= head_end + 4 + length {
-                    break;
-                }
-            }
-        }
+        crate::loopback::read_request(&mut socket).await;
         let _ = socket.write_all(&reply).await;
         let _ = socket.shutdown().await;
     });

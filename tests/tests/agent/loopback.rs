@@ -42,7 +42,8 @@ impl Server {
     }
 }
 
-async fn read_request(socket: &mut TcpStream) -> String {
+/// Reads one request, head and body (as long as its `content-length` says), as text.
+pub async fn read_request(socket: &mut TcpStream) -> String {
     let mut buffer = Vec::new();
     let mut piece = [0u8; 4096];
     loop {

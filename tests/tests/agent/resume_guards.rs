@@ -20,10 +20,12 @@ use tool_tests::fixtures::context;
 
 const KEY: &[u8; 32] = b"an application secret of 32 byte";
 
-/// Plan a trip: reserves its hotel through the runner (a child call).
+/// Plan a trip: reserves its hotel, in `stay` or else in `city`, through the runner (a child
+/// call), so the child's arguments can be ones the hook refuses while the trip's are not.
 #[tool(name = "trip__plan", effect = state_change, redact = ["plan"], capabilities = [ToolCalls])]
 struct Plan {
     city: String,
+    stay: Option<String>,
 }
 
 #[derive(Serialize, ToolSchema)]
@@ -38,33 +40,10 @@ impl Tool for Plan {
         _: &ToolInvocationContext,
         caps: &ToolCapabilities,
     ) -> Result<Planned, ToolError> {
-        let child =
-            caps.get::<ToolCalls>()?.call("hotel__reserve", json!({"city": self.city})).await;
+        let stay = self.stay.as_deref().unwrap_or(&self.city);
+        let child = caps.get::<ToolCalls>()?.call("hotel__reserve", json!({"city": stay})).await;
         match child.outcome {
             CallOutcome::Done(_) => Ok(Planned { plan: format!("trip to {}", self.city) }),
-            CallOutcome::Failed(error) => Err(error.into()),
-            _ => Err(ToolError::new("the reservation waits")),
-        }
-    }
-}
-
-/// Plan a trip, reserving a hotel in Oslo whatever the city (so the child's arguments, not
-/// the parent's, are the ones the hook refuses).
-#[tool(name = "trip__detour", effect = state_change, redact = ["plan"], capabilities = [ToolCalls])]
-struct Detour {
-    city: String,
-}
-
-impl Tool for Detour {
-    type Output = Planned;
-    async fn run(
-        self,
-        _: &ToolInvocationContext,
-        caps: &ToolCapabilities,
-    ) -> Result<Planned, ToolError> {
-        let child = caps.get::<ToolCalls>()?.call("hotel__reserve", json!({"city": "Oslo"})).await;
-        match child.outcome {
-            CallOutcome::Done(_) => Ok(Planned { plan: format!("trip to {} via Oslo", self.city) }),
             CallOutcome::Failed(error) => Err(error.into()),
             _ => Err(ToolError::new("the reservation waits")),
         }
@@ -105,7 +84,6 @@ fn runner(seen: &Arc<Seen>, approver: Arc<dyn Approver>) -> ToolRunner {
     .unwrap();
     let catalog = ToolCatalog::builder()
         .register::<Plan>()
-        .register::<Detour>()
         .register_dynamic(reserve)
         .capability(ToolCalls::granted())
         .build()
@@ -178,21 +156,24 @@ async fn a_call_made_by_a_call_approved_on_resume_passes_the_before_call_hooks()
 #[tokio::test]
 async fn a_call_the_hooks_refuse_made_by_a_call_approved_on_resume_is_refused() {
     let (seen, ledger) = (Arc::new(Seen::default()), Arc::new(InMemoryLedger::default()));
-    let turns =
-        vec![ScriptedTurn::openai_calls(&[("call_1", "trip__detour", r#"{"city": "Bergen"}"#)])];
+    let turns = vec![ScriptedTurn::openai_calls(&[(
+        "call_1",
+        "trip__plan",
+        r#"{"city": "Bergen", "stay": "Oslo"}"#,
+    )])];
     let output =
         agent(&seen, &ledger, turns).run(vec![Message::user("Go.")], &ctx(), &|_| {}).await;
-    let state = output.state.expect("the detour waits for approval");
+    let state = output.state.expect("the plan waits for approval");
     let resumed = agent(&seen, &ledger, vec![ScriptedTurn::openai_text("Done.")])
         .resume(state, Decisions::new().approve("call_1"), &ctx(), &|_| {})
         .await
         .unwrap();
     // The reservation in Oslo was refused by the hook, so nothing was reserved and the
-    // detour failed with the child's refusal (passed on with `?`, as `execution`).
+    // plan failed with the child's refusal (passed on with `?`, as `execution`).
     assert!(seen.reserved.lock().unwrap().is_empty(), "a child call ran unguarded");
     assert!(seen.asked().contains(&("hotel__reserve".to_owned(), "Oslo".to_owned())));
-    let record = resumed.done.records.iter().find(|record| record.tool_name == "trip__detour");
-    let error = record.and_then(|record| record.error.as_ref()).expect("the detour failed");
+    let record = resumed.done.records.iter().find(|record| record.tool_name == "trip__plan");
+    let error = record.and_then(|record| record.error.as_ref()).expect("the plan failed");
     assert_eq!(error.code, ToolErrorCode::Execution);
     assert!(error.message.contains("hook_blocked"), "{error}");
 }

@@ -569,7 +569,7 @@ pub(super) fn record_content(
         let text = args.get().to_string();
         span.record(
             "gen_ai.tool.call.arguments",
-            Untrusted { text: &text, max: limit }.to_string(),
+            tracing::field::display(Untrusted { text: &text, max: limit }),
         );
     }
     if let CallOutcome::Done(output) = outcome {
@@ -577,7 +577,10 @@ pub(super) fn record_content(
             Some(value) if output.is_structured_only() => value.to_string(),
             _ => serde_json::to_string(&output.summaries()).unwrap_or_default(),
         };
-        span.record("gen_ai.tool.call.result", Untrusted { text: &result, max: limit }.to_string());
+        span.record(
+            "gen_ai.tool.call.result",
+            tracing::field::display(Untrusted { text: &result, max: limit }),
+        );
     }
 }
 
