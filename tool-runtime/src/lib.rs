@@ -8,6 +8,8 @@ pub mod agent;
 #[cfg(feature = "runner")]
 pub mod catalog;
 pub mod content;
+#[cfg(feature = "adapters")]
+pub mod conversation;
 pub mod digest;
 pub mod gbnf;
 #[cfg(feature = "mcp")]

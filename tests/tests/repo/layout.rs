@@ -5,6 +5,9 @@
 //!
 //! The layer order (DESIGN.md 3): each top-level module of `tool-runtime/src` is a layer, and
 //! no code (comments and doc links aside) names a layer above its own through `crate::`.
+//!
+//! No import circle: no file reaches itself through the modules it imports from, within a
+//! layer as across them.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -48,6 +51,11 @@ const PROVIDER_KEYS: &[&str] = &[
     "eval_count",
     "prompt_eval_count",
 ];
+
+/// Keys of the runtime's own vocabulary that happen to equal a provider's: the conversation
+/// model's name for a turn that ended asking for tools (`FinishReason::ToolCalls`) and the
+/// key its record of a decoded turn lists the calls under.
+const OWN_KEYS: &[(&str, &str)] = &[("conversation/turn.rs", "tool_calls")];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<_> = fs::read_dir(dir)
@@ -124,15 +132,18 @@ fn offences(src: &Path) -> Vec<String> {
     let mut found = Vec::new();
     for file in files.iter().filter(|file| !file.starts_with(&adapters)) {
         let text = fs::read_to_string(file).unwrap();
+        let relative = file.strip_prefix(src).unwrap_or(file);
+        let own = |key: &str| {
+            OWN_KEYS.iter().any(|(path, own)| relative == Path::new(path) && *own == key)
+        };
         for (number, line) in text.lines().enumerate() {
             let code = code_of(line);
             let literals = string_literals(code);
-            for key in PROVIDER_KEYS {
+            for key in PROVIDER_KEYS.iter().filter(|key| !own(key)) {
                 if code.contains(&format!("\"{key}\""))
                     || code.contains(&format!("\\\"{key}\\\""))
                     || literals.iter().any(|literal| pointer_holds(literal, key))
                 {
-                    let relative = file.strip_prefix(src).unwrap_or(file);
                     found.push(format!("{}:{}: `{key}`", relative.display(), number + 1));
                 }
             }
@@ -200,8 +211,19 @@ fn the_scan_sees_code_and_skips_comments() {
 /// own layer and the layers before it, never from one after it, so no two layers import each
 /// other. Each entry is a top-level module of the crate.
 const LAYERS: &[&str] = &[
-    "schema", "digest", "spec", "gbnf", "content", "policy", "runtime", "catalog", "runner",
-    "adapters", "agent", "mcp",
+    "schema",
+    "digest",
+    "spec",
+    "gbnf",
+    "content",
+    "policy",
+    "runtime",
+    "catalog",
+    "runner",
+    "conversation",
+    "adapters",
+    "agent",
+    "mcp",
 ];
 
 /// Files of `src` that are no layer: the crate root and the macro support it exports.
@@ -315,4 +337,282 @@ fn the_layer_scan_finds_an_upward_import_and_an_unknown_module() {
         found,
         ["extra.rs: `extra` is in no layer (add it to LAYERS)", "policy.rs:1: policy -> runtime"]
     );
+}
+
+/// The module path of a file of `src`: `adapters/sse.rs` -> `adapters::sse`,
+/// `agent/mod.rs` -> `agent`, `lib.rs` -> `` (the crate root).
+fn module_of(src: &Path, file: &Path) -> Vec<String> {
+    let relative = file.strip_prefix(src).unwrap_or(file).with_extension("");
+    let mut path: Vec<String> =
+        relative.components().map(|part| part.as_os_str().to_string_lossy().into_owned()).collect();
+    if path.last().is_some_and(|last| last == "mod" || last == "lib") {
+        path.pop();
+    }
+    path
+}
+
+/// The code of a file that the circle check reads: every line before its test module (tests
+/// may import what they like), comments left out.
+fn code_before_tests(text: &str) -> Vec<&str> {
+    text.lines().take_while(|line| *line != "#[cfg(test)]").map(code_of).collect()
+}
+
+/// Every path a file names through `crate::` or `super::`, each as the segments after the
+/// root it starts from: `use super::{a::B, c};` gives `super::a::B` and `super::c`. Each
+/// result is `(starts at the crate root, how many `super`s, the segments)`.
+fn named_paths(code: &str) -> Vec<(bool, usize, Vec<String>)> {
+    let mut found = Vec::new();
+    let bytes = code.as_bytes();
+    let is_word = |byte: u8| byte.is_ascii_alphanumeric() || byte == b'_';
+    let mut at = 0;
+    while at < code.len() {
+        let rest = &code[at..];
+        let start = if rest.starts_with("crate::") {
+            Some(true)
+        } else if rest.starts_with("super::") {
+            Some(false)
+        } else {
+            None
+        };
+        let before = at.checked_sub(1).map(|before| bytes[before]);
+        let Some(from_root) = start.filter(|_| !before.is_some_and(|b| is_word(b) || b == b'$'))
+        else {
+            at += rest.chars().next().map_or(1, char::len_utf8);
+            continue;
+        };
+        // The whole path, through nested groups: `super::{a::B, c}`.
+        let mut end = at;
+        let mut depth = 0usize;
+        for (offset, c) in rest.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' if depth == 0 => break,
+                '}' => depth -= 1,
+                ',' | ';' | ' ' | '\n' if depth == 0 => break,
+                c if depth == 0 && !(c.is_alphanumeric() || c == '_' || c == ':') => break,
+                _ => {}
+            }
+            end = at + offset + c.len_utf8();
+        }
+        for path in expand(&code[at..end]) {
+            let mut segments: Vec<String> = path.split("::").map(str::to_owned).collect();
+            segments.remove(0); // `crate` or the first `super`
+            let mut supers = usize::from(!from_root);
+            while segments.first().is_some_and(|segment| segment == "super") {
+                segments.remove(0);
+                supers += 1;
+            }
+            segments.retain(|segment| !segment.is_empty() && segment != "self");
+            found.push((from_root, supers, segments));
+        }
+        at = end.max(at + 1);
+    }
+    found
+}
+
+/// `a::{b::C, d}` -> `a::b::C`, `a::d` (nested groups too).
+fn expand(path: &str) -> Vec<String> {
+    let Some(open) = path.find('{') else {
+        return vec![path.to_owned()];
+    };
+    let prefix = &path[..open];
+    let inner = path[open + 1..].strip_suffix('}').unwrap_or(&path[open + 1..]);
+    let mut items = Vec::new();
+    let mut depth = 0usize;
+    let mut from = 0;
+    for (at, c) in inner.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                items.push(&inner[from..at]);
+                from = at + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(&inner[from..]);
+    items
+        .into_iter()
+        .map(str::trim)
+        .filter(|item| !item.is_empty())
+        .flat_map(|item| expand(&format!("{prefix}{item}")))
+        .collect()
+}
+
+/// The import circles among the files of `src`: each a sorted list of the modules in it.
+///
+/// A file depends on the module a path of its code names (the longest prefix that is a file),
+/// or, where that is a parent re-exporting the item from a child (`pub use child::Item;`), on
+/// that child. A file's own parent and children are left out: a `mod.rs` that declares and
+/// re-exports its children is their index, not a dependency.
+fn import_circles(src: &Path) -> Vec<Vec<String>> {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let modules: BTreeMap<Vec<String>, String> = files
+        .iter()
+        .map(|file| (module_of(src, file), fs::read_to_string(file).unwrap()))
+        .collect();
+    // Which child of each module an item it re-exports comes from.
+    let mut reexports: BTreeMap<(Vec<String>, String), Vec<String>> = BTreeMap::new();
+    for (module, text) in &modules {
+        let code = code_before_tests(text).join("\n");
+        for statement in code.split(';') {
+            let statement = statement.trim();
+            let Some(path) = ["pub use ", "pub(crate) use "]
+                .iter()
+                .find_map(|prefix| statement.strip_prefix(prefix))
+            else {
+                continue;
+            };
+            for item in expand(&path.split_whitespace().collect::<String>()) {
+                let mut segments: Vec<&str> = item.split("::").collect();
+                let name = segments.pop().unwrap_or_default();
+                let name = name.rsplit("as").next().unwrap_or(name);
+                let mut child = module.clone();
+                child.extend(segments.iter().map(|s| (*s).to_owned()));
+                if child.len() > module.len() && modules.contains_key(&child) {
+                    reexports.insert((module.clone(), name.to_owned()), child);
+                }
+            }
+        }
+    }
+    let mut edges: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
+    for (module, text) in &modules {
+        let mut targets = BTreeSet::new();
+        for line in code_before_tests(text) {
+            for (from_root, supers, segments) in named_paths(line) {
+                let mut base: Vec<String> = if from_root { Vec::new() } else { module.clone() };
+                if base.len() < supers {
+                    continue;
+                }
+                base.truncate(base.len() - supers);
+                let mut target = None;
+                for take in (0..=segments.len()).rev() {
+                    let mut candidate = base.clone();
+                    candidate.extend(segments[..take].iter().cloned());
+                    if modules.contains_key(&candidate) {
+                        let next = segments.get(take).cloned().unwrap_or_default();
+                        target = Some(
+                            reexports.get(&(candidate.clone(), next)).cloned().unwrap_or(candidate),
+                        );
+                        break;
+                    }
+                }
+                let Some(target) = target else { continue };
+                let related = target.starts_with(module) || module.starts_with(&target);
+                if !related {
+                    targets.insert(target);
+                }
+            }
+        }
+        edges.insert(module.clone(), targets);
+    }
+    strongly_connected(&edges)
+        .into_iter()
+        .filter(|group| group.len() > 1)
+        .map(|group| group.into_iter().map(|module| module.join("::")).collect())
+        .collect()
+}
+
+/// The strongly connected groups of a graph (Tarjan's algorithm), each sorted.
+fn strongly_connected(
+    edges: &std::collections::BTreeMap<Vec<String>, std::collections::BTreeSet<Vec<String>>>,
+) -> Vec<Vec<Vec<String>>> {
+    use std::collections::BTreeMap;
+
+    struct Walk<'a> {
+        edges: &'a BTreeMap<Vec<String>, std::collections::BTreeSet<Vec<String>>>,
+        index: BTreeMap<&'a Vec<String>, usize>,
+        low: BTreeMap<&'a Vec<String>, usize>,
+        stack: Vec<&'a Vec<String>>,
+        groups: Vec<Vec<Vec<String>>>,
+    }
+    impl<'a> Walk<'a> {
+        fn visit(&mut self, node: &'a Vec<String>) {
+            let number = self.index.len();
+            self.index.insert(node, number);
+            self.low.insert(node, number);
+            self.stack.push(node);
+            for next in self.edges.get(node).into_iter().flatten() {
+                if !self.index.contains_key(next) {
+                    self.visit(next);
+                    let low = self.low[node].min(self.low[next]);
+                    self.low.insert(node, low);
+                } else if self.stack.contains(&next) {
+                    let low = self.low[node].min(self.index[next]);
+                    self.low.insert(node, low);
+                }
+            }
+            if self.low[node] == self.index[node] {
+                let mut group = Vec::new();
+                while let Some(member) = self.stack.pop() {
+                    group.push(member.clone());
+                    if member == node {
+                        break;
+                    }
+                }
+                group.sort();
+                self.groups.push(group);
+            }
+        }
+    }
+    let mut walk = Walk {
+        edges,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        groups: Vec::new(),
+    };
+    for node in edges.keys() {
+        if !walk.index.contains_key(node) {
+            walk.visit(node);
+        }
+    }
+    walk.groups
+}
+
+#[test]
+fn no_file_imports_itself_through_others() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tool-runtime/src");
+    let circles = import_circles(&src);
+    assert!(
+        circles.is_empty(),
+        "import circles in tool-runtime/src (move what both sides need into a file of its own, \
+         or the impl to the side that uses it):\n{circles:#?}"
+    );
+}
+
+#[test]
+fn the_circle_scan_follows_groups_reexports_and_parents() {
+    assert_eq!(expand("a::{b::{C, D}, e}"), ["a::b::C", "a::b::D", "a::e"]);
+    assert_eq!(
+        named_paths("use super::{turn::Decoded, problem}; crate::x::y(super::super::z);"),
+        [
+            (false, 1, vec!["turn".to_owned(), "Decoded".to_owned()]),
+            (false, 1, vec!["problem".to_owned()]),
+            (true, 0, vec!["x".to_owned(), "y".to_owned()]),
+            (false, 2, vec!["z".to_owned()]),
+        ]
+    );
+
+    // `a` and `b` reach each other, `b` through what `m` re-exports from `a`; `c` uses its
+    // parent's own item and `d` imports only in its tests: neither makes a circle.
+    let root = std::env::temp_dir().join(format!("circle-scan-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&root);
+    fs::create_dir_all(root.join("m")).unwrap();
+    fs::write(root.join("lib.rs"), "mod m;\n").unwrap();
+    fs::write(root.join("m/mod.rs"), "mod a;\nmod b;\npub use a::{Alpha, other};\nstruct Own;\n")
+        .unwrap();
+    fs::write(root.join("m/a.rs"), "use super::b::Beta;\npub struct Alpha;\n").unwrap();
+    fs::write(root.join("m/b.rs"), "// super::a\npub struct Beta(super::Alpha);\n").unwrap();
+    fs::write(root.join("m/c.rs"), "use super::Own;\nuse crate::m::a::Alpha;\n").unwrap();
+    fs::write(root.join("m/d.rs"), "#[cfg(test)]\nmod tests {\n    use super::super::c::X;\n}\n")
+        .unwrap();
+    fs::write(root.join("m/e.rs"), "pub struct E;\n").unwrap();
+    let circles = import_circles(&root);
+    fs::remove_dir_all(&root).unwrap();
+    assert_eq!(circles, [vec!["m::a".to_owned(), "m::b".to_owned()]]);
 }

@@ -17,22 +17,22 @@ use std::collections::HashMap;
 use serde_json::{Map, Value, json};
 
 use crate::content::{Part, Resource, ResourceBody};
+use crate::conversation::{
+    ChoiceMode, Decoded, DeferLoading, Finish, FinishReason, Limit, Message, ModelRequest, Problem,
+    ProviderError, RequestOptions, StreamEvent, TOOL_REFERENCES, ToolChoice, ToolOutcome,
+    ToolResult, ToolSearch,
+};
 use crate::spec::ToolSpec;
 
 use super::Examples;
 use super::assemble::{Core, DecodeOptions};
 use super::budget::AnthropicStrictBudget;
+use super::error::{DecodeError, EncodeError};
 use super::framing::Frame;
-use super::limits::Limit;
 use super::parts::{self, object};
-use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
-use super::request::{self, DeferLoading, Message, ModelRequest, RequestOptions, ToolSearch};
+use super::request;
 use super::session::{Protocol, Session, StreamSession, body, count_at, payload, str_at};
 use super::sse::SseParser;
-use super::types::{
-    ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, TOOL_REFERENCES, ToolChoice,
-    ToolOutcome, ToolResult,
-};
 use super::{Adapter, Provider, input_schema, lower, named_with};
 
 /// The output budget of a request that sets none (the API requires one).

@@ -10,15 +10,13 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use crate::conversation::{
+    ArgumentsProblem, CallArguments, Decoded, Extras, Finish, FinishReason, IdOrigin, Limit,
+    Problem, StreamEvent, ToolCall, Usage, args,
+};
 use crate::spec::ToolSpec;
 
-use super::args;
-use super::limits::{Limit, StreamLimits};
-use super::problem::Problem;
-use super::types::{
-    ArgumentsProblem, CallArguments, Decoded, Extras, Finish, FinishReason, IdOrigin, StreamEvent,
-    ToolCall, Usage,
-};
+use super::limits::StreamLimits;
 
 /// The name of the wrapper some OpenAI models invent to call several tools at once.
 const PARALLEL_WRAPPER: &str = "multi_tool_use.parallel";

@@ -11,8 +11,8 @@
 use serde_json::{Map, Value};
 
 use super::Provider;
+use super::error::{Budget, BudgetError};
 use super::lower::is_nullable;
-use super::problem::{Budget, BudgetError};
 
 /// OpenAI strict mode: 5 000 object properties, 10 levels of object nesting, 120 000
 /// characters of property names and enum values (schemas have no `const`: the subset spells it

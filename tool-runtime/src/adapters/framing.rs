@@ -3,7 +3,7 @@
 //! [`NdjsonParser`](super::ndjson::NdjsonParser) implement [`Framing`]; this module depends on
 //! neither, so the parsers and the sessions that drive them never import each other.
 
-use super::problem::Problem;
+use crate::conversation::Problem;
 
 /// One dispatched event (or one NDJSON line).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -17,19 +17,20 @@
 use serde_json::{Map, Value, json};
 
 use crate::content::{Part, Resource, ResourceBody};
+use crate::conversation::{
+    ChoiceMode, Decoded, Finish, FinishReason, Message, ModelRequest, Problem, ProviderError,
+    RequestOptions, StreamEvent, ToolChoice, ToolOutcome, ToolResult,
+};
 use crate::spec::ToolSpec;
 
 use super::assemble::{Core, DecodeOptions};
 use super::budget::gemini_declarations;
+use super::error::{DecodeError, EncodeError};
 use super::framing::Frame;
 use super::parts::{self, object};
-use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
-use super::request::{self, Message, ModelRequest, RequestOptions};
+use super::request;
 use super::session::{Protocol, Session, StreamSession, body, count_at, payload, str_at};
 use super::sse::SseParser;
-use super::types::{
-    ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolOutcome, ToolResult,
-};
 use super::{Adapter, Provider, input_schema, lower, named};
 
 /// Which field of a function declaration carries the parameters.

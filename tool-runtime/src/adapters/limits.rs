@@ -1,45 +1,7 @@
 //! Caps on what one model response may make a decoder or an HTTP client hold
 //! ([`StreamLimits`]), so a hostile or broken peer costs bounded memory.
 
-/// Which cap of [`StreamLimits`] a peer went over.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Limit {
-    /// Bytes of one response body ([`StreamLimits::body_bytes`]).
-    BodyBytes,
-    /// Bytes of one SSE or NDJSON line, or of one event's joined `data`
-    /// ([`StreamLimits::line_bytes`]).
-    LineBytes,
-    /// Bytes of one call's argument text ([`StreamLimits::argument_bytes`]).
-    ArgumentBytes,
-    /// Bytes of one call's name ([`StreamLimits::name_bytes`]).
-    NameBytes,
-    /// Bytes of one call's id as the provider sent it ([`StreamLimits::call_id_bytes`]).
-    CallIdBytes,
-    /// Bytes of the model's text in one response ([`StreamLimits::text_bytes`]).
-    TextBytes,
-    /// Calls in one response ([`StreamLimits::calls`]).
-    Calls,
-    /// Problems in one response ([`StreamLimits::problems`]).
-    Problems,
-}
-
-impl Limit {
-    /// What the limit counts, for messages.
-    #[must_use]
-    pub const fn what(self) -> &'static str {
-        match self {
-            Self::BodyBytes => "bytes in the response body",
-            Self::LineBytes => "bytes in one line or event",
-            Self::ArgumentBytes => "bytes of arguments in one call",
-            Self::NameBytes => "bytes in one call's name",
-            Self::CallIdBytes => "bytes in one call's id",
-            Self::TextBytes => "bytes of model text in one response",
-            Self::Calls => "calls in one response",
-            Self::Problems => "problems in one response",
-        }
-    }
-}
+use crate::conversation::{Limit, MAX_CALL_ID_LEN};
 
 /// Caps on what one model response may make a decoder (and an HTTP client) hold. A peer that
 /// goes over one gets [`Problem::LimitExceeded`](super::Problem::LimitExceeded): decoding stops there, the turn ends as an
@@ -76,7 +38,7 @@ impl Default for StreamLimits {
             line_bytes: 1 << 20,
             argument_bytes: 4 << 20,
             name_bytes: 1 << 10,
-            call_id_bytes: super::conversation::MAX_CALL_ID_LEN,
+            call_id_bytes: MAX_CALL_ID_LEN,
             text_bytes: 16 << 20,
             calls: 512,
             problems: 1024,

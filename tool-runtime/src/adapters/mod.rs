@@ -1,8 +1,9 @@
 //! Provider adapters: the only place wire formats live.
 //!
-//! The canonical types are semantic ([`ModelRequest`], [`Message`], [`RequestOptions`],
-//! [`ToolCall`], [`Decoded`], [`Finish`], [`Usage`], [`ToolResult`], [`ToolChoice`]); each
-//! provider has one file that encodes a whole request (conversation, [`ToolSpec`]s lowered into
+//! The canonical types are semantic and live in [`conversation`](crate::conversation)
+//! ([`ModelRequest`], [`Message`], [`RequestOptions`], [`ToolCall`], [`Decoded`], [`Finish`],
+//! [`Usage`], [`ToolResult`], [`ToolChoice`]; re-exported here, so one import brings a codec
+//! and the words it speaks); each provider has one file that encodes a whole request (conversation, [`ToolSpec`]s lowered into
 //! its tool definitions, tool choice, options) and decodes its responses (whole, or streamed
 //! through a [`StreamSession`]): calls, text, finish reason and usage. A model client is
 //! transport only. Every adapter implements [`Adapter`]:
@@ -131,10 +132,9 @@
 //! ```
 
 mod anthropic;
-mod args;
 mod assemble;
 mod budget;
-mod conversation;
+mod error;
 mod framing;
 mod gemini;
 mod limits;
@@ -145,13 +145,10 @@ mod openai_chat;
 mod openai_responses;
 pub mod openai_sse;
 mod parts;
-mod problem;
 mod raise;
 mod request;
 mod session;
 mod sse;
-pub mod stored;
-mod types;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -163,22 +160,23 @@ use crate::spec::ToolSpec;
 
 pub use anthropic::Anthropic;
 pub use assemble::DecodeOptions;
-pub use conversation::{
-    ConversationError, ConversationProblem, MAX_CALL_ID_LEN, check_conversation, check_ready,
-};
+pub use error::{Budget, BudgetError, DecodeError, EncodeError, UnsupportedPart};
 pub use gemini::{Gemini, GeminiParameters};
-pub use limits::{Limit, StreamLimits};
+pub use limits::StreamLimits;
 pub use ollama::Ollama;
 pub use openai_chat::OpenAiChat;
 pub use openai_responses::OpenAiResponses;
-pub use parts::UnsupportedPart;
-pub use problem::{Budget, BudgetError, DecodeError, EncodeError, Problem, ProviderError};
+
 pub use raise::raise_arguments;
-pub use request::{DeferLoading, Message, ModelRequest, RequestOptions, ToolSearch};
 pub use session::StreamSession;
-pub use types::{
-    ArgumentsProblem, CallArguments, ChoiceMode, Decoded, Extras, Finish, FinishReason, IdOrigin,
-    StreamEvent, ToolCall, ToolChoice, ToolOutcome, ToolResult, Usage,
+
+// The conversation model the codecs speak, here too so one import brings a codec and its words.
+#[doc(no_inline)]
+pub use crate::conversation::{
+    ArgumentsProblem, CallArguments, ChoiceMode, ConversationError, ConversationProblem, Decoded,
+    DeferLoading, Extras, Finish, FinishReason, IdOrigin, Limit, MAX_CALL_ID_LEN, Message,
+    ModelRequest, Problem, ProviderError, RequestOptions, StreamEvent, ToolCall, ToolChoice,
+    ToolOutcome, ToolResult, ToolSearch, Usage, check_conversation, check_ready, stored,
 };
 
 /// The providers with an adapter.

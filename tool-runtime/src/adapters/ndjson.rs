@@ -1,9 +1,10 @@
 //! Incremental newline-delimited JSON framing (Ollama's streams): one frame per non-blank
 //! line, bytes buffered only until their line ends.
 
+use crate::conversation::{Limit, Problem};
+
 use super::framing::{Frame, Framed, Framing};
-use super::limits::{Limit, StreamLimits};
-use super::problem::Problem;
+use super::limits::StreamLimits;
 
 /// Newline-delimited JSON framing: one frame per non-blank line.
 #[derive(Debug)]

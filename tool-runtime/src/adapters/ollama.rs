@@ -13,17 +13,18 @@
 use serde_json::{Map, Value, json};
 
 use crate::content::Part;
+use crate::conversation::{
+    ChoiceMode, Decoded, Finish, FinishReason, ModelRequest, Problem, ProviderError,
+    RequestOptions, StreamEvent, ToolChoice, ToolOutcome, ToolResult,
+};
 use crate::spec::ToolSpec;
 
 use super::assemble::{Core, DecodeOptions};
+use super::error::{DecodeError, EncodeError};
 use super::framing::Frame;
 use super::ndjson::NdjsonParser;
-use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
-use super::request::{self, ModelRequest, RequestOptions};
+use super::request;
 use super::session::{Protocol, Session, StreamSession, body, count_at, payload, str_at};
-use super::types::{
-    ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolOutcome, ToolResult,
-};
 use super::{Adapter, Provider, input_schema, named, parts};
 
 /// The Ollama adapter.

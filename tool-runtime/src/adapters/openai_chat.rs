@@ -17,19 +17,20 @@ use std::collections::HashMap;
 use serde_json::{Map, Value, json};
 
 use crate::content::{Part, Resource, ResourceBody};
+use crate::conversation::{
+    ChoiceMode, Decoded, Finish, FinishReason, ModelRequest, Problem, ProviderError,
+    RequestOptions, StreamEvent, ToolChoice, ToolOutcome, ToolResult,
+};
 use crate::spec::ToolSpec;
 
 use super::assemble::{Core, DecodeOptions};
 use super::budget::OpenAiStrictBudget;
+use super::error::{DecodeError, EncodeError};
 use super::framing::Frame;
 use super::parts::{self, object};
-use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
-use super::request::{self, ModelRequest, RequestOptions};
+use super::request;
 use super::session::{Protocol, Session, StreamSession, body, payload, str_at, usage_object};
 use super::sse::SseParser;
-use super::types::{
-    ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, ToolChoice, ToolOutcome, ToolResult,
-};
 use super::{Adapter, Provider, input_schema, lower, named};
 
 /// The OpenAI Chat Completions adapter.

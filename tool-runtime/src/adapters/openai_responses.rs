@@ -19,20 +19,21 @@ use std::collections::HashMap;
 use serde_json::{Map, Value, json};
 
 use crate::content::{Part, Resource, ResourceBody};
+use crate::conversation::{
+    ChoiceMode, Decoded, DeferLoading, Finish, FinishReason, Message, ModelRequest, Problem,
+    ProviderError, RequestOptions, StreamEvent, TOOL_REFERENCES, ToolChoice, ToolOutcome,
+    ToolResult, ToolSearch,
+};
 use crate::spec::ToolSpec;
 
 use super::assemble::{Core, DecodeOptions};
 use super::budget::OpenAiStrictBudget;
+use super::error::{DecodeError, EncodeError};
 use super::framing::Frame;
 use super::parts::{self, object};
-use super::problem::{DecodeError, EncodeError, Problem, ProviderError};
-use super::request::{self, DeferLoading, Message, ModelRequest, RequestOptions, ToolSearch};
+use super::request;
 use super::session::{Protocol, Session, StreamSession, body, payload, str_at, usage_object};
 use super::sse::SseParser;
-use super::types::{
-    ChoiceMode, Decoded, Finish, FinishReason, StreamEvent, TOOL_REFERENCES, ToolChoice,
-    ToolOutcome, ToolResult,
-};
 use super::{Adapter, Provider, input_schema, lower, named};
 
 /// The key under which reasoning items are kept in [`Decoded::extras`].

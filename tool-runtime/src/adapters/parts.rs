@@ -1,8 +1,5 @@
-//! What the encoders share about result parts: their text, base64 written once into the string
+//! What the encoders share about result parts: base64 written once into the string
 //! that goes on the wire, and the error for a part a provider cannot carry.
-
-use std::borrow::Cow;
-use std::fmt;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -10,51 +7,11 @@ use serde_json::{Map, Value};
 
 use crate::content::{Part, Resource, ResourceBody};
 
+use crate::conversation::ToolResult;
+pub(crate) use crate::conversation::text_of;
+
 use super::Provider;
-use super::problem::EncodeError;
-use super::types::ToolResult;
-
-/// A part of a tool result that a provider cannot carry: which call, which part and what it
-/// is, never its bytes. Returned as [`EncodeError::UnsupportedPart`].
-///
-/// ```
-/// use tool_runtime::adapters::{Adapter, Anthropic, EncodeError, ToolCall, ToolResult};
-/// use tool_runtime::content::{Content, IntoToolOutput};
-///
-/// let call = ToolCall::new("call_1", "media__record", serde_json::json!({}));
-/// let output = Content::new().audio("audio/wav", vec![0u8; 16]).into_output().unwrap();
-/// let error = Anthropic::new().result_messages(&[ToolResult::ok(&call, output)]).unwrap_err();
-/// let EncodeError::UnsupportedPart(part) = error else { panic!("{error}") };
-/// assert_eq!((part.call_id.as_str(), part.index, part.kind), ("call_1", 0, "audio"));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct UnsupportedPart {
-    /// The provider that cannot carry it.
-    pub provider: Provider,
-    /// The call whose result holds it.
-    pub call_id: String,
-    /// Its position among the result's parts (0-based).
-    pub index: usize,
-    /// [`Part::kind`] (`"audio"`, `"image"`, `"resource"`).
-    pub kind: &'static str,
-    /// Its MIME type, when it has one.
-    pub mime_type: Option<String>,
-}
-
-impl fmt::Display for UnsupportedPart {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} cannot carry part {} ({}", self.provider.label(), self.index, self.kind)?;
-        if let Some(mime) = &self.mime_type {
-            write!(f, ", {mime}")?;
-        }
-        write!(
-            f,
-            ") of the result of call `{}`; return it in a form this provider takes, or use another provider",
-            self.call_id
-        )
-    }
-}
+use super::error::{EncodeError, UnsupportedPart};
 
 /// The error for part `index` of `result`, which `provider` cannot carry.
 pub(crate) fn unsupported(
@@ -78,37 +35,6 @@ pub(crate) fn unsupported(
     })
 }
 
-/// The part as text, when it is text: a text part, the structured value (a string as it is,
-/// anything else as JSON text), a text resource's contents, a resource link as
-/// `{"type": "resource_link", "uri", "name", "mimeType"?, "description"?}`. `None` for bytes
-/// (images, audio, byte resources), which each provider carries its own way.
-pub(crate) fn text_of(part: &Part) -> Option<Cow<'_, str>> {
-    match part {
-        Part::Text(text) | Part::Json(Value::String(text)) => Some(Cow::Borrowed(text)),
-        Part::Json(value) => Some(Cow::Owned(value.to_string())),
-        Part::Resource(resource) => match &resource.body {
-            ResourceBody::Text(text) => Some(Cow::Borrowed(text)),
-            ResourceBody::Bytes(_) => None,
-        },
-        Part::ResourceLink(link) => {
-            let mut object = Map::new();
-            object.insert("type".to_owned(), Value::from("resource_link"));
-            object.insert("uri".to_owned(), Value::from(link.uri.as_str()));
-            object.insert("name".to_owned(), Value::from(link.name.as_str()));
-            if let Some(mime) = &link.mime_type {
-                object.insert("mimeType".to_owned(), Value::from(mime.as_str()));
-            }
-            if let Some(description) = &link.description {
-                object.insert("description".to_owned(), Value::from(description.as_str()));
-            }
-            Some(Cow::Owned(Value::Object(object).to_string()))
-        }
-        Part::Image(_) | Part::Audio(_) => None,
-    }
-}
-
-/// Whether the part is bytes (an image, a sound, a byte resource): the parts [`text_of`] has
-/// no text for.
 /// The embedded resource a part holds, for matching on its fields.
 pub(crate) fn resource(part: &Part) -> Option<&Resource> {
     match part {
@@ -117,24 +43,14 @@ pub(crate) fn resource(part: &Part) -> Option<&Resource> {
     }
 }
 
+/// Whether the part is bytes (an image, a sound, a byte resource): the parts [`text_of`] has
+/// no text for.
 pub(crate) fn is_binary(part: &Part) -> bool {
     match part {
         Part::Image(_) | Part::Audio(_) => true,
         Part::Resource(resource) => matches!(resource.body, ResourceBody::Bytes(_)),
         Part::Text(_) | Part::Json(_) | Part::ResourceLink(_) => false,
     }
-}
-
-/// The text parts of `parts` joined by newlines (see [`text_of`]).
-pub(crate) fn joined_text(parts: &[Part]) -> String {
-    let mut out = String::new();
-    for text in parts.iter().filter_map(text_of) {
-        if !out.is_empty() {
-            out.push('\n');
-        }
-        out.push_str(&text);
-    }
-    out
 }
 
 /// `bytes` as standard base64 (with padding), in a string allocated once at its final size.

@@ -5,10 +5,11 @@ use serde_json::{Map, Value};
 use crate::schema::{Schema, SchemaKind};
 use crate::spec::SpecSchema;
 
+use crate::conversation::{CallArguments, Decoded, StreamEvent, ToolCall};
+use crate::spec::ToolSpec;
+
 use super::lower::is_nullable;
 use super::session::StreamSession;
-use super::types::{Decoded, StreamEvent};
-use crate::spec::ToolSpec;
 
 /// Rewrites decoded `arguments` so they validate against the tool's original `schema` again.
 ///
@@ -112,33 +113,28 @@ fn raise_json(schema: &Map<String, Value>, value: &mut Value) {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use std::sync::Arc;
+impl ToolCall {
+    /// Raises the arguments when the call names one of `specs`.
+    pub(crate) fn raise(&mut self, specs: &[&ToolSpec]) {
+        if let Some(spec) = specs.iter().find(|spec| spec.name() == self.name)
+            && let CallArguments::Parsed(value) = &mut self.arguments
+        {
+            raise_arguments(spec.input_schema(), value);
+        }
+    }
+}
 
-    use serde_json::json;
-
-    use super::*;
-
-    #[test]
-    fn json_schemas_are_raised_at_every_depth() {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "items": {"type": "array", "items": {
-                    "type": "object",
-                    "properties": {"a": {"type": "string"}, "b": {"type": ["string", "null"]}},
-                    "required": [],
-                    "additionalProperties": false
-                }}
-            },
-            "required": [],
-            "additionalProperties": false
-        });
-        let schema = SpecSchema::Json(Arc::new(schema.as_object().cloned().unwrap_or_default()));
-        let mut args = json!({"items": [{"a": null, "b": null}], "other": null});
-        raise_arguments(&schema, &mut args);
-        assert_eq!(args, json!({"items": [{"b": null}], "other": null}));
+impl Decoded {
+    /// Applies [`raise_arguments`] to every parsed call whose name is one of `specs`, so
+    /// arguments lowered for a provider validate against the original schema again.
+    ///
+    /// [`Adapter::decode_for`](super::Adapter::decode_for) and
+    /// [`Adapter::stream_for`](super::Adapter::stream_for) do this already; call it only on a
+    /// response decoded without the specs.
+    pub fn raise(&mut self, specs: &[&ToolSpec]) {
+        for call in &mut self.calls {
+            call.raise(specs);
+        }
     }
 }
 
@@ -180,5 +176,35 @@ impl StreamSession for RaisingSession<'_> {
         let mut decoded = self.inner.finish();
         decoded.raise(self.specs);
         decoded
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn json_schemas_are_raised_at_every_depth() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "items": {"type": "array", "items": {
+                    "type": "object",
+                    "properties": {"a": {"type": "string"}, "b": {"type": ["string", "null"]}},
+                    "required": [],
+                    "additionalProperties": false
+                }}
+            },
+            "required": [],
+            "additionalProperties": false
+        });
+        let schema = SpecSchema::Json(Arc::new(schema.as_object().cloned().unwrap_or_default()));
+        let mut args = json!({"items": [{"a": null, "b": null}], "other": null});
+        raise_arguments(&schema, &mut args);
+        assert_eq!(args, json!({"items": [{"b": null}], "other": null}));
     }
 }

@@ -6,13 +6,12 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::conversation::{Decoded, Limit, Problem, StreamEvent};
 use crate::schema::parse_json;
 
 use super::assemble::Core;
+use super::error::DecodeError;
 use super::framing::{Frame, Framed, Framing};
-use super::limits::Limit;
-use super::problem::{DecodeError, Problem};
-use super::types::{Decoded, StreamEvent};
 
 /// One streamed response being decoded: feed it bytes as they arrive, read events, and take
 /// the assembled result at the end.

@@ -3,9 +3,10 @@
 //! dispatches the event. Bytes are buffered only until their line ends, so a multi-byte
 //! character split across chunks is decoded whole, and every byte is looked at once.
 
+use crate::conversation::{Limit, Problem};
+
 use super::framing::{Frame, Framed, Framing};
-use super::limits::{Limit, StreamLimits};
-use super::problem::Problem;
+use super::limits::StreamLimits;
 
 /// The SSE state of one session.
 #[derive(Debug)]

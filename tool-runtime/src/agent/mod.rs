@@ -56,6 +56,7 @@
 //! ```
 
 mod batch;
+mod config;
 pub mod deferred;
 mod events;
 #[cfg(feature = "http")]
@@ -67,6 +68,7 @@ mod resume;
 mod run;
 mod sampling;
 mod scripted;
+mod state;
 mod turn;
 mod waiting;
 
@@ -74,6 +76,7 @@ mod waiting;
 pub use crate::adapters::openai_sse;
 #[doc(no_inline)]
 pub use crate::adapters::{Message, ModelRequest, Usage};
+pub use config::{Agent, AgentConfig};
 #[doc(no_inline)]
 pub use deferred::{Decisions, RunState, StateKey};
 pub use events::{AgentDone, AgentEvent, AgentOutput, StopReason};
@@ -84,6 +87,5 @@ pub use http::{
     OpenAiCompatibleBuilder, RetryPolicy, Timeouts,
 };
 pub use model::{ChatModel, ModelError, ModelErrorKind, ModelTurn};
-pub use run::{Agent, AgentConfig};
 pub use sampling::ChatModelSampler;
 pub use scripted::{ScriptedModel, ScriptedTurn, SeenRequest};

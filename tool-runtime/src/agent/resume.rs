@@ -10,7 +10,7 @@ use super::deferred::{
 };
 use super::events::result_event;
 use super::parking::Parking;
-use super::run::Loop;
+use super::state::Loop;
 use super::{Agent, AgentEvent, AgentOutput, Message, StopReason, Usage};
 use crate::adapters::{ToolCall, ToolResult, check_conversation};
 use crate::digest::arguments_hash;

@@ -11,7 +11,7 @@ use tokio::time::Instant;
 use super::batch::{Slot, sleep_until};
 use super::events::result_event;
 use super::ids::{RunIds, TurnIds, to_wire};
-use super::run::Loop;
+use super::state::Loop;
 use super::{Agent, AgentEvent, Message, ModelRequest, ModelTurn, StopReason};
 use crate::adapters::{Decoded, FinishReason, StreamEvent, ToolCall, ToolResult};
 use crate::catalog::VisibleTools;

@@ -3,7 +3,7 @@
 use super::Agent;
 use super::batch::Slot;
 use super::deferred::{CallStatus, RunState, StateCall, StateParts};
-use super::run::Loop;
+use super::state::Loop;
 use crate::adapters::Decoded;
 use crate::catalog::ToolSource;
 use crate::runtime::ToolInvocationContext;

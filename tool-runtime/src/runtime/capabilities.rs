@@ -3,8 +3,6 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use super::ToolError;
-
 pub use crate::spec::{Capability, CapabilityRef};
 
 /// The capabilities handed to one tool call.
@@ -40,7 +38,7 @@ impl ToolCapabilities {
     /// # Errors
     ///
     /// [`MissingCapability`] when `C` was not handed to this call (not declared by the tool,
-    /// or not bound by the application). It converts into a [`ToolError`] with `?`.
+    /// or not bound by the application). It converts into a [`ToolError`](super::ToolError) with `?`.
     pub fn get<C: Capability>(&self) -> Result<&C, MissingCapability> {
         self.entries
             .get(&TypeId::of::<C>())
@@ -109,9 +107,3 @@ impl fmt::Display for MissingCapability {
 }
 
 impl std::error::Error for MissingCapability {}
-
-impl From<MissingCapability> for ToolError {
-    fn from(error: MissingCapability) -> Self {
-        ToolError::new(error.to_string())
-    }
-}

@@ -1,8 +1,12 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use serde::Serialize;
+
+use super::capabilities::MissingCapability;
 use super::interact::{ElicitRequest, InteractError};
-use super::result::ExecError;
+use crate::content::PartSummary;
+use crate::content::limits::Limited;
 
 /// A tool's own failure, as the model and the logs will see it.
 ///
@@ -68,6 +72,12 @@ impl fmt::Display for ToolError {
 
 impl std::error::Error for ToolError {}
 
+impl From<MissingCapability> for ToolError {
+    fn from(error: MissingCapability) -> Self {
+        ToolError::new(error.to_string())
+    }
+}
+
 /// A failed call a tool made (through [`ToolCalls`](crate::runner::ToolCalls)) as the calling
 /// tool's own failure: the message is the error's `code: message`, and a question the called
 /// tool left waiting goes along (the caller then waits on it, if it declares `Interact`).
@@ -96,3 +106,243 @@ impl From<InteractError> for ToolError {
         Self { message, retryable: false, question }
     }
 }
+/// Why a call produced no value: one code per step of the pipeline that can refuse or fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ToolErrorCode {
+    /// No tool with that name (or it is not visible to this caller).
+    Unavailable,
+    /// Policy does not allow the call (or its connection).
+    PolicyDenied,
+    /// The call needed approval and did not get it.
+    ApprovalDenied,
+    /// The authorization hook refused the call.
+    AuthzDenied,
+    /// The arguments are not one well-formed JSON value.
+    InvalidJson,
+    /// The arguments do not match the input schema (or exceed the size budget).
+    Validation,
+    /// The tool failed (returned an error or panicked).
+    Execution,
+    /// The tool ran past its time budget and was stopped.
+    Timeout,
+    /// The call was cancelled.
+    Cancelled,
+    /// The tool's output does not match its output schema.
+    OutputValidation,
+    /// The redacted output is larger than the result budget.
+    ResultTooLarge,
+    /// The call was not run: the model's turn held it although no more tools could be
+    /// called, or did not hold it at all (the agent loop answers it so).
+    NotRun,
+    /// The model's response was cut off before the call was complete, so it was not run (the
+    /// agent loop answers it so).
+    Truncated,
+
+    /// A before-call hook blocked the call; the message is the hook's safe reason.
+    HookBlocked,
+    /// A hook failed (returned an error, panicked, or rewrote the arguments or the result into
+    /// something the runner refuses); the message names the hook.
+    HookFailed,
+    /// A tool called another tool deeper than the policy's
+    /// [`max_call_depth`](crate::policy::Budgets::max_call_depth) allows.
+    CallDepthExceeded,
+    /// A tool called a tool that is already on its chain of calling tools.
+    CallCycle,
+}
+
+impl ToolErrorCode {
+    /// The code as written in JSON (`"policy_denied"`).
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Unavailable => "unavailable",
+            Self::PolicyDenied => "policy_denied",
+            Self::ApprovalDenied => "approval_denied",
+            Self::AuthzDenied => "authz_denied",
+            Self::InvalidJson => "invalid_json",
+            Self::Validation => "validation",
+            Self::Execution => "execution",
+            Self::Timeout => "timeout",
+            Self::Cancelled => "cancelled",
+            Self::OutputValidation => "output_validation",
+            Self::ResultTooLarge => "result_too_large",
+            Self::NotRun => "not_run",
+            Self::Truncated => "truncated",
+
+            Self::HookBlocked => "hook_blocked",
+            Self::HookFailed => "hook_failed",
+            Self::CallDepthExceeded => "call_depth_exceeded",
+            Self::CallCycle => "call_cycle",
+        }
+    }
+}
+
+impl fmt::Display for ToolErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The step of the runner's pipeline where a call stopped (see [`ExecError::step`]).
+///
+/// ```
+/// use tool_runtime::runtime::CallStep;
+///
+/// assert_eq!(serde_json::to_string(&CallStep::Hook).unwrap(), r#""hook""#);
+/// assert_eq!(CallStep::Approval.as_str(), "approval");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum CallStep {
+    /// Finding the tool by name.
+    Lookup,
+    /// Policy: the allowlist, the connection grant, the call-depth limit.
+    Policy,
+    /// The application's [`Authorizer`](crate::runner::Authorizer).
+    Authorizer,
+    /// Parsing and validating the arguments.
+    Validation,
+    /// A before-call or after-call hook.
+    Hook,
+    /// The [`Approver`](crate::runner::Approver).
+    Approval,
+    /// Fetching the call's credential from the connection broker.
+    Credential,
+    /// The tool's run.
+    Run,
+    /// Checking the output against the output schema.
+    Output,
+    /// Redacting and bounding the result.
+    Redaction,
+}
+
+impl CallStep {
+    /// The step as written in JSON (`"credential"`).
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Lookup => "lookup",
+            Self::Policy => "policy",
+            Self::Authorizer => "authorizer",
+            Self::Validation => "validation",
+            Self::Hook => "hook",
+            Self::Approval => "approval",
+            Self::Credential => "credential",
+            Self::Run => "run",
+            Self::Output => "output",
+            Self::Redaction => "redaction",
+        }
+    }
+}
+
+impl fmt::Display for CallStep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A failed call as the model, the UI and telemetry see it: a code and a safe message (it never
+/// repeats raw arguments, outputs or secrets).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ExecError {
+    /// Which step refused or failed.
+    pub code: ToolErrorCode,
+    /// What happened, safe to show.
+    pub message: String,
+    /// Whether trying again later may succeed.
+    pub retryable: bool,
+    /// Where in the runner's pipeline the call stopped; set by the runner on every error it
+    /// returns (`None` on an error made elsewhere).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<CallStep>,
+    #[serde(skip)]
+    pub(super) refused: Option<Box<RefusedOutput>>,
+    /// A question the call asked that waits for the user: a call another tool made cannot wait
+    /// itself, so it fails with the question, which its caller may wait on (see
+    /// [`ToolError`]'s `From<ExecError>`).
+    #[serde(skip)]
+    question: Option<Box<ElicitRequest>>,
+}
+
+/// What the tool returned when the runner refused its result over a limit (step 10) or because
+/// it does not match its output schema (step 9): the parts, without their bytes, and what was
+/// cut, resized or refused (nothing, for a schema mismatch). Kept in the call's record, so what
+/// the tool did is not lost.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefusedOutput {
+    /// The tool's parts, as far as the runner got with them.
+    pub parts: Vec<PartSummary>,
+    /// What was done to them; the refusal is last. Empty when the output failed its schema.
+    pub limited: Vec<Limited>,
+}
+
+impl ExecError {
+    /// An error with this code and message, not retryable.
+    pub fn new(code: ToolErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            retryable: false,
+            step: None,
+            refused: None,
+            question: None,
+        }
+    }
+
+    /// The error of a result refused over its limits: `limited` ends with the refusal, whose
+    /// code and message the error takes.
+    #[cfg(feature = "runner")]
+    pub(crate) fn refused(parts: Vec<PartSummary>, limited: Vec<Limited>) -> Self {
+        let (code, message) = limited.last().map_or_else(
+            || (ToolErrorCode::ResultTooLarge, "the result is over its limits".to_owned()),
+            |refusal| (refusal.error_code(), refusal.to_string()),
+        );
+        Self {
+            refused: Some(Box::new(RefusedOutput { parts, limited })),
+            ..Self::new(code, message)
+        }
+    }
+
+    /// The error of a result the runner refused for another reason (its output schema): keeps
+    /// what the tool returned for the record, with nothing limited.
+    #[cfg(feature = "runner")]
+    pub(crate) fn with_output(mut self, parts: Vec<PartSummary>) -> Self {
+        self.refused = Some(Box::new(RefusedOutput { parts, limited: Vec::new() }));
+        self
+    }
+
+    /// This error, carrying a question that waits for the user (see the field).
+    #[cfg(feature = "runner")]
+    pub(crate) fn with_question(mut self, question: Option<Box<ElicitRequest>>) -> Self {
+        self.question = question;
+        self
+    }
+
+    pub(crate) fn take_question(&mut self) -> Option<Box<ElicitRequest>> {
+        self.question.take()
+    }
+
+    /// When the runner refused the tool's result (over a limit, or not matching its output
+    /// schema): what the tool returned and what was refused.
+    ///
+    /// ```
+    /// use tool_runtime::runtime::{ExecError, ToolErrorCode};
+    ///
+    /// assert!(ExecError::new(ToolErrorCode::Execution, "disk full").refused_output().is_none());
+    /// ```
+    #[must_use]
+    pub fn refused_output(&self) -> Option<&RefusedOutput> {
+        self.refused.as_deref()
+    }
+}
+
+impl fmt::Display for ExecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for ExecError {}

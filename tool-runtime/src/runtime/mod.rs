@@ -32,15 +32,12 @@ pub use context::{
 };
 #[cfg(feature = "dynamic")]
 pub use dynamic::{DynamicFuture, DynamicTool, DynamicToolBuilder, DynamicToolError};
-pub use error::ToolError;
+pub use error::{CallStep, ExecError, RefusedOutput, ToolError, ToolErrorCode};
 pub use events::{ChannelSink, CollectingSink, EventOutcome, EventSink, NullSink, ToolEvent};
 pub use interact::{
     Answered, Completion, ElicitAnswer, ElicitRequest, ElicitResponse, Elicitation, Interact,
     InteractError, InteractFuture, Interactor, SampleMessage, SampleRequest, SampleRole,
 };
 pub use outcome::{CallOutcome, Waiting, WaitsFor};
-pub use result::{
-    CallStep, ExecError, RefusedOutput, ToolCallCounts, ToolCallStats, ToolErrorCode,
-    ToolExecResult, ToolInvocationRecord,
-};
+pub use result::{ToolCallCounts, ToolCallStats, ToolExecResult, ToolInvocationRecord};
 pub use tool::Tool;

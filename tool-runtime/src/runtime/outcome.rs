@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::error::ExecError;
 use super::interact::ElicitRequest;
-use super::result::ExecError;
 use crate::content::ToolOutput;
 
 /// How one call through the runner ended: the one vocabulary the runner, its events, the

@@ -1,5 +1,5 @@
-//! What can go wrong while decoding ([`Problem`], [`ProviderError`], [`DecodeError`]) and while
-//! encoding ([`EncodeError`], [`BudgetError`]).
+//! What can go wrong in a response without stopping the decoder ([`Problem`]): the
+//! provider's own error ([`ProviderError`]) and a cap a peer went over ([`Limit`]).
 
 use std::fmt;
 use std::sync::Arc;
@@ -7,10 +7,6 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::schema::JsonError;
-
-use super::Provider;
-use super::limits::Limit;
-use super::parts::UnsupportedPart;
 
 /// An error the provider itself reported: an error body, an `error` event, a failed response.
 /// Its text is the provider's, never the model's arguments.
@@ -115,7 +111,7 @@ pub enum Problem {
     NothingRecognised,
     /// Bytes were fed after the session finished; they were ignored.
     AfterFinish,
-    /// The peer went over one of the [`StreamLimits`](super::StreamLimits): decoding stopped
+    /// The peer went over one of the [`StreamLimits`](crate::adapters::StreamLimits): decoding stopped
     /// here, the turn ended as an error and none of its calls is ready to run.
     LimitExceeded {
         /// Which cap.
@@ -172,153 +168,43 @@ impl fmt::Display for Problem {
 
 impl std::error::Error for Problem {}
 
-/// A response body that cannot be decoded at all.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub enum DecodeError {
-    /// The body is not JSON.
-    Json(Arc<JsonError>),
-    /// The body is JSON of the wrong shape.
-    Shape {
-        /// What was expected.
-        expected: &'static str,
-    },
-    /// The body is the provider's error response.
-    Provider(ProviderError),
-}
-
-impl fmt::Display for DecodeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Json(error) => write!(f, "the response body is not JSON: {error}"),
-            Self::Shape { expected } => write!(f, "the response body is not {expected}"),
-            Self::Provider(error) => fmt::Display::fmt(error, f),
-        }
-    }
-}
-
-impl std::error::Error for DecodeError {}
-
-/// Which request-wide limit a [`BudgetError`] is about.
+/// Which cap of [`StreamLimits`](crate::adapters::StreamLimits) a peer went over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Budget {
-    /// Object properties across every strict schema (OpenAI: 5 000).
-    Properties,
-    /// Levels of object nesting in one schema (OpenAI: 10).
-    Nesting,
-    /// Characters of property names and enum values across every strict schema (OpenAI:
-    /// 120 000).
-    NameCharacters,
-    /// Enum values across every strict schema (OpenAI: 1 000).
-    EnumValues,
-    /// Characters of one enum with more than 250 values (OpenAI: 15 000).
-    LargeEnumCharacters,
-    /// Strict tools in one request (Anthropic: 20).
-    StrictTools,
-    /// Optional parameters across every strict tool (Anthropic: 24).
-    OptionalParameters,
-    /// Parameters with a union type (`["string", "null"]`) across every strict tool
-    /// (Anthropic: 16).
-    UnionParameters,
-    /// Function declarations in one request (Gemini: 128).
-    Declarations,
+pub enum Limit {
+    /// Bytes of one response body ([`StreamLimits::body_bytes`](crate::adapters::StreamLimits::body_bytes)).
+    BodyBytes,
+    /// Bytes of one SSE or NDJSON line, or of one event's joined `data`
+    /// ([`StreamLimits::line_bytes`](crate::adapters::StreamLimits::line_bytes)).
+    LineBytes,
+    /// Bytes of one call's argument text ([`StreamLimits::argument_bytes`](crate::adapters::StreamLimits::argument_bytes)).
+    ArgumentBytes,
+    /// Bytes of one call's name ([`StreamLimits::name_bytes`](crate::adapters::StreamLimits::name_bytes)).
+    NameBytes,
+    /// Bytes of one call's id as the provider sent it ([`StreamLimits::call_id_bytes`](crate::adapters::StreamLimits::call_id_bytes)).
+    CallIdBytes,
+    /// Bytes of the model's text in one response ([`StreamLimits::text_bytes`](crate::adapters::StreamLimits::text_bytes)).
+    TextBytes,
+    /// Calls in one response ([`StreamLimits::calls`](crate::adapters::StreamLimits::calls)).
+    Calls,
+    /// Problems in one response ([`StreamLimits::problems`](crate::adapters::StreamLimits::problems)).
+    Problems,
 }
 
-impl Budget {
-    const fn what(self) -> &'static str {
+impl Limit {
+    /// What the limit counts, for messages.
+    #[must_use]
+    pub const fn what(self) -> &'static str {
         match self {
-            Self::Properties => "object properties",
-            Self::Nesting => "levels of object nesting",
-            Self::NameCharacters => "characters of property names and enum values",
-            Self::EnumValues => "enum values",
-            Self::LargeEnumCharacters => "characters in one enum of more than 250 values",
-            Self::StrictTools => "strict tools",
-            Self::OptionalParameters => "optional parameters",
-            Self::UnionParameters => "parameters with a union type",
-            Self::Declarations => "function declarations",
+            Self::BodyBytes => "bytes in the response body",
+            Self::LineBytes => "bytes in one line or event",
+            Self::ArgumentBytes => "bytes of arguments in one call",
+            Self::NameBytes => "bytes in one call's name",
+            Self::CallIdBytes => "bytes in one call's id",
+            Self::TextBytes => "bytes of model text in one response",
+            Self::Calls => "calls in one response",
+            Self::Problems => "problems in one response",
         }
-    }
-}
-
-/// A request would break a provider's limit; nothing was sent.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BudgetError {
-    /// The provider whose limit it is.
-    pub provider: Provider,
-    /// The tool that brought the request over the limit.
-    pub tool: String,
-    /// Which limit.
-    pub budget: Budget,
-    /// The limit.
-    pub limit: usize,
-    /// What the request reached with this tool.
-    pub actual: usize,
-}
-
-impl fmt::Display for BudgetError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "tool `{}` brings the request to {} {}, but {} allows at most {}",
-            self.tool,
-            self.actual,
-            self.budget.what(),
-            self.provider.label(),
-            self.limit
-        )
-    }
-}
-
-impl std::error::Error for BudgetError {}
-
-/// Tool definitions or a tool choice that cannot be encoded.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum EncodeError {
-    /// A provider limit would be broken.
-    Budget(BudgetError),
-    /// The tool choice names a tool that is not in the request.
-    UnknownTool(String),
-    /// The provider has no way to express this.
-    Unsupported {
-        /// The provider.
-        provider: Provider,
-        /// What cannot be expressed.
-        feature: &'static str,
-    },
-    /// A run-time schema is not a JSON object schema.
-    NotAnObjectSchema(String),
-    /// A tool result holds a part the provider cannot carry (audio on Anthropic, a TIFF
-    /// image): which call, which part, what kind. Nothing is sent.
-    UnsupportedPart(UnsupportedPart),
-}
-
-impl fmt::Display for EncodeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Budget(error) => fmt::Display::fmt(error, f),
-            Self::UnknownTool(name) => write!(
-                f,
-                "the tool choice names `{name}`, which is not among the request's tools; add it or name another"
-            ),
-            Self::Unsupported { provider, feature } => {
-                write!(f, "{} cannot express {feature}", provider.label())
-            }
-            Self::NotAnObjectSchema(tool) => write!(
-                f,
-                "the input schema of tool `{tool}` is not an object schema; providers take objects only"
-            ),
-            Self::UnsupportedPart(part) => fmt::Display::fmt(part, f),
-        }
-    }
-}
-
-impl std::error::Error for EncodeError {}
-
-impl From<BudgetError> for EncodeError {
-    fn from(error: BudgetError) -> Self {
-        Self::Budget(error)
     }
 }
 

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use crate::schema::parse_json;
 
-use super::types::{ArgumentsProblem, CallArguments};
+use super::turn::{ArgumentsProblem, CallArguments};
 
 /// Parses argument text strictly. Empty (or blank) text means `{}`: providers send
 /// `arguments: ""` for tools without parameters. Several JSON values back to back are reported

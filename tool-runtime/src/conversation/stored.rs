@@ -25,14 +25,13 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use super::args;
-use super::request::Message;
-use super::types::{
-    CallArguments, Decoded, Extras, Finish, FinishReason, IdOrigin, ToolCall, ToolOutcome,
-    ToolResult,
-};
 use crate::content::{Bytes, Part, Resource, ResourceBody, ResourceLink, ToolOutput};
 use crate::runtime::{ExecError, ToolErrorCode};
+
+use super::args;
+use super::request::Message;
+use super::result::{ToolOutcome, ToolResult};
+use super::turn::{CallArguments, Decoded, Extras, Finish, FinishReason, IdOrigin, ToolCall};
 
 #[derive(Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "snake_case")]

@@ -219,7 +219,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::adapters::{Decoded, ToolCall, ToolResult};
+    use crate::conversation::{Decoded, ToolCall, ToolResult};
 
     fn turn(ids: &[&str]) -> (Message, Vec<ToolCall>) {
         let calls: Vec<ToolCall> =

@@ -1,0 +1,202 @@
+//! What can go wrong while decoding a whole body ([`DecodeError`]) and while encoding
+//! ([`EncodeError`], [`BudgetError`]).
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::conversation::ProviderError;
+use crate::schema::JsonError;
+
+use super::Provider;
+
+/// A response body that cannot be decoded at all.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum DecodeError {
+    /// The body is not JSON.
+    Json(Arc<JsonError>),
+    /// The body is JSON of the wrong shape.
+    Shape {
+        /// What was expected.
+        expected: &'static str,
+    },
+    /// The body is the provider's error response.
+    Provider(ProviderError),
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Json(error) => write!(f, "the response body is not JSON: {error}"),
+            Self::Shape { expected } => write!(f, "the response body is not {expected}"),
+            Self::Provider(error) => fmt::Display::fmt(error, f),
+        }
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// Which request-wide limit a [`BudgetError`] is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Budget {
+    /// Object properties across every strict schema (OpenAI: 5 000).
+    Properties,
+    /// Levels of object nesting in one schema (OpenAI: 10).
+    Nesting,
+    /// Characters of property names and enum values across every strict schema (OpenAI:
+    /// 120 000).
+    NameCharacters,
+    /// Enum values across every strict schema (OpenAI: 1 000).
+    EnumValues,
+    /// Characters of one enum with more than 250 values (OpenAI: 15 000).
+    LargeEnumCharacters,
+    /// Strict tools in one request (Anthropic: 20).
+    StrictTools,
+    /// Optional parameters across every strict tool (Anthropic: 24).
+    OptionalParameters,
+    /// Parameters with a union type (`["string", "null"]`) across every strict tool
+    /// (Anthropic: 16).
+    UnionParameters,
+    /// Function declarations in one request (Gemini: 128).
+    Declarations,
+}
+
+impl Budget {
+    const fn what(self) -> &'static str {
+        match self {
+            Self::Properties => "object properties",
+            Self::Nesting => "levels of object nesting",
+            Self::NameCharacters => "characters of property names and enum values",
+            Self::EnumValues => "enum values",
+            Self::LargeEnumCharacters => "characters in one enum of more than 250 values",
+            Self::StrictTools => "strict tools",
+            Self::OptionalParameters => "optional parameters",
+            Self::UnionParameters => "parameters with a union type",
+            Self::Declarations => "function declarations",
+        }
+    }
+}
+
+/// A request would break a provider's limit; nothing was sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BudgetError {
+    /// The provider whose limit it is.
+    pub provider: Provider,
+    /// The tool that brought the request over the limit.
+    pub tool: String,
+    /// Which limit.
+    pub budget: Budget,
+    /// The limit.
+    pub limit: usize,
+    /// What the request reached with this tool.
+    pub actual: usize,
+}
+
+impl fmt::Display for BudgetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "tool `{}` brings the request to {} {}, but {} allows at most {}",
+            self.tool,
+            self.actual,
+            self.budget.what(),
+            self.provider.label(),
+            self.limit
+        )
+    }
+}
+
+impl std::error::Error for BudgetError {}
+
+/// Tool definitions or a tool choice that cannot be encoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EncodeError {
+    /// A provider limit would be broken.
+    Budget(BudgetError),
+    /// The tool choice names a tool that is not in the request.
+    UnknownTool(String),
+    /// The provider has no way to express this.
+    Unsupported {
+        /// The provider.
+        provider: Provider,
+        /// What cannot be expressed.
+        feature: &'static str,
+    },
+    /// A run-time schema is not a JSON object schema.
+    NotAnObjectSchema(String),
+    /// A tool result holds a part the provider cannot carry (audio on Anthropic, a TIFF
+    /// image): which call, which part, what kind. Nothing is sent.
+    UnsupportedPart(UnsupportedPart),
+}
+
+impl fmt::Display for EncodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Budget(error) => fmt::Display::fmt(error, f),
+            Self::UnknownTool(name) => write!(
+                f,
+                "the tool choice names `{name}`, which is not among the request's tools; add it or name another"
+            ),
+            Self::Unsupported { provider, feature } => {
+                write!(f, "{} cannot express {feature}", provider.label())
+            }
+            Self::NotAnObjectSchema(tool) => write!(
+                f,
+                "the input schema of tool `{tool}` is not an object schema; providers take objects only"
+            ),
+            Self::UnsupportedPart(part) => fmt::Display::fmt(part, f),
+        }
+    }
+}
+
+impl std::error::Error for EncodeError {}
+
+impl From<BudgetError> for EncodeError {
+    fn from(error: BudgetError) -> Self {
+        Self::Budget(error)
+    }
+}
+
+/// A part of a tool result that a provider cannot carry: which call, which part and what it
+/// is, never its bytes. Returned as [`EncodeError::UnsupportedPart`].
+///
+/// ```
+/// use tool_runtime::adapters::{Adapter, Anthropic, EncodeError, ToolCall, ToolResult};
+/// use tool_runtime::content::{Content, IntoToolOutput};
+///
+/// let call = ToolCall::new("call_1", "media__record", serde_json::json!({}));
+/// let output = Content::new().audio("audio/wav", vec![0u8; 16]).into_output().unwrap();
+/// let error = Anthropic::new().result_messages(&[ToolResult::ok(&call, output)]).unwrap_err();
+/// let EncodeError::UnsupportedPart(part) = error else { panic!("{error}") };
+/// assert_eq!((part.call_id.as_str(), part.index, part.kind), ("call_1", 0, "audio"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct UnsupportedPart {
+    /// The provider that cannot carry it.
+    pub provider: Provider,
+    /// The call whose result holds it.
+    pub call_id: String,
+    /// Its position among the result's parts (0-based).
+    pub index: usize,
+    /// [`Part::kind`](crate::content::Part::kind) (`"audio"`, `"image"`, `"resource"`).
+    pub kind: &'static str,
+    /// Its MIME type, when it has one.
+    pub mime_type: Option<String>,
+}
+
+impl fmt::Display for UnsupportedPart {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} cannot carry part {} ({}", self.provider.label(), self.index, self.kind)?;
+        if let Some(mime) = &self.mime_type {
+            write!(f, ", {mime}")?;
+        }
+        write!(
+            f,
+            ") of the result of call `{}`; return it in a form this provider takes, or use another provider",
+            self.call_id
+        )
+    }
+}

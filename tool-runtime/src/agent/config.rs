@@ -1,0 +1,155 @@
+//! [`Agent`] and how it is configured ([`AgentConfig`]); the run it drives is in `run`, each
+//! turn's steps in `turn`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::ChatModel;
+use super::deferred::{ResumeLedger, StateKey};
+use crate::adapters::ToolChoice;
+use crate::catalog::select::ToolSelector;
+use crate::runner::ToolRunner;
+use crate::spec::ToolEffect;
+
+/// How an [`Agent`] runs. Start from `AgentConfig::default()` and change what you need:
+///
+/// ```
+/// use std::time::Duration;
+/// use tool_runtime::agent::AgentConfig;
+/// use tool_runtime::prelude::*;
+///
+/// let config = AgentConfig {
+///     max_iterations: 4,
+///     run_alone: vec![ToolEffect::StateChange, ToolEffect::ExternalSideEffect],
+///     budget: Some(Duration::from_secs(60)),
+///     ..AgentConfig::default()
+/// };
+/// assert_eq!(config.max_concurrent, 4);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentConfig {
+    /// Model turns that may call tools (default 6). When they are used up, the model is told
+    /// so and asked once more with `tool_choice = none` for its answer.
+    pub max_iterations: usize,
+    /// Calls of one turn that run at the same time (default 4).
+    pub max_concurrent: usize,
+    /// Calls of tools with these effects run alone, after the calls before them and before
+    /// the calls after them (default: none).
+    pub run_alone: Vec<ToolEffect>,
+    /// Wall-clock budget of the whole run (default: none).
+    pub budget: Option<Duration>,
+    /// The tool choice of every turn but the last (default: auto).
+    pub choice: ToolChoice,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        Self {
+            max_iterations: 6,
+            max_concurrent: 4,
+            run_alone: Vec::new(),
+            budget: None,
+            choice: ToolChoice::auto(),
+        }
+    }
+}
+
+/// The tool loop: model -> tool calls -> runner -> results -> model, until the model answers.
+///
+/// Every call goes through [`ToolRunner::exec`]: policy, approval, validation, budgets and
+/// redaction apply exactly as they do everywhere. Calls whose arguments are not JSON or that
+/// name an unknown tool get an error result the model can correct itself from; calls of a turn
+/// the provider cut off are never run. See the [module docs](super) for an example.
+///
+/// Results go back whole: every part of a call's redacted output (text, images, audio, files)
+/// travels in [`Message::ToolResults`](super::Message::ToolResults) to the model, whose adapter encodes it in the provider's
+/// blocks ([`Adapter::result_messages`](crate::adapters::Adapter::result_messages)); the
+/// details stay with the application, and [`AgentEvent::ToolCallResult`](super::AgentEvent::ToolCallResult) carries the parts as
+/// [`PartSummary`](crate::content::PartSummary)s (digests, not bytes). A part the model's provider cannot carry (audio for
+/// Anthropic) fails the next request with
+/// [`EncodeError::UnsupportedPart`](crate::adapters::EncodeError::UnsupportedPart), naming
+/// the call and the part: the run stops with [`StopReason::ModelFailed`](super::StopReason::ModelFailed) (kind
+/// [`ModelErrorKind::Request`](super::ModelErrorKind::Request)) rather than send the result without it.
+#[derive(Debug, Clone)]
+pub struct Agent {
+    pub(super) model: Arc<dyn ChatModel>,
+    pub(super) runner: ToolRunner,
+    pub(super) config: AgentConfig,
+    pub(super) key: Option<StateKey>,
+    pub(super) ledger: Option<Arc<dyn ResumeLedger>>,
+    /// Picks the tools each turn offers; `None` offers every visible tool.
+    pub(super) selector: Option<Arc<dyn ToolSelector>>,
+}
+
+impl Agent {
+    /// A loop over `model` whose calls go through `runner`, with the default configuration.
+    pub fn new(model: Arc<dyn ChatModel>, runner: ToolRunner) -> Self {
+        Self {
+            model,
+            runner,
+            config: AgentConfig::default(),
+            key: None,
+            ledger: None,
+            selector: None,
+        }
+    }
+
+    /// Offers each model turn the tools `selector` picks out of the visible ones, rather than
+    /// all of them; the tools are picked for the latest user message. Which tools each turn
+    /// offered is reported as [`AgentEvent::ToolsOffered`](super::AgentEvent::ToolsOffered) and in [`AgentDone::offered`](super::AgentDone::offered). A
+    /// call of a visible tool the turn did not offer (a model that remembers it from earlier
+    /// turns) still runs: selection saves tokens, policy decides what may run.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tool_runtime::agent::{Agent, ScriptedModel};
+    /// use tool_runtime::catalog::ToolCatalog;
+    /// use tool_runtime::catalog::select::Bm25Selector;
+    /// use tool_runtime::runner::ToolRunner;
+    ///
+    /// let catalog = Arc::new(ToolCatalog::builder().build().unwrap());
+    /// let selector = Bm25Selector::new(catalog.as_ref()).top_k(20);
+    /// let agent = Agent::new(Arc::new(ScriptedModel::new(vec![])), ToolRunner::builder(catalog).build())
+    ///     .with_selector(Arc::new(selector));
+    /// # let _ = agent;
+    /// ```
+    #[must_use]
+    pub fn with_selector(mut self, selector: Arc<dyn ToolSelector>) -> Self {
+        self.selector = Some(selector);
+        self
+    }
+
+    /// The application key that seals the [`RunState`](super::RunState) of a run that stops waiting, and
+    /// checks the seal of a state handed to [`resume`](Self::resume). Without one, no state
+    /// can be resumed ([`ResumeError::NoKey`](super::deferred::ResumeError::NoKey)).
+    #[must_use]
+    pub fn with_state_key(mut self, key: StateKey) -> Self {
+        self.key = Some(key);
+        self
+    }
+
+    /// Where [`resume`](Self::resume) records the calls it decided, so that no state is
+    /// resumed twice. Needed to resume
+    /// ([`ResumeError::NoLedger`](super::deferred::ResumeError::NoLedger) without one): give every
+    /// agent that may resume a run the same ledger, an
+    /// [`InMemoryLedger`](super::deferred::InMemoryLedger) shared within one process or your
+    /// own over the database the processes share.
+    #[must_use]
+    pub fn with_ledger(mut self, ledger: Arc<dyn ResumeLedger>) -> Self {
+        self.ledger = Some(ledger);
+        self
+    }
+
+    /// Replaces the configuration.
+    #[must_use]
+    pub fn with_config(mut self, config: AgentConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// The configuration.
+    #[must_use]
+    pub fn config(&self) -> &AgentConfig {
+        &self.config
+    }
+}

@@ -1,0 +1,40 @@
+//! The state of a run while the loop drives it.
+
+use std::time::Duration;
+
+use super::deferred::StateCall;
+use super::ids::RunIds;
+use super::{Message, Usage};
+use crate::runtime::ToolInvocationRecord;
+
+/// A run while the loop drives it.
+pub(super) struct Loop {
+    pub(super) messages: Vec<Message>,
+    pub(super) records: Vec<ToolInvocationRecord>,
+    pub(super) usage: Usage,
+    pub(super) iterations: usize,
+    pub(super) ids: RunIds,
+    /// Time the run used before this process took it up (a resumed run's earlier parts).
+    pub(super) elapsed_before: Duration,
+    pub(super) started: std::time::Instant,
+    /// The calls of a turn that waits, once the run stops on them.
+    pub(super) waiting: Option<Vec<StateCall>>,
+    /// The tools each turn offered, when the agent has a selector.
+    pub(super) offered: Vec<Vec<String>>,
+}
+
+impl Loop {
+    pub(super) fn new(messages: Vec<Message>, elapsed_before: Duration) -> Self {
+        Self {
+            messages,
+            records: Vec::new(),
+            usage: Usage::default(),
+            iterations: 0,
+            ids: RunIds::default(),
+            elapsed_before,
+            started: std::time::Instant::now(),
+            waiting: None,
+            offered: Vec::new(),
+        }
+    }
+}
