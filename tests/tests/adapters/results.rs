@@ -9,8 +9,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tool_runtime::adapters::{
-    EncodeError, Message, ModelRequest, Provider, RequestOptions, StreamEvent, ToolCall,
-    ToolChoice, ToolResult,
+    Message, ModelRequest, Provider, RequestOptions, StreamEvent, ToolCall, ToolChoice, ToolResult,
 };
 use tool_runtime::agent::{
     Agent, AgentEvent, ChatModel, ModelError, ModelErrorKind, ModelTurn, ScriptedModel,
@@ -147,7 +146,7 @@ fn openai_chat_sends_text_in_tool_messages_and_media_in_one_user_message_naming_
 }
 
 #[test]
-fn openai_chat_sends_wav_and_mp3_as_input_audio_and_refuses_other_audio() {
+fn openai_chat_sends_wav_and_mp3_as_input_audio_and_names_other_audio_left_out() {
     let adapter = Provider::OpenAiChat.adapter(false);
     let sound = |mime: &str| {
         let output = Content::new().audio(mime, &b"RIFF"[..]).into_output().unwrap();
@@ -158,9 +157,10 @@ fn openai_chat_sends_wav_and_mp3_as_input_audio_and_refuses_other_audio() {
     assert_eq!(keys(audio), set(&["type", "input_audio"]));
     assert_eq!(audio["input_audio"], json!({"data": "UklGRg==", "format": "wav"}));
     assert_eq!(sound("audio/mpeg").unwrap()[1]["content"][1]["input_audio"]["format"], "mp3");
-    let error = sound("audio/ogg").unwrap_err();
-    assert!(
-        matches!(&error, EncodeError::UnsupportedPart(part) if part.kind == "audio" && part.index == 0)
+    let ogg = sound("audio/ogg").unwrap();
+    assert_eq!(
+        ogg[1]["content"][1],
+        json!({"type": "text", "text": "[part 0 of this result left out: audio, audio/ogg, 4 bytes; OpenAI Chat Completions cannot carry it]"})
     );
 }
 
@@ -262,7 +262,7 @@ fn ollama_tool_messages_carry_images_in_base64() {
 }
 
 #[test]
-fn a_part_a_provider_cannot_carry_is_a_typed_error_naming_it_never_its_bytes() {
+fn a_part_a_provider_cannot_carry_is_named_to_the_model_and_the_request_still_goes() {
     let sound = Content::new().text("Listen:").audio("audio/wav", &b"SECRETBYTES"[..]);
     let sound = sound.into_output().unwrap();
     let tiff = Content::new().image("image/tiff", &b"SECRETBYTES"[..]).into_output().unwrap();
@@ -296,20 +296,37 @@ fn a_part_a_provider_cannot_carry_is_a_typed_error_naming_it_never_its_bytes() {
             ToolResult::ok(&call("call_bad", "media__thing"), output),
         ];
         let adapter = provider.adapter(false);
-        let error = adapter.result_messages(&results).unwrap_err();
-        let EncodeError::UnsupportedPart(part) = &error else { panic!("{provider}: {error}") };
-        assert_eq!(part.provider, provider);
-        assert_eq!((part.call_id.as_str(), part.index, part.kind), ("call_bad", index, kind));
-        let text = error.to_string();
-        assert!(text.contains("`call_bad`") && text.contains(kind), "{text}");
+        let encoded = adapter.result_messages(&results).unwrap();
+        let text = serde_json::to_string(&encoded).unwrap();
+        // The model reads what was left out, where, and why; never the bytes.
+        let note = format!("[part {index} of this result left out: {kind}");
+        assert!(text.contains(&note), "{provider}: {text}");
+        assert!(text.contains(&format!("{} cannot carry it]", provider.label())), "{text}");
         assert!(!text.contains("SECRETBYTES") && !text.contains("U0VDUkVU"), "{text}");
+        // The other result goes as it would alone.
+        assert!(text.contains("fine"), "{provider}: {text}");
 
-        // The whole request fails: nothing is sent with a part left out.
+        // The whole request encodes: one result never makes the conversation unusable.
         let messages = [Message::user("go"), Message::ToolResults(results.to_vec())];
         let request = ModelRequest { messages: &messages, tools: &[], choice: &ToolChoice::auto() };
-        let body = adapter.encode_request(&request, &RequestOptions::new("m"));
-        assert_eq!(body.unwrap_err(), error, "{provider}");
+        let body = adapter.encode_request(&request, &RequestOptions::new("m")).unwrap();
+        let body = serde_json::to_string(&body).unwrap();
+        assert!(body.contains(&note), "{provider}: {body}");
     }
+}
+
+#[test]
+fn a_mime_type_that_is_no_token_is_not_repeated_to_the_model() {
+    let noisy = format!("audio/x-{}\u{1b}[2J", "a".repeat(200));
+    let output = Content::new().audio(noisy.as_str(), &b"RIFF"[..]).into_output().unwrap();
+    let results = [ToolResult::ok(&call("call_1", "audio__say"), output)];
+    let encoded = Provider::Anthropic.adapter(false).result_messages(&results).unwrap();
+    let text = encoded[0]["content"][0]["content"][0]["text"].as_str().unwrap().to_owned();
+    assert_eq!(
+        text,
+        "[part 0 of this result left out: audio, an unreadable MIME type, 4 bytes; Anthropic \
+         Messages cannot carry it]"
+    );
 }
 
 #[test]
@@ -501,7 +518,7 @@ async fn an_agent_sends_an_image_result_back_through_the_adapter_of_its_model() 
 }
 
 #[tokio::test]
-async fn a_result_the_model_cannot_take_stops_the_run_with_a_request_error_naming_the_part() {
+async fn a_result_part_the_model_cannot_take_is_named_to_it_and_the_run_goes_on() {
     /// Say something.
     #[tool(name = "audio__say", effect = read_only, redact = [])]
     struct Say {}
@@ -541,10 +558,16 @@ async fn a_result_the_model_cannot_take_stops_the_run_with_a_request_error_namin
     let agent = Agent::new(model.clone(), runner);
     let ctx = context("run-1", "user-1", "tenant-1");
     let output = agent.run(vec![Message::user("Speak.")], &ctx, &|_| {}).await;
-    let StopReason::ModelFailed { kind, message } = &output.done.stop else {
-        panic!("{:?}", output.done.stop)
-    };
-    assert_eq!(*kind, ModelErrorKind::Request);
-    assert!(message.contains("`call_1`") && message.contains("audio"), "{message}");
+    assert_eq!(output.done.stop, StopReason::Answered, "{:?}", output.done.stop);
+    assert_eq!(output.done.answer, "Heard.");
     assert_eq!(output.done.records.len(), 1, "the call ran and was recorded");
+    // The second request carried the result with the audio named, not sent.
+    let bodies = model.bodies.lock().unwrap();
+    assert_eq!(bodies.len(), 2);
+    let result = &bodies[1]["messages"][2]["content"][0];
+    assert_eq!(result["type"], "tool_result");
+    assert_eq!(
+        result["content"][0]["text"],
+        "[part 0 of this result left out: audio, audio/wav, 4 bytes; Anthropic Messages cannot carry it]"
+    );
 }

@@ -288,7 +288,7 @@ impl Adapter for Anthropic {
     /// WebP, GIF), and `{"type": "document", "source": ..., "title": <uri>}` for a file: a PDF
     /// as `{"type": "base64", "media_type": "application/pdf", "data"}`, a text resource as
     /// `{"type": "text", "media_type": "text/plain", "data"}`. Audio and other bytes have no
-    /// form here: [`EncodeError::UnsupportedPart`].
+    /// form here: a text block names what was left out (kind, MIME type, size) in its place.
     fn result_messages(&self, results: &[ToolResult]) -> Result<Vec<Value>, EncodeError> {
         if results.is_empty() {
             return Ok(Vec::new());
@@ -299,7 +299,7 @@ impl Adapter for Anthropic {
                 ToolOutcome::Done(output) if output.parts().iter().any(needs_blocks) => {
                     let mut content = Vec::with_capacity(output.parts().len());
                     for (index, part) in output.parts().iter().enumerate() {
-                        if let Some(block) = result_block(result, index, part)? {
+                        if let Some(block) = result_block(index, part) {
                             content.push(block);
                         }
                     }
@@ -325,11 +325,7 @@ fn needs_blocks(part: &Part) -> bool {
 
 /// Part `index` of `result` as a `tool_result` content block; `None` for empty text, which
 /// Anthropic refuses as a block.
-fn result_block(
-    result: &ToolResult,
-    index: usize,
-    part: &Part,
-) -> Result<Option<Value>, EncodeError> {
+fn result_block(index: usize, part: &Part) -> Option<Value> {
     let block = match (part, parts::resource(part)) {
         (Part::Image(media), _) if parts::is_common_image(&media.mime_type) => object([
             ("type", json!("image")),
@@ -350,12 +346,14 @@ fn result_block(
             ])
         }
         _ => match parts::text_of(part) {
-            Some(text) if text.is_empty() => return Ok(None),
+            Some(text) if text.is_empty() => return None,
             Some(text) => json!({"type": "text", "text": text}),
-            None => return Err(parts::unsupported(Provider::Anthropic, result, index, part)),
+            None => {
+                json!({"type": "text", "text": parts::left_out(Provider::Anthropic, index, part)})
+            }
         },
     };
-    Ok(Some(block))
+    Some(block)
 }
 
 /// The definition of Anthropic's tool search tool

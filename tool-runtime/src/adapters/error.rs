@@ -126,9 +126,6 @@ pub enum EncodeError {
     },
     /// A run-time schema is not a JSON object schema.
     NotAnObjectSchema(String),
-    /// A tool result holds a part the provider cannot carry (audio on Anthropic, a TIFF
-    /// image): which call, which part, what kind. Nothing is sent.
-    UnsupportedPart(UnsupportedPart),
 }
 
 impl fmt::Display for EncodeError {
@@ -146,7 +143,6 @@ impl fmt::Display for EncodeError {
                 f,
                 "the input schema of tool `{tool}` is not an object schema; providers take objects only"
             ),
-            Self::UnsupportedPart(part) => fmt::Display::fmt(part, f),
         }
     }
 }
@@ -156,47 +152,5 @@ impl std::error::Error for EncodeError {}
 impl From<BudgetError> for EncodeError {
     fn from(error: BudgetError) -> Self {
         Self::Budget(error)
-    }
-}
-
-/// A part of a tool result that a provider cannot carry: which call, which part and what it
-/// is, never its bytes. Returned as [`EncodeError::UnsupportedPart`].
-///
-/// ```
-/// use tool_runtime::adapters::{Adapter, Anthropic, EncodeError, ToolCall, ToolResult};
-/// use tool_runtime::content::{Content, IntoToolOutput};
-///
-/// let call = ToolCall::new("call_1", "media__record", serde_json::json!({}));
-/// let output = Content::new().audio("audio/wav", vec![0u8; 16]).into_output().unwrap();
-/// let error = Anthropic::new().result_messages(&[ToolResult::ok(&call, output)]).unwrap_err();
-/// let EncodeError::UnsupportedPart(part) = error else { panic!("{error}") };
-/// assert_eq!((part.call_id.as_str(), part.index, part.kind), ("call_1", 0, "audio"));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct UnsupportedPart {
-    /// The provider that cannot carry it.
-    pub provider: Provider,
-    /// The call whose result holds it.
-    pub call_id: String,
-    /// Its position among the result's parts (0-based).
-    pub index: usize,
-    /// [`Part::kind`](crate::content::Part::kind) (`"audio"`, `"image"`, `"resource"`).
-    pub kind: &'static str,
-    /// Its MIME type, when it has one.
-    pub mime_type: Option<String>,
-}
-
-impl fmt::Display for UnsupportedPart {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} cannot carry part {} ({}", self.provider.label(), self.index, self.kind)?;
-        if let Some(mime) = &self.mime_type {
-            write!(f, ", {mime}")?;
-        }
-        write!(
-            f,
-            ") of the result of call `{}`; return it in a form this provider takes, or use another provider",
-            self.call_id
-        )
     }
 }

@@ -239,8 +239,8 @@ impl Adapter for Gemini {
     /// structured value alone, `{"output": <text>}` for text ([`ToolResult::content_text`]),
     /// `{}` for bytes alone and `{"error": ...}` for a failure; images (PNG, JPEG, WebP) and PDF
     /// files go in `parts` as `{"inlineData": {"mimeType", "data"}}`, Gemini's multimodal
-    /// function responses. Audio and other bytes have no form here:
-    /// [`EncodeError::UnsupportedPart`].
+    /// function responses. Audio and other bytes have no form here: the response's
+    /// `left_out` (an array of text) names what was left out (kind, MIME type, size).
     fn result_messages(&self, results: &[ToolResult]) -> Result<Vec<Value>, EncodeError> {
         if results.is_empty() {
             return Ok(Vec::new());
@@ -253,19 +253,30 @@ impl Adapter for Gemini {
             }
             response.insert("name".to_owned(), json!(result.name));
             let mut inline = Vec::new();
+            let mut left_out = Vec::new();
             let body = match &result.outcome {
                 ToolOutcome::Done(output) => {
                     for (index, part) in output.parts().iter().enumerate() {
-                        if let Some(data) = inline_data(result, index, part)? {
-                            inline.push(data);
+                        match inline_data(part) {
+                            Some(data) => inline.push(data),
+                            None if parts::is_binary(part) => left_out.push(Value::String(
+                                parts::left_out(Provider::Gemini, index, part),
+                            )),
+                            None => {}
                         }
                     }
                     let mut texts = output.parts().iter().filter(|part| !parts::is_binary(part));
-                    match (texts.next(), texts.next()) {
+                    let mut body = match (texts.next(), texts.next()) {
                         (Some(Part::Json(value)), None) => object([("output", value.clone())]),
                         (None, _) => json!({}),
                         _ => object([("output", Value::String(result.content_text()))]),
+                    };
+                    if !left_out.is_empty()
+                        && let Value::Object(body) = &mut body
+                    {
+                        body.insert("left_out".to_owned(), Value::Array(left_out));
                     }
+                    body
                 }
                 ToolOutcome::Failed(_) => Value::Object(result.error_object()),
             };
@@ -279,12 +290,8 @@ impl Adapter for Gemini {
     }
 }
 
-/// Part `index` of `result` as a `functionResponse` part, if it is bytes.
-fn inline_data(
-    result: &ToolResult,
-    index: usize,
-    part: &Part,
-) -> Result<Option<Value>, EncodeError> {
+/// A part as a `functionResponse` part, if it is bytes Gemini takes there.
+fn inline_data(part: &Part) -> Option<Value> {
     let (mime, bytes) = match (part, parts::resource(part)) {
         (Part::Image(media), _)
             if matches!(media.mime_type.as_str(), "image/png" | "image/jpeg" | "image/webp") =>
@@ -296,13 +303,10 @@ fn inline_data(
         {
             (mime.as_str(), bytes)
         }
-        (part, _) if parts::is_binary(part) => {
-            return Err(parts::unsupported(Provider::Gemini, result, index, part));
-        }
-        _ => return Ok(None),
+        _ => return None,
     };
     let data = object([("mimeType", json!(mime)), ("data", parts::base64(bytes).into())]);
-    Ok(Some(object([("inlineData", data)])))
+    Some(object([("inlineData", data)]))
 }
 
 /// The canonical reason for a `finishReason`.

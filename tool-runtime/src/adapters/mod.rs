@@ -38,8 +38,11 @@
 //! ([`Adapter::result_messages`]): text as text, images, audio and files as base64 written once
 //! into the string that goes on the wire (OpenAI Chat, whose tool messages take text only,
 //! sends them in one user message after the turn's tool messages, naming the calls). A part a
-//! provider cannot carry is an [`EncodeError::UnsupportedPart`], never dropped; details never
-//! reach the model.
+//! provider has no form for (audio for Anthropic, a TIFF image) is never dropped silently and
+//! never fails the request: in its place the model reads a note naming what was left out, e.g.
+//! `[part 1 of this result left out: audio, audio/ogg, 5120 bytes; Anthropic Messages cannot
+//! carry it]` (each adapter's [`Adapter::result_messages`] says where the note goes). Details
+//! never reach the model.
 //!
 //! **Local models** without native tool calling get a grammar instead of tool definitions:
 //! [`Grammar`](crate::gbnf::Grammar) (in [`gbnf`](crate::gbnf)) turns tools' compile-time schemas into a llama.cpp GBNF grammar for one
@@ -160,7 +163,7 @@ use crate::spec::ToolSpec;
 
 pub use anthropic::Anthropic;
 pub use assemble::DecodeOptions;
-pub use error::{Budget, BudgetError, DecodeError, EncodeError, UnsupportedPart};
+pub use error::{Budget, BudgetError, DecodeError, EncodeError};
 pub use gemini::{Gemini, GeminiParameters};
 pub use limits::StreamLimits;
 pub use ollama::Ollama;
@@ -462,10 +465,13 @@ pub trait Adapter: fmt::Debug + Send + Sync {
     /// # Ok::<(), tool_runtime::adapters::EncodeError>(())
     /// ```
     ///
+    /// A part the provider has no form for is replaced by a note naming what was left out
+    /// (kind, MIME type, size), so one result never makes the conversation unusable.
+    ///
     /// # Errors
     ///
-    /// [`EncodeError::UnsupportedPart`] for a part the provider cannot carry (naming the
-    /// call, the part's index and its kind); nothing is dropped silently.
+    /// None of the built-in adapters fails here; the `Result` is for adapters of other
+    /// providers.
     fn result_messages(&self, results: &[ToolResult]) -> Result<Vec<Value>, EncodeError>;
 
     /// What to append to the conversation after a turn with calls: the model's turn, then

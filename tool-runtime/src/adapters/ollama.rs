@@ -168,30 +168,35 @@ impl Adapter for Ollama {
     /// One `{"role": "tool", "tool_name", "content"}` message per result, its content the
     /// result's text ([`ToolResult::content_text`]) and its images, when it has any, in
     /// `images` as base64 (Ollama's own way of taking images in any message). Audio and files
-    /// have no form here: [`EncodeError::UnsupportedPart`].
+    /// have no form here: a line of the content names what was left out (kind, MIME type,
+    /// size).
     fn result_messages(&self, results: &[ToolResult]) -> Result<Vec<Value>, EncodeError> {
         let mut messages = Vec::with_capacity(results.len());
         for result in results {
             let mut message = Map::new();
             message.insert("role".to_owned(), json!("tool"));
             message.insert("tool_name".to_owned(), json!(result.name));
-            message.insert("content".to_owned(), Value::String(result.content_text()));
+            let mut content = result.content_text();
+            let mut images = Vec::new();
             if let ToolOutcome::Done(output) = &result.outcome {
-                let mut images = Vec::new();
                 for (index, part) in output.parts().iter().enumerate() {
                     match part {
                         Part::Image(media) => {
                             images.push(Value::String(parts::base64(&media.data)))
                         }
                         part if parts::is_binary(part) => {
-                            return Err(parts::unsupported(Provider::Ollama, result, index, part));
+                            if !content.is_empty() {
+                                content.push('\n');
+                            }
+                            content.push_str(&parts::left_out(Provider::Ollama, index, part));
                         }
                         _ => {}
                     }
                 }
-                if !images.is_empty() {
-                    message.insert("images".to_owned(), Value::Array(images));
-                }
+            }
+            message.insert("content".to_owned(), Value::String(content));
+            if !images.is_empty() {
+                message.insert("images".to_owned(), Value::Array(images));
             }
             messages.push(Value::Object(message));
         }

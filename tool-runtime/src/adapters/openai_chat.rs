@@ -228,7 +228,9 @@ impl Adapter for OpenAiChat {
     /// `{"type": "image_url", "image_url": {"url": "data:<mime>;base64,..."}}` (PNG, JPEG,
     /// WebP, GIF), `{"type": "input_audio", "input_audio": {"data", "format"}}` (`wav` or
     /// `mp3`) or `{"type": "file", "file": {"filename", "file_data": "data:<mime>;base64,..."}}`.
-    /// The tool message of such a result says that its attachments follow.
+    /// The tool message of such a result says that its attachments follow. A part with no form
+    /// here (audio other than WAV and MP3, an image other than PNG, JPEG, WebP and GIF, a file
+    /// of another type) is a text block naming what was left out (kind, MIME type, size).
     fn result_messages(&self, results: &[ToolResult]) -> Result<Vec<Value>, EncodeError> {
         let mut messages = Vec::with_capacity(results.len() + 1);
         let mut attachments = Vec::new();
@@ -242,7 +244,7 @@ impl Adapter for OpenAiChat {
                     "text": format!("Attachments of the result of call `{}` ({}):", result.call_id, result.name),
                 }));
                 for (index, part) in output.parts().iter().enumerate() {
-                    if let Some(block) = attachment(result, index, part)? {
+                    if let Some(block) = attachment(index, part) {
                         attachments.push(block);
                     }
                 }
@@ -269,12 +271,11 @@ impl Adapter for OpenAiChat {
 const ATTACHMENTS_FOLLOW: &str =
     "(The images, sounds or files of this result follow in the next user message.)";
 
-/// The user-message block for part `index` of `result`, if it is bytes.
-fn attachment(
-    result: &ToolResult,
-    index: usize,
-    part: &Part,
-) -> Result<Option<Value>, EncodeError> {
+/// The user-message block for part `index` of a result, if it is bytes: the part, or a text
+/// block naming it where Chat Completions has no form for it.
+fn attachment(index: usize, part: &Part) -> Option<Value> {
+    let left_out =
+        || json!({"type": "text", "text": parts::left_out(Provider::OpenAiChat, index, part)});
     let block = match (part, parts::resource(part)) {
         (Part::Image(media), _) if parts::is_common_image(&media.mime_type) => object([
             ("type", json!("image_url")),
@@ -284,7 +285,7 @@ fn attachment(
             let format = match media.mime_type.as_str() {
                 "audio/wav" | "audio/x-wav" | "audio/wave" | "audio/vnd.wave" => "wav",
                 "audio/mpeg" | "audio/mp3" => "mp3",
-                _ => return Err(parts::unsupported(Provider::OpenAiChat, result, index, part)),
+                _ => return Some(left_out()),
             };
             object([
                 ("type", json!("input_audio")),
@@ -299,7 +300,7 @@ fn attachment(
         }
         (_, Some(Resource { uri, mime_type, body: ResourceBody::Bytes(bytes) })) => {
             let Some(mime) = parts::file_mime(mime_type.as_deref()) else {
-                return Err(parts::unsupported(Provider::OpenAiChat, result, index, part));
+                return Some(left_out());
             };
             let file = object([
                 ("filename", json!(parts::file_name(uri))),
@@ -307,12 +308,10 @@ fn attachment(
             ]);
             object([("type", json!("file")), ("file", file)])
         }
-        (Part::Image(_), _) => {
-            return Err(parts::unsupported(Provider::OpenAiChat, result, index, part));
-        }
-        _ => return Ok(None),
+        (Part::Image(_), _) => left_out(),
+        _ => return None,
     };
-    Ok(Some(block))
+    Some(block)
 }
 
 /// A call given whole: `{id, function: {name, arguments}}` (or a legacy `function_call`).

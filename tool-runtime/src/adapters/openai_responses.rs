@@ -356,7 +356,8 @@ impl Adapter for OpenAiResponses {
     /// an array of its parts in order: `{"type": "input_text", "text"}`,
     /// `{"type": "input_image", "image_url": "data:<mime>;base64,..."}` (PNG, JPEG, WebP, GIF)
     /// and `{"type": "input_file", "filename", "file_data": "data:<mime>;base64,..."}`. Audio
-    /// has no form here: [`EncodeError::UnsupportedPart`].
+    /// and files of other types have no form here: an `input_text` item names what was left
+    /// out (kind, MIME type, size) in its place.
     fn result_messages(&self, results: &[ToolResult]) -> Result<Vec<Value>, EncodeError> {
         results
             .iter()
@@ -365,7 +366,7 @@ impl Adapter for OpenAiResponses {
                     ToolOutcome::Done(output) if output.parts().iter().any(parts::is_binary) => {
                         let mut items = Vec::with_capacity(output.parts().len());
                         for (index, part) in output.parts().iter().enumerate() {
-                            items.push(output_part(result, index, part)?);
+                            items.push(output_part(index, part));
                         }
                         Value::Array(items)
                     }
@@ -391,19 +392,20 @@ impl Adapter for OpenAiResponses {
     }
 }
 
-/// Part `index` of `result` as a `function_call_output` content item.
-fn output_part(result: &ToolResult, index: usize, part: &Part) -> Result<Value, EncodeError> {
+/// Part `index` of a result as a `function_call_output` content item.
+fn output_part(index: usize, part: &Part) -> Value {
+    let left_out = || json!({"type": "input_text", "text": parts::left_out(Provider::OpenAiResponses, index, part)});
     if let Some(text) = parts::text_of(part) {
-        return Ok(json!({"type": "input_text", "text": text}));
+        return json!({"type": "input_text", "text": text});
     }
-    Ok(match (part, parts::resource(part)) {
+    match (part, parts::resource(part)) {
         (Part::Image(media), _) if parts::is_common_image(&media.mime_type) => object([
             ("type", json!("input_image")),
             ("image_url", parts::data_url(&media.mime_type, &media.data).into()),
         ]),
         (_, Some(Resource { uri, mime_type, body: ResourceBody::Bytes(bytes) })) => {
             let Some(mime) = parts::file_mime(mime_type.as_deref()) else {
-                return Err(parts::unsupported(Provider::OpenAiResponses, result, index, part));
+                return left_out();
             };
             object([
                 ("type", json!("input_file")),
@@ -411,8 +413,8 @@ fn output_part(result: &ToolResult, index: usize, part: &Part) -> Result<Value, 
                 ("file_data", parts::data_url(mime, bytes).into()),
             ])
         }
-        _ => return Err(parts::unsupported(Provider::OpenAiResponses, result, index, part)),
-    })
+        _ => left_out(),
+    }
 }
 
 /// A response's `usage.input_tokens` and `usage.output_tokens`.

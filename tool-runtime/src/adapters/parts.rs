@@ -1,38 +1,48 @@
 //! What the encoders share about result parts: base64 written once into the string
-//! that goes on the wire, and the error for a part a provider cannot carry.
+//! that goes on the wire, and the note that stands for a part a provider cannot carry.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value};
 
 use crate::content::{Part, Resource, ResourceBody};
-
-use crate::conversation::ToolResult;
 pub(crate) use crate::conversation::text_of;
 
 use super::Provider;
-use super::error::{EncodeError, UnsupportedPart};
 
-/// The error for part `index` of `result`, which `provider` cannot carry.
-pub(crate) fn unsupported(
-    provider: Provider,
-    result: &ToolResult,
-    index: usize,
-    part: &Part,
-) -> EncodeError {
-    let mime_type = match part {
-        Part::Image(media) | Part::Audio(media) => Some(media.mime_type.clone()),
-        Part::Resource(resource) => resource.mime_type.clone(),
-        Part::ResourceLink(link) => link.mime_type.clone(),
-        Part::Text(_) | Part::Json(_) => None,
+/// What the model reads in place of part `index` of a result when `provider` cannot carry it:
+/// the part's kind, MIME type and size and that it was left out, never its bytes. The rest of
+/// the result and the conversation go on as they are: one part no provider block fits never
+/// fails a request.
+pub(crate) fn left_out(provider: Provider, index: usize, part: &Part) -> String {
+    let (mime_type, bytes) = match part {
+        Part::Image(media) | Part::Audio(media) => {
+            (Some(media.mime_type.as_str()), media.data.len())
+        }
+        Part::Resource(resource) => (
+            resource.mime_type.as_deref(),
+            match &resource.body {
+                ResourceBody::Bytes(bytes) => bytes.len(),
+                ResourceBody::Text(text) => text.len(),
+            },
+        ),
+        Part::ResourceLink(link) => (link.mime_type.as_deref(), 0),
+        Part::Text(text) => (None, text.len()),
+        Part::Json(_) => (None, 0),
     };
-    EncodeError::UnsupportedPart(UnsupportedPart {
-        provider,
-        call_id: result.call_id.clone(),
-        index,
-        kind: part.kind(),
-        mime_type,
-    })
+    let mut note = format!("[part {index} of this result left out: {}", part.kind());
+    // A MIME type is a short token; one that is not (it may come from an MCP peer) is not
+    // repeated to the model.
+    match mime_type {
+        Some(mime) if mime.len() <= 100 && mime.bytes().all(|byte| byte.is_ascii_graphic()) => {
+            note.push_str(", ");
+            note.push_str(mime);
+        }
+        Some(_) => note.push_str(", an unreadable MIME type"),
+        None => {}
+    }
+    note.push_str(&format!(", {bytes} bytes; {} cannot carry it]", provider.label()));
+    note
 }
 
 /// The embedded resource a part holds, for matching on its fields.

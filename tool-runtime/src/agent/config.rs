@@ -65,11 +65,9 @@ impl Default for AgentConfig {
 /// travels in [`Message::ToolResults`](super::Message::ToolResults) to the model, whose adapter encodes it in the provider's
 /// blocks ([`Adapter::result_messages`](crate::adapters::Adapter::result_messages)); the
 /// details stay with the application, and [`AgentEvent::ToolCallResult`](super::AgentEvent::ToolCallResult) carries the parts as
-/// [`PartSummary`](crate::content::PartSummary)s (digests, not bytes). A part the model's provider cannot carry (audio for
-/// Anthropic) fails the next request with
-/// [`EncodeError::UnsupportedPart`](crate::adapters::EncodeError::UnsupportedPart), naming
-/// the call and the part: the run stops with [`StopReason::ModelFailed`](super::StopReason::ModelFailed) (kind
-/// [`ModelErrorKind::Request`](super::ModelErrorKind::Request)) rather than send the result without it.
+/// [`PartSummary`](crate::content::PartSummary)s (digests, not bytes). A part the model's
+/// provider cannot carry (audio for Anthropic) reaches the model as a note naming what was
+/// left out, and the run goes on (see the [adapters](crate::adapters) on results).
 #[derive(Debug, Clone)]
 pub struct Agent {
     pub(super) model: Arc<dyn ChatModel>,

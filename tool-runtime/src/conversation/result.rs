@@ -176,9 +176,8 @@ impl ToolResult {
     /// `{"error": {"code": ..., "message": ...}}` for a failure.
     ///
     /// Bytes (images, audio, byte resources) have no text and are not in it: each adapter
-    /// carries them in the provider's own blocks next to this text, or refuses the result with
-    /// [`EncodeError::UnsupportedPart`](crate::adapters::EncodeError::UnsupportedPart). Details are
-    /// never in it.
+    /// carries them in the provider's own blocks next to this text, or a note naming what it
+    /// left out where the provider has no form for them. Details are never in it.
     ///
     /// ```
     /// use tool_runtime::adapters::{ToolCall, ToolResult};
