@@ -356,6 +356,30 @@ async fn a_forged_or_stale_state_runs_nothing() {
     assert_eq!(world.runs(), 1);
 }
 
+/// A run state belongs to the actor it was made for: another actor of the same tenant, naming
+/// the same run, is refused before anything runs, and the state stays good for its owner.
+#[tokio::test]
+async fn resuming_as_another_actor_is_refused_and_runs_nothing() {
+    let world = World::new();
+    let state = first(&world).await;
+    let sink_before = world.sink.events().len();
+    let (agent, model) = world.agent(vec![ScriptedTurn::openai_text("Closed.")]);
+    let (seen, on_event) = events();
+    let other_actor = context("run-1", "user-2", "acme");
+    let refused = agent
+        .resume(state.clone(), Decisions::new().approve("call_1"), &other_actor, &on_event)
+        .await
+        .unwrap_err();
+    assert_eq!(refused, ResumeError::OtherCaller { field: "actor_id" });
+    assert_eq!(world.runs(), 0, "the tool did not run");
+    assert!(model.requests().is_empty(), "the model was not asked");
+    assert!(seen.lock().unwrap().is_empty(), "no agent event");
+    assert_eq!(world.sink.events().len(), sink_before, "no tool event");
+
+    agent.resume(state, Decisions::new().approve("call_1"), &ctx(), &|_| {}).await.unwrap();
+    assert_eq!(world.runs(), 1, "the refusal did not spend the decision");
+}
+
 fn keyless_runner(world: &World) -> ToolRunner {
     ToolRunner::builder(catalog(&world.runs, &world.seen)).build()
 }
