@@ -19,6 +19,7 @@ use tool_runtime::runtime::{
 };
 use tool_runtime::schema::{ArgumentsError, ValidationErrors};
 use tool_runtime::spec::ToolSpec;
+use tool_tests::events::{assert_paired, assert_refused_before_start, runner_marks};
 use tool_tests::fixtures::context;
 
 const SECRET: &str = "sk-live-HARDEN-91c2";
@@ -169,13 +170,6 @@ fn quick() -> Vault {
     Vault { delay: Duration::ZERO, panics: false }
 }
 
-/// (starts, results) per the sink's events.
-fn pairs(events: &[ToolEvent]) -> (usize, usize) {
-    let starts = events.iter().filter(|e| matches!(e, ToolEvent::ToolCallStart { .. })).count();
-    let results = events.iter().filter(|e| matches!(e, ToolEvent::ToolCallResult { .. })).count();
-    (starts, results)
-}
-
 #[tokio::test]
 async fn a_sink_that_panics_on_start_still_gives_one_result() {
     let sink = Arc::new(Grumpy { on_start: true, ..Grumpy::default() });
@@ -183,7 +177,7 @@ async fn a_sink_that_panics_on_start_still_gives_one_result() {
         ToolRunner::builder(catalog(quick())).policy(policy("")).event_sink(sink.clone()).build();
     let result = runner.exec("test__echo", r#"{"word": "hi"}"#, &ctx()).await;
     assert_eq!(result.error_code(), Some(Code::Execution));
-    assert_eq!(pairs(&sink.events.lock().unwrap()), (1, 1));
+    assert_eq!(assert_paired(runner_marks(&sink.events.lock().unwrap())), ["call_1"]);
 }
 
 #[tokio::test]
@@ -193,7 +187,7 @@ async fn a_sink_that_panics_on_the_result_or_progress_leaves_the_result_to_the_c
         ToolRunner::builder(catalog(quick())).policy(policy("")).event_sink(sink.clone()).build();
     let result = runner.exec("test__echo", r#"{"word": "hi"}"#, &ctx()).await;
     assert_eq!(result.value(), Some(&serde_json::json!({"word": "hi"})));
-    assert_eq!(pairs(&sink.events.lock().unwrap()), (1, 1));
+    assert_eq!(assert_paired(runner_marks(&sink.events.lock().unwrap())), ["call_1"]);
     // A progress report that makes the sink panic does not fail the tool.
     let leak = runner.exec("test__leak", "{}", &ctx()).await;
     assert_eq!(leak.error_code(), Some(Code::Execution));
@@ -216,6 +210,8 @@ async fn panicking_hooks_and_brokers_give_a_typed_result() {
         .build();
     let result = authorized.exec("test__echo", r#"{"word": "hi"}"#, &ctx()).await;
     assert_eq!(result.error_code(), Some(Code::Execution));
+    // Refused before its start: one result, no start.
+    assert_eq!(assert_refused_before_start(runner_marks(&sink.take())), ["call_1"]);
 
     let approved = ToolRunner::builder(catalog(quick()))
         .policy(policy(r#", "require_approval": ["read_only"]"#))
@@ -224,6 +220,7 @@ async fn panicking_hooks_and_brokers_give_a_typed_result() {
         .build();
     let result = approved.exec("test__echo", r#"{"word": "hi"}"#, &ctx()).await;
     assert_eq!(result.error_code(), Some(Code::Execution));
+    assert_eq!(assert_refused_before_start(runner_marks(&sink.take())), ["call_1"]);
 
     let brokered = ToolRunner::builder(catalog(Vault { delay: Duration::ZERO, panics: true }))
         .policy(policy(""))
@@ -231,8 +228,7 @@ async fn panicking_hooks_and_brokers_give_a_typed_result() {
         .build();
     let result = brokered.exec("test__leak", "{}", &ctx()).await;
     assert_eq!(result.error_code(), Some(Code::Execution));
-    // Refused before their start: one result each, no start.
-    assert_eq!(pairs(&sink.events()), (0, 3));
+    assert_eq!(assert_refused_before_start(runner_marks(&sink.take())), ["call_1"]);
 }
 
 #[tokio::test(start_paused = true)]
@@ -245,7 +241,7 @@ async fn a_caller_that_stops_waiting_still_leaves_a_cancelled_result() {
     // The caller gives up before the call's own budget would end it.
     assert!(tokio::time::timeout(Duration::from_millis(10), call).await.is_err());
     let events = sink.events();
-    assert_eq!(pairs(&events), (1, 1));
+    assert_eq!(assert_paired(runner_marks(&events)), ["call_1"]);
     let Some(ToolEvent::ToolCallResult {
         tool_call_id, outcome: EventOutcome::Err { error }, ..
     }) = events.last()
@@ -324,7 +320,7 @@ async fn the_time_budget_covers_the_after_call_hooks() {
     assert!(error.message.contains("the after-call hooks"), "{error}");
     // Within the call's budget (100 ms), not the hook's hour.
     assert!(started.elapsed() <= Duration::from_millis(100), "{:?}", started.elapsed());
-    assert_eq!(pairs(&sink.events()), (1, 1));
+    assert_eq!(assert_paired(runner_marks(&sink.events())), ["call_1"]);
 }
 
 #[tokio::test]
@@ -418,6 +414,6 @@ async fn an_output_check_that_panics_after_the_start_still_gives_one_result() {
     let result = runner.exec("test__count", r#"{"n": 1}"#, &ctx()).await;
     assert_eq!(result.error_code(), Some(Code::Execution));
     let events = sink.events();
-    assert_eq!(pairs(&events), (1, 1), "{events:?}");
+    assert_eq!(assert_paired(runner_marks(&events)), ["call_1"], "{events:?}");
     assert!(matches!(events.last(), Some(ToolEvent::ToolCallResult { .. })), "{events:?}");
 }
