@@ -192,11 +192,19 @@ async fn a_sink_that_panics_on_the_result_or_progress_leaves_the_result_to_the_c
     let leak = runner.exec("test__leak", "{}", &ctx()).await;
     assert_eq!(leak.error_code(), Some(Code::Execution));
     assert!(leak.error().unwrap().message.starts_with("the server refused"));
+}
 
+/// A sink whose `enabled` panics is taken as disabled: the call runs and its caller gets the
+/// result, and the sink is sent no event (no start, no result).
+#[tokio::test]
+async fn a_sink_whose_enabled_panics_gets_no_events_and_the_call_still_runs() {
     let sink = Arc::new(Grumpy { on_enabled: true, ..Grumpy::default() });
-    let runner = ToolRunner::builder(catalog(quick())).policy(policy("")).event_sink(sink).build();
+    let runner =
+        ToolRunner::builder(catalog(quick())).policy(policy("")).event_sink(sink.clone()).build();
     let result = runner.exec("test__echo", r#"{"word": "hi"}"#, &ctx()).await;
-    assert!(result.value().is_some());
+    assert_eq!(result.value(), Some(&serde_json::json!({"word": "hi"})));
+    let events = sink.events.lock().unwrap();
+    assert!(events.is_empty(), "{events:?}");
 }
 
 #[tokio::test]
