@@ -12,6 +12,7 @@ use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::{AfterCall, AfterCallDecision, AfterCallHook, HookError, ToolRunner};
 use tool_runtime::runner::{ApprovalDecision, ApprovalRequest, Approver, Authorizer, AuthzDenied};
+use tool_runtime::runner::{BeforeCall, BeforeCallDecision, BeforeCallHook};
 use tool_runtime::runtime::{
     Arguments, Auth, BoundToolRuntime, BrokerError, CallStep, CollectingSink, ConnectionBroker,
     Credential, DynamicTool, EventOutcome, EventSink, LogLevel, LogMessage, LogReporter, Progress,
@@ -274,27 +275,134 @@ async fn a_caller_that_stops_waiting_still_leaves_a_cancelled_result() {
 #[tokio::test(start_paused = true)]
 async fn the_time_budget_covers_the_authorizer_the_approver_and_the_broker() {
     let slow = || Arc::new(Hooks { delay: Duration::from_secs(3600), panics: false });
-    let authorized =
-        ToolRunner::builder(catalog(quick())).policy(policy("")).authorizer(slow()).build();
+    let sink = CollectingSink::new();
+    let timed_out_before_start = |sink: &CollectingSink| {
+        let events = sink.take();
+        assert_eq!(assert_refused_before_start(runner_marks(&events)), ["call_1"]);
+        assert!(
+            matches!(events.last(), Some(ToolEvent::ToolCallResult { outcome: EventOutcome::Err { error }, .. }) if error.code == Code::Timeout),
+            "{events:?}"
+        );
+    };
+    let authorized = ToolRunner::builder(catalog(quick()))
+        .policy(policy(""))
+        .authorizer(slow())
+        .event_sink(sink.clone())
+        .build();
     let result = authorized.exec("test__echo", r#"{"word": "hi"}"#, &ctx()).await;
     assert_eq!(result.error_code(), Some(Code::Timeout));
     assert!(result.error().unwrap().message.contains("the authorizer"));
+    timed_out_before_start(&sink);
 
     let approved = ToolRunner::builder(catalog(quick()))
         .policy(policy(r#", "require_approval": ["read_only"]"#))
         .approver(slow())
+        .event_sink(sink.clone())
         .build();
     let result = approved.exec("test__echo", r#"{"word": "hi"}"#, &ctx()).await;
     assert_eq!(result.error_code(), Some(Code::Timeout));
     assert!(result.error().unwrap().message.contains("the approver"));
+    timed_out_before_start(&sink);
 
     let brokered =
         ToolRunner::builder(catalog(Vault { delay: Duration::from_secs(3600), panics: false }))
             .policy(policy(""))
+            .event_sink(sink.clone())
             .build();
     let result = brokered.exec("test__leak", "{}", &ctx()).await;
     assert_eq!(result.error_code(), Some(Code::Timeout));
     assert!(result.error().unwrap().message.contains("the credential broker"));
+    timed_out_before_start(&sink);
+}
+
+/// A before-call hook that takes its duration to allow every call.
+#[derive(Debug)]
+struct SlowBefore(Duration);
+
+#[async_trait]
+impl BeforeCallHook for SlowBefore {
+    fn name(&self) -> &str {
+        "slow_before"
+    }
+
+    async fn before_call(&self, _: &BeforeCall<'_>) -> Result<BeforeCallDecision, HookError> {
+        tokio::time::sleep(self.0).await;
+        Ok(BeforeCallDecision::Allow)
+    }
+}
+
+/// One deadline covers every wait of a call: steps that each take 60 ms, within the 100 ms
+/// budget one by one, time the call out together at 100 ms. A budget per step would let each
+/// of them finish.
+#[tokio::test(start_paused = true)]
+async fn steps_each_within_the_budget_time_out_together_on_one_deadline() {
+    let step = Duration::from_millis(60);
+    let catalog = || {
+        let nap = DynamicTool::builder(
+            "test__nap",
+            "Nap 60 ms.",
+            serde_json::json!({"type": "object", "properties": {}, "additionalProperties": false}),
+        )
+        .effect(ToolEffect::ReadOnly)
+        .redact_all()
+        .build(move |_, _, _| async move {
+            tokio::time::sleep(step).await;
+            Ok(serde_json::json!("rested"))
+        })
+        .unwrap();
+        ToolCatalog::builder().register_dynamic(nap).build().unwrap()
+    };
+
+    // The authorizer, then a before-call hook: the hook runs out of the budget the authorizer
+    // spent, before the call starts.
+    let sink = CollectingSink::new();
+    let runner = ToolRunner::builder(catalog())
+        .policy(policy(""))
+        .authorizer(Arc::new(Hooks { delay: step, panics: false }))
+        .before_call(SlowBefore(step))
+        .event_sink(sink.clone())
+        .build();
+    let started = tokio::time::Instant::now();
+    let result = runner.exec("test__nap", "{}", &ctx()).await;
+    let error = result.error().unwrap();
+    assert_eq!((error.code, error.step), (Code::Timeout, Some(CallStep::Hook)), "{error}");
+    assert!(error.message.contains("the before-call hooks"), "{error}");
+    let ended = started.elapsed();
+    assert!(ended >= Duration::from_millis(100) && ended < 2 * step, "ended at {ended:?}");
+    let events = sink.take();
+    assert_eq!(assert_refused_before_start(runner_marks(&events)), ["call_1"]);
+    assert!(
+        matches!(events.last(), Some(ToolEvent::ToolCallResult { outcome: EventOutcome::Err { error }, .. }) if error.code == Code::Timeout),
+        "{events:?}"
+    );
+
+    // A before-call hook, then the tool: the tool runs out of what the hook left.
+    let runner = ToolRunner::builder(catalog())
+        .policy(policy(""))
+        .before_call(SlowBefore(step))
+        .event_sink(sink.clone())
+        .build();
+    let started = tokio::time::Instant::now();
+    let result = runner.exec("test__nap", "{}", &ctx()).await;
+    let error = result.error().unwrap();
+    assert_eq!((error.code, error.step), (Code::Timeout, Some(CallStep::Run)), "{error}");
+    let ended = started.elapsed();
+    assert!(ended >= Duration::from_millis(100) && ended < 2 * step, "ended at {ended:?}");
+    let events = sink.take();
+    assert_eq!(assert_paired(runner_marks(&events)), ["call_1"]);
+    assert!(
+        matches!(events.last(), Some(ToolEvent::ToolCallResult { outcome: EventOutcome::Err { error }, .. }) if error.code == Code::Timeout),
+        "{events:?}"
+    );
+
+    // Each step alone fits: the same hook and tool under a budget of 200 ms finish.
+    let roomy = ToolRunner::builder(catalog())
+        .policy(policy(r#", "tools": {"test__nap": {"max_runtime_ms": 200}}"#))
+        .authorizer(Arc::new(Hooks { delay: step, panics: false }))
+        .before_call(SlowBefore(step))
+        .build();
+    let result = roomy.exec("test__nap", "{}", &ctx()).await;
+    assert_eq!(result.value(), Some(&serde_json::json!("rested")));
 }
 
 /// An after-call hook that takes an hour.
