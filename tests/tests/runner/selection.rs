@@ -250,7 +250,7 @@ fn selection_offers_at_most_20_and_finds_the_right_tool() {
 }
 
 #[test]
-fn selection_is_deterministic_and_honours_visibility() {
+fn selection_gives_the_same_answer_twice_and_honours_visibility() {
     let catalog = catalog();
     let all = visible(&catalog);
     let selector = Bm25Selector::new(&catalog).top_k(5);
