@@ -4,5 +4,6 @@
 //! here.
 #![doc = include_str!("../../README.md")]
 
+pub mod events;
 pub mod fixtures;
 pub mod python;

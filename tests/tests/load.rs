@@ -2,8 +2,10 @@
 //! of the calls panic, 10% time out and 10% are cancelled mid-flight. Every call id has exactly
 //! one start and one result, and memory stays flat: the peak RSS (`VmHWM`, reset through
 //! `/proc/self/clear_refs` before each half) of a run's second half is within 50 bytes per call
-//! of its first half's, so a leak of 100 bytes per call fails. Events are counted as they are emitted (a queue of them would grow with
-//! the backlog, not with the runner). Nothing is timed.
+//! of its first half's, so a leak of 100 bytes per call fails (a test plants one and sees the
+//! check fail), and a peak that cannot be read fails rather than passing as 0. Events are
+//! counted as they are emitted (a queue of them would grow with the backlog, not with the
+//! runner). Nothing is timed.
 //!
 //! Both runs are in the default `cargo test`; they print their peak RSS (`--nocapture`). A test
 //! binary of its own: the peak RSS is the process's, and tests of other suites running beside
@@ -36,14 +38,29 @@ fn reset_peak_rss() {
     std::fs::write("/proc/self/clear_refs", "5").unwrap();
 }
 
-/// Peak resident set size of this process since the last reset, in bytes.
+/// Peak resident set size of this process since the last reset, in bytes. Linux always reports
+/// it; a peak that cannot be read fails the run rather than passing as 0.
 fn peak_rss() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map_or(0, |kib| kib * 1024)
+    let status = std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_else(|error| panic!("cannot read the peak RSS: /proc/self/status: {error}"));
+    let line = status.lines().find_map(|line| line.strip_prefix("VmHWM:"));
+    let kib = line.and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
+    let kib = kib.unwrap_or_else(|| {
+        panic!("cannot read the peak RSS: no `VmHWM: <n> kB` line in /proc/self/status: {line:?}")
+    });
+    assert!(kib > 0, "cannot read the peak RSS: VmHWM is 0");
+    kib * 1024
+}
+
+/// Whether a run kept flat memory: its second half (`calls` calls) raised the peak RSS from
+/// `half` to `end` bytes by less than [`FLAT_BYTES_PER_CALL`] a call.
+fn flat_memory(half: u64, end: u64, calls: usize) -> Result<(), String> {
+    let allowed = calls as u64 * FLAT_BYTES_PER_CALL;
+    if end.saturating_sub(half) < allowed {
+        Ok(())
+    } else {
+        Err(format!("peak RSS grew from {half} to {end} bytes (less than {allowed} allowed)"))
+    }
 }
 
 /// Doubles a number; `mode` picks what else happens: 1 panics, 2 never ends (times out), 3
@@ -94,12 +111,14 @@ fn runner(sink: Arc<Counting>) -> ToolRunner {
 struct Counting {
     starts: Vec<AtomicU8>,
     results: Vec<AtomicU8>,
+    /// Bytes leaked at each result: 0, except to show that the memory check catches a leak.
+    leak: usize,
 }
 
 impl Counting {
-    fn new(calls: usize) -> Self {
+    fn new(calls: usize, leak: usize) -> Self {
         let counts = || (0..calls).map(|_| AtomicU8::new(0)).collect();
-        Self { starts: counts(), results: counts() }
+        Self { starts: counts(), results: counts(), leak }
     }
 }
 
@@ -117,6 +136,9 @@ impl EventSink for Counting {
                     "c{index} ended before it started"
                 );
                 self.results[index].fetch_add(1, Ordering::Relaxed);
+                if self.leak > 0 {
+                    Box::leak(vec![1_u8; self.leak].into_boxed_slice());
+                }
             }
             _ => {}
         }
@@ -199,15 +221,16 @@ fn mode_of(i: usize) -> u8 {
     }
 }
 
-/// Runs `calls` calls in two halves and checks pairing and flat memory; returns the tally.
-fn load(calls: usize, chaos: bool) -> Tally {
+/// Runs `calls` calls in two halves, leaking `leak` bytes a call, and checks pairing; returns
+/// the tally and whether memory stayed flat.
+fn measured_load(calls: usize, chaos: bool, leak: usize) -> (Tally, Result<(), String>) {
     let _serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_time()
         .build()
         .unwrap();
-    let counting = Arc::new(Counting::new(calls));
+    let counting = Arc::new(Counting::new(calls, leak));
     let runner = runner(Arc::clone(&counting));
     let (first, second, peaks) = rt.block_on(async {
         reset_peak_rss();
@@ -224,22 +247,27 @@ fn load(calls: usize, chaos: bool) -> Tally {
     }
     let (half, end) = peaks;
     eprintln!(
-        "load: {calls} calls (chaos: {chaos}): peak RSS {:.1} MiB in the first half, {:.1} MiB in the second",
+        "load: {calls} calls (chaos: {chaos}, leak: {leak} B/call): peak RSS {:.1} MiB in the first half, {:.1} MiB in the second",
         half as f64 / f64::from(1 << 20),
         end as f64 / f64::from(1 << 20)
     );
-    let allowed = (calls - calls / 2) as u64 * FLAT_BYTES_PER_CALL;
-    assert!(
-        end.saturating_sub(half) < allowed,
-        "peak RSS grew from {half} to {end} bytes (at most {allowed} allowed)"
-    );
-    Tally {
+    let tally = Tally {
         ok: first.ok + second.ok,
         execution: first.execution + second.execution,
         timeout: first.timeout + second.timeout,
         cancelled: first.cancelled + second.cancelled,
         dropped: first.dropped + second.dropped,
+    };
+    (tally, flat_memory(half, end, calls - calls / 2))
+}
+
+/// Runs `calls` calls in two halves and checks pairing and flat memory; returns the tally.
+fn load(calls: usize, chaos: bool) -> Tally {
+    let (tally, flat) = measured_load(calls, chaos, 0);
+    if let Err(grown) = flat {
+        panic!("memory is not flat: {grown}");
     }
+    tally
 }
 
 #[test]
@@ -259,4 +287,14 @@ fn panics_timeouts_and_cancellations_still_pair_every_start_with_one_result() {
         tally,
         Tally { ok: 70_000, execution: 10_000, timeout: 10_000, cancelled: 5_000, dropped: 5_000 }
     );
+}
+
+/// The memory check is able to fail: the same 100 000 calls, each leaking 100 bytes, do not
+/// pass it.
+#[test]
+fn a_leak_of_100_bytes_per_call_fails_the_flat_memory_check() {
+    let (tally, flat) = measured_load(100_000, false, 100);
+    assert_eq!(tally.ok, 100_000);
+    let grown = flat.expect_err("a 100-byte leak per call passed the flat memory check");
+    assert!(grown.starts_with("peak RSS grew from"), "{grown}");
 }

@@ -218,7 +218,7 @@ fn hammer(bytes: &[u8], sizes: &[usize]) {
 }
 
 #[test]
-fn random_bytes_never_panic() {
+fn random_bytes_do_not_panic_in_256_samples() {
     let mut runner = TestRunner::new(config(256));
     runner
         .run(
@@ -232,7 +232,7 @@ fn random_bytes_never_panic() {
 }
 
 #[test]
-fn stream_like_noise_never_panics() {
+fn stream_like_noise_does_not_panic_in_512_samples() {
     let mut runner = TestRunner::new(config(512));
     runner
         .run(&(noise(), prop::collection::vec(1usize..32, 1..8)), |(bytes, sizes)| {
@@ -247,7 +247,7 @@ fn stream_like_noise_never_panics() {
 }
 
 #[test]
-fn mutated_fixtures_never_panic() {
+fn mutated_fixtures_do_not_panic_in_128_samples() {
     let streams = streams();
     let mut runner = TestRunner::new(config(128));
     let strategy = (

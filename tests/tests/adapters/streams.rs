@@ -5,7 +5,7 @@ use crate::support::{adapter, decode_fixture, fixture, stream_in_pieces};
 use serde_json::{Value, json};
 use tool_runtime::adapters::{
     Adapter, ArgumentsProblem, CallArguments, DecodeError, DecodeOptions, Decoded, FinishReason,
-    IdOrigin, OpenAiChat, Problem, StreamEvent, ToolCall, Usage,
+    IdOrigin, OpenAiChat, Problem, Provider, StreamEvent, ToolCall, Usage,
 };
 
 /// Every event of a fixture fed in pieces of `size` bytes, the close included.
@@ -574,4 +574,49 @@ fn an_openai_chat_usage_chunk_without_choices_is_read() {
             .iter()
             .any(|problem| matches!(problem, Problem::UnexpectedPayload { .. }))
     );
+}
+
+/// A stream line that is not UTF-8, between good events: reported as `Problem::InvalidUtf8`
+/// (once, as an event and in the decoded turn), skipped, and the events after it still decode.
+#[test]
+fn a_line_that_is_not_utf8_is_reported_and_the_next_event_still_decodes() {
+    let chunk = |content: &str| {
+        format!(
+            "data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{content}\"}},\"finish_reason\":null}}]}}\n\n"
+        )
+        .into_bytes()
+    };
+    let mut body = chunk("Hello");
+    body.extend_from_slice(b"data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\xff\xfe caf\xe9\"},\"finish_reason\":null}]}\n\n");
+    body.extend(chunk(" world"));
+    body.extend_from_slice(b"data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n");
+    for size in [1, 5, body.len()] {
+        let mut session = Provider::OpenAiChat.adapter(false).stream();
+        let mut events = Vec::new();
+        for piece in body.chunks(size) {
+            events.extend(session.feed(piece));
+        }
+        events.extend(session.close());
+        let decoded = session.finish();
+        let problems: Vec<&Problem> = events
+            .iter()
+            .filter_map(|event| match event {
+                StreamEvent::Problem(problem) => Some(problem),
+                _ => None,
+            })
+            .collect();
+        assert!(matches!(problems[..], [Problem::InvalidUtf8]), "pieces of {size}: {problems:?}");
+        let kept = &decoded.problems;
+        assert!(matches!(kept[..], [Problem::InvalidUtf8]), "pieces of {size}: {kept:?}");
+        let text: Vec<&str> = events
+            .iter()
+            .filter_map(|event| match event {
+                StreamEvent::TextDelta(text) => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(text, ["Hello", " world"], "pieces of {size}");
+        assert_eq!(decoded.text, "Hello world");
+        assert_eq!(decoded.finish.reason, FinishReason::Stop);
+    }
 }

@@ -1,16 +1,16 @@
 //! Call ids are unique within an agent run, whatever the provider sends;
 //! results still go back to the model under the provider's own ids.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use tool_runtime::adapters::ToolOutcome;
-use tool_runtime::agent::{Agent, AgentEvent, Message, ScriptedModel, ScriptedTurn, StopReason};
+use tool_runtime::agent::{Agent, Message, ScriptedModel, ScriptedTurn, StopReason};
 use tool_runtime::catalog::ToolCatalog;
 use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
-use tool_runtime::runtime::{CollectingSink, ToolEvent};
+use tool_runtime::runtime::CollectingSink;
+use tool_tests::events::{agent_marks, assert_paired, runner_marks};
 use tool_tests::fixtures::{Echo, context};
 
 fn ctx() -> ToolInvocationContext {
@@ -41,43 +41,15 @@ async fn repeated_and_missing_provider_ids_get_ids_unique_within_the_run() {
         .await;
     assert_eq!(output.done.stop, StopReason::Answered);
 
-    // The runner's sink: exactly one start and one result per id, four ids.
-    let mut pairs: HashMap<String, (usize, usize)> = HashMap::new();
-    for event in sink.events() {
-        let entry = pairs.entry(event.tool_call_id().to_owned()).or_default();
-        match event {
-            ToolEvent::ToolCallStart { .. } => entry.0 += 1,
-            ToolEvent::ToolCallResult { .. } => entry.1 += 1,
-            _ => {}
-        }
-    }
-    assert_eq!(pairs.len(), 4, "{pairs:?}");
-    assert!(pairs.values().all(|&counts| counts == (1, 1)), "{pairs:?}");
+    // The runner's sink: one start, then one result, per id; four ids.
+    let runner_ids = assert_paired(runner_marks(&sink.events()));
+    assert_eq!(runner_ids.len(), 4, "{runner_ids:?}");
 
     // The agent's own events: every started id is distinct and ends once.
     let events = agent_events.lock().unwrap();
-    let started: Vec<&str> = events
-        .iter()
-        .filter_map(|event| match event {
-            AgentEvent::ToolCallStarted { id, .. } => Some(id.as_str()),
-            _ => None,
-        })
-        .collect();
-    let ended: Vec<&str> = events
-        .iter()
-        .filter_map(|event| match event {
-            AgentEvent::ToolCallResult { id, .. } => Some(id.as_str()),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(started.len(), 4);
-    let mut distinct = started.clone();
-    distinct.sort_unstable();
-    distinct.dedup();
-    assert_eq!(distinct.len(), 4, "{started:?}");
-    let mut ended_sorted = ended.clone();
-    ended_sorted.sort_unstable();
-    assert_eq!(ended_sorted, distinct);
+    // A repeated id would be a second start.
+    let started = assert_paired(agent_marks(&events));
+    assert_eq!(started, runner_ids);
     let records: Vec<&str> =
         output.done.records.iter().map(|record| record.tool_call_id.as_str()).collect();
     assert_eq!(records, started);

@@ -356,6 +356,30 @@ async fn a_forged_or_stale_state_runs_nothing() {
     assert_eq!(world.runs(), 1);
 }
 
+/// A run state belongs to the actor it was made for: another actor of the same tenant, naming
+/// the same run, is refused before anything runs, and the state stays good for its owner.
+#[tokio::test]
+async fn resuming_as_another_actor_is_refused_and_runs_nothing() {
+    let world = World::new();
+    let state = first(&world).await;
+    let sink_before = world.sink.events().len();
+    let (agent, model) = world.agent(vec![ScriptedTurn::openai_text("Closed.")]);
+    let (seen, on_event) = events();
+    let other_actor = context("run-1", "user-2", "acme");
+    let refused = agent
+        .resume(state.clone(), Decisions::new().approve("call_1"), &other_actor, &on_event)
+        .await
+        .unwrap_err();
+    assert_eq!(refused, ResumeError::OtherCaller { field: "actor_id" });
+    assert_eq!(world.runs(), 0, "the tool did not run");
+    assert!(model.requests().is_empty(), "the model was not asked");
+    assert!(seen.lock().unwrap().is_empty(), "no agent event");
+    assert_eq!(world.sink.events().len(), sink_before, "no tool event");
+
+    agent.resume(state, Decisions::new().approve("call_1"), &ctx(), &|_| {}).await.unwrap();
+    assert_eq!(world.runs(), 1, "the refusal did not spend the decision");
+}
+
 fn keyless_runner(world: &World) -> ToolRunner {
     ToolRunner::builder(catalog(&world.runs, &world.seen)).build()
 }
@@ -715,7 +739,9 @@ mod questions {
     use super::*;
     use tool_runtime::agent::ChatModelSampler;
     use tool_runtime::agent::deferred::CallDecision;
-    use tool_runtime::runtime::{Answered, ElicitAnswer, ElicitRequest, ElicitResponse, Interact};
+    use tool_runtime::runtime::{
+        Answered, Capability, ElicitAnswer, ElicitRequest, ElicitResponse, Interact,
+    };
 
     /// How many rooms, asked of the user.
     #[derive(Serialize, Deserialize, ToolSchema)]
@@ -732,7 +758,7 @@ mod questions {
     }
 
     /// Book a hotel, asking the user how many rooms and (for more than one) about breakfast.
-    #[tool(name = "hotel__book", effect = state_change, redact = ["booked"], capabilities = [Interact])]
+    #[tool(name = "hotel__book", effect = state_change, redact = ["booked"], capabilities = [Interact, Bookings])]
     struct Book {
         city: String,
     }
@@ -742,8 +768,20 @@ mod questions {
         booked: String,
     }
 
-    /// Bookings made, across every agent of a test (the side effect that must happen once).
-    static BOOKINGS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    /// Bookings made, by every agent of one test (the side effect that must happen once): each
+    /// test binds its own to its catalogs.
+    #[derive(Default)]
+    struct Bookings(Mutex<Vec<String>>);
+
+    impl Capability for Bookings {
+        const NAME: &'static str = "bookings";
+    }
+
+    impl Bookings {
+        fn of(&self, city: &str) -> Vec<String> {
+            self.0.lock().unwrap().iter().filter(|b| b.contains(city)).cloned().collect()
+        }
+    }
 
     impl Tool for Book {
         type Output = Booked;
@@ -768,13 +806,9 @@ mod questions {
             };
             // The side effect comes after every question.
             let booked = format!("{rooms} in {} (breakfast: {breakfast})", self.city);
-            BOOKINGS.lock().unwrap().push(booked.clone());
+            caps.get::<Bookings>()?.0.lock().unwrap().push(booked.clone());
             Ok(Booked { booked })
         }
-    }
-
-    fn bookings_of(city: &str) -> Vec<String> {
-        BOOKINGS.lock().unwrap().iter().filter(|b| b.contains(city)).cloned().collect()
     }
 
     /// An agent over `hotel__book` (approval needed when `approvals`, deferred) and the
@@ -783,6 +817,7 @@ mod questions {
         turns: Vec<ScriptedTurn>,
         ledger: &Arc<InMemoryLedger>,
         sink: &CollectingSink,
+        bookings: &Arc<Bookings>,
         approvals: bool,
     ) -> (Agent, Arc<ScriptedModel>) {
         let model = Arc::new(ScriptedModel::new(turns));
@@ -790,6 +825,7 @@ mod questions {
         let catalog = ToolCatalog::builder()
             .register::<Book>()
             .capability(Interact::new(ChatModelSampler::new(model_for_tools)))
+            .shared_capability(Arc::clone(bookings))
             .build()
             .unwrap();
         let require_approval = if approvals { vec![ToolEffect::StateChange] } else { vec![] };
@@ -833,9 +869,10 @@ mod questions {
     #[tokio::test]
     async fn a_question_waits_and_the_answer_runs_the_call_once() {
         let (ledger, sink) = (Arc::new(InMemoryLedger::default()), CollectingSink::new());
+        let bookings = Arc::new(Bookings::default());
         let call = [("call_1", "hotel__book", r#"{"city": "Oslo"}"#)];
         let (agent, _) =
-            hotel_agent(vec![ScriptedTurn::openai_calls(&call)], &ledger, &sink, false);
+            hotel_agent(vec![ScriptedTurn::openai_calls(&call)], &ledger, &sink, &bookings, false);
         let (seen, on_event) = events();
         let output = agent.run(vec![Message::user("Book Oslo.")], &ctx(), &on_event).await;
         assert_eq!(output.done.stop, StopReason::Waiting { calls: vec!["call_1".into()] });
@@ -849,10 +886,11 @@ mod questions {
         assert_eq!(question.message, "How many rooms in Oslo?");
         assert_eq!(question.schema["properties"]["rooms"]["type"], "integer");
         assert!(answered.is_empty());
-        assert!(bookings_of("Oslo").is_empty());
+        assert!(bookings.of("Oslo").is_empty());
 
         // Only an answer (or a denial) fits a question.
-        let (agent, _) = hotel_agent(vec![ScriptedTurn::openai_text("?")], &ledger, &sink, false);
+        let (agent, _) =
+            hotel_agent(vec![ScriptedTurn::openai_text("?")], &ledger, &sink, &bookings, false);
         let wrong =
             agent.resume(stored(&state), Decisions::new().approve("call_1"), &ctx(), &|_| {}).await;
         assert_eq!(
@@ -864,8 +902,13 @@ mod questions {
         );
 
         let decisions = Decisions::new().answer("call_1", accept(json!({"rooms": 1})));
-        let (agent, _) =
-            hotel_agent(vec![ScriptedTurn::openai_text("Booked.")], &ledger, &sink, false);
+        let (agent, _) = hotel_agent(
+            vec![ScriptedTurn::openai_text("Booked.")],
+            &ledger,
+            &sink,
+            &bookings,
+            false,
+        );
         let (seen, on_event) = events();
         let done =
             agent.resume(stored(&state), decisions.clone(), &ctx(), &on_event).await.unwrap();
@@ -874,7 +917,7 @@ mod questions {
             done.done.records[0].result,
             Some(json!({"booked": "1 in Oslo (breakfast: false)"}))
         );
-        assert_eq!(bookings_of("Oslo").len(), 1);
+        assert_eq!(bookings.of("Oslo").len(), 1);
         assert!(seen.lock().unwrap().contains(&AgentEvent::CallDecided {
             id: "call_1".into(),
             name: "hotel__book".into(),
@@ -884,31 +927,37 @@ mod questions {
         assert_eq!(kinds(&sink), ["start", "waiting", "start", "result"]);
 
         // The same state answered again runs nothing.
-        let (agent, _) =
-            hotel_agent(vec![ScriptedTurn::openai_text("Again.")], &ledger, &sink, false);
+        let (agent, _) = hotel_agent(
+            vec![ScriptedTurn::openai_text("Again.")],
+            &ledger,
+            &sink,
+            &bookings,
+            false,
+        );
         let replay = agent.resume(stored(&state), decisions, &ctx(), &|_| {}).await;
         assert_eq!(
             replay.unwrap_err(),
             ResumeError::AlreadyResumed { call_ids: vec!["call_1".into()] }
         );
-        assert_eq!(bookings_of("Oslo").len(), 1);
+        assert_eq!(bookings.of("Oslo").len(), 1);
     }
 
     #[tokio::test]
     async fn a_second_question_waits_again_and_the_state_keeps_the_first_answer() {
         let (ledger, sink) = (Arc::new(InMemoryLedger::default()), CollectingSink::new());
+        let bookings = Arc::new(Bookings::default());
         let call = [("call_1", "hotel__book", r#"{"city": "Rome"}"#)];
         let (agent, _) =
-            hotel_agent(vec![ScriptedTurn::openai_calls(&call)], &ledger, &sink, false);
+            hotel_agent(vec![ScriptedTurn::openai_calls(&call)], &ledger, &sink, &bookings, false);
         let state =
             agent.run(vec![Message::user("Book Rome.")], &ctx(), &|_| {}).await.state.unwrap();
 
-        let (agent, _) = hotel_agent(vec![], &ledger, &sink, false);
+        let (agent, _) = hotel_agent(vec![], &ledger, &sink, &bookings, false);
         let decisions = Decisions::new().answer("call_1", accept(json!({"rooms": 3})));
         let (seen, on_event) = events();
         let second = agent.resume(stored(&state), decisions, &ctx(), &on_event).await.unwrap();
         assert_eq!(second.done.stop, StopReason::Waiting { calls: vec!["call_1".into()] });
-        assert!(bookings_of("Rome").is_empty(), "nothing happens before the last answer");
+        assert!(bookings.of("Rome").is_empty(), "nothing happens before the last answer");
         assert!(seen.lock().unwrap().iter().any(|event| matches!(event, AgentEvent::ToolCallWaiting { id, name, waiting }
             if id == "call_1" && name == "hotel__book" && waiting.waits_for == WaitsFor::Elicitation)));
         let state = second.state.unwrap();
@@ -924,19 +973,26 @@ mod questions {
         json["seal"] = json!("[seal]");
         insta::assert_json_snapshot!("run_state_waiting_on_a_question", json);
 
-        let (agent, _) =
-            hotel_agent(vec![ScriptedTurn::openai_text("Booked.")], &ledger, &sink, false);
+        let (agent, _) = hotel_agent(
+            vec![ScriptedTurn::openai_text("Booked.")],
+            &ledger,
+            &sink,
+            &bookings,
+            false,
+        );
         let decisions = Decisions::new().answer("call_1", accept(json!({"breakfast": true})));
         let done = agent.resume(stored(&state), decisions, &ctx(), &|_| {}).await.unwrap();
         assert_eq!(done.done.stop, StopReason::Answered);
-        assert_eq!(bookings_of("Rome"), ["3 in Rome (breakfast: true)"]);
+        assert_eq!(bookings.of("Rome"), ["3 in Rome (breakfast: true)"]);
     }
 
     #[tokio::test]
     async fn an_approved_call_that_asks_waits_again_and_runs_under_its_approval() {
         let (ledger, sink) = (Arc::new(InMemoryLedger::default()), CollectingSink::new());
+        let bookings = Arc::new(Bookings::default());
         let call = [("call_1", "hotel__book", r#"{"city": "Lima"}"#)];
-        let (agent, _) = hotel_agent(vec![ScriptedTurn::openai_calls(&call)], &ledger, &sink, true);
+        let (agent, _) =
+            hotel_agent(vec![ScriptedTurn::openai_calls(&call)], &ledger, &sink, &bookings, true);
         let state =
             agent.run(vec![Message::user("Book Lima.")], &ctx(), &|_| {}).await.state.unwrap();
         let CallStatus::Waiting { waits_for: WaitsFor::Approval, question: None, .. } =
@@ -945,7 +1001,7 @@ mod questions {
             panic!("{:?}", state.calls())
         };
 
-        let (agent, _) = hotel_agent(vec![], &ledger, &sink, true);
+        let (agent, _) = hotel_agent(vec![], &ledger, &sink, &bookings, true);
         let asked =
             agent.resume(stored(&state), Decisions::new().approve("call_1"), &ctx(), &|_| {}).await;
         let state = asked.unwrap().state.unwrap();
@@ -955,13 +1011,18 @@ mod questions {
         };
 
         // The approver (which defers everything) is not asked again: the approval stands.
-        let (agent, _) =
-            hotel_agent(vec![ScriptedTurn::openai_text("Booked.")], &ledger, &sink, true);
+        let (agent, _) = hotel_agent(
+            vec![ScriptedTurn::openai_text("Booked.")],
+            &ledger,
+            &sink,
+            &bookings,
+            true,
+        );
         let decisions = Decisions::new().answer("call_1", accept(json!({"rooms": 1})));
         let done = agent.resume(stored(&state), decisions, &ctx(), &|_| {}).await.unwrap();
         assert_eq!(done.done.stop, StopReason::Answered);
         assert_eq!(done.done.records[0].error, None);
-        assert_eq!(bookings_of("Lima"), ["1 in Lima (breakfast: false)"]);
+        assert_eq!(bookings.of("Lima"), ["1 in Lima (breakfast: false)"]);
     }
 
     /// An answer is no approval: a call that asked without needing one is refused when policy
@@ -969,27 +1030,30 @@ mod questions {
     #[tokio::test]
     async fn an_answer_does_not_stand_in_for_an_approval_policy_now_requires() {
         let (ledger, sink) = (Arc::new(InMemoryLedger::default()), CollectingSink::new());
+        let bookings = Arc::new(Bookings::default());
         let call = [("call_1", "hotel__book", r#"{"city": "Kyiv"}"#)];
         let (agent, _) =
-            hotel_agent(vec![ScriptedTurn::openai_calls(&call)], &ledger, &sink, false);
+            hotel_agent(vec![ScriptedTurn::openai_calls(&call)], &ledger, &sink, &bookings, false);
         let state =
             agent.run(vec![Message::user("Book Kyiv.")], &ctx(), &|_| {}).await.state.unwrap();
         let CallStatus::Waiting { approved: false, .. } = &state.calls()[0].status else {
             panic!("{:?}", state.calls())
         };
 
-        let (agent, _) = hotel_agent(vec![ScriptedTurn::openai_text("No.")], &ledger, &sink, true);
+        let (agent, _) =
+            hotel_agent(vec![ScriptedTurn::openai_text("No.")], &ledger, &sink, &bookings, true);
         let decisions = Decisions::new().answer("call_1", accept(json!({"rooms": 1})));
         let done = agent.resume(stored(&state), decisions, &ctx(), &|_| {}).await.unwrap();
         let error = done.done.records[0].error.as_ref().expect("refused");
         assert_eq!(error.code, ToolErrorCode::ApprovalDenied, "{}", error.message);
         assert!(error.message.contains("policy now requires approval"), "{}", error.message);
-        assert!(bookings_of("Kyiv").is_empty());
+        assert!(bookings.of("Kyiv").is_empty());
     }
 
     #[tokio::test]
     async fn declined_denied_and_invalid_answers_reach_the_model() {
         let (ledger, sink) = (Arc::new(InMemoryLedger::default()), CollectingSink::new());
+        let bookings = Arc::new(Bookings::default());
         let calls = [
             ("call_1", "hotel__book", r#"{"city": "Baku"}"#),
             ("call_2", "hotel__book", r#"{"city": "Bern"}"#),
@@ -997,12 +1061,12 @@ mod questions {
             ("call_4", "hotel__book", r#"{"city": "Bari"}"#),
         ];
         let (agent, _) =
-            hotel_agent(vec![ScriptedTurn::openai_calls(&calls)], &ledger, &sink, false);
+            hotel_agent(vec![ScriptedTurn::openai_calls(&calls)], &ledger, &sink, &bookings, false);
         let state =
             agent.run(vec![Message::user("Book four.")], &ctx(), &|_| {}).await.state.unwrap();
         assert_eq!(state.waiting().count(), 4);
 
-        let (agent, _) = hotel_agent(vec![], &ledger, &sink, false);
+        let (agent, _) = hotel_agent(vec![], &ledger, &sink, &bookings, false);
         let decisions = Decisions::new()
             .answer("call_1", ElicitResponse::Decline)
             .deny("call_2", "the user closed the form")
@@ -1017,7 +1081,7 @@ mod questions {
         insta::assert_json_snapshot!("run_state_with_answered_questions", json["calls"]);
 
         let (agent, model) =
-            hotel_agent(vec![ScriptedTurn::openai_text("None.")], &ledger, &sink, false);
+            hotel_agent(vec![ScriptedTurn::openai_text("None.")], &ledger, &sink, &bookings, false);
         let decisions = Decisions::new().deny("call_4", "later");
         let done = agent.resume(stored(&state), decisions, &ctx(), &|_| {}).await.unwrap();
         assert_eq!(done.done.stop, StopReason::Answered);
@@ -1030,8 +1094,8 @@ mod questions {
         );
         let ToolOutcome::Failed(error) = &results[2].1 else { panic!("{results:?}") };
         assert!(error.message.contains("does not match its schema"), "{error}");
-        assert!(bookings_of("Baku").is_empty() && bookings_of("Bern").is_empty());
-        assert!(bookings_of("Bonn").is_empty());
+        assert!(bookings.of("Baku").is_empty() && bookings.of("Bern").is_empty());
+        assert!(bookings.of("Bonn").is_empty());
     }
 
     #[test]
@@ -1089,7 +1153,11 @@ mod questions {
     trip_tool!(Quick, "trip__quick", [ToolCalls]);
 
     /// An agent over the trip tools and `hotel__book`, no approvals needed.
-    fn trip_agent(turns: Vec<ScriptedTurn>, ledger: &Arc<InMemoryLedger>) -> Agent {
+    fn trip_agent(
+        turns: Vec<ScriptedTurn>,
+        ledger: &Arc<InMemoryLedger>,
+        bookings: &Arc<Bookings>,
+    ) -> Agent {
         let model = Arc::new(ScriptedModel::new(turns));
         let model_for_tools: Arc<dyn tool_runtime::agent::ChatModel> = model.clone();
         let catalog = ToolCatalog::builder()
@@ -1098,6 +1166,7 @@ mod questions {
             .register::<Quick>()
             .capability(ToolCalls::granted())
             .capability(Interact::new(ChatModelSampler::new(model_for_tools)))
+            .shared_capability(Arc::clone(bookings))
             .build()
             .unwrap();
         let policy = ToolPolicy {
@@ -1116,8 +1185,9 @@ mod questions {
     #[tokio::test]
     async fn a_question_a_child_call_asks_waits_on_its_parent_that_may_ask() {
         let ledger = Arc::new(InMemoryLedger::default());
+        let bookings = Arc::new(Bookings::default());
         let call = [("call_1", "trip__plan", r#"{"city": "Bergen"}"#)];
-        let agent = trip_agent(vec![ScriptedTurn::openai_calls(&call)], &ledger);
+        let agent = trip_agent(vec![ScriptedTurn::openai_calls(&call)], &ledger, &bookings);
         let output = agent.run(vec![Message::user("Plan Bergen.")], &ctx(), &|_| {}).await;
         assert_eq!(output.done.stop, StopReason::Waiting { calls: vec!["call_1".into()] });
         let state = output.state.unwrap();
@@ -1127,26 +1197,27 @@ mod questions {
             (WaitsFor::Elicitation, "How many rooms in Bergen?")
         );
         assert_eq!(state.waiting().next().unwrap().tool_name, "trip__plan");
-        assert!(bookings_of("Bergen").is_empty());
+        assert!(bookings.of("Bergen").is_empty());
 
         // The parent runs again, calls its child again, and the child gets the answer.
         let decisions = Decisions::new().answer("call_1", accept(json!({"rooms": 1})));
-        let agent = trip_agent(vec![ScriptedTurn::openai_text("Planned.")], &ledger);
+        let agent = trip_agent(vec![ScriptedTurn::openai_text("Planned.")], &ledger, &bookings);
         let done = agent.resume(stored(&state), decisions, &ctx(), &|_| {}).await.unwrap();
         assert_eq!(done.done.stop, StopReason::Answered);
         assert_eq!(
             result_of(&done, "trip__plan"),
             Some(json!({"booked": "trip: \"1 in Bergen (breakfast: false)\""}))
         );
-        assert_eq!(bookings_of("Bergen").len(), 1);
+        assert_eq!(bookings.of("Bergen").len(), 1);
     }
 
     #[tokio::test]
     async fn a_question_a_child_call_asks_under_a_parent_that_cannot_ask_is_refused() {
         let ledger = Arc::new(InMemoryLedger::default());
+        let bookings = Arc::new(Bookings::default());
         let call = [("call_1", "trip__quick", r#"{"city": "Lima"}"#)];
         let turns = vec![ScriptedTurn::openai_calls(&call), ScriptedTurn::openai_text("Sorry.")];
-        let output = trip_agent(turns, &ledger)
+        let output = trip_agent(turns, &ledger, &bookings)
             .run(vec![Message::user("Plan Lima.")], &ctx(), &|_| {})
             .await;
         // Nothing waits: the child could not, and its parent could not wait for it.
@@ -1158,6 +1229,6 @@ mod questions {
             error.message.starts_with("approval_denied: a call made by another tool cannot wait"),
             "{error:?}"
         );
-        assert!(bookings_of("Lima").is_empty());
+        assert!(bookings.of("Lima").is_empty());
     }
 }

@@ -3,7 +3,7 @@
 
 use tool_runtime::agent::{AnthropicMessages, ModelErrorKind, OpenAiCompatible};
 
-use crate::loopback::{CONVERSATION, Server, ask, no_retry, reply, stream};
+use crate::loopback::{CONVERSATION, Server, ask, no_retry, quick_retries, reply, stream};
 
 const KEY: &str = "sk-redirect-test-key-0123456789";
 const AZURE_KEY: &str = "azure-api-key-0123456789";
@@ -90,4 +90,32 @@ async fn a_same_host_redirect_is_not_followed_either() {
     assert!(error.message().contains("/v2/chat/completions"), "{error}");
     assert!(!error.message().contains("token=abc"), "the query is left out: {error}");
     assert_eq!(endpoint.requests().len(), 1);
+}
+
+/// With retries on, a refused redirect is still asked once: the endpoint would redirect
+/// again, and the other origin is never reached. The same policy does retry a `503`, so the
+/// count shows the retries were on.
+#[tokio::test]
+async fn a_refused_redirect_is_not_retried_when_retries_are_on() {
+    let model_for = |endpoint: &Server| {
+        OpenAiCompatible::builder()
+            .base_url(format!("{}/v1", endpoint.base))
+            .api_key(KEY)
+            .retry(quick_retries())
+            .build()
+            .unwrap()
+    };
+    let elsewhere = Server::start(elsewhere_answers()).await;
+    let redirect = redirect_to(307, &elsewhere, "/v1/chat/completions");
+    let endpoint = Server::start(vec![redirect; 3]).await;
+    let error = ask(&model_for(&endpoint)).await.expect_err("a redirect is no answer");
+    assert_eq!(error.kind(), ModelErrorKind::Status(307), "{error}");
+    assert_eq!(endpoint.requests().len(), 1, "asked once, never retried");
+    assert_never_reached(&elsewhere);
+
+    let unavailable = reply(503, &[], "application/json", r#"{"error": {"message": "busy"}}"#);
+    let busy = Server::start(vec![unavailable; 3]).await;
+    let error = ask(&model_for(&busy)).await.expect_err("three 503s are no answer");
+    assert_eq!(error.kind(), ModelErrorKind::Status(503), "{error}");
+    assert_eq!(busy.requests().len(), 3, "the policy retries what may be retried");
 }

@@ -14,7 +14,7 @@ use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
 
 use crate::loopback::{Server, stream};
-use crate::loopback::{ask, no_retry};
+use crate::loopback::{ask, no_retry, quick_retries};
 
 const KEY: &str = "sk-ant-stream-error-key-0123456789";
 
@@ -134,5 +134,26 @@ async fn every_providers_mid_stream_error_ends_the_run_with_its_message() {
         assert_eq!(json["error"], "provider", "{provider:?}: {json}");
         let message = json["message"].as_str().unwrap();
         assert!(message.contains(said), "{provider:?}: {message}");
+    }
+}
+
+/// With retries on, an error inside a stream that had begun is final: the provider's error
+/// event, and a stream cut without one, are each asked once of a server that would answer
+/// the same again.
+#[tokio::test]
+async fn a_mid_stream_error_is_not_retried_when_retries_are_on() {
+    let body = anthropic_error("Overloaded");
+    let cut = body[..body.find("event: error").unwrap()].to_owned();
+    for (body, expected) in [(body, json!("provider")), (cut, json!("transport"))] {
+        let server = Server::start(vec![stream(&body); 3]).await;
+        let model = AnthropicMessages::builder()
+            .base_url(&server.base)
+            .api_key(KEY)
+            .retry(quick_retries())
+            .build()
+            .unwrap();
+        let error = ask(&model).await.expect_err("no answer");
+        assert_eq!(kind(error.kind()), expected, "{error:?}");
+        assert_eq!(server.requests().len(), 1, "asked once, never retried: {error}");
     }
 }

@@ -102,3 +102,12 @@ pub fn no_retry() -> tool_runtime::agent::RetryPolicy {
     retry.max_attempts = 1;
     retry
 }
+
+/// Three attempts, 1 ms apart: retries on, as by default, without the default's waits.
+pub fn quick_retries() -> tool_runtime::agent::RetryPolicy {
+    let mut retry = tool_runtime::agent::RetryPolicy::default();
+    retry.max_attempts = 3;
+    retry.initial_backoff = std::time::Duration::from_millis(1);
+    retry.max_backoff = std::time::Duration::from_millis(1);
+    retry
+}

@@ -2,12 +2,12 @@
 //! forbidden-schema and awkwardly named tools; and, round trip, from our own example server
 //! over stdio (a child process) and Streamable HTTP.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::support::ctx;
 use serde_json::{Value, json};
+use tokio::sync::Notify;
 use tool_runtime::catalog::{ToolCatalog, ToolSource, visible_tools};
 use tool_runtime::content::Part;
 use tool_runtime::mcp::rmcp::model::{
@@ -105,7 +105,9 @@ fn upstream_tools() -> Vec<Tool> {
 struct Upstream {
     tools: Arc<Mutex<Vec<Tool>>>,
     calls: Arc<Mutex<Vec<(String, Value)>>>,
-    cancelled: Arc<AtomicBool>,
+    /// Told when a `slow` call starts, and when one was cancelled by the client.
+    slow_started: Arc<Notify>,
+    slow_cancelled: Arc<Notify>,
 }
 
 impl ServerHandler for Upstream {
@@ -139,8 +141,9 @@ impl ServerHandler for Upstream {
                 CallToolResult::error(vec![ContentBlock::text("stack trace: /etc/upstream/secret")])
             }
             "slow" => {
+                self.slow_started.notify_one();
                 context.ct.cancelled().await;
-                self.cancelled.store(true, Ordering::SeqCst);
+                self.slow_cancelled.notify_one();
                 CallToolResult::error(vec![ContentBlock::text("cancelled")])
             }
             "progress" => {
@@ -178,7 +181,8 @@ async fn import(options: McpImportOptions) -> Harness {
     let upstream = Upstream {
         tools: Arc::new(Mutex::new(upstream_tools())),
         calls: Arc::default(),
-        cancelled: Arc::default(),
+        slow_started: Arc::default(),
+        slow_cancelled: Arc::default(),
     };
     let (client_io, server_io) = tokio::io::duplex(64 * 1024);
     let serving = tokio::spawn(upstream.clone().serve(server_io));
@@ -397,20 +401,16 @@ async fn cancellation_and_progress_cross_the_connection() {
     let token = tokio_util::sync::CancellationToken::new();
     let cancelling = ctx().with_cancellation(token.clone());
     let cancel = async {
-        while harness.upstream.calls.lock().unwrap().iter().all(|(name, _)| name != "slow") {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        harness.upstream.slow_started.notified().await;
         token.cancel();
     };
     let slow = id("slow");
     let (result, ()) = tokio::join!(runner.exec(&slow, b"{}", &cancelling), cancel);
     assert_eq!(result.error_code(), Some(ToolErrorCode::Cancelled));
-    let mut waited = Duration::ZERO;
-    while !harness.upstream.cancelled.load(Ordering::SeqCst) {
-        assert!(waited < Duration::from_secs(5), "the server was not told");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-        waited += Duration::from_millis(10);
-    }
+    // A guard against a hang, not a time limit.
+    let told =
+        tokio::time::timeout(Duration::from_secs(30), harness.upstream.slow_cancelled.notified());
+    assert!(told.await.is_ok(), "the server was not told");
 }
 
 /// Our server's tools, imported again: annotations written by one side read back as the same

@@ -2,11 +2,11 @@
 //! narrowed output schemas), `tools/call` (structured results, tool errors, protocol errors),
 //! progress notifications, cancellation reaching the running tool, and Streamable HTTP.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use tokio::sync::Notify;
 use tool_runtime::catalog::ToolCatalog;
 use tool_runtime::mcp::McpServer;
 use tool_runtime::mcp::ToolHints;
@@ -17,7 +17,7 @@ use tool_runtime::mcp::rmcp::{ClientHandler, ServiceError, ServiceExt};
 use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
-use tool_runtime::runtime::{CollectingSink, Progress, ProgressReporter, ToolEvent};
+use tool_runtime::runtime::{Capability, CollectingSink, Progress, ProgressReporter, ToolEvent};
 use tool_tests::fixtures::context;
 
 /// Count to `to`, reporting each step.
@@ -51,20 +51,31 @@ impl Tool for Count {
     }
 }
 
-static WAIT_STARTED: AtomicBool = AtomicBool::new(false);
-static WAIT_DROPPED_CANCELLED: Mutex<Option<bool>> = Mutex::new(None);
+/// What a test sees of its server's `test__wait` calls: a start, and at the drop of the running
+/// tool whether its cancellation token had fired. Each server is given its own.
+#[derive(Default)]
+struct WaitProbe {
+    started: Notify,
+    dropped: Notify,
+    cancelled_at_drop: Mutex<Option<bool>>,
+}
+
+impl Capability for WaitProbe {
+    const NAME: &'static str = "wait_probe";
+}
 
 /// Records, when the running tool is dropped, whether its cancellation token had fired.
-struct DropProbe(ToolInvocationContext);
+struct DropProbe<'a>(ToolInvocationContext, &'a WaitProbe);
 
-impl Drop for DropProbe {
+impl Drop for DropProbe<'_> {
     fn drop(&mut self) {
-        *WAIT_DROPPED_CANCELLED.lock().unwrap() = Some(self.0.cancellation().is_cancelled());
+        *self.1.cancelled_at_drop.lock().unwrap() = Some(self.0.cancellation().is_cancelled());
+        self.1.dropped.notify_one();
     }
 }
 
 /// Wait until cancelled.
-#[tool(name = "test__wait", effect = read_only, redact = [])]
+#[tool(name = "test__wait", effect = read_only, redact = [], capabilities = [WaitProbe])]
 struct Wait {
     seconds: u8,
 }
@@ -74,10 +85,11 @@ impl Tool for Wait {
     async fn run(
         self,
         ctx: &ToolInvocationContext,
-        _: &ToolCapabilities,
+        caps: &ToolCapabilities,
     ) -> Result<Counted, ToolError> {
-        let _probe = DropProbe(ctx.clone());
-        WAIT_STARTED.store(true, Ordering::SeqCst);
+        let probe = caps.get::<WaitProbe>()?;
+        let _probe = DropProbe(ctx.clone(), probe);
+        probe.started.notify_one();
         tokio::time::sleep(Duration::from_secs(u64::from(self.seconds))).await;
         Ok(Counted { count: 0, internal: String::new() })
     }
@@ -136,7 +148,13 @@ impl Tool for Secret {
 }
 
 fn test_server() -> McpServer {
+    probed_server(&Arc::default())
+}
+
+/// The test server, its `test__wait` calls reporting to `probe`.
+fn probed_server(probe: &Arc<WaitProbe>) -> McpServer {
     let catalog = ToolCatalog::builder()
+        .shared_capability(Arc::clone(probe))
         .register::<Wait>()
         .register::<Count>()
         .register::<Send>()
@@ -273,30 +291,21 @@ async fn progress_reports_become_progress_notifications() {
 
 #[tokio::test]
 async fn client_cancellation_reaches_the_running_tool() {
-    let (client, _) = connect(test_server()).await;
+    let probe = Arc::new(WaitProbe::default());
+    let (client, _) = connect(probed_server(&probe)).await;
     {
         let pending = client.call_tool(call("test__wait", json!({"seconds": 60})));
         tokio::pin!(pending);
-        let started = async {
-            while !WAIT_STARTED.load(Ordering::SeqCst) {
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-        };
         tokio::select! {
             result = &mut pending => panic!("the call finished early: {result:?}"),
-            () = started => {}
+            () = probe.started.notified() => {}
         }
         // Dropping the request makes rmcp send `notifications/cancelled`.
     }
-    let mut waited = Duration::ZERO;
-    let cancelled = loop {
-        if let Some(cancelled) = *WAIT_DROPPED_CANCELLED.lock().unwrap() {
-            break cancelled;
-        }
-        assert!(waited < Duration::from_secs(5), "the tool was not stopped");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-        waited += Duration::from_millis(10);
-    };
+    // A guard against a hang, not a time limit: the 60 s tool is dropped when cancelled.
+    let dropped = tokio::time::timeout(Duration::from_secs(30), probe.dropped.notified()).await;
+    assert!(dropped.is_ok(), "the tool was not stopped");
+    let cancelled = probe.cancelled_at_drop.lock().unwrap().expect("recorded at the drop");
     assert!(cancelled, "the tool's cancellation token fired before it was dropped");
     client.cancel().await.unwrap();
 }

@@ -107,13 +107,45 @@ async fn an_approval_is_not_replayed_after_the_tool_changed() {
     );
 }
 
+/// A tool `name` with `Close`'s input and, with `other_output`, another output schema.
+fn close_like(name: &str, other_output: bool) -> DynamicTool {
+    let closed = if other_output { json!({"type": "boolean"}) } else { json!({"type": "integer"}) };
+    DynamicTool::builder(
+        name,
+        "Closes a ticket.",
+        json!({"type": "object", "properties": {"number": {"type": "integer"}}, "required": ["number"], "additionalProperties": false}),
+    )
+    .effect(ToolEffect::StateChange)
+    .output_schema(json!({"type": "object", "properties": {"closed": closed}, "required": ["closed"], "additionalProperties": false}))
+    .redact(["closed"])
+    .build(|_, _, _| async { Ok(json!({"closed": 1})) })
+    .unwrap()
+}
+
 #[test]
 fn the_binding_covers_every_part() {
     let base = ctx("run-1", "acme", "user-1");
+    let seven = json!({"number": 7});
     let approval = approval_for_run_1();
-    assert_eq!(approval, Approval::of(&base, Close::spec(), "call_1", &json!({"number": 7})));
-    assert_ne!(approval, Approval::of(&base, Close::spec(), "call_2", &json!({"number": 7})));
-    assert_ne!(approval, Approval::of(&base, Close::spec(), "call_1", &json!({"number": 8})));
+    assert_eq!(approval, Approval::of(&base, Close::spec(), "call_1", &seven));
+    let (reopen, changed) =
+        (close_like("tickets__reopen", false), close_like("tickets__close", true));
+    assert_ne!(changed.spec().spec_hash(), Close::spec().spec_hash());
+    let others = [
+        ("run", Approval::of(&ctx("run-2", "acme", "user-1"), Close::spec(), "call_1", &seven)),
+        (
+            "tenant",
+            Approval::of(&ctx("run-1", "globex", "user-1"), Close::spec(), "call_1", &seven),
+        ),
+        ("actor", Approval::of(&ctx("run-1", "acme", "user-2"), Close::spec(), "call_1", &seven)),
+        ("tool", Approval::of(&base, reopen.spec(), "call_1", &seven)),
+        ("spec", Approval::of(&base, changed.spec(), "call_1", &seven)),
+        ("call id", Approval::of(&base, Close::spec(), "call_2", &seven)),
+        ("arguments", Approval::of(&base, Close::spec(), "call_1", &json!({"number": 8}))),
+    ];
+    for (part, other) in others {
+        assert_ne!(approval, other, "an approval with another {part} is another approval");
+    }
 }
 
 #[tokio::test]

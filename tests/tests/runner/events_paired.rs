@@ -2,11 +2,10 @@
 //! every result had a start (in the agent's events and the runner's), and nothing of a call
 //! is emitted after its result.
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use tool_runtime::adapters::{Adapter, OpenAiChat, Provider, StreamEvent};
-use tool_runtime::agent::{Agent, AgentEvent, Message, ScriptedModel, ScriptedTurn, StopReason};
+use tool_runtime::agent::{Agent, Message, ScriptedModel, ScriptedTurn, StopReason};
 use tool_runtime::catalog::ToolCatalog;
 use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
@@ -14,6 +13,7 @@ use tool_runtime::runner::ToolRunner;
 use tool_runtime::runtime::{
     CollectingSink, LogLevel, LogMessage, LogReporter, Progress, ProgressReporter, ToolEvent,
 };
+use tool_tests::events::{Mark, agent_marks, assert_paired, runner_marks};
 use tool_tests::fixtures::{Echo, Word, context};
 
 const WRAPPED: &str = r#"{"tool_uses": [
@@ -29,50 +29,6 @@ fn runner(sink: &CollectingSink) -> ToolRunner {
 
 fn ctx() -> ToolInvocationContext {
     context("run-1", "u", "t")
-}
-
-/// Starts and results per id, in the agent's events: `(starts, results)`.
-fn agent_pairs(events: &[AgentEvent]) -> BTreeMap<String, (usize, usize)> {
-    let mut pairs: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    for event in events {
-        match event {
-            AgentEvent::ToolCallStarted { id, .. } => {
-                let entry = pairs.entry(id.clone()).or_default();
-                assert_eq!(entry.1, 0, "{id} started after its result");
-                entry.0 += 1;
-            }
-            AgentEvent::ToolCallResult { id, .. } => pairs.entry(id.clone()).or_default().1 += 1,
-            _ => {}
-        }
-    }
-    pairs
-}
-
-/// Starts and results per id, in the runner's events; nothing of a call after its result.
-fn runner_pairs(events: &[ToolEvent]) -> BTreeMap<String, (usize, usize)> {
-    let mut pairs: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    for event in events {
-        match event {
-            ToolEvent::ToolCallStart { tool_call_id, .. } => {
-                pairs.entry(tool_call_id.clone()).or_default().0 += 1;
-            }
-            ToolEvent::ToolCallProgress { tool_call_id, .. } => {
-                let entry = pairs.get(tool_call_id).copied().unwrap_or_default();
-                assert_eq!(entry.1, 0, "progress of {tool_call_id} after its result");
-            }
-            ToolEvent::ToolCallResult { tool_call_id, .. } => {
-                pairs.entry(tool_call_id.clone()).or_default().1 += 1;
-            }
-            _ => {}
-        }
-    }
-    pairs
-}
-
-fn assert_paired(pairs: &BTreeMap<String, (usize, usize)>) {
-    for (id, counts) in pairs {
-        assert_eq!(*counts, (1, 1), "{id}: (starts, results)");
-    }
 }
 
 #[test]
@@ -110,13 +66,11 @@ async fn a_split_wrapper_pairs_starts_and_results_in_agent_and_runner_events() {
         .run(vec![Message::user("go")], &ctx(), &|event| seen.lock().unwrap().push(event))
         .await;
     assert_eq!(output.done.stop, StopReason::Answered);
-    let agent = agent_pairs(&seen.lock().unwrap());
+    let agent = assert_paired(agent_marks(&seen.lock().unwrap()));
     assert_eq!(agent.len(), 2, "{agent:?}");
-    assert!(!agent.contains_key("call_P1"), "{agent:?}");
-    assert_paired(&agent);
-    let runner = runner_pairs(&sink.events());
-    assert_eq!(runner.keys().collect::<Vec<_>>(), agent.keys().collect::<Vec<_>>());
-    assert_paired(&runner);
+    assert!(!agent.iter().any(|id| id == "call_P1"), "{agent:?}");
+    let runner = assert_paired(runner_marks(&sink.events()));
+    assert_eq!(runner, agent);
 }
 
 #[tokio::test]
@@ -139,9 +93,8 @@ async fn calls_of_a_model_that_does_not_stream_start_before_their_results() {
         .run(vec![Message::user("go")], &ctx(), &|event| seen.lock().unwrap().push(event))
         .await;
     assert_eq!(output.done.stop, StopReason::Answered);
-    let agent = agent_pairs(&seen.lock().unwrap());
+    let agent = assert_paired(agent_marks(&seen.lock().unwrap()));
     assert_eq!(agent.len(), 3, "{agent:?}");
-    assert_paired(&agent);
 }
 
 /// Keeps a clone of its context, to report with after its call ended.
@@ -210,7 +163,7 @@ async fn a_kept_context_reports_nothing_after_the_calls_result_event() {
     assert!(matches!(events.last(), Some(ToolEvent::ToolCallResult { .. })), "{events:?}");
     let progress = events.iter().filter(|e| matches!(e, ToolEvent::ToolCallProgress { .. }));
     assert_eq!(progress.count(), 1, "{events:?}");
-    assert_paired(&runner_pairs(&events));
+    assert_eq!(assert_paired(runner_marks(&events)), ["call_kept_events"]);
     assert_eq!(*heard.lock().unwrap(), ["progress during", "log during"]);
 }
 
@@ -247,4 +200,36 @@ async fn a_kept_context_logs_nothing_after_the_call_when_the_caller_only_listens
         ctx.log(LogLevel::Info, "caller");
         assert_eq!(heard.lock().unwrap().last().map(String::as_str), Some("caller"));
     }
+}
+
+/// The shared check refuses each way a call's events can go wrong.
+#[test]
+fn the_pairing_check_refuses_a_result_before_its_start_a_second_of_either_or_a_missing_one() {
+    let marks = |list: &[(&str, Mark)]| -> Vec<(String, Mark)> {
+        list.iter().map(|(id, mark)| ((*id).to_owned(), *mark)).collect()
+    };
+    let good = marks(&[
+        ("a", Mark::Start),
+        ("b", Mark::Start),
+        ("a", Mark::During),
+        ("b", Mark::Result),
+        ("a", Mark::Result),
+    ]);
+    assert_eq!(assert_paired(good), ["a", "b"]);
+    let bad = [
+        marks(&[("a", Mark::Result), ("a", Mark::Start)]),
+        marks(&[("a", Mark::Start), ("a", Mark::Start), ("a", Mark::Result)]),
+        marks(&[("a", Mark::Start), ("a", Mark::Result), ("a", Mark::Result)]),
+        marks(&[("a", Mark::Start), ("a", Mark::Result), ("a", Mark::During)]),
+        marks(&[("a", Mark::Start), ("b", Mark::Start), ("a", Mark::Result)]),
+        marks(&[("a", Mark::Start), ("b", Mark::Result)]),
+    ];
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let refused: Vec<bool> = bad
+        .into_iter()
+        .map(|marks| std::panic::catch_unwind(|| assert_paired(marks)).is_err())
+        .collect();
+    std::panic::set_hook(hook);
+    assert_eq!(refused, [true; 6]);
 }

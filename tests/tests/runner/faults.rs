@@ -12,6 +12,7 @@ use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::{AfterCall, AfterCallDecision, AfterCallHook, HookError, ToolRunner};
 use tool_runtime::runner::{ApprovalDecision, ApprovalRequest, Approver, Authorizer, AuthzDenied};
+use tool_runtime::runner::{BeforeCall, BeforeCallDecision, BeforeCallHook};
 use tool_runtime::runtime::{
     Arguments, Auth, BoundToolRuntime, BrokerError, CallStep, CollectingSink, ConnectionBroker,
     Credential, DynamicTool, EventOutcome, EventSink, LogLevel, LogMessage, LogReporter, Progress,
@@ -19,6 +20,7 @@ use tool_runtime::runtime::{
 };
 use tool_runtime::schema::{ArgumentsError, ValidationErrors};
 use tool_runtime::spec::ToolSpec;
+use tool_tests::events::{assert_paired, assert_refused_before_start, runner_marks};
 use tool_tests::fixtures::context;
 
 const SECRET: &str = "sk-live-HARDEN-91c2";
@@ -169,13 +171,6 @@ fn quick() -> Vault {
     Vault { delay: Duration::ZERO, panics: false }
 }
 
-/// (starts, results) per the sink's events.
-fn pairs(events: &[ToolEvent]) -> (usize, usize) {
-    let starts = events.iter().filter(|e| matches!(e, ToolEvent::ToolCallStart { .. })).count();
-    let results = events.iter().filter(|e| matches!(e, ToolEvent::ToolCallResult { .. })).count();
-    (starts, results)
-}
-
 #[tokio::test]
 async fn a_sink_that_panics_on_start_still_gives_one_result() {
     let sink = Arc::new(Grumpy { on_start: true, ..Grumpy::default() });
@@ -183,7 +178,7 @@ async fn a_sink_that_panics_on_start_still_gives_one_result() {
         ToolRunner::builder(catalog(quick())).policy(policy("")).event_sink(sink.clone()).build();
     let result = runner.exec("test__echo", r#"{"word": "hi"}"#, &ctx()).await;
     assert_eq!(result.error_code(), Some(Code::Execution));
-    assert_eq!(pairs(&sink.events.lock().unwrap()), (1, 1));
+    assert_eq!(assert_paired(runner_marks(&sink.events.lock().unwrap())), ["call_1"]);
 }
 
 #[tokio::test]
@@ -193,16 +188,24 @@ async fn a_sink_that_panics_on_the_result_or_progress_leaves_the_result_to_the_c
         ToolRunner::builder(catalog(quick())).policy(policy("")).event_sink(sink.clone()).build();
     let result = runner.exec("test__echo", r#"{"word": "hi"}"#, &ctx()).await;
     assert_eq!(result.value(), Some(&serde_json::json!({"word": "hi"})));
-    assert_eq!(pairs(&sink.events.lock().unwrap()), (1, 1));
+    assert_eq!(assert_paired(runner_marks(&sink.events.lock().unwrap())), ["call_1"]);
     // A progress report that makes the sink panic does not fail the tool.
     let leak = runner.exec("test__leak", "{}", &ctx()).await;
     assert_eq!(leak.error_code(), Some(Code::Execution));
     assert!(leak.error().unwrap().message.starts_with("the server refused"));
+}
 
+/// A sink whose `enabled` panics is taken as disabled: the call runs and its caller gets the
+/// result, and the sink is sent no event (no start, no result).
+#[tokio::test]
+async fn a_sink_whose_enabled_panics_gets_no_events_and_the_call_still_runs() {
     let sink = Arc::new(Grumpy { on_enabled: true, ..Grumpy::default() });
-    let runner = ToolRunner::builder(catalog(quick())).policy(policy("")).event_sink(sink).build();
+    let runner =
+        ToolRunner::builder(catalog(quick())).policy(policy("")).event_sink(sink.clone()).build();
     let result = runner.exec("test__echo", r#"{"word": "hi"}"#, &ctx()).await;
-    assert!(result.value().is_some());
+    assert_eq!(result.value(), Some(&serde_json::json!({"word": "hi"})));
+    let events = sink.events.lock().unwrap();
+    assert!(events.is_empty(), "{events:?}");
 }
 
 #[tokio::test]
@@ -216,6 +219,8 @@ async fn panicking_hooks_and_brokers_give_a_typed_result() {
         .build();
     let result = authorized.exec("test__echo", r#"{"word": "hi"}"#, &ctx()).await;
     assert_eq!(result.error_code(), Some(Code::Execution));
+    // Refused before its start: one result, no start.
+    assert_eq!(assert_refused_before_start(runner_marks(&sink.take())), ["call_1"]);
 
     let approved = ToolRunner::builder(catalog(quick()))
         .policy(policy(r#", "require_approval": ["read_only"]"#))
@@ -224,6 +229,7 @@ async fn panicking_hooks_and_brokers_give_a_typed_result() {
         .build();
     let result = approved.exec("test__echo", r#"{"word": "hi"}"#, &ctx()).await;
     assert_eq!(result.error_code(), Some(Code::Execution));
+    assert_eq!(assert_refused_before_start(runner_marks(&sink.take())), ["call_1"]);
 
     let brokered = ToolRunner::builder(catalog(Vault { delay: Duration::ZERO, panics: true }))
         .policy(policy(""))
@@ -231,8 +237,7 @@ async fn panicking_hooks_and_brokers_give_a_typed_result() {
         .build();
     let result = brokered.exec("test__leak", "{}", &ctx()).await;
     assert_eq!(result.error_code(), Some(Code::Execution));
-    // Refused before their start: one result each, no start.
-    assert_eq!(pairs(&sink.events()), (0, 3));
+    assert_eq!(assert_refused_before_start(runner_marks(&sink.take())), ["call_1"]);
 }
 
 #[tokio::test(start_paused = true)]
@@ -245,7 +250,7 @@ async fn a_caller_that_stops_waiting_still_leaves_a_cancelled_result() {
     // The caller gives up before the call's own budget would end it.
     assert!(tokio::time::timeout(Duration::from_millis(10), call).await.is_err());
     let events = sink.events();
-    assert_eq!(pairs(&events), (1, 1));
+    assert_eq!(assert_paired(runner_marks(&events)), ["call_1"]);
     let Some(ToolEvent::ToolCallResult {
         tool_call_id, outcome: EventOutcome::Err { error }, ..
     }) = events.last()
@@ -270,27 +275,134 @@ async fn a_caller_that_stops_waiting_still_leaves_a_cancelled_result() {
 #[tokio::test(start_paused = true)]
 async fn the_time_budget_covers_the_authorizer_the_approver_and_the_broker() {
     let slow = || Arc::new(Hooks { delay: Duration::from_secs(3600), panics: false });
-    let authorized =
-        ToolRunner::builder(catalog(quick())).policy(policy("")).authorizer(slow()).build();
+    let sink = CollectingSink::new();
+    let timed_out_before_start = |sink: &CollectingSink| {
+        let events = sink.take();
+        assert_eq!(assert_refused_before_start(runner_marks(&events)), ["call_1"]);
+        assert!(
+            matches!(events.last(), Some(ToolEvent::ToolCallResult { outcome: EventOutcome::Err { error }, .. }) if error.code == Code::Timeout),
+            "{events:?}"
+        );
+    };
+    let authorized = ToolRunner::builder(catalog(quick()))
+        .policy(policy(""))
+        .authorizer(slow())
+        .event_sink(sink.clone())
+        .build();
     let result = authorized.exec("test__echo", r#"{"word": "hi"}"#, &ctx()).await;
     assert_eq!(result.error_code(), Some(Code::Timeout));
     assert!(result.error().unwrap().message.contains("the authorizer"));
+    timed_out_before_start(&sink);
 
     let approved = ToolRunner::builder(catalog(quick()))
         .policy(policy(r#", "require_approval": ["read_only"]"#))
         .approver(slow())
+        .event_sink(sink.clone())
         .build();
     let result = approved.exec("test__echo", r#"{"word": "hi"}"#, &ctx()).await;
     assert_eq!(result.error_code(), Some(Code::Timeout));
     assert!(result.error().unwrap().message.contains("the approver"));
+    timed_out_before_start(&sink);
 
     let brokered =
         ToolRunner::builder(catalog(Vault { delay: Duration::from_secs(3600), panics: false }))
             .policy(policy(""))
+            .event_sink(sink.clone())
             .build();
     let result = brokered.exec("test__leak", "{}", &ctx()).await;
     assert_eq!(result.error_code(), Some(Code::Timeout));
     assert!(result.error().unwrap().message.contains("the credential broker"));
+    timed_out_before_start(&sink);
+}
+
+/// A before-call hook that takes its duration to allow every call.
+#[derive(Debug)]
+struct SlowBefore(Duration);
+
+#[async_trait]
+impl BeforeCallHook for SlowBefore {
+    fn name(&self) -> &str {
+        "slow_before"
+    }
+
+    async fn before_call(&self, _: &BeforeCall<'_>) -> Result<BeforeCallDecision, HookError> {
+        tokio::time::sleep(self.0).await;
+        Ok(BeforeCallDecision::Allow)
+    }
+}
+
+/// One deadline covers every wait of a call: steps that each take 60 ms, within the 100 ms
+/// budget one by one, time the call out together at 100 ms. A budget per step would let each
+/// of them finish.
+#[tokio::test(start_paused = true)]
+async fn steps_each_within_the_budget_time_out_together_on_one_deadline() {
+    let step = Duration::from_millis(60);
+    let catalog = || {
+        let nap = DynamicTool::builder(
+            "test__nap",
+            "Nap 60 ms.",
+            serde_json::json!({"type": "object", "properties": {}, "additionalProperties": false}),
+        )
+        .effect(ToolEffect::ReadOnly)
+        .redact_all()
+        .build(move |_, _, _| async move {
+            tokio::time::sleep(step).await;
+            Ok(serde_json::json!("rested"))
+        })
+        .unwrap();
+        ToolCatalog::builder().register_dynamic(nap).build().unwrap()
+    };
+
+    // The authorizer, then a before-call hook: the hook runs out of the budget the authorizer
+    // spent, before the call starts.
+    let sink = CollectingSink::new();
+    let runner = ToolRunner::builder(catalog())
+        .policy(policy(""))
+        .authorizer(Arc::new(Hooks { delay: step, panics: false }))
+        .before_call(SlowBefore(step))
+        .event_sink(sink.clone())
+        .build();
+    let started = tokio::time::Instant::now();
+    let result = runner.exec("test__nap", "{}", &ctx()).await;
+    let error = result.error().unwrap();
+    assert_eq!((error.code, error.step), (Code::Timeout, Some(CallStep::Hook)), "{error}");
+    assert!(error.message.contains("the before-call hooks"), "{error}");
+    let ended = started.elapsed();
+    assert!(ended >= Duration::from_millis(100) && ended < 2 * step, "ended at {ended:?}");
+    let events = sink.take();
+    assert_eq!(assert_refused_before_start(runner_marks(&events)), ["call_1"]);
+    assert!(
+        matches!(events.last(), Some(ToolEvent::ToolCallResult { outcome: EventOutcome::Err { error }, .. }) if error.code == Code::Timeout),
+        "{events:?}"
+    );
+
+    // A before-call hook, then the tool: the tool runs out of what the hook left.
+    let runner = ToolRunner::builder(catalog())
+        .policy(policy(""))
+        .before_call(SlowBefore(step))
+        .event_sink(sink.clone())
+        .build();
+    let started = tokio::time::Instant::now();
+    let result = runner.exec("test__nap", "{}", &ctx()).await;
+    let error = result.error().unwrap();
+    assert_eq!((error.code, error.step), (Code::Timeout, Some(CallStep::Run)), "{error}");
+    let ended = started.elapsed();
+    assert!(ended >= Duration::from_millis(100) && ended < 2 * step, "ended at {ended:?}");
+    let events = sink.take();
+    assert_eq!(assert_paired(runner_marks(&events)), ["call_1"]);
+    assert!(
+        matches!(events.last(), Some(ToolEvent::ToolCallResult { outcome: EventOutcome::Err { error }, .. }) if error.code == Code::Timeout),
+        "{events:?}"
+    );
+
+    // Each step alone fits: the same hook and tool under a budget of 200 ms finish.
+    let roomy = ToolRunner::builder(catalog())
+        .policy(policy(r#", "tools": {"test__nap": {"max_runtime_ms": 200}}"#))
+        .authorizer(Arc::new(Hooks { delay: step, panics: false }))
+        .before_call(SlowBefore(step))
+        .build();
+    let result = roomy.exec("test__nap", "{}", &ctx()).await;
+    assert_eq!(result.value(), Some(&serde_json::json!("rested")));
 }
 
 /// An after-call hook that takes an hour.
@@ -324,7 +436,7 @@ async fn the_time_budget_covers_the_after_call_hooks() {
     assert!(error.message.contains("the after-call hooks"), "{error}");
     // Within the call's budget (100 ms), not the hook's hour.
     assert!(started.elapsed() <= Duration::from_millis(100), "{:?}", started.elapsed());
-    assert_eq!(pairs(&sink.events()), (1, 1));
+    assert_eq!(assert_paired(runner_marks(&sink.events())), ["call_1"]);
 }
 
 #[tokio::test]
@@ -418,6 +530,6 @@ async fn an_output_check_that_panics_after_the_start_still_gives_one_result() {
     let result = runner.exec("test__count", r#"{"n": 1}"#, &ctx()).await;
     assert_eq!(result.error_code(), Some(Code::Execution));
     let events = sink.events();
-    assert_eq!(pairs(&events), (1, 1), "{events:?}");
+    assert_eq!(assert_paired(runner_marks(&events)), ["call_1"], "{events:?}");
     assert!(matches!(events.last(), Some(ToolEvent::ToolCallResult { .. })), "{events:?}");
 }

@@ -23,15 +23,21 @@ use tool_runtime::runner::{
 };
 use tool_runtime::runner::{ApprovalDecision, ApprovalRequest, Approver};
 use tool_runtime::runtime::{
-    CallStep, Clock, CollectingSink, EventOutcome, ExecError, ToolCallCounts, ToolCallStats,
-    ToolErrorCode as Code, ToolEvent, ToolInvocationRecord,
+    CallStep, Capability, Clock, CollectingSink, EventOutcome, ExecError, ToolCallCounts,
+    ToolCallStats, ToolErrorCode as Code, ToolEvent, ToolInvocationRecord,
 };
 use tool_tests::fixtures::context;
 
-static RUNS: AtomicUsize = AtomicUsize::new(0);
+/// How many times `test__note` ran: one count per catalog, so a test reads only its own calls.
+#[derive(Default)]
+struct NoteRuns(AtomicUsize);
+
+impl Capability for NoteRuns {
+    const NAME: &'static str = "note_runs";
+}
 
 /// Store a note.
-#[tool(name = "test__note", effect = read_only, redact = ["text"])]
+#[tool(name = "test__note", effect = read_only, redact = ["text"], capabilities = [NoteRuns])]
 struct Note {
     #[schema(length(max = 20))]
     text: String,
@@ -48,9 +54,9 @@ impl Tool for Note {
     async fn run(
         self,
         _: &ToolInvocationContext,
-        _: &ToolCapabilities,
+        caps: &ToolCapabilities,
     ) -> Result<Noted, ToolError> {
-        RUNS.fetch_add(1, Ordering::SeqCst);
+        caps.get::<NoteRuns>()?.0.fetch_add(1, Ordering::SeqCst);
         Ok(Noted { text: self.text, internal: "never outside".into() })
     }
 }
@@ -73,11 +79,25 @@ impl Tool for Change {
 }
 
 fn catalog() -> ToolCatalog {
-    ToolCatalog::builder().register::<Note>().register::<Change>().build().unwrap()
+    counting_catalog(&Arc::default())
+}
+
+/// The catalog, counting the runs of `test__note` in `runs`.
+fn counting_catalog(runs: &Arc<NoteRuns>) -> ToolCatalog {
+    ToolCatalog::builder()
+        .register::<Note>()
+        .register::<Change>()
+        .shared_capability(Arc::clone(runs))
+        .build()
+        .unwrap()
 }
 
 fn builder() -> ToolRunnerBuilder {
-    ToolRunner::builder(catalog())
+    builder_over(catalog())
+}
+
+fn builder_over(catalog: ToolCatalog) -> ToolRunnerBuilder {
+    ToolRunner::builder(catalog)
         .policy(ToolPolicy::from_json(r#"{"allowed_tools": ["test__*"]}"#).unwrap())
 }
 
@@ -140,14 +160,18 @@ fn result_events(events: &[ToolEvent]) -> Vec<(EventOutcome, u64)> {
 #[tokio::test]
 async fn a_blocking_hook_ends_the_call_with_its_reason_before_the_tool_runs() {
     let events = CollectingSink::new();
-    let runner = builder().before_call(guard()).event_sink(events.clone()).clock(ticking()).build();
-    let before = RUNS.load(Ordering::SeqCst);
+    let runs = Arc::new(NoteRuns::default());
+    let runner = builder_over(counting_catalog(&runs))
+        .before_call(guard())
+        .event_sink(events.clone())
+        .clock(ticking())
+        .build();
     let blocked = runner.exec("test__note", r#"{"text": "forbidden"}"#, &ctx()).await;
     assert_eq!(blocked.error_code(), Some(Code::HookBlocked));
     let error = blocked.error().unwrap();
     assert_eq!(error.message, "that note is not allowed");
     assert_eq!(error.step, Some(CallStep::Hook));
-    assert_eq!(RUNS.load(Ordering::SeqCst), before, "the tool never ran");
+    assert_eq!(runs.0.load(Ordering::SeqCst), 0, "the tool never ran");
     let events = events.take();
     assert_eq!(events.len(), 1, "no start, one result: {events:?}");
     let (outcome, duration) = &result_events(&events)[0];
@@ -157,6 +181,7 @@ async fn a_blocking_hook_ends_the_call_with_its_reason_before_the_tool_runs() {
     let allowed = runner.exec("test__note", r#"{"text": "fine"}"#, &ctx()).await;
     assert_eq!(allowed.value(), Some(&json!({"text": "fine"})));
     assert_eq!(allowed.args_received(), None, "nothing was rewritten");
+    assert_eq!(runs.0.load(Ordering::SeqCst), 1);
 }
 
 #[tokio::test]
@@ -175,15 +200,16 @@ async fn rewrites_chain_in_order_and_the_record_keeps_what_arrived_and_what_ran(
 #[tokio::test]
 async fn a_rewrite_the_schema_refuses_is_a_typed_error_naming_the_hook() {
     let long = appender("stretcher", "-this-is-far-too-long-for-the-limit");
-    let runner = builder().before_call(long).build();
+    let runs = Arc::new(NoteRuns::default());
+    let runner = builder_over(counting_catalog(&runs)).before_call(long).build();
     let result = runner.exec("test__note", r#"{"text": "x"}"#, &ctx()).await;
     let error = result.error().unwrap();
     assert_eq!(error.code, Code::HookFailed);
     assert!(error.message.contains("`stretcher`") && error.message.contains("/text"), "{error}");
-    // It stopped at the hook: the tool never ran. (Not read from the shared `RUNS`, which the
-    // tests running beside this one move.)
+    // It stopped at the hook: the tool never ran.
     assert_eq!(error.step, Some(CallStep::Hook));
     assert_eq!(result.record().result, None);
+    assert_eq!(runs.0.load(Ordering::SeqCst), 0);
 }
 
 #[tokio::test]

@@ -22,6 +22,7 @@ use tool_runtime::runtime::{
     ValidatedArgs,
 };
 use tool_runtime::schema::ArgumentsError;
+use tool_tests::events::{assert_paired, assert_refused_before_start, runner_marks};
 use tool_tests::fixtures::context;
 
 /// Echo the text back.
@@ -338,12 +339,29 @@ async fn every_fault_has_its_code_and_the_runner_goes_on() {
     ];
     for (tool, raw, expected) in cases {
         let result = runner.exec(tool, &raw, &ctx()).await;
-        assert_eq!(
-            result.error_code(),
-            expected,
-            "{tool} {}",
-            String::from_utf8_lossy(&raw[..raw.len().min(60)])
-        );
+        let shown = format!("{tool} {}", String::from_utf8_lossy(&raw[..raw.len().min(60)]));
+        assert_eq!(result.error_code(), expected, "{shown}");
+        // The sink saw the same outcome: one result, after a start only for calls that ran.
+        let events = sink.take();
+        // `test__boom`'s arguments panic as they are read, before the start.
+        let refused_before_start = tool == "test__boom"
+            || matches!(
+                expected,
+                Some(Code::InvalidJson | Code::Validation | Code::Unavailable | Code::PolicyDenied)
+            );
+        if refused_before_start {
+            assert_eq!(assert_refused_before_start(runner_marks(&events)), ["call_1"], "{shown}");
+        } else {
+            assert_eq!(assert_paired(runner_marks(&events)), ["call_1"], "{shown}");
+        }
+        let event_code = match events.last() {
+            Some(ToolEvent::ToolCallResult { outcome: EventOutcome::Err { error }, .. }) => {
+                Some(error.code)
+            }
+            Some(ToolEvent::ToolCallResult { .. }) => None,
+            other => panic!("{shown}: no result event last: {other:?}"),
+        };
+        assert_eq!(event_code, expected, "{shown}");
         if let Some(error) = result.error() {
             assert!(!error.message.is_empty());
             assert!(

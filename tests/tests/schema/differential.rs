@@ -9,6 +9,11 @@
 //! lengths counted in characters, pattern near-misses, extra and missing properties, `null`,
 //! duplicate set items, unknown enum values).
 //!
+//! Each check runs two samples of 256 values: one from a seed that changes on every run (printed
+//! as `differential sample: seed N`; `DIFFERENTIAL_SEED=N` replays it), for agreement only, and
+//! one from a fixed seed, on which the shares of valid, invalid and fast-path values are also
+//! asserted (statistics a random sample would miss now and then).
+//!
 //! `format` is an annotation in 2020-12: our validator does not check it and `jsonschema` is run
 //! with format validation off (its 2020-12 default), so a `format` field only shows that.
 
@@ -531,24 +536,51 @@ fn differential<T: ToolSchema + DeserializeOwned + Serialize>() -> (u32, u32) {
         RngSeed::Random => RngSeed::Fixed(0x7001_5eed),
         fixed @ RngSeed::Fixed(_) => fixed,
     };
-    let config = Config { cases: 256, failure_persistence: None, rng_seed, ..base };
-    let (accepted, rejected, fast) = (Cell::new(0u32), Cell::new(0u32), Cell::new(0u32));
-    let mut runner = TestRunner::new(config);
-    let outcome = runner.run(&values, |value| {
-        let verdict = check_one::<T>(&validator, &value)?;
-        let counter = if verdict.accepted { &accepted } else { &rejected };
-        counter.set(counter.get() + 1);
-        fast.set(fast.get() + u32::from(verdict.fast));
-        Ok(())
-    });
+    let run = |rng_seed| {
+        let config = Config { cases: 256, failure_persistence: None, rng_seed, ..base.clone() };
+        let (accepted, rejected, fast) = (Cell::new(0u32), Cell::new(0u32), Cell::new(0u32));
+        let mut runner = TestRunner::new(config);
+        let outcome = runner.run(&values, |value| {
+            let verdict = check_one::<T>(&validator, &value)?;
+            let counter = if verdict.accepted { &accepted } else { &rejected };
+            counter.set(counter.get() + 1);
+            fast.set(fast.get() + u32::from(verdict.fast));
+            Ok(())
+        });
+        (outcome, accepted.get(), rejected.get(), fast.get())
+    };
+    // Agreement holds for any sample: first one that is other on every run.
+    let seed = varying_seed();
+    if let Err(error) = run(RngSeed::Fixed(seed)).0 {
+        panic!("{}: {error} ({})", std::any::type_name::<T>(), replay(seed));
+    }
+    let (outcome, accepted, rejected, fast) = run(rng_seed);
     if let Err(error) = outcome {
         panic!("{}: {error}", std::any::type_name::<T>());
     }
     // The generator must explore both sides of the contract, not one.
-    let total = accepted.get() + rejected.get();
-    assert!(accepted.get() * 8 >= total, "too few valid values: {} of {total}", accepted.get());
-    assert!(rejected.get() * 8 >= total, "too few invalid values: {} of {total}", rejected.get());
-    (accepted.get(), fast.get())
+    let total = accepted + rejected;
+    assert!(accepted * 8 >= total, "too few valid values: {accepted} of {total}");
+    assert!(rejected * 8 >= total, "too few invalid values: {rejected} of {total}");
+    (accepted, fast)
+}
+
+/// The seed of the sample that changes on every run: `DIFFERENTIAL_SEED` if set (to replay a
+/// failure), else one from the clock. Printed, so a failing run names it.
+fn varying_seed() -> u64 {
+    let seed = match std::env::var("DIFFERENTIAL_SEED") {
+        Ok(seed) => seed.parse().unwrap_or_else(|_| panic!("DIFFERENTIAL_SEED={seed}: not a u64")),
+        Err(_) => {
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+            now.map_or(0, |since| since.as_nanos() as u64)
+        }
+    };
+    eprintln!("differential sample: {}", replay(seed));
+    seed
+}
+
+fn replay(seed: u64) -> String {
+    format!("seed {seed}; replay with DIFFERENTIAL_SEED={seed}")
 }
 
 /// The one-pass decoder must vouch for most valid values of a type without sets (it leaves
@@ -709,25 +741,30 @@ fn aliases_agree_with_names() {
             (value, seed.rotate_left(17))
         },
     );
-    let config = Config {
-        cases: 256,
-        failure_persistence: None,
-        rng_seed: RngSeed::Fixed(0xa11a_5eed),
-        ..Config::default()
+    let run = |rng_seed| {
+        let config =
+            Config { cases: 256, failure_persistence: None, rng_seed, ..Config::default() };
+        let (accepted, fast) = (Cell::new(0u32), Cell::new(0u32));
+        let mut runner = TestRunner::new(config);
+        let outcome = runner.run(&values, |(value, seed)| {
+            let verdict = check_aliased::<Aliased>(&validator, &value, seed)?;
+            accepted.set(accepted.get() + u32::from(verdict.accepted));
+            fast.set(fast.get() + u32::from(verdict.fast));
+            Ok(())
+        });
+        (outcome, accepted.get(), fast.get())
     };
-    let (accepted, fast) = (Cell::new(0u32), Cell::new(0u32));
-    let mut runner = TestRunner::new(config);
-    let outcome = runner.run(&values, |(value, seed)| {
-        let verdict = check_aliased::<Aliased>(&validator, &value, seed)?;
-        accepted.set(accepted.get() + u32::from(verdict.accepted));
-        fast.set(fast.get() + u32::from(verdict.fast));
-        Ok(())
-    });
+    // A sample other on every run, then a fixed one for the shares asserted below.
+    let seed = varying_seed();
+    if let Err(error) = run(RngSeed::Fixed(seed)).0 {
+        panic!("{error} ({})", replay(seed));
+    }
+    let (outcome, accepted, fast) = run(RngSeed::Fixed(0xa11a_5eed));
     if let Err(error) = outcome {
         panic!("{error}");
     }
-    assert!(accepted.get() >= 32, "too few valid values: {}", accepted.get());
-    assert_mostly_fast((accepted.get(), fast.get()));
+    assert!(accepted >= 32, "too few valid values: {accepted}");
+    assert_mostly_fast((accepted, fast));
 }
 
 #[test]

@@ -83,20 +83,43 @@ fn independent_gbnf_implementations_agree() {
         String::from_utf8_lossy(&output.stderr)
     );
     let verdicts: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let failures = disagreements(&cases, &grammars, &verdicts);
+    assert!(failures.is_empty(), "{} disagreements:\n{}", failures.len(), failures.join("\n"));
+}
 
+/// What the oracles' `verdicts` say against the `cases` (named by `grammars`): a grammar that
+/// does not parse, a text judged the wrong way, and a verdict missing or extra (an oracle that
+/// answers for fewer cases or texts than it was given has not checked the rest).
+fn disagreements(cases: &[Value], grammars: &[String], verdicts: &Value) -> Vec<String> {
     let mut failures = Vec::new();
     for oracle in ["gbnf", "llguidance"] {
-        for ((case, verdict), name) in
-            cases.iter().zip(verdicts[oracle].as_array().unwrap()).zip(&grammars)
-        {
+        let Some(verdicts) = verdicts[oracle].as_array() else {
+            failures.push(format!("{oracle}: no verdicts"));
+            continue;
+        };
+        if verdicts.len() != cases.len() {
+            failures.push(format!(
+                "{oracle}: {} verdicts for {} grammars",
+                verdicts.len(),
+                cases.len()
+            ));
+        }
+        for ((case, verdict), name) in cases.iter().zip(verdicts).zip(grammars) {
             if let Some(error) = verdict["grammar_error"].as_str() {
                 failures.push(format!("{oracle}: the grammar of {name} does not parse: {error}"));
                 continue;
             }
             for (kind, expected) in [("accept", true), ("reject", false)] {
-                for (text, got) in
-                    case[kind].as_array().unwrap().iter().zip(verdict[kind].as_array().unwrap())
-                {
+                let texts = case[kind].as_array().map_or(&[][..], Vec::as_slice);
+                let got = verdict[kind].as_array().map_or(&[][..], Vec::as_slice);
+                if got.len() != texts.len() {
+                    failures.push(format!(
+                        "{oracle}: {name}: {} {kind} verdicts for {} texts",
+                        got.len(),
+                        texts.len()
+                    ));
+                }
+                for (text, got) in texts.iter().zip(got) {
                     if got.as_bool() != Some(expected) {
                         failures.push(format!("{oracle}: {name} should {kind} {text}"));
                     }
@@ -104,7 +127,34 @@ fn independent_gbnf_implementations_agree() {
             }
         }
     }
-    assert!(failures.is_empty(), "{} disagreements:\n{}", failures.len(), failures.join("\n"));
+    failures
+}
+
+/// The comparison cannot shrink silently: an oracle that leaves out a grammar, or a text of a
+/// grammar, is a disagreement, and so is one that answers for more than it was given.
+#[test]
+fn a_verdict_missing_or_extra_is_a_disagreement() {
+    let cases = [json!({"grammar": "root ::= \"a\"", "accept": ["a"], "reject": ["b", "c"]})];
+    let grammars = ["a".to_owned()];
+    let agreed = json!({"grammar_error": null, "accept": [true], "reject": [false, false]});
+    let both = |verdicts: Value| json!({"gbnf": verdicts.clone(), "llguidance": verdicts});
+    assert!(disagreements(&cases, &grammars, &both(json!([agreed]))).is_empty());
+
+    let no_grammar = disagreements(&cases, &grammars, &both(json!([])));
+    assert_eq!(
+        no_grammar,
+        ["gbnf: 0 verdicts for 1 grammars", "llguidance: 0 verdicts for 1 grammars"]
+    );
+    let one_text_short = json!({"grammar_error": null, "accept": [true], "reject": [false]});
+    let short = disagreements(&cases, &grammars, &both(json!([one_text_short])));
+    assert_eq!(
+        short,
+        ["gbnf: a: 1 reject verdicts for 2 texts", "llguidance: a: 1 reject verdicts for 2 texts"]
+    );
+    let extra = disagreements(&cases, &grammars, &both(json!([agreed, agreed])));
+    assert_eq!(extra.len(), 2, "{extra:?}");
+    let missing = disagreements(&cases, &grammars, &json!({"gbnf": [agreed]}));
+    assert_eq!(missing, ["llguidance: no verdicts"]);
 }
 
 /// The venvs of the oracle suites are made once however many tests ask at the same time: CI

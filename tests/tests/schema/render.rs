@@ -289,7 +289,7 @@ fn descriptions_come_from_docs_and_the_attribute() {
 }
 
 #[test]
-fn rendering_is_deterministic() {
+fn rendering_twice_gives_the_same_text_with_keys_in_a_fixed_order() {
     let first = serde_json::to_string(&rendered::<Query>()).unwrap();
     for _ in 0..8 {
         assert_eq!(serde_json::to_string(&rendered::<Query>()).unwrap(), first);
