@@ -1,5 +1,5 @@
 //! How often a 1 MB image is copied between the tool and the wire, counted with
-//! `allocation-counter` (a counting global allocator in this test binary only): `exec` copies
+//! `allocation-counter` (a counting global allocator, per thread): `exec` copies
 //! none of its bytes, each provider's result encoder writes its base64 once (one allocation at
 //! its final size), and the request body takes that text once more, in one buffer.
 

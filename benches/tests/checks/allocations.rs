@@ -1,5 +1,5 @@
 //! Spec access for a `#[tool]` type is a static reference: counted, it allocates nothing.
-//! (`allocation-counter` installs a counting global allocator in this test binary only.)
+//! (`allocation-counter`: a counting global allocator, per thread.)
 
 use std::hint::black_box;
 

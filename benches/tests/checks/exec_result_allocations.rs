@@ -1,6 +1,6 @@
 //! A 1 MB image goes through `ToolRunner::exec` without a copy: the bytes the tool returns are
 //! the bytes in the result (shared `Bytes`), and the call allocates far less than the image.
-//! (`allocation-counter` installs a counting global allocator in this test binary only.)
+//! (`allocation-counter`: a counting global allocator, per thread.)
 
 use std::hint::black_box;
 
