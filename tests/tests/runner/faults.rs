@@ -13,6 +13,7 @@ use tool_runtime::prelude::*;
 use tool_runtime::runner::{AfterCall, AfterCallDecision, AfterCallHook, HookError, ToolRunner};
 use tool_runtime::runner::{ApprovalDecision, ApprovalRequest, Approver, Authorizer, AuthzDenied};
 use tool_runtime::runner::{BeforeCall, BeforeCallDecision, BeforeCallHook};
+use tool_runtime::runtime::ExecError;
 use tool_runtime::runtime::{
     Arguments, Auth, BoundToolRuntime, BrokerError, CallStep, CollectingSink, ConnectionBroker,
     Credential, DynamicTool, EventOutcome, EventSink, LogLevel, LogMessage, LogReporter, Progress,
@@ -362,19 +363,9 @@ async fn steps_each_within_the_budget_time_out_together_on_one_deadline() {
         .before_call(SlowBefore(step))
         .event_sink(sink.clone())
         .build();
-    let started = tokio::time::Instant::now();
-    let result = runner.exec("test__nap", "{}", &ctx()).await;
-    let error = result.error().unwrap();
-    assert_eq!((error.code, error.step), (Code::Timeout, Some(CallStep::Hook)), "{error}");
+    let (error, events) = times_out_at_100_ms(&runner, &sink, CallStep::Hook).await;
     assert!(error.message.contains("the before-call hooks"), "{error}");
-    let ended = started.elapsed();
-    assert!(ended >= Duration::from_millis(100) && ended < 2 * step, "ended at {ended:?}");
-    let events = sink.take();
     assert_eq!(assert_refused_before_start(runner_marks(&events)), ["call_1"]);
-    assert!(
-        matches!(events.last(), Some(ToolEvent::ToolCallResult { outcome: EventOutcome::Err { error }, .. }) if error.code == Code::Timeout),
-        "{events:?}"
-    );
 
     // A before-call hook, then the tool: the tool runs out of what the hook left.
     let runner = ToolRunner::builder(catalog())
@@ -382,18 +373,8 @@ async fn steps_each_within_the_budget_time_out_together_on_one_deadline() {
         .before_call(SlowBefore(step))
         .event_sink(sink.clone())
         .build();
-    let started = tokio::time::Instant::now();
-    let result = runner.exec("test__nap", "{}", &ctx()).await;
-    let error = result.error().unwrap();
-    assert_eq!((error.code, error.step), (Code::Timeout, Some(CallStep::Run)), "{error}");
-    let ended = started.elapsed();
-    assert!(ended >= Duration::from_millis(100) && ended < 2 * step, "ended at {ended:?}");
-    let events = sink.take();
+    let (_, events) = times_out_at_100_ms(&runner, &sink, CallStep::Run).await;
     assert_eq!(assert_paired(runner_marks(&events)), ["call_1"]);
-    assert!(
-        matches!(events.last(), Some(ToolEvent::ToolCallResult { outcome: EventOutcome::Err { error }, .. }) if error.code == Code::Timeout),
-        "{events:?}"
-    );
 
     // Each step alone fits: the same hook and tool under a budget of 200 ms finish.
     let roomy = ToolRunner::builder(catalog())
@@ -403,6 +384,31 @@ async fn steps_each_within_the_budget_time_out_together_on_one_deadline() {
         .build();
     let result = roomy.exec("test__nap", "{}", &ctx()).await;
     assert_eq!(result.value(), Some(&serde_json::json!("rested")));
+}
+
+/// Runs `test__nap` on `runner` (budget 100 ms, steps of 60 ms) and checks it timed out at
+/// `step` when the one deadline ran out (at 100 ms, before a second 60 ms step could end), its
+/// last event a timeout; gives the error and the events.
+async fn times_out_at_100_ms(
+    runner: &ToolRunner,
+    sink: &CollectingSink,
+    step: CallStep,
+) -> (ExecError, Vec<ToolEvent>) {
+    let started = tokio::time::Instant::now();
+    let result = runner.exec("test__nap", "{}", &ctx()).await;
+    let error = result.error().unwrap().clone();
+    assert_eq!((error.code, error.step), (Code::Timeout, Some(step)), "{error}");
+    let ended = started.elapsed();
+    assert!(
+        ended >= Duration::from_millis(100) && ended < Duration::from_millis(120),
+        "ended at {ended:?}"
+    );
+    let events = sink.take();
+    assert!(
+        matches!(events.last(), Some(ToolEvent::ToolCallResult { outcome: EventOutcome::Err { error }, .. }) if error.code == Code::Timeout),
+        "{events:?}"
+    );
+    (error, events)
 }
 
 /// An after-call hook that takes an hour.

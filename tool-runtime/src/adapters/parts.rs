@@ -1,6 +1,8 @@
 //! What the encoders share about result parts: base64 written once into the string
 //! that goes on the wire, and the note that stands for a part a provider cannot carry.
 
+use std::fmt::Write as _;
+
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value};
@@ -41,7 +43,7 @@ pub(crate) fn left_out(provider: Provider, index: usize, part: &Part) -> String 
         Some(_) => note.push_str(", an unreadable MIME type"),
         None => {}
     }
-    note.push_str(&format!(", {bytes} bytes; {} cannot carry it]", provider.label()));
+    let _ = write!(note, ", {bytes} bytes; {} cannot carry it]", provider.label());
     note
 }
 
