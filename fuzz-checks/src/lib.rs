@@ -13,8 +13,22 @@
 //! ```
 
 pub mod arguments;
+pub mod images;
 pub mod import;
+pub mod states;
 pub mod streams;
+
+/// Runs `future` to its end on this thread's runtime (one per thread, made on first use:
+/// building one per input would be most of a check's work).
+pub(crate) fn block_on<F: Future>(future: F) -> F::Output {
+    thread_local! {
+        static RUNTIME: tokio::runtime::Runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+    }
+    RUNTIME.with(|runtime| runtime.block_on(future))
+}
 
 /// A check: takes one input and panics when a promise is broken.
 pub type Check = fn(&[u8]);
@@ -31,4 +45,6 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("sse_framing", streams::check_sse),
     ("ndjson_framing", streams::check_ndjson),
     ("mcp_schema", import::check),
+    ("image_header", images::check),
+    ("run_state", states::check),
 ];

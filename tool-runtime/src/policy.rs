@@ -127,6 +127,12 @@ pub struct Budgets {
     pub max_image_width: u32,
     /// How high one image may be, in pixels (default 8000).
     pub max_image_height: u32,
+    /// How much memory resizing one oversize image may take, in bytes (default 128 MiB; only
+    /// with the cargo feature `image`): the decoded pixels, the resized copy and the new
+    /// encoding together. Checked against the image's header before anything is decoded, and
+    /// set as the decoder's own limit: an image that would need more (a small file that claims
+    /// 20 000 x 20 000 pixels) is refused, never decoded.
+    pub max_image_decode_bytes: usize,
     /// What happens to text over [`max_result_bytes`](Self::max_result_bytes) (default: cut).
     pub text_overflow: TextOverflow,
     /// How deeply tools may call tools through [`ToolCalls`](crate::runner::ToolCalls)
@@ -146,6 +152,7 @@ impl Default for Budgets {
             max_image_bytes: 5 * 1024 * 1024,
             max_image_width: 8000,
             max_image_height: 8000,
+            max_image_decode_bytes: 128 * 1024 * 1024,
             text_overflow: TextOverflow::Truncate,
             max_call_depth: 3,
         }
@@ -193,6 +200,8 @@ pub struct ToolOverride {
     pub max_image_width: Option<u32>,
     /// See [`Budgets::max_image_height`].
     pub max_image_height: Option<u32>,
+    /// See [`Budgets::max_image_decode_bytes`].
+    pub max_image_decode_bytes: Option<usize>,
     /// See [`Budgets::text_overflow`].
     pub text_overflow: Option<TextOverflow>,
     /// See [`Budgets::max_call_depth`].
@@ -367,6 +376,8 @@ impl ToolPolicy {
             budgets.max_image_width = exception.max_image_width.unwrap_or(budgets.max_image_width);
             budgets.max_image_height =
                 exception.max_image_height.unwrap_or(budgets.max_image_height);
+            budgets.max_image_decode_bytes =
+                exception.max_image_decode_bytes.unwrap_or(budgets.max_image_decode_bytes);
             budgets.text_overflow = exception.text_overflow.unwrap_or(budgets.text_overflow);
             budgets.max_call_depth = exception.max_call_depth.unwrap_or(budgets.max_call_depth);
         }

@@ -13,6 +13,11 @@ use tool_runtime::runner::ToolRunner;
 use tool_runtime::runtime::{Capability, ToolErrorCode as Code, ToolExecResult};
 use tool_tests::fixtures::context;
 
+#[cfg(feature = "image")]
+mod bombs;
+#[cfg(feature = "image")]
+mod memory;
+
 /// The parts the test tools return, bound per runner.
 struct Returns(Vec<Part>);
 

@@ -186,6 +186,9 @@ pub enum Limit {
     ImageWidth,
     /// [`Budgets::max_image_height`](crate::policy::Budgets::max_image_height).
     ImageHeight,
+    /// [`Budgets::max_image_decode_bytes`](crate::policy::Budgets::max_image_decode_bytes): the
+    /// memory resizing an image would take.
+    ImageDecodeBytes,
 }
 
 impl Limit {
@@ -198,6 +201,7 @@ impl Limit {
             Self::ImageBytes => "max_image_bytes",
             Self::ImageWidth => "max_image_width",
             Self::ImageHeight => "max_image_height",
+            Self::ImageDecodeBytes => "max_image_decode_bytes",
         }
     }
 }
@@ -314,9 +318,14 @@ impl fmt::Display for Limited {
                 let what = match limit {
                     Limit::ImageWidth => " wide",
                     Limit::ImageHeight => " high",
+                    Limit::ImageDecodeBytes => " of memory to resize",
                     _ => "",
                 };
-                let verb = if matches!(limit, Limit::Parts) { " has " } else { " is " };
+                let verb = match limit {
+                    Limit::Parts => " has ",
+                    Limit::ImageDecodeBytes => " would take ",
+                    _ => " is ",
+                };
                 write!(f, "{verb}{size}{unit}{what}; the limit ({}) is {budget}", limit.key())?;
             }
             LimitReason::MimeMismatch { actual } => write!(

@@ -2,12 +2,11 @@
 //! (an approver that knows it), and end a client tool's call with the result its client
 //! supplied. Only resuming a run comes here; `exec` never does.
 
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::drive::{Deadline, catch_decode_panic, mint_call_id, step_panicked};
+use super::drive::{Deadline, catch_decode_panic, guarded, mint_call_id, step_panicked};
 use super::steps::{check_output, redact_and_bound};
 use super::{Call, ToolRunner};
 use crate::catalog::ToolSource;
@@ -89,7 +88,7 @@ impl ToolRunner {
             events: super::drive::guarded(|| self.sink.enabled()).unwrap_or(false),
             ..Call::default()
         };
-        let outcome = self.supplied(&mut call, name, arguments, output, ctx);
+        let outcome = self.supplied(&mut call, name, arguments, output, ctx).await;
         let outcome = self.after_decided(&call, name, outcome, ctx, started_ms).await;
         self.finish(call, name, outcome, started_ms)
     }
@@ -120,7 +119,7 @@ impl ToolRunner {
         super::drive::until_cancelled(std::pin::pin!(bounded), ctx.cancellation()).await
     }
 
-    fn supplied(
+    async fn supplied(
         &self,
         call: &mut Call,
         name: &str,
@@ -171,11 +170,17 @@ impl ToolRunner {
         let output = ToolOutput::from(output);
         // The output is the client's, as untrusted as a tool's: a panic in its checks is this
         // call's failure.
-        std::panic::catch_unwind(AssertUnwindSafe(|| {
-            check_output(tool, &output)?;
-            redact_and_bound(tool, output, &budgets)
-        }))
-        .unwrap_or_else(|_| Err(step_panicked()))
+        let caught = |step: Option<Result<ToolOutput, ExecError>>| {
+            step.unwrap_or_else(|| Err(step_panicked()))
+        };
+        let output = caught(guarded(|| check_output(tool, &output).map(|()| output)))?;
+        // An oversize image is resized as a tool's would be, within the tool's time budget.
+        #[cfg(feature = "image")]
+        let output = {
+            let deadline = Deadline::after(budgets.max_runtime_ms);
+            super::limits::fit_images(output, &budgets, &deadline).await?
+        };
+        caught(guarded(|| redact_and_bound(tool, output, &budgets)))
     }
 }
 

@@ -3,9 +3,13 @@
 
 use serde_json::Value;
 
-use crate::content::limits::{ImageFormat, Limit, LimitAction, LimitReason, Limited, sniff};
+use crate::content::limits::{
+    ImageFormat, ImageHeader, Limit, LimitAction, LimitReason, Limited, sniff,
+};
 use crate::content::{Media, Part, ResourceBody, ToolOutput};
 use crate::policy::{Budgets, TextOverflow};
+#[cfg(feature = "image")]
+use crate::runtime::ExecError;
 use crate::runtime::ToolErrorCode;
 
 #[cfg(feature = "image")]
@@ -26,15 +30,16 @@ impl Limited {
 /// Bounds `output` in place: what was cut or resized is kept in `output.limited()`. On
 /// refusal, everything done before it and the refusal itself, last.
 pub(crate) fn enforce(output: &mut ToolOutput, budgets: &Budgets) -> Result<(), Vec<Limited>> {
-    let mut done = Vec::new();
+    // What `fit_images` resized comes first.
+    let mut done = output.take_limited();
     let count = output.parts().len();
     if count > budgets.max_parts {
         done.push(refused(None, None, over(Limit::Parts, count, budgets.max_parts)));
         return Err(done);
     }
-    for (index, part) in output.parts_mut().iter_mut().enumerate() {
+    for (index, part) in output.parts().iter().enumerate() {
         if let Part::Image(media) = part
-            && let Err(refusal) = check_image(index, media, budgets, &mut done)
+            && let Err(refusal) = check_image(index, media, budgets)
         {
             done.push(refusal);
             return Err(done);
@@ -74,52 +79,102 @@ const fn refused(part: Option<usize>, kind: Option<&'static str>, reason: LimitR
     Limited { part, kind, reason, action: LimitAction::Refused }
 }
 
-/// The image's real format must be the one its MIME type names; over a budget it is resized
-/// (feature `image`) or refused. The refusal is returned; a resize is pushed on `done`.
-fn check_image(
-    index: usize,
-    media: &mut Media,
+/// The image's real format must be the one its MIME type names, and it must be within its
+/// budgets: over one, it is refused ([`fit_images`] resized it before, with the feature
+/// `image`). The refusal is returned.
+fn check_image(index: usize, media: &Media, budgets: &Budgets) -> Result<(), Limited> {
+    let over_budget = over_budget(media, budgets)
+        .map_err(|reason| refused(Some(index), Some("image"), reason))?;
+    match over_budget {
+        None => Ok(()),
+        Some((_, reason)) => Err(refused(Some(index), Some("image"), reason)),
+    }
+}
+
+/// The image's header and the first budget it is over (`None` when within them all); the
+/// reason to refuse it when it is not the image its MIME type says.
+fn over_budget(
+    media: &Media,
     budgets: &Budgets,
-    done: &mut Vec<Limited>,
-) -> Result<(), Limited> {
-    let refuse = |reason| refused(Some(index), Some("image"), reason);
+) -> Result<Option<(ImageHeader, LimitReason)>, LimitReason> {
     let declared = ImageFormat::from_mime_type(&media.mime_type);
     let header = match sniff(&media.data) {
         Some(Some(header)) => header,
-        Some(None) => return Err(refuse(LimitReason::Undecodable)),
-        None if declared.is_some() => return Err(refuse(LimitReason::Undecodable)),
-        None => return Err(refuse(LimitReason::UnsupportedFormat)),
+        Some(None) => return Err(LimitReason::Undecodable),
+        None if declared.is_some() => return Err(LimitReason::Undecodable),
+        None => return Err(LimitReason::UnsupportedFormat),
     };
     if declared != Some(header.format) {
-        return Err(refuse(LimitReason::MimeMismatch { actual: header.format }));
+        return Err(LimitReason::MimeMismatch { actual: header.format });
     }
-    let over_budget = [
+    let over = [
         (Limit::ImageBytes, media.data.len() as u64, budgets.max_image_bytes as u64),
         (Limit::ImageWidth, u64::from(header.width), u64::from(budgets.max_image_width)),
         (Limit::ImageHeight, u64::from(header.height), u64::from(budgets.max_image_height)),
     ]
     .into_iter()
     .find(|(_, size, budget)| size > budget);
-    let Some((limit, size, budget)) = over_budget else {
-        return Ok(());
+    Ok(over.map(|(limit, size, budget)| (header, LimitReason::OverBudget { limit, size, budget })))
+}
+
+/// Resizes each image over its budgets (feature `image`), in order, before [`enforce`] checks
+/// the result: on Tokio's blocking threads (inline outside a Tokio runtime), within `deadline`
+/// -> `timeout`. An image that cannot be resized within `max_image_decode_bytes` (or at all)
+/// ends the call `result_too_large` or `output_validation`, as [`enforce`] would; one that is
+/// not what it claims is left for [`enforce`] to refuse, and no image after it is touched.
+#[cfg(feature = "image")]
+pub(super) async fn fit_images(
+    mut output: ToolOutput,
+    budgets: &Budgets,
+    deadline: &super::drive::Deadline,
+) -> Result<ToolOutput, ExecError> {
+    if output.is_structured_only() || output.parts().len() > budgets.max_parts {
+        return Ok(output);
+    }
+    let mut done = output.take_limited();
+    for index in 0..output.parts().len() {
+        let Part::Image(media) = &output.parts()[index] else { continue };
+        let (header, reason) = match over_budget(media, budgets) {
+            Ok(Some(over)) => over,
+            Ok(None) => continue,
+            Err(_) => break,
+        };
+        let data = media.data.clone();
+        let fitted = resize_off_the_workers(data, header, *budgets, deadline).await?;
+        match fitted {
+            Ok((media, from, to)) => {
+                output.parts_mut()[index] = Part::Image(Box::new(media));
+                let action = LimitAction::Resized { from, to };
+                done.push(Limited { part: Some(index), kind: Some("image"), reason, action });
+            }
+            Err(reason) => {
+                done.push(refused(Some(index), Some("image"), reason));
+                return Err(ExecError::refused(output.summaries(), done));
+            }
+        }
+    }
+    output.set_limited(done);
+    Ok(output)
+}
+
+/// [`resize::fit`] on a blocking thread, awaited within `deadline`. The decoder cannot be
+/// interrupted: past the deadline it finishes on its own thread (within its memory budget) and
+/// its work is dropped. A panic in it refuses the image as undecodable.
+#[cfg(feature = "image")]
+async fn resize_off_the_workers(
+    data: crate::content::Bytes,
+    header: ImageHeader,
+    budgets: Budgets,
+    deadline: &super::drive::Deadline,
+) -> Result<resize::Fitted, ExecError> {
+    let work = move || resize::fit(&data, header, &budgets);
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return Ok(std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
+            .unwrap_or(Err(LimitReason::Undecodable)));
     };
-    let reason = LimitReason::OverBudget { limit, size, budget };
-    #[cfg(feature = "image")]
-    {
-        let (from, to) = resize::fit(media, header, budgets).map_err(refuse)?;
-        done.push(Limited {
-            part: Some(index),
-            kind: Some("image"),
-            reason,
-            action: LimitAction::Resized { from, to },
-        });
-        Ok(())
-    }
-    #[cfg(not(feature = "image"))]
-    {
-        let _ = done;
-        Err(refuse(reason))
-    }
+    let task = runtime.spawn_blocking(work);
+    let joined = deadline.bound(task, "an oversize image to be resized").await?;
+    Ok(joined.unwrap_or(Err(LimitReason::Undecodable)))
 }
 
 /// Every part's bytes as the budget counts them; `json` is the structured value's.

@@ -134,6 +134,8 @@ impl ToolRunner {
         call.step = Some(CallStep::Output);
         check_output(tool, &output)?;
         call.step = Some(CallStep::Redaction);
+        #[cfg(feature = "image")]
+        let output = super::limits::fit_images(output, &budgets, &deadline).await?;
         Ok(redact_and_bound(tool, output, &budgets)?)
     }
 
@@ -220,9 +222,17 @@ impl ToolRunner {
                     // Steps 9 and 10 again: the replacement is validated, redacted and bounded
                     // as the tool's own output would be.
                     let budgets = self.policy.budgets_for(tool.name());
-                    let checked = check_output(tool, &output);
+                    let checked = check_output(tool, &output).map(|()| output);
+                    #[cfg(feature = "image")]
+                    let checked = match checked {
+                        Ok(output) => {
+                            let deadline = super::drive::Deadline::after(budgets.max_runtime_ms);
+                            super::limits::fit_images(output, &budgets, &deadline).await
+                        }
+                        Err(error) => Err(error),
+                    };
                     outcome = checked
-                        .and_then(|()| redact_and_bound(tool, output, &budgets))
+                        .and_then(|output| redact_and_bound(tool, output, &budgets))
                         .map_err(|error| {
                             hooks::hook_failed(
                                 "after-call",
