@@ -21,6 +21,8 @@ pub mod runner;
 pub mod runtime;
 pub mod schema;
 pub mod spec;
+#[cfg(feature = "runner")]
+pub mod store;
 
 #[doc = include_str!("../docs/tool.md")]
 pub use tool_macros::tool;

@@ -21,3 +21,4 @@ mod http_stream_errors;
 mod loopback;
 mod quickstart;
 mod resume_guards;
+mod store;

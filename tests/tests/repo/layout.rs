@@ -222,6 +222,7 @@ const LAYERS: &[&str] = &[
     "runner",
     "conversation",
     "adapters",
+    "store",
     "agent",
     "mcp",
 ];

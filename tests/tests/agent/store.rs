@@ -1,0 +1,247 @@
+//! The contract every [`RunStore`] keeps, as one suite: each implementation's test calls
+//! [`contract`] with a fresh, empty store of its own.
+
+use std::sync::Arc;
+
+use tool_runtime::runtime::WaitsFor;
+use tool_runtime::store::{
+    Decided, InMemoryStore, RunKey, RunStore, StoreError, StoredRun, WaitingCall, WaitingQuery,
+};
+
+/// A day, the time-to-live the suite's runs get.
+const DAY_MS: u64 = 86_400_000;
+
+/// A run of `tenant` saved at `at_ms` by `actor`, waiting on `tools` (call ids `call_1`...).
+fn run(tenant: &str, run_id: &str, actor: &str, tools: &[&str], at_ms: i64) -> StoredRun {
+    let waiting = tools
+        .iter()
+        .enumerate()
+        .map(|(index, tool)| WaitingCall {
+            call_id: format!("call_{}", index + 1),
+            tool_name: (*tool).to_owned(),
+            waits_for: WaitsFor::Approval,
+        })
+        .collect();
+    let state = format!("{{\"run\": \"{run_id}\", \"tenant\": \"{tenant}\"}}").into_bytes();
+    StoredRun::new(RunKey::new(tenant, run_id), actor, waiting, state, at_ms, DAY_MS)
+}
+
+fn approve(call_keys: &[&str]) -> Vec<Decided> {
+    call_keys.iter().map(|key| Decided::new(*key, "approved")).collect()
+}
+
+/// Runs every clause of the contract against `store`, which must be empty. Each clause uses
+/// tenants of its own, so the clauses do not see each other's runs.
+///
+/// # Panics
+///
+/// When the store breaks a clause.
+async fn contract(store: Arc<dyn RunStore>) {
+    saved_runs_load_back_whole_and_a_save_replaces(&*store).await;
+    the_inbox_lists_by_tenant_actor_and_tool_oldest_first_in_pages(&*store).await;
+    a_spend_is_all_or_none_and_a_replay_finds_its_calls_spent(&*store).await;
+    tenants_with_equal_run_and_call_ids_each_spend_their_own(&*store).await;
+    only_stored_unexpired_runs_are_spent(&*store).await;
+    spent_calls_stay_listed_until_they_end(&*store).await;
+    an_ended_run_is_gone_from_the_inbox_and_its_ledger_stays(&*store).await;
+    expiry_deletes_expired_runs_with_their_ledger_entries(&*store).await;
+    a_tenants_runs_are_deleted_and_no_one_elses(&*store).await;
+    concurrent_spends_of_one_call_spend_it_once(store).await;
+}
+
+async fn saved_runs_load_back_whole_and_a_save_replaces(store: &dyn RunStore) {
+    let key = RunKey::new("t-load", "run-1");
+    assert_eq!(store.load(&key).await.unwrap(), None);
+    let first = run("t-load", "run-1", "ana", &["billing__refund", "tickets__close"], 1_000);
+    store.save(first.clone()).await.unwrap();
+    assert_eq!(store.load(&key).await.unwrap(), Some(first));
+    let mut again = run("t-load", "run-1", "ana", &["tickets__close"], 2_000);
+    again.state = vec![0, 159, 146, 150, 255];
+    store.save(again.clone()).await.unwrap();
+    assert_eq!(store.load(&key).await.unwrap(), Some(again));
+    assert_eq!(store.load(&RunKey::new("t-load-other", "run-1")).await.unwrap(), None);
+}
+
+async fn the_inbox_lists_by_tenant_actor_and_tool_oldest_first_in_pages(store: &dyn RunStore) {
+    for (run_id, actor, tool, at) in [
+        ("run-c", "ana", "billing__refund", 3_000),
+        ("run-a", "bo", "tickets__close", 1_000),
+        ("run-b", "ana", "tickets__close", 2_000),
+        ("run-d", "ana", "billing__refund", 2_000),
+    ] {
+        store.save(run("t-inbox", run_id, actor, &[tool], at)).await.unwrap();
+    }
+    store.save(run("t-inbox-other", "run-z", "ana", &["billing__refund"], 0)).await.unwrap();
+    let ids = |found: Vec<tool_runtime::store::RunSummary>| -> Vec<String> {
+        found.into_iter().map(|run| run.key.run_id).collect()
+    };
+    let all = store.list_waiting(&WaitingQuery::tenant("t-inbox")).await.unwrap();
+    assert_eq!(ids(all.clone()), ["run-a", "run-b", "run-d", "run-c"]);
+    assert_eq!(all[0].waiting[0].tool_name, "tickets__close");
+    assert_eq!((all[0].saved_at_ms, all[0].expires_at_ms), (1_000, 1_000 + 86_400_000));
+    let ana = store.list_waiting(&WaitingQuery::tenant("t-inbox").actor("ana")).await.unwrap();
+    assert_eq!(ids(ana), ["run-b", "run-d", "run-c"]);
+    let refunds =
+        store.list_waiting(&WaitingQuery::tenant("t-inbox").tool("billing__refund")).await;
+    assert_eq!(ids(refunds.unwrap()), ["run-d", "run-c"]);
+    let first = store.list_waiting(&WaitingQuery::tenant("t-inbox").limit(2)).await.unwrap();
+    assert_eq!(ids(first.clone()), ["run-a", "run-b"]);
+    let next = WaitingQuery::tenant("t-inbox").limit(2).after(&first[1]);
+    assert_eq!(ids(store.list_waiting(&next).await.unwrap()), ["run-d", "run-c"]);
+    assert!(store.list_waiting(&WaitingQuery::tenant("t-none")).await.unwrap().is_empty());
+}
+
+async fn a_spend_is_all_or_none_and_a_replay_finds_its_calls_spent(store: &dyn RunStore) {
+    let key = RunKey::new("t-spend", "run-1");
+    store.save(run("t-spend", "run-1", "ana", &["a__x", "a__y", "a__z"], 1_000)).await.unwrap();
+    store.spend(&key, &approve(&["call_1"]), 1_100).await.unwrap();
+    let replay = store.spend(&key, &approve(&["call_2", "call_1"]), 1_200).await;
+    assert_eq!(
+        replay,
+        Err(StoreError::AlreadySpent { key: key.clone(), call_keys: vec!["call_1".into()] })
+    );
+    // `call_2` was not spent by the refused spend: it spends now, with `call_3`.
+    store.spend(&key, &approve(&["call_2", "call_3"]), 1_300).await.unwrap();
+    let unfinished = store.unfinished("t-spend").await.unwrap();
+    let spent: Vec<(&str, i64)> =
+        unfinished.iter().map(|call| (call.call_key.as_str(), call.spent_at_ms)).collect();
+    assert_eq!(spent, [("call_1", 1_100), ("call_2", 1_300), ("call_3", 1_300)]);
+    assert!(unfinished.iter().all(|call| call.decision == "approved" && call.key == key));
+}
+
+async fn tenants_with_equal_run_and_call_ids_each_spend_their_own(store: &dyn RunStore) {
+    for tenant in ["t-twin-1", "t-twin-2"] {
+        store.save(run(tenant, "run-1", "ana", &["a__x"], 1_000)).await.unwrap();
+    }
+    for tenant in ["t-twin-1", "t-twin-2"] {
+        let key = RunKey::new(tenant, "run-1");
+        store.spend(&key, &approve(&["call_1"]), 1_100).await.unwrap();
+    }
+}
+
+async fn only_stored_unexpired_runs_are_spent(store: &dyn RunStore) {
+    let missing = RunKey::new("t-expiry", "run-missing");
+    assert_eq!(
+        store.spend(&missing, &approve(&["call_1"]), 0).await,
+        Err(StoreError::NotFound { key: missing })
+    );
+    let key = RunKey::new("t-expiry", "run-1");
+    let mut short = run("t-expiry", "run-1", "ana", &["a__x", "a__y"], 1_000);
+    short.expires_at_ms = 5_000;
+    store.save(short).await.unwrap();
+    store.spend(&key, &approve(&["call_1"]), 4_999).await.unwrap();
+    assert_eq!(
+        store.spend(&key, &approve(&["call_2"]), 5_000).await,
+        Err(StoreError::Expired { key: key.clone(), expired_at_ms: 5_000 })
+    );
+}
+
+async fn spent_calls_stay_listed_until_they_end(store: &dyn RunStore) {
+    let one = RunKey::new("t-unfinished", "run-1");
+    let two = RunKey::new("t-unfinished", "run-2");
+    store.save(run("t-unfinished", "run-1", "ana", &["a__x", "a__y"], 1_000)).await.unwrap();
+    store.save(run("t-unfinished", "run-2", "bo", &["a__x"], 1_000)).await.unwrap();
+    store.spend(&two, &[Decided::new("call_1", "denied")], 2_000).await.unwrap();
+    store.spend(&one, &approve(&["call_1", "call_2"]), 3_000).await.unwrap();
+    let listed = |calls: Vec<tool_runtime::store::UnfinishedCall>| -> Vec<(String, String)> {
+        calls.into_iter().map(|call| (call.key.run_id, call.call_key)).collect()
+    };
+    let all = store.unfinished("t-unfinished").await.unwrap();
+    assert_eq!(all[0].decision, "denied");
+    assert_eq!(
+        listed(all),
+        [
+            ("run-2".into(), "call_1".into()),
+            ("run-1".into(), "call_1".into()),
+            ("run-1".into(), "call_2".into())
+        ]
+    );
+    store.end_calls(&one, &["call_2".into(), "call_9".into()], 3_500).await.unwrap();
+    store.end_calls(&two, &["call_1".into()], 3_600).await.unwrap();
+    assert_eq!(
+        listed(store.unfinished("t-unfinished").await.unwrap()),
+        [("run-1".to_owned(), "call_1".to_owned())]
+    );
+    // Ended, it is still spent.
+    assert!(matches!(
+        store.spend(&one, &approve(&["call_2"]), 4_000).await,
+        Err(StoreError::AlreadySpent { .. })
+    ));
+}
+
+async fn an_ended_run_is_gone_from_the_inbox_and_its_ledger_stays(store: &dyn RunStore) {
+    let key = RunKey::new("t-ended", "run-1");
+    store.save(run("t-ended", "run-1", "ana", &["a__x", "a__y"], 1_000)).await.unwrap();
+    store.spend(&key, &approve(&["call_1"]), 1_100).await.unwrap();
+    store.end_run(&key).await.unwrap();
+    assert_eq!(store.load(&key).await.unwrap(), None);
+    assert!(store.list_waiting(&WaitingQuery::tenant("t-ended")).await.unwrap().is_empty());
+    assert_eq!(
+        store.spend(&key, &approve(&["call_2"]), 1_200).await,
+        Err(StoreError::NotFound { key: key.clone() })
+    );
+    // Saved again (its state replayed into the store), its spent call is still spent.
+    store.save(run("t-ended", "run-1", "ana", &["a__x", "a__y"], 1_300)).await.unwrap();
+    assert_eq!(
+        store.spend(&key, &approve(&["call_1"]), 1_400).await,
+        Err(StoreError::AlreadySpent { key, call_keys: vec!["call_1".into()] })
+    );
+}
+
+async fn expiry_deletes_expired_runs_with_their_ledger_entries(store: &dyn RunStore) {
+    let old = RunKey::new("t-expire", "run-old");
+    let mut stale = run("t-expire", "run-old", "ana", &["a__x"], 1_000);
+    stale.expires_at_ms = 10_000;
+    store.save(stale.clone()).await.unwrap();
+    store.save(run("t-expire", "run-new", "ana", &["a__x"], 9_000)).await.unwrap();
+    store.spend(&old, &approve(&["call_1"]), 2_000).await.unwrap();
+    // Expiry is on a clock the caller gives. The first call takes what earlier clauses left
+    // expired by then; the other clauses' runs expire a day after their save.
+    store.expire(9_999).await.unwrap();
+    assert_eq!(store.expire(9_999).await.unwrap(), 0);
+    assert_eq!(store.expire(10_000).await.unwrap(), 1);
+    assert_eq!(store.load(&old).await.unwrap(), None);
+    let left = store.list_waiting(&WaitingQuery::tenant("t-expire")).await.unwrap();
+    assert_eq!(left.len(), 1);
+    assert!(store.unfinished("t-expire").await.unwrap().is_empty());
+    // Its ledger entries went with it: saved anew, its calls are not spent.
+    store.save(run("t-expire", "run-old", "ana", &["a__x"], 20_000)).await.unwrap();
+    store.spend(&old, &approve(&["call_1"]), 20_001).await.unwrap();
+}
+
+async fn a_tenants_runs_are_deleted_and_no_one_elses(store: &dyn RunStore) {
+    for (tenant, run_id) in [("t-gone", "run-1"), ("t-gone", "run-2"), ("t-kept", "run-1")] {
+        store.save(run(tenant, run_id, "ana", &["a__x"], 1_000)).await.unwrap();
+        store.spend(&RunKey::new(tenant, run_id), &approve(&["call_1"]), 1_100).await.unwrap();
+    }
+    assert_eq!(store.delete_tenant("t-gone").await.unwrap(), 2);
+    assert!(store.list_waiting(&WaitingQuery::tenant("t-gone")).await.unwrap().is_empty());
+    assert!(store.unfinished("t-gone").await.unwrap().is_empty());
+    assert_eq!(store.list_waiting(&WaitingQuery::tenant("t-kept")).await.unwrap().len(), 1);
+    assert_eq!(store.unfinished("t-kept").await.unwrap().len(), 1);
+}
+
+async fn concurrent_spends_of_one_call_spend_it_once(store: Arc<dyn RunStore>) {
+    let key = RunKey::new("t-race", "run-1");
+    store.save(run("t-race", "run-1", "ana", &["a__x"], 1_000)).await.unwrap();
+    let attempts: Vec<_> = (0..16)
+        .map(|_| {
+            let (store, key) = (Arc::clone(&store), key.clone());
+            tokio::spawn(async move { store.spend(&key, &approve(&["call_1"]), 1_100).await })
+        })
+        .collect();
+    let mut spent = 0;
+    for attempt in attempts {
+        match attempt.await.unwrap() {
+            Ok(()) => spent += 1,
+            Err(StoreError::AlreadySpent { .. }) => {}
+            Err(other) => panic!("{other}"),
+        }
+    }
+    assert_eq!(spent, 1);
+}
+
+#[tokio::test]
+async fn the_in_memory_store_keeps_the_contract() {
+    contract(Arc::new(InMemoryStore::new())).await;
+}

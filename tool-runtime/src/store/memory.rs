@@ -1,0 +1,188 @@
+//! [`InMemoryStore`]: a [`RunStore`] in one process's memory.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use async_trait::async_trait;
+
+use super::{
+    Decided, RunKey, RunStore, RunSummary, StoreError, StoredRun, UnfinishedCall, WaitingQuery,
+};
+
+/// A [`RunStore`] in memory: right for one process and for tests. Nothing survives the
+/// process; several processes each have their own.
+///
+/// ```
+/// use tool_runtime::store::{InMemoryStore, RunKey, RunStore};
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let store = InMemoryStore::new();
+/// assert_eq!(store.load(&RunKey::new("acme", "run-1")).await, Ok(None));
+/// # });
+/// ```
+#[derive(Debug, Default)]
+pub struct InMemoryStore {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    /// Runs by key; `ended` ones are kept out of loads and listings.
+    runs: BTreeMap<RunKey, Run>,
+    /// The ledger: each run's spent calls by key.
+    spent: HashMap<RunKey, BTreeMap<String, Spent>>,
+}
+
+#[derive(Debug)]
+struct Run {
+    stored: StoredRun,
+    ended: bool,
+}
+
+#[derive(Debug)]
+struct Spent {
+    decision: String,
+    spent_at_ms: i64,
+    ended: bool,
+}
+
+impl InMemoryStore {
+    /// An empty store.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // Every change below is made whole or not at all before the lock is released, so a
+        // panic elsewhere leaves nothing half done.
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[async_trait]
+impl RunStore for InMemoryStore {
+    async fn save(&self, run: StoredRun) -> Result<(), StoreError> {
+        self.lock().runs.insert(run.key.clone(), Run { stored: run, ended: false });
+        Ok(())
+    }
+
+    async fn load(&self, key: &RunKey) -> Result<Option<StoredRun>, StoreError> {
+        let inner = self.lock();
+        Ok(inner.runs.get(key).filter(|run| !run.ended).map(|run| run.stored.clone()))
+    }
+
+    async fn list_waiting(&self, query: &WaitingQuery) -> Result<Vec<RunSummary>, StoreError> {
+        let inner = self.lock();
+        let mut found: Vec<RunSummary> = inner
+            .runs
+            .values()
+            .filter(|run| !run.ended)
+            .map(|run| run.stored.summary())
+            .filter(|run| query.matches(run))
+            .collect();
+        found.sort_by(|a, b| (a.saved_at_ms, &a.key.run_id).cmp(&(b.saved_at_ms, &b.key.run_id)));
+        found.truncate(query.limit);
+        Ok(found)
+    }
+
+    async fn spend(
+        &self,
+        key: &RunKey,
+        decided: &[Decided],
+        now_ms: i64,
+    ) -> Result<(), StoreError> {
+        let mut inner = self.lock();
+        let run = inner.runs.get(key).filter(|run| !run.ended);
+        let Some(run) = run else { return Err(StoreError::NotFound { key: key.clone() }) };
+        if now_ms >= run.stored.expires_at_ms {
+            let expired_at_ms = run.stored.expires_at_ms;
+            return Err(StoreError::Expired { key: key.clone(), expired_at_ms });
+        }
+        let spent = inner.spent.entry(key.clone()).or_default();
+        let again: Vec<String> = decided
+            .iter()
+            .filter(|call| spent.contains_key(&call.call_key))
+            .map(|call| call.call_key.clone())
+            .collect();
+        if !again.is_empty() {
+            return Err(StoreError::AlreadySpent { key: key.clone(), call_keys: again });
+        }
+        for call in decided {
+            let entry =
+                Spent { decision: call.decision.clone(), spent_at_ms: now_ms, ended: false };
+            spent.insert(call.call_key.clone(), entry);
+        }
+        Ok(())
+    }
+
+    async fn end_calls(
+        &self,
+        key: &RunKey,
+        call_keys: &[String],
+        _now_ms: i64,
+    ) -> Result<(), StoreError> {
+        let mut inner = self.lock();
+        if let Some(spent) = inner.spent.get_mut(key) {
+            for call_key in call_keys {
+                if let Some(call) = spent.get_mut(call_key) {
+                    call.ended = true;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn unfinished(&self, tenant_id: &str) -> Result<Vec<UnfinishedCall>, StoreError> {
+        let inner = self.lock();
+        let mut found: Vec<UnfinishedCall> = inner
+            .spent
+            .iter()
+            .filter(|(key, _)| key.tenant_id == tenant_id)
+            .flat_map(|(key, calls)| {
+                calls.iter().filter(|(_, call)| !call.ended).map(|(call_key, call)| {
+                    UnfinishedCall {
+                        key: key.clone(),
+                        call_key: call_key.clone(),
+                        decision: call.decision.clone(),
+                        spent_at_ms: call.spent_at_ms,
+                    }
+                })
+            })
+            .collect();
+        found.sort_by(|a, b| {
+            (a.spent_at_ms, &a.key, &a.call_key).cmp(&(b.spent_at_ms, &b.key, &b.call_key))
+        });
+        Ok(found)
+    }
+
+    async fn end_run(&self, key: &RunKey) -> Result<(), StoreError> {
+        if let Some(run) = self.lock().runs.get_mut(key) {
+            run.ended = true;
+        }
+        Ok(())
+    }
+
+    async fn expire(&self, now_ms: i64) -> Result<usize, StoreError> {
+        let mut inner = self.lock();
+        let expired: Vec<RunKey> = inner
+            .runs
+            .iter()
+            .filter(|(_, run)| run.stored.expires_at_ms <= now_ms)
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in &expired {
+            inner.runs.remove(key);
+            inner.spent.remove(key);
+        }
+        Ok(expired.len())
+    }
+
+    async fn delete_tenant(&self, tenant_id: &str) -> Result<usize, StoreError> {
+        let mut inner = self.lock();
+        let before = inner.runs.len();
+        inner.runs.retain(|key, _| key.tenant_id != tenant_id);
+        inner.spent.retain(|key, _| key.tenant_id != tenant_id);
+        Ok(before - inner.runs.len())
+    }
+}
