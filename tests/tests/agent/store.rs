@@ -1,11 +1,13 @@
 //! The contract every [`RunStore`] keeps, as one suite: each implementation's test calls
 //! [`contract`] with a fresh, empty store of its own.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use tool_runtime::runtime::WaitsFor;
 use tool_runtime::store::{
-    Decided, InMemoryStore, RunKey, RunStore, StoreError, StoredRun, WaitingCall, WaitingQuery,
+    Decided, InMemoryStore, RunKey, RunStore, SqliteStore, StoreError, StoredRun, WaitingCall,
+    WaitingQuery,
 };
 
 /// A day, the time-to-live the suite's runs get.
@@ -244,4 +246,90 @@ async fn concurrent_spends_of_one_call_spend_it_once(store: Arc<dyn RunStore>) {
 #[tokio::test]
 async fn the_in_memory_store_keeps_the_contract() {
     contract(Arc::new(InMemoryStore::new())).await;
+}
+
+/// A path for a new SQLite file under `target/`, unique to this process and `name`, with no
+/// file (nor its WAL) left there by an earlier run.
+fn fresh_file(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("stores");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}-{}.sqlite", std::process::id()));
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+    path
+}
+
+#[tokio::test]
+async fn the_sqlite_store_keeps_the_contract() {
+    let store = SqliteStore::open(fresh_file("contract")).await.unwrap();
+    contract(Arc::new(store)).await;
+}
+
+#[tokio::test]
+async fn a_sqlite_store_keeps_its_runs_and_ledger_when_reopened() {
+    let path = fresh_file("reopen");
+    let key = RunKey::new("t-1", "run-1");
+    let saved = run("t-1", "run-1", "ana", &["a__x", "a__y"], 1_000);
+    {
+        let store = SqliteStore::open(&path).await.unwrap();
+        store.save(saved.clone()).await.unwrap();
+        store.spend(&key, &approve(&["call_1"]), 1_100).await.unwrap();
+    }
+    let store = SqliteStore::open(&path).await.unwrap();
+    assert_eq!(store.load(&key).await.unwrap(), Some(saved));
+    assert!(matches!(
+        store.spend(&key, &approve(&["call_1"]), 1_200).await,
+        Err(StoreError::AlreadySpent { .. })
+    ));
+}
+
+#[tokio::test]
+async fn stores_opening_one_new_file_at_once_all_find_it_migrated() {
+    let path = fresh_file("migrate-at-once");
+    let opening: Vec<_> = (0..3).map(|_| tokio::spawn(SqliteStore::open(path.clone()))).collect();
+    let mut stores = Vec::new();
+    for store in opening {
+        stores.push(store.await.unwrap().unwrap());
+    }
+    stores[0].save(run("t-1", "run-1", "ana", &["a__x"], 1_000)).await.unwrap();
+    let key = RunKey::new("t-1", "run-1");
+    for store in &stores {
+        assert!(store.load(&key).await.unwrap().is_some());
+    }
+    let versions: i64 = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row("SELECT count(*) FROM tool_runtime_store_version", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(versions, 1);
+}
+
+#[tokio::test]
+async fn a_store_of_a_newer_schema_is_refused_and_left_as_it_is() {
+    let path = fresh_file("newer");
+    drop(SqliteStore::open(&path).await.unwrap());
+    let newer = rusqlite::Connection::open(&path).unwrap();
+    newer.execute("INSERT INTO tool_runtime_store_version (version) VALUES (99)", []).unwrap();
+    drop(newer);
+    let refused = SqliteStore::open(&path).await.unwrap_err();
+    assert_eq!(refused, StoreError::SchemaTooNew { found: 99, supported: 1 });
+    assert_eq!(
+        refused.to_string(),
+        "the store's tables are of version 99, newer than this code reads (1): upgrade the crate"
+    );
+}
+
+#[tokio::test]
+async fn a_row_that_does_not_decode_is_an_error_naming_the_run() {
+    let path = fresh_file("bad-row");
+    let store = SqliteStore::open(&path).await.unwrap();
+    store.save(run("t-1", "run-1", "ana", &["a__x"], 1_000)).await.unwrap();
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute("UPDATE tool_runtime_waiting_calls SET waits_for = 'a miracle'", [])
+        .unwrap();
+    let error = store.load(&RunKey::new("t-1", "run-1")).await.unwrap_err();
+    let StoreError::Backend { context, message } = &error else { panic!("{error:?}") };
+    assert_eq!(context, "loading run `run-1` of tenant `t-1`");
+    assert!(message.contains("`a miracle` is not what a call waits for"), "{message}");
 }

@@ -52,8 +52,12 @@ use async_trait::async_trait;
 use crate::runtime::WaitsFor;
 
 mod memory;
+#[cfg(feature = "sqlite")]
+mod sqlite;
 
 pub use memory::InMemoryStore;
+#[cfg(feature = "sqlite")]
+pub use sqlite::SqliteStore;
 
 /// A run's address in a store: its tenant and its run id. Two tenants may use the same run
 /// ids; nothing of one reaches the other.
@@ -303,6 +307,14 @@ pub enum StoreError {
         /// The keys of the calls spent before.
         call_keys: Vec<String>,
     },
+    /// The store's tables were made by a newer version of this crate: this one does not read
+    /// them, and changes nothing.
+    SchemaTooNew {
+        /// Their version.
+        found: i64,
+        /// The newest version this crate reads.
+        supported: i64,
+    },
     /// The store failed: the database is unreachable, a statement failed, or a row does not
     /// decode. Nothing was changed.
     Backend {
@@ -323,6 +335,11 @@ impl fmt::Display for StoreError {
             Self::AlreadySpent { key, call_keys } => {
                 write!(f, "calls of {key} were decided already: {}", call_keys.join(", "))
             }
+            Self::SchemaTooNew { found, supported } => write!(
+                f,
+                "the store's tables are of version {found}, newer than this code reads \
+                 ({supported}): upgrade the crate"
+            ),
             Self::Backend { context, message } => {
                 write!(f, "the store failed {context}: {message}")
             }
@@ -333,7 +350,8 @@ impl fmt::Display for StoreError {
 impl std::error::Error for StoreError {}
 
 /// Keeps runs that wait and the ledger of their decided calls for every process that may
-/// resume them. Implementations: [`InMemoryStore`] (one process).
+/// resume them. Implementations: [`InMemoryStore`] (one process), `SqliteStore` (one host;
+/// feature `sqlite`).
 ///
 /// Every method is one transaction: it changes all it says or nothing. Times are milliseconds
 /// since the Unix epoch, passed in by the caller (the agent's clock), so a store never reads a

@@ -1,0 +1,501 @@
+//! [`SqliteStore`]: a [`RunStore`] in one SQLite file, shared by the processes of one host
+//! (feature `sqlite`).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+
+use super::{
+    Decided, RunKey, RunStore, RunSummary, StoreError, StoredRun, UnfinishedCall, WaitingCall,
+    WaitingQuery,
+};
+use crate::runtime::WaitsFor;
+
+/// The version of the tables this code reads and writes.
+const SCHEMA_VERSION: i64 = 1;
+
+/// The tables of version 1. Every name starts with `tool_runtime_`, so the store can share a
+/// database with the application's own tables.
+const SCHEMA_V1: &str = "
+CREATE TABLE tool_runtime_runs (
+    tenant_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    actor_id TEXT NOT NULL,
+    state BLOB NOT NULL,
+    saved_at_ms INTEGER NOT NULL,
+    expires_at_ms INTEGER NOT NULL,
+    ended INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (tenant_id, run_id)
+);
+CREATE INDEX tool_runtime_runs_inbox ON tool_runtime_runs (tenant_id, ended, saved_at_ms, run_id);
+CREATE INDEX tool_runtime_runs_expiry ON tool_runtime_runs (expires_at_ms);
+CREATE TABLE tool_runtime_waiting_calls (
+    tenant_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    call_id TEXT NOT NULL,
+    tool_name TEXT NOT NULL,
+    waits_for TEXT NOT NULL,
+    PRIMARY KEY (tenant_id, run_id, position)
+);
+CREATE INDEX tool_runtime_waiting_calls_tool ON tool_runtime_waiting_calls (tenant_id, tool_name);
+CREATE TABLE tool_runtime_spent_calls (
+    tenant_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    call_key TEXT NOT NULL,
+    decision TEXT NOT NULL,
+    spent_at_ms INTEGER NOT NULL,
+    ended_at_ms INTEGER,
+    PRIMARY KEY (tenant_id, run_id, call_key)
+);
+CREATE INDEX tool_runtime_spent_calls_unfinished ON tool_runtime_spent_calls (tenant_id, ended_at_ms);
+";
+
+/// A [`RunStore`] in one SQLite file (feature `sqlite`; SQLite is compiled in): the embedded
+/// default. Several processes on one host share the file through SQLite's own locking, in WAL
+/// mode (readers never wait for the writer), each write a transaction that takes the write lock
+/// first; a process that finds the file locked waits up to its busy timeout
+/// ([`SqliteStore::DEFAULT_BUSY_TIMEOUT`]). The store creates its tables on open, and migrates them,
+/// versioned, in one transaction: several processes opening a new file at once is safe.
+///
+/// Work runs on Tokio's blocking threads, one statement at a time per store; open one store per
+/// process and share it (`Arc`).
+///
+/// ```
+/// use tool_runtime::store::{RunKey, RunStore, SqliteStore};
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let dir = std::env::temp_dir().join(format!("store-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let store = SqliteStore::open(dir.join("runs.sqlite")).await?;
+/// assert_eq!(store.load(&RunKey::new("acme", "run-1")).await?, None);
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// # Ok::<(), tool_runtime::store::StoreError>(())
+/// # }).unwrap();
+/// ```
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    path: Arc<PathBuf>,
+    connection: Arc<Mutex<Connection>>,
+}
+
+impl SqliteStore {
+    /// How long a statement waits for another process's transaction before it gives up (30 s):
+    /// contention is waited out, not reported.
+    pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+    /// Opens (or creates) the store in the file at `path`, with the default busy timeout.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Backend`] when the file cannot be opened or its tables created;
+    /// [`StoreError::SchemaTooNew`] when a newer version of this crate migrated it.
+    pub async fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        Self::open_with(path, Self::DEFAULT_BUSY_TIMEOUT).await
+    }
+
+    /// Opens (or creates) the store in the file at `path`, waiting up to `busy_timeout` for
+    /// other processes' transactions.
+    ///
+    /// # Errors
+    ///
+    /// As [`open`](Self::open).
+    pub async fn open_with(
+        path: impl AsRef<Path>,
+        busy_timeout: Duration,
+    ) -> Result<Self, StoreError> {
+        let path = path.as_ref().to_owned();
+        let opening = path.clone();
+        let connection = blocking("opening the store", move || {
+            let mut connection = Connection::open(&opening)?;
+            connection.busy_timeout(busy_timeout)?;
+            // WAL: readers and the one writer do not wait for each other.
+            let _: String =
+                connection.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
+            connection.pragma_update(None, "synchronous", "NORMAL")?;
+            let migrated = migrate(&mut connection);
+            Ok(migrated.map(|()| connection))
+        })
+        .await??;
+        Ok(Self { path: Arc::new(path), connection: Arc::new(Mutex::new(connection)) })
+    }
+
+    /// The file the store lives in.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Runs `work` on the connection, on a blocking thread; `context` names what it was doing
+    /// for an error.
+    async fn with<T: Send + 'static>(
+        &self,
+        context: String,
+        work: impl FnOnce(&mut Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let connection = Arc::clone(&self.connection);
+        blocking(&context, move || {
+            let mut connection = connection.lock().unwrap_or_else(PoisonError::into_inner);
+            work(&mut connection)
+        })
+        .await
+    }
+}
+
+/// Creates or migrates the tables in one transaction that takes the write lock first: a
+/// second process opening the file at the same time waits, then finds them made.
+fn migrate(connection: &mut Connection) -> Result<(), StoreError> {
+    let failed = |error: rusqlite::Error| backend("creating the store's tables", &error);
+    let transaction =
+        connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(failed)?;
+    transaction
+        .execute_batch(
+            "CREATE TABLE IF NOT EXISTS tool_runtime_store_version (version INTEGER NOT NULL)",
+        )
+        .map_err(failed)?;
+    let found: Option<i64> = transaction
+        .query_row("SELECT max(version) FROM tool_runtime_store_version", [], |row| row.get(0))
+        .map_err(failed)?;
+    match found {
+        None => {
+            transaction.execute_batch(SCHEMA_V1).map_err(failed)?;
+            transaction
+                .execute(
+                    "INSERT INTO tool_runtime_store_version (version) VALUES (?1)",
+                    [SCHEMA_VERSION],
+                )
+                .map_err(failed)?;
+        }
+        Some(SCHEMA_VERSION) => {}
+        Some(found) if found > SCHEMA_VERSION => {
+            return Err(StoreError::SchemaTooNew { found, supported: SCHEMA_VERSION });
+        }
+        Some(found) => {
+            let message = format!("version {found} has no migration to {SCHEMA_VERSION}");
+            return Err(StoreError::Backend { context: "migrating the store".into(), message });
+        }
+    }
+    transaction.commit().map_err(failed)
+}
+
+/// Runs `work` on a blocking thread; `context` names it for an error.
+async fn blocking<T: Send + 'static>(
+    context: &str,
+    work: impl FnOnce() -> rusqlite::Result<T> + Send + 'static,
+) -> Result<T, StoreError> {
+    match tokio::task::spawn_blocking(work).await {
+        Ok(done) => done.map_err(|error| backend(context, &error)),
+        Err(_) => Err(StoreError::Backend {
+            context: context.to_owned(),
+            message: "the store's worker thread panicked".into(),
+        }),
+    }
+}
+
+fn backend(context: &str, error: &rusqlite::Error) -> StoreError {
+    StoreError::Backend { context: context.to_owned(), message: error.to_string() }
+}
+
+/// `waits_for` as stored; a value this code does not know is a row that does not decode.
+fn waits_for(text: &str) -> Option<WaitsFor> {
+    [WaitsFor::Approval, WaitsFor::Client, WaitsFor::Elicitation]
+        .into_iter()
+        .find(|waits_for| waits_for.as_str() == text)
+}
+
+/// The calls the run at `key` waits on, in order.
+fn waiting_of(connection: &Connection, key: &RunKey) -> rusqlite::Result<Vec<WaitingCall>> {
+    let mut statement = connection.prepare_cached(
+        "SELECT call_id, tool_name, waits_for FROM tool_runtime_waiting_calls
+         WHERE tenant_id = ?1 AND run_id = ?2 ORDER BY position",
+    )?;
+    let rows = statement.query_map(params![key.tenant_id, key.run_id], |row| {
+        let text: String = row.get(2)?;
+        let waits_for = waits_for(&text).ok_or_else(|| {
+            rusqlite::Error::FromSqlConversionFailure(
+                2,
+                rusqlite::types::Type::Text,
+                format!("`{text}` is not what a call waits for").into(),
+            )
+        })?;
+        Ok(WaitingCall { call_id: row.get(0)?, tool_name: row.get(1)?, waits_for })
+    })?;
+    rows.collect()
+}
+
+#[async_trait]
+impl RunStore for SqliteStore {
+    async fn save(&self, run: StoredRun) -> Result<(), StoreError> {
+        self.with(format!("saving {}", run.key), move |connection| {
+            let transaction =
+                connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let key = &run.key;
+            transaction.execute(
+                "INSERT INTO tool_runtime_runs
+                     (tenant_id, run_id, actor_id, state, saved_at_ms, expires_at_ms, ended)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0)
+                 ON CONFLICT (tenant_id, run_id) DO UPDATE SET actor_id = ?3, state = ?4,
+                     saved_at_ms = ?5, expires_at_ms = ?6, ended = 0",
+                params![
+                    key.tenant_id,
+                    key.run_id,
+                    run.actor_id,
+                    run.state,
+                    run.saved_at_ms,
+                    run.expires_at_ms
+                ],
+            )?;
+            transaction.execute(
+                "DELETE FROM tool_runtime_waiting_calls WHERE tenant_id = ?1 AND run_id = ?2",
+                params![key.tenant_id, key.run_id],
+            )?;
+            for (position, call) in run.waiting.iter().enumerate() {
+                transaction.execute(
+                    "INSERT INTO tool_runtime_waiting_calls
+                         (tenant_id, run_id, position, call_id, tool_name, waits_for)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    params![
+                        key.tenant_id,
+                        key.run_id,
+                        i64::try_from(position).unwrap_or(i64::MAX),
+                        call.call_id,
+                        call.tool_name,
+                        call.waits_for.as_str()
+                    ],
+                )?;
+            }
+            transaction.commit()
+        })
+        .await
+    }
+
+    async fn load(&self, key: &RunKey) -> Result<Option<StoredRun>, StoreError> {
+        let key = key.clone();
+        self.with(format!("loading {key}"), move |connection| {
+            let found = connection
+                .query_row(
+                    "SELECT actor_id, state, saved_at_ms, expires_at_ms FROM tool_runtime_runs
+                     WHERE tenant_id = ?1 AND run_id = ?2 AND ended = 0",
+                    params![key.tenant_id, key.run_id],
+                    |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)),
+                )
+                .optional()?;
+            let Some((actor_id, state, saved_at_ms, expires_at_ms)) = found else {
+                return Ok(None);
+            };
+            let waiting = waiting_of(connection, &key)?;
+            Ok(Some(StoredRun { key, actor_id, waiting, state, saved_at_ms, expires_at_ms }))
+        })
+        .await
+    }
+
+    async fn list_waiting(&self, query: &WaitingQuery) -> Result<Vec<RunSummary>, StoreError> {
+        let query = query.clone();
+        let context = format!("listing the waiting runs of tenant `{}`", query.tenant_id);
+        self.with(context, move |connection| {
+            let (after_at, after_run) = query.after.clone().unwrap_or((i64::MIN, String::new()));
+            let mut statement = connection.prepare_cached(
+                "SELECT run_id, actor_id, saved_at_ms, expires_at_ms FROM tool_runtime_runs AS r
+                 WHERE tenant_id = ?1 AND ended = 0
+                   AND (?2 IS NULL OR actor_id = ?2)
+                   AND (?3 IS NULL OR EXISTS (SELECT 1 FROM tool_runtime_waiting_calls AS w
+                        WHERE w.tenant_id = r.tenant_id AND w.run_id = r.run_id
+                          AND w.tool_name = ?3))
+                   AND (saved_at_ms > ?4 OR (saved_at_ms = ?4 AND run_id > ?5))
+                 ORDER BY saved_at_ms, run_id
+                 LIMIT ?6",
+            )?;
+            let limit = i64::try_from(query.limit).unwrap_or(i64::MAX);
+            let rows = statement.query_map(
+                params![
+                    query.tenant_id,
+                    query.actor_id,
+                    query.tool_name,
+                    after_at,
+                    after_run,
+                    limit
+                ],
+                |row| {
+                    Ok((
+                        row.get::<_, String>(0)?,
+                        row.get::<_, String>(1)?,
+                        row.get::<_, i64>(2)?,
+                        row.get::<_, i64>(3)?,
+                    ))
+                },
+            )?;
+            let rows: Vec<_> = rows.collect::<rusqlite::Result<_>>()?;
+            let mut found = Vec::with_capacity(rows.len());
+            for (run_id, actor_id, saved_at_ms, expires_at_ms) in rows {
+                let key = RunKey::new(query.tenant_id.clone(), run_id);
+                let waiting = waiting_of(connection, &key)?;
+                found.push(RunSummary { key, actor_id, waiting, saved_at_ms, expires_at_ms });
+            }
+            Ok(found)
+        })
+        .await
+    }
+
+    async fn spend(
+        &self,
+        key: &RunKey,
+        decided: &[Decided],
+        now_ms: i64,
+    ) -> Result<(), StoreError> {
+        let (key, decided) = (key.clone(), decided.to_vec());
+        let context = format!("spending calls of {key}");
+        self.with(context, move |connection| {
+            // The write lock first: two processes spending the same call take turns, and the
+            // second sees the first's rows.
+            let transaction =
+                connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let run: Option<i64> = transaction
+                .query_row(
+                    "SELECT expires_at_ms FROM tool_runtime_runs
+                     WHERE tenant_id = ?1 AND run_id = ?2 AND ended = 0",
+                    params![key.tenant_id, key.run_id],
+                    |row| row.get(0),
+                )
+                .optional()?;
+            let Some(expires_at_ms) = run else {
+                return Ok(Err(StoreError::NotFound { key }));
+            };
+            if now_ms >= expires_at_ms {
+                return Ok(Err(StoreError::Expired { key, expired_at_ms: expires_at_ms }));
+            }
+            let mut again = Vec::new();
+            for call in &decided {
+                let spent: Option<i64> = transaction
+                    .query_row(
+                        "SELECT 1 FROM tool_runtime_spent_calls
+                         WHERE tenant_id = ?1 AND run_id = ?2 AND call_key = ?3",
+                        params![key.tenant_id, key.run_id, call.call_key],
+                        |row| row.get(0),
+                    )
+                    .optional()?;
+                if spent.is_some() {
+                    again.push(call.call_key.clone());
+                }
+            }
+            if !again.is_empty() {
+                return Ok(Err(StoreError::AlreadySpent { key, call_keys: again }));
+            }
+            for call in &decided {
+                transaction.execute(
+                    "INSERT INTO tool_runtime_spent_calls
+                         (tenant_id, run_id, call_key, decision, spent_at_ms)
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![key.tenant_id, key.run_id, call.call_key, call.decision, now_ms],
+                )?;
+            }
+            transaction.commit()?;
+            Ok(Ok(()))
+        })
+        .await?
+    }
+
+    async fn end_calls(
+        &self,
+        key: &RunKey,
+        call_keys: &[String],
+        now_ms: i64,
+    ) -> Result<(), StoreError> {
+        let (key, call_keys) = (key.clone(), call_keys.to_vec());
+        self.with(format!("ending calls of {key}"), move |connection| {
+            let transaction =
+                connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            for call_key in &call_keys {
+                transaction.execute(
+                    "UPDATE tool_runtime_spent_calls SET ended_at_ms = ?4
+                     WHERE tenant_id = ?1 AND run_id = ?2 AND call_key = ?3
+                       AND ended_at_ms IS NULL",
+                    params![key.tenant_id, key.run_id, call_key, now_ms],
+                )?;
+            }
+            transaction.commit()
+        })
+        .await
+    }
+
+    async fn unfinished(&self, tenant_id: &str) -> Result<Vec<UnfinishedCall>, StoreError> {
+        let tenant_id = tenant_id.to_owned();
+        let context = format!("listing the unfinished calls of tenant `{tenant_id}`");
+        self.with(context, move |connection| {
+            let mut statement = connection.prepare_cached(
+                "SELECT run_id, call_key, decision, spent_at_ms FROM tool_runtime_spent_calls
+                 WHERE tenant_id = ?1 AND ended_at_ms IS NULL
+                 ORDER BY spent_at_ms, run_id, call_key",
+            )?;
+            let rows = statement.query_map(params![tenant_id], |row| {
+                Ok(UnfinishedCall {
+                    key: RunKey::new(tenant_id.clone(), row.get::<_, String>(0)?),
+                    call_key: row.get(1)?,
+                    decision: row.get(2)?,
+                    spent_at_ms: row.get(3)?,
+                })
+            })?;
+            rows.collect()
+        })
+        .await
+    }
+
+    async fn end_run(&self, key: &RunKey) -> Result<(), StoreError> {
+        let key = key.clone();
+        self.with(format!("ending {key}"), move |connection| {
+            connection.execute(
+                "UPDATE tool_runtime_runs SET ended = 1 WHERE tenant_id = ?1 AND run_id = ?2",
+                params![key.tenant_id, key.run_id],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn expire(&self, now_ms: i64) -> Result<usize, StoreError> {
+        self.with("expiring runs".to_owned(), move |connection| {
+            let transaction =
+                connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            for table in ["tool_runtime_spent_calls", "tool_runtime_waiting_calls"] {
+                transaction.execute(
+                    &format!(
+                        "DELETE FROM {table} WHERE (tenant_id, run_id) IN
+                         (SELECT tenant_id, run_id FROM tool_runtime_runs
+                          WHERE expires_at_ms <= ?1)"
+                    ),
+                    params![now_ms],
+                )?;
+            }
+            let runs = transaction.execute(
+                "DELETE FROM tool_runtime_runs WHERE expires_at_ms <= ?1",
+                params![now_ms],
+            )?;
+            transaction.commit()?;
+            Ok(runs)
+        })
+        .await
+    }
+
+    async fn delete_tenant(&self, tenant_id: &str) -> Result<usize, StoreError> {
+        let tenant_id = tenant_id.to_owned();
+        self.with(format!("deleting the runs of tenant `{tenant_id}`"), move |connection| {
+            let transaction =
+                connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            for table in ["tool_runtime_spent_calls", "tool_runtime_waiting_calls"] {
+                transaction.execute(
+                    &format!("DELETE FROM {table} WHERE tenant_id = ?1"),
+                    params![tenant_id],
+                )?;
+            }
+            let runs = transaction.execute(
+                "DELETE FROM tool_runtime_runs WHERE tenant_id = ?1",
+                params![tenant_id],
+            )?;
+            transaction.commit()?;
+            Ok(runs)
+        })
+        .await
+    }
+}
