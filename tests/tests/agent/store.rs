@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use tool_runtime::runtime::WaitsFor;
 use tool_runtime::store::{
-    Decided, InMemoryStore, RunKey, RunStore, SqliteStore, StoreError, StoredRun, WaitingCall,
-    WaitingQuery,
+    Decided, InMemoryStore, PostgresOptions, PostgresStore, RunKey, RunStore, SqliteStore,
+    StoreError, StoredRun, WaitingCall, WaitingQuery,
 };
 
 /// A day, the time-to-live the suite's runs get.
@@ -332,4 +332,125 @@ async fn a_row_that_does_not_decode_is_an_error_naming_the_run() {
     let StoreError::Backend { context, message } = &error else { panic!("{error:?}") };
     assert_eq!(context, "loading run `run-1` of tenant `t-1`");
     assert!(message.contains("`a miracle` is not what a call waits for"), "{message}");
+}
+
+/// The test database: `TEST_DATABASE_URL`, by default the PostgreSQL every machine of this
+/// project runs (127.0.0.1:5432, trust authentication, database `test`).
+fn database_url() -> String {
+    std::env::var("TEST_DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
+}
+
+/// A connection for the tests' own statements; a clear failure when no server answers.
+async fn admin() -> tokio_postgres::Client {
+    let url = database_url();
+    let (client, connection) =
+        tokio_postgres::connect(&url, tokio_postgres::NoTls).await.unwrap_or_else(|error| {
+            panic!(
+                "PostgreSQL does not answer at {url} ({error}): start it (`service postgresql \
+                 start`) or point TEST_DATABASE_URL at a server the tests may make schemas in"
+            )
+        });
+    tokio::spawn(connection);
+    client
+}
+
+/// A schema of its own for the test `name` in this process (`tr_<pid>_<name>`), none left
+/// from before: schemas of test processes that are gone (they stopped before dropping theirs)
+/// are dropped first.
+async fn fresh_schema(name: &str) -> String {
+    let client = admin().await;
+    let rows = client
+        .query("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'tr\\_%'", &[])
+        .await
+        .unwrap();
+    for row in rows {
+        let schema: String = row.get(0);
+        let pid = schema.split('_').nth(1).and_then(|pid| pid.parse::<u32>().ok());
+        let gone = pid.is_some_and(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists());
+        if gone || schema == format!("tr_{}_{name}", std::process::id()) {
+            client.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE")).await.unwrap();
+        }
+    }
+    format!("tr_{}_{name}", std::process::id())
+}
+
+async fn drop_schema(schema: &str) {
+    admin().await.batch_execute(&format!("DROP SCHEMA {schema} CASCADE")).await.unwrap();
+}
+
+async fn postgres_store(schema: &str) -> Result<PostgresStore, StoreError> {
+    let options = PostgresOptions { schema: schema.to_owned(), max_connections: 4 };
+    PostgresStore::connect(&database_url(), options).await
+}
+
+#[tokio::test]
+async fn the_postgres_store_keeps_the_contract() {
+    let schema = fresh_schema("contract").await;
+    contract(Arc::new(postgres_store(&schema).await.unwrap())).await;
+    drop_schema(&schema).await;
+}
+
+#[tokio::test]
+async fn postgres_stores_connecting_to_one_new_schema_at_once_all_find_it_migrated() {
+    let schema = fresh_schema("migrate_at_once").await;
+    let connecting: Vec<_> = (0..3)
+        .map(|_| {
+            let schema = schema.clone();
+            tokio::spawn(async move { postgres_store(&schema).await })
+        })
+        .collect();
+    let mut stores = Vec::new();
+    for store in connecting {
+        stores.push(store.await.unwrap().unwrap());
+    }
+    stores[0].save(run("t-1", "run-1", "ana", &["a__x"], 1_000)).await.unwrap();
+    for store in &stores {
+        assert!(store.load(&RunKey::new("t-1", "run-1")).await.unwrap().is_some());
+    }
+    let versions = admin()
+        .await
+        .query_one(&format!("SELECT count(*) FROM {schema}.store_version"), &[])
+        .await
+        .unwrap()
+        .get::<_, i64>(0);
+    assert_eq!(versions, 1);
+    drop_schema(&schema).await;
+}
+
+#[tokio::test]
+async fn a_postgres_store_of_a_newer_schema_is_refused_and_a_bad_row_names_its_run() {
+    let schema = fresh_schema("newer").await;
+    let store = postgres_store(&schema).await.unwrap();
+    store.save(run("t-1", "run-1", "ana", &["a__x"], 1_000)).await.unwrap();
+    let client = admin().await;
+    client
+        .batch_execute(&format!("UPDATE {schema}.waiting_calls SET waits_for = 'a miracle'"))
+        .await
+        .unwrap();
+    let error = store.load(&RunKey::new("t-1", "run-1")).await.unwrap_err();
+    let StoreError::Backend { context, message } = &error else { panic!("{error:?}") };
+    assert_eq!(context, "loading run `run-1` of tenant `t-1`");
+    assert!(message.contains("`a miracle` is not what a call waits for"), "{message}");
+    client
+        .batch_execute(&format!("INSERT INTO {schema}.store_version (version) VALUES (99)"))
+        .await
+        .unwrap();
+    let refused = postgres_store(&schema).await.unwrap_err();
+    assert_eq!(refused, StoreError::SchemaTooNew { found: 99, supported: 1 });
+    drop_schema(&schema).await;
+}
+
+#[tokio::test]
+async fn a_bad_schema_name_or_an_unreachable_server_is_a_typed_error() {
+    let bad = postgres_store("Robert'); DROP TABLE students;--").await.unwrap_err();
+    let StoreError::Backend { message, .. } = &bad else { panic!("{bad:?}") };
+    assert!(message.starts_with("the schema name `Robert"), "{message}");
+    // Port 1 on this machine: nothing listens.
+    let options = PostgresOptions { schema: "tr_unreachable".into(), max_connections: 1 };
+    let url = "postgres://postgres:secret-password@127.0.0.1:1/test";
+    let unreachable = PostgresStore::connect(url, options).await.unwrap_err();
+    let StoreError::Backend { context, message } = &unreachable else { panic!("{unreachable:?}") };
+    assert_eq!(context, "creating the store's tables");
+    assert!(!message.contains("secret-password"), "{message}");
 }

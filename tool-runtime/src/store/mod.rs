@@ -52,10 +52,14 @@ use async_trait::async_trait;
 use crate::runtime::WaitsFor;
 
 mod memory;
+#[cfg(feature = "postgres")]
+mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
 pub use memory::InMemoryStore;
+#[cfg(feature = "postgres")]
+pub use postgres::{PostgresOptions, PostgresStore};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 
@@ -351,7 +355,7 @@ impl std::error::Error for StoreError {}
 
 /// Keeps runs that wait and the ledger of their decided calls for every process that may
 /// resume them. Implementations: [`InMemoryStore`] (one process), `SqliteStore` (one host;
-/// feature `sqlite`).
+/// feature `sqlite`), `PostgresStore` (several hosts; feature `postgres`).
 ///
 /// Every method is one transaction: it changes all it says or nothing. Times are milliseconds
 /// since the Unix epoch, passed in by the caller (the agent's clock), so a store never reads a

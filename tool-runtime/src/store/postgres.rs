@@ -1,0 +1,567 @@
+//! [`PostgresStore`]: a [`RunStore`] in PostgreSQL, shared by the processes of several hosts
+//! (feature `postgres`).
+
+use std::fmt;
+use std::str::FromStr;
+
+use async_trait::async_trait;
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use tokio_postgres::NoTls;
+
+use super::{
+    Decided, RunKey, RunStore, RunSummary, StoreError, StoredRun, UnfinishedCall, WaitingCall,
+    WaitingQuery,
+};
+use crate::runtime::WaitsFor;
+
+/// The version of the tables this code reads and writes.
+const SCHEMA_VERSION: i64 = 1;
+
+/// How a [`PostgresStore`] connects: the database schema its tables live in and how many
+/// connections its pool may hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PostgresOptions {
+    /// The schema (namespace) of the store's tables, created if missing (default
+    /// `tool_runtime`): lowercase letters, digits and `_`, starting with a letter or `_`, at
+    /// most 63 bytes.
+    pub schema: String,
+    /// The most connections the pool holds at once (default 8).
+    pub max_connections: usize,
+}
+
+impl Default for PostgresOptions {
+    fn default() -> Self {
+        Self { schema: "tool_runtime".into(), max_connections: 8 }
+    }
+}
+
+/// A [`RunStore`] in PostgreSQL (feature `postgres`): for processes on several hosts. Each
+/// change is one transaction; a spend locks its run's row first, so two processes spending the
+/// same call take turns and the second finds it spent. The store creates its schema and tables
+/// on connect, and migrates them, versioned, under an advisory lock: several processes
+/// connecting to a new database at once is safe.
+///
+/// No TLS: connect over a trusted network or a local socket (a TLS connector is a later
+/// option).
+///
+/// ```no_run
+/// use tool_runtime::store::{PostgresOptions, PostgresStore, RunKey, RunStore};
+///
+/// # async fn demo() -> Result<(), tool_runtime::store::StoreError> {
+/// let store = PostgresStore::connect("postgres://app@db.internal/app", PostgresOptions::default()).await?;
+/// assert_eq!(store.load(&RunKey::new("acme", "run-1")).await?, None);
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct PostgresStore {
+    pool: Pool,
+    sql: std::sync::Arc<Sql>,
+}
+
+impl fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PostgresStore").field("schema", &self.sql.schema).finish_non_exhaustive()
+    }
+}
+
+/// The statements, with the schema's name in them.
+#[derive(Debug)]
+struct Sql {
+    schema: String,
+    save_run: String,
+    delete_waiting: String,
+    insert_waiting: String,
+    load_run: String,
+    waiting_of: String,
+    list: String,
+    lock_run: String,
+    spent: String,
+    insert_spent: String,
+    end_call: String,
+    unfinished: String,
+    end_run: String,
+    expire_spent: String,
+    expire_waiting: String,
+    expire_runs: String,
+    delete_spent: String,
+    delete_waiting_of_tenant: String,
+    delete_runs: String,
+}
+
+impl Sql {
+    fn new(schema: &str) -> Self {
+        let runs = format!("{schema}.runs");
+        let waiting = format!("{schema}.waiting_calls");
+        let spent = format!("{schema}.spent_calls");
+        Self {
+            schema: schema.to_owned(),
+            save_run: format!(
+                "INSERT INTO {runs} (tenant_id, run_id, actor_id, state, saved_at_ms, expires_at_ms, ended)
+                 VALUES ($1, $2, $3, $4, $5, $6, false)
+                 ON CONFLICT (tenant_id, run_id) DO UPDATE SET actor_id = $3, state = $4,
+                     saved_at_ms = $5, expires_at_ms = $6, ended = false"
+            ),
+            delete_waiting: format!("DELETE FROM {waiting} WHERE tenant_id = $1 AND run_id = $2"),
+            insert_waiting: format!(
+                "INSERT INTO {waiting} (tenant_id, run_id, position, call_id, tool_name, waits_for)
+                 VALUES ($1, $2, $3, $4, $5, $6)"
+            ),
+            load_run: format!(
+                "SELECT actor_id, state, saved_at_ms, expires_at_ms FROM {runs}
+                 WHERE tenant_id = $1 AND run_id = $2 AND NOT ended"
+            ),
+            waiting_of: format!(
+                "SELECT run_id, call_id, tool_name, waits_for FROM {waiting}
+                 WHERE tenant_id = $1 AND run_id = ANY($2) ORDER BY run_id, position"
+            ),
+            list: format!(
+                "SELECT run_id, actor_id, saved_at_ms, expires_at_ms FROM {runs} AS r
+                 WHERE tenant_id = $1 AND NOT ended
+                   AND ($2::text IS NULL OR actor_id = $2)
+                   AND ($3::text IS NULL OR EXISTS (SELECT 1 FROM {waiting} AS w
+                        WHERE w.tenant_id = r.tenant_id AND w.run_id = r.run_id
+                          AND w.tool_name = $3))
+                   AND (saved_at_ms, run_id) > ($4, $5)
+                 ORDER BY saved_at_ms, run_id
+                 LIMIT $6"
+            ),
+            lock_run: format!(
+                "SELECT expires_at_ms FROM {runs}
+                 WHERE tenant_id = $1 AND run_id = $2 AND NOT ended FOR UPDATE"
+            ),
+            spent: format!(
+                "SELECT call_key FROM {spent}
+                 WHERE tenant_id = $1 AND run_id = $2 AND call_key = ANY($3)"
+            ),
+            insert_spent: format!(
+                "INSERT INTO {spent} (tenant_id, run_id, call_key, decision, spent_at_ms)
+                 VALUES ($1, $2, $3, $4, $5)"
+            ),
+            end_call: format!(
+                "UPDATE {spent} SET ended_at_ms = $4
+                 WHERE tenant_id = $1 AND run_id = $2 AND call_key = ANY($3)
+                   AND ended_at_ms IS NULL"
+            ),
+            unfinished: format!(
+                "SELECT run_id, call_key, decision, spent_at_ms FROM {spent}
+                 WHERE tenant_id = $1 AND ended_at_ms IS NULL
+                 ORDER BY spent_at_ms, run_id, call_key"
+            ),
+            end_run: format!("UPDATE {runs} SET ended = true WHERE tenant_id = $1 AND run_id = $2"),
+            expire_spent: format!(
+                "DELETE FROM {spent} AS s USING {runs} AS r
+                 WHERE s.tenant_id = r.tenant_id AND s.run_id = r.run_id AND r.expires_at_ms <= $1"
+            ),
+            expire_waiting: format!(
+                "DELETE FROM {waiting} AS w USING {runs} AS r
+                 WHERE w.tenant_id = r.tenant_id AND w.run_id = r.run_id AND r.expires_at_ms <= $1"
+            ),
+            expire_runs: format!("DELETE FROM {runs} WHERE expires_at_ms <= $1"),
+            delete_spent: format!("DELETE FROM {spent} WHERE tenant_id = $1"),
+            delete_waiting_of_tenant: format!("DELETE FROM {waiting} WHERE tenant_id = $1"),
+            delete_runs: format!("DELETE FROM {runs} WHERE tenant_id = $1"),
+        }
+    }
+
+    /// The tables of version 1.
+    fn schema_v1(&self) -> String {
+        let schema = &self.schema;
+        format!(
+            "CREATE TABLE {schema}.runs (
+                tenant_id TEXT NOT NULL,
+                run_id TEXT NOT NULL,
+                actor_id TEXT NOT NULL,
+                state BYTEA NOT NULL,
+                saved_at_ms BIGINT NOT NULL,
+                expires_at_ms BIGINT NOT NULL,
+                ended BOOLEAN NOT NULL DEFAULT false,
+                PRIMARY KEY (tenant_id, run_id)
+            );
+            CREATE INDEX runs_inbox ON {schema}.runs (tenant_id, ended, saved_at_ms, run_id);
+            CREATE INDEX runs_expiry ON {schema}.runs (expires_at_ms);
+            CREATE TABLE {schema}.waiting_calls (
+                tenant_id TEXT NOT NULL,
+                run_id TEXT NOT NULL,
+                position INTEGER NOT NULL,
+                call_id TEXT NOT NULL,
+                tool_name TEXT NOT NULL,
+                waits_for TEXT NOT NULL,
+                PRIMARY KEY (tenant_id, run_id, position)
+            );
+            CREATE INDEX waiting_calls_tool ON {schema}.waiting_calls (tenant_id, tool_name);
+            CREATE TABLE {schema}.spent_calls (
+                tenant_id TEXT NOT NULL,
+                run_id TEXT NOT NULL,
+                call_key TEXT NOT NULL,
+                decision TEXT NOT NULL,
+                spent_at_ms BIGINT NOT NULL,
+                ended_at_ms BIGINT,
+                PRIMARY KEY (tenant_id, run_id, call_key)
+            );
+            CREATE INDEX spent_calls_unfinished ON {schema}.spent_calls (tenant_id, ended_at_ms);"
+        )
+    }
+}
+
+/// Whether `schema` is a name the store puts in its statements unquoted.
+fn plain_name(schema: &str) -> bool {
+    let mut bytes = schema.bytes();
+    let first = bytes.next();
+    schema.len() <= 63
+        && first.is_some_and(|byte| byte.is_ascii_lowercase() || byte == b'_')
+        && bytes.all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'_')
+}
+
+fn backend(context: impl Into<String>, error: &dyn fmt::Display) -> StoreError {
+    StoreError::Backend { context: context.into(), message: error.to_string() }
+}
+
+impl PostgresStore {
+    /// Connects to the database at `url` (`postgres://user@host:port/database`), creating or
+    /// migrating the store's schema and tables.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Backend`] when the URL or the schema name is bad, the server does not
+    /// answer or the tables cannot be made; [`StoreError::SchemaTooNew`] when a newer version
+    /// of this crate migrated them.
+    pub async fn connect(url: &str, options: PostgresOptions) -> Result<Self, StoreError> {
+        let context = "connecting to the store";
+        if !plain_name(&options.schema) {
+            let message = format!(
+                "the schema name `{}` is not lowercase letters, digits and `_` (at most 63 bytes)",
+                crate::schema::Shown(&options.schema)
+            );
+            return Err(StoreError::Backend { context: context.into(), message });
+        }
+        let config = tokio_postgres::Config::from_str(url).map_err(|error| {
+            // The URL may hold a password: only the parser's message is kept.
+            backend(context, &format_args!("the database URL does not parse ({error})"))
+        })?;
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig { recycling_method: RecyclingMethod::Fast },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(options.max_connections.max(1))
+            .runtime(Runtime::Tokio1)
+            .build()
+            .map_err(|error| backend(context, &error))?;
+        let store = Self { pool, sql: std::sync::Arc::new(Sql::new(&options.schema)) };
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    /// Creates or migrates the tables in one transaction, under an advisory lock on the
+    /// schema's name: a second process connecting at the same time waits, then finds them.
+    async fn migrate(&self) -> Result<(), StoreError> {
+        let context = "creating the store's tables";
+        let failed = |error: tokio_postgres::Error| backend(context, &error);
+        let mut client = self.pool.get().await.map_err(|error| backend(context, &error))?;
+        let transaction = client.transaction().await.map_err(failed)?;
+        let schema = &self.sql.schema;
+        transaction
+            .execute(
+                "SELECT pg_advisory_xact_lock(hashtext($1))",
+                &[&format!("tool_runtime.store.{schema}")],
+            )
+            .await
+            .map_err(failed)?;
+        transaction
+            .batch_execute(&format!(
+                "CREATE SCHEMA IF NOT EXISTS {schema};
+                 CREATE TABLE IF NOT EXISTS {schema}.store_version (version BIGINT NOT NULL);"
+            ))
+            .await
+            .map_err(failed)?;
+        let found: Option<i64> = transaction
+            .query_one(&format!("SELECT max(version) FROM {schema}.store_version"), &[])
+            .await
+            .map_err(failed)?
+            .get(0);
+        match found {
+            None => {
+                transaction.batch_execute(&self.sql.schema_v1()).await.map_err(failed)?;
+                transaction
+                    .execute(
+                        &format!("INSERT INTO {schema}.store_version (version) VALUES ($1)"),
+                        &[&SCHEMA_VERSION],
+                    )
+                    .await
+                    .map_err(failed)?;
+            }
+            Some(SCHEMA_VERSION) => {}
+            Some(found) if found > SCHEMA_VERSION => {
+                return Err(StoreError::SchemaTooNew { found, supported: SCHEMA_VERSION });
+            }
+            Some(found) => {
+                let message = format!("version {found} has no migration to {SCHEMA_VERSION}");
+                return Err(StoreError::Backend { context: "migrating the store".into(), message });
+            }
+        }
+        transaction.commit().await.map_err(failed)
+    }
+
+    /// A connection from the pool.
+    async fn client(&self, context: &str) -> Result<deadpool_postgres::Client, StoreError> {
+        self.pool.get().await.map_err(|error| backend(context, &error))
+    }
+
+    /// The waiting calls of `runs` of `tenant_id`, by run, each in order.
+    async fn waiting_of(
+        &self,
+        client: &deadpool_postgres::Client,
+        tenant_id: &str,
+        runs: &[String],
+        context: &str,
+    ) -> Result<std::collections::HashMap<String, Vec<WaitingCall>>, StoreError> {
+        let failed = |error: tokio_postgres::Error| backend(context, &error);
+        let statement = client.prepare_cached(&self.sql.waiting_of).await.map_err(failed)?;
+        let rows = client.query(&statement, &[&tenant_id, &runs]).await.map_err(failed)?;
+        let mut found: std::collections::HashMap<String, Vec<WaitingCall>> = Default::default();
+        for row in rows {
+            let text: String = row.get(3);
+            let waits_for = [WaitsFor::Approval, WaitsFor::Client, WaitsFor::Elicitation]
+                .into_iter()
+                .find(|waits_for| waits_for.as_str() == text)
+                .ok_or_else(|| StoreError::Backend {
+                    context: context.to_owned(),
+                    message: format!(
+                        "`{}` is not what a call waits for",
+                        crate::schema::Shown(&text)
+                    ),
+                })?;
+            found.entry(row.get(0)).or_default().push(WaitingCall {
+                call_id: row.get(1),
+                tool_name: row.get(2),
+                waits_for,
+            });
+        }
+        Ok(found)
+    }
+}
+
+#[async_trait]
+impl RunStore for PostgresStore {
+    async fn save(&self, run: StoredRun) -> Result<(), StoreError> {
+        let context = format!("saving {}", run.key);
+        let failed = |error: tokio_postgres::Error| backend(&context, &error);
+        let mut client = self.client(&context).await?;
+        let transaction = client.transaction().await.map_err(failed)?;
+        let key = &run.key;
+        transaction
+            .execute(
+                &self.sql.save_run,
+                &[
+                    &key.tenant_id,
+                    &key.run_id,
+                    &run.actor_id,
+                    &run.state,
+                    &run.saved_at_ms,
+                    &run.expires_at_ms,
+                ],
+            )
+            .await
+            .map_err(failed)?;
+        transaction
+            .execute(&self.sql.delete_waiting, &[&key.tenant_id, &key.run_id])
+            .await
+            .map_err(failed)?;
+        for (position, call) in run.waiting.iter().enumerate() {
+            let position = i32::try_from(position).unwrap_or(i32::MAX);
+            transaction
+                .execute(
+                    &self.sql.insert_waiting,
+                    &[
+                        &key.tenant_id,
+                        &key.run_id,
+                        &position,
+                        &call.call_id,
+                        &call.tool_name,
+                        &call.waits_for.as_str(),
+                    ],
+                )
+                .await
+                .map_err(failed)?;
+        }
+        transaction.commit().await.map_err(failed)
+    }
+
+    async fn load(&self, key: &RunKey) -> Result<Option<StoredRun>, StoreError> {
+        let context = format!("loading {key}");
+        let failed = |error: tokio_postgres::Error| backend(&context, &error);
+        let client = self.client(&context).await?;
+        let statement = client.prepare_cached(&self.sql.load_run).await.map_err(failed)?;
+        let row =
+            client.query_opt(&statement, &[&key.tenant_id, &key.run_id]).await.map_err(failed)?;
+        let Some(row) = row else { return Ok(None) };
+        let mut waiting = self
+            .waiting_of(&client, &key.tenant_id, std::slice::from_ref(&key.run_id), &context)
+            .await?;
+        Ok(Some(StoredRun {
+            key: key.clone(),
+            actor_id: row.get(0),
+            waiting: waiting.remove(&key.run_id).unwrap_or_default(),
+            state: row.get(1),
+            saved_at_ms: row.get(2),
+            expires_at_ms: row.get(3),
+        }))
+    }
+
+    async fn list_waiting(&self, query: &WaitingQuery) -> Result<Vec<RunSummary>, StoreError> {
+        let context = format!("listing the waiting runs of tenant `{}`", query.tenant_id);
+        let failed = |error: tokio_postgres::Error| backend(&context, &error);
+        let client = self.client(&context).await?;
+        let statement = client.prepare_cached(&self.sql.list).await.map_err(failed)?;
+        let (after_at, after_run) = query.after.clone().unwrap_or((i64::MIN, String::new()));
+        let limit = i64::try_from(query.limit).unwrap_or(i64::MAX);
+        let rows = client
+            .query(
+                &statement,
+                &[
+                    &query.tenant_id,
+                    &query.actor_id,
+                    &query.tool_name,
+                    &after_at,
+                    &after_run,
+                    &limit,
+                ],
+            )
+            .await
+            .map_err(failed)?;
+        let runs: Vec<String> = rows.iter().map(|row| row.get(0)).collect();
+        let mut waiting = self.waiting_of(&client, &query.tenant_id, &runs, &context).await?;
+        Ok(rows
+            .into_iter()
+            .map(|row| {
+                let run_id: String = row.get(0);
+                RunSummary {
+                    waiting: waiting.remove(&run_id).unwrap_or_default(),
+                    key: RunKey::new(query.tenant_id.clone(), run_id),
+                    actor_id: row.get(1),
+                    saved_at_ms: row.get(2),
+                    expires_at_ms: row.get(3),
+                }
+            })
+            .collect())
+    }
+
+    async fn spend(
+        &self,
+        key: &RunKey,
+        decided: &[Decided],
+        now_ms: i64,
+    ) -> Result<(), StoreError> {
+        let context = format!("spending calls of {key}");
+        let failed = |error: tokio_postgres::Error| backend(&context, &error);
+        let mut client = self.client(&context).await?;
+        let transaction = client.transaction().await.map_err(failed)?;
+        // The run's row locked first: two processes spending its calls take turns.
+        let run = transaction
+            .query_opt(&self.sql.lock_run, &[&key.tenant_id, &key.run_id])
+            .await
+            .map_err(failed)?;
+        let Some(run) = run else { return Err(StoreError::NotFound { key: key.clone() }) };
+        let expires_at_ms: i64 = run.get(0);
+        if now_ms >= expires_at_ms {
+            return Err(StoreError::Expired { key: key.clone(), expired_at_ms: expires_at_ms });
+        }
+        let keys: Vec<&str> = decided.iter().map(|call| call.call_key.as_str()).collect();
+        let spent = transaction
+            .query(&self.sql.spent, &[&key.tenant_id, &key.run_id, &keys])
+            .await
+            .map_err(failed)?;
+        if !spent.is_empty() {
+            let spent: Vec<String> = spent.iter().map(|row| row.get(0)).collect();
+            let call_keys = keys
+                .iter()
+                .filter(|key| spent.iter().any(|s| s == *key))
+                .map(|key| (*key).to_owned());
+            return Err(StoreError::AlreadySpent {
+                key: key.clone(),
+                call_keys: call_keys.collect(),
+            });
+        }
+        for call in decided {
+            transaction
+                .execute(
+                    &self.sql.insert_spent,
+                    &[&key.tenant_id, &key.run_id, &call.call_key, &call.decision, &now_ms],
+                )
+                .await
+                .map_err(failed)?;
+        }
+        transaction.commit().await.map_err(failed)
+    }
+
+    async fn end_calls(
+        &self,
+        key: &RunKey,
+        call_keys: &[String],
+        now_ms: i64,
+    ) -> Result<(), StoreError> {
+        let context = format!("ending calls of {key}");
+        let client = self.client(&context).await?;
+        client
+            .execute(&self.sql.end_call, &[&key.tenant_id, &key.run_id, &call_keys, &now_ms])
+            .await
+            .map_err(|error| backend(&context, &error))?;
+        Ok(())
+    }
+
+    async fn unfinished(&self, tenant_id: &str) -> Result<Vec<UnfinishedCall>, StoreError> {
+        let context = format!("listing the unfinished calls of tenant `{tenant_id}`");
+        let client = self.client(&context).await?;
+        let rows = client
+            .query(&self.sql.unfinished, &[&tenant_id])
+            .await
+            .map_err(|error| backend(&context, &error))?;
+        Ok(rows
+            .into_iter()
+            .map(|row| UnfinishedCall {
+                key: RunKey::new(tenant_id, row.get::<_, String>(0)),
+                call_key: row.get(1),
+                decision: row.get(2),
+                spent_at_ms: row.get(3),
+            })
+            .collect())
+    }
+
+    async fn end_run(&self, key: &RunKey) -> Result<(), StoreError> {
+        let context = format!("ending {key}");
+        let client = self.client(&context).await?;
+        client
+            .execute(&self.sql.end_run, &[&key.tenant_id, &key.run_id])
+            .await
+            .map_err(|error| backend(&context, &error))?;
+        Ok(())
+    }
+
+    async fn expire(&self, now_ms: i64) -> Result<usize, StoreError> {
+        let context = "expiring runs";
+        let failed = |error: tokio_postgres::Error| backend(context, &error);
+        let mut client = self.client(context).await?;
+        let transaction = client.transaction().await.map_err(failed)?;
+        for statement in [&self.sql.expire_spent, &self.sql.expire_waiting] {
+            transaction.execute(statement, &[&now_ms]).await.map_err(failed)?;
+        }
+        let runs = transaction.execute(&self.sql.expire_runs, &[&now_ms]).await.map_err(failed)?;
+        transaction.commit().await.map_err(failed)?;
+        Ok(usize::try_from(runs).unwrap_or(usize::MAX))
+    }
+
+    async fn delete_tenant(&self, tenant_id: &str) -> Result<usize, StoreError> {
+        let context = format!("deleting the runs of tenant `{tenant_id}`");
+        let failed = |error: tokio_postgres::Error| backend(&context, &error);
+        let mut client = self.client(&context).await?;
+        let transaction = client.transaction().await.map_err(failed)?;
+        for statement in [&self.sql.delete_spent, &self.sql.delete_waiting_of_tenant] {
+            transaction.execute(statement, &[&tenant_id]).await.map_err(failed)?;
+        }
+        let runs =
+            transaction.execute(&self.sql.delete_runs, &[&tenant_id]).await.map_err(failed)?;
+        transaction.commit().await.map_err(failed)?;
+        Ok(usize::try_from(runs).unwrap_or(usize::MAX))
+    }
+}
