@@ -253,6 +253,16 @@ async fn the_in_memory_store_keeps_the_contract() {
 fn fresh_file(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("stores");
     std::fs::create_dir_all(&dir).unwrap();
+    // Files of test processes that are gone (`<name>-<pid>.sqlite*`) are left from earlier runs.
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+        let pid = name.split('.').next().and_then(|stem| stem.rsplit('-').next());
+        let pid = pid.and_then(|pid| pid.parse::<u32>().ok());
+        if pid.is_some_and(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists()) {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
     let path = dir.join(format!("{name}-{}.sqlite", std::process::id()));
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
@@ -453,4 +463,139 @@ async fn a_bad_schema_name_or_an_unreachable_server_is_a_typed_error() {
     let StoreError::Backend { context, message } = &unreachable else { panic!("{unreachable:?}") };
     assert_eq!(context, "creating the store's tables");
     assert!(!message.contains("secret-password"), "{message}");
+}
+
+/// How many runs each cross-process test races on.
+const RACES: usize = 100;
+
+/// Saves the [`RACES`] runs the processes race on.
+async fn save_races(store: &dyn RunStore) {
+    for race in 0..RACES {
+        let run_id = format!("run-{race}");
+        store.save(run("t-race", &run_id, "ana", &["a__x"], 1_000)).await.unwrap();
+    }
+}
+
+/// Three processes (this test binary again, running [`a_spending_process`]) race to spend
+/// `call_1` of each of [`RACES`] runs (saved by [`save_races`]) in the store `spec` names: each
+/// is handed the go for a run, then they all spend at once. Exactly one spends each run's
+/// call; the others find it spent; nothing fails. Returns in how many races all three were
+/// spending at the same moment.
+fn race_processes(spec: &str) -> usize {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+
+    let mut children: Vec<_> = (0..3)
+        .map(|_| {
+            Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", "store::a_spending_process", "--ignored", "--nocapture"])
+                .args(["--test-threads", "1"])
+                .env("STORE_UNDER_TEST", spec)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut inputs: Vec<_> = children.iter_mut().map(|child| child.stdin.take().unwrap()).collect();
+    let mut outputs: Vec<_> = children
+        .iter_mut()
+        .map(|child| BufReader::new(child.stdout.take().unwrap()).lines())
+        .collect();
+    let mut together = 0;
+    for race in 0..RACES {
+        for input in &mut inputs {
+            writeln!(input, "{race}").unwrap();
+            input.flush().unwrap();
+        }
+        let mut spent = 0;
+        let mut spans = Vec::new();
+        for output in &mut outputs {
+            // The first answer follows libtest's `test ... ` on its line.
+            let line = output
+                .by_ref()
+                .map(Result::unwrap)
+                .find_map(|line| line.find("spend ").map(|at| line[at..].to_owned()))
+                .expect("a spending process answers each race");
+            let fields: Vec<&str> = line.split(' ').collect();
+            assert_eq!(fields[1], race.to_string(), "{line}");
+            match fields[2] {
+                "spent" => spent += 1,
+                "already" => {}
+                other => panic!("race {race}: a process got `{other}`: {line}"),
+            }
+            let (start, end): (u128, u128) =
+                (fields[3].parse().unwrap(), fields[4].parse().unwrap());
+            spans.push((start, end));
+        }
+        assert_eq!(spent, 1, "race {race}: {spent} processes spent the call");
+        let latest_start = spans.iter().map(|span| span.0).max().unwrap();
+        let earliest_end = spans.iter().map(|span| span.1).min().unwrap();
+        if latest_start < earliest_end {
+            together += 1;
+        }
+    }
+    drop(inputs);
+    for mut child in children {
+        assert!(child.wait().unwrap().success());
+    }
+    together
+}
+
+/// Not a test of its own: the process [`race_processes`] starts three of. It opens the store
+/// `STORE_UNDER_TEST` names (`sqlite:<path>` or `postgres:<schema>`), then for each race
+/// number read from its input spends `call_1` of that run and prints `spend <race> <spent |
+/// already | error> <start ns> <end ns>`.
+#[test]
+#[ignore = "a child process of the cross-process races, not a test on its own"]
+fn a_spending_process() {
+    use std::io::BufRead;
+
+    let Ok(spec) = std::env::var("STORE_UNDER_TEST") else { return };
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let store: Arc<dyn RunStore> = runtime.block_on(async {
+        match spec.split_once(':') {
+            Some(("sqlite", path)) => Arc::new(SqliteStore::open(path).await.unwrap()) as _,
+            Some(("postgres", schema)) => Arc::new(postgres_store(schema).await.unwrap()) as _,
+            _ => panic!("STORE_UNDER_TEST is `sqlite:<path>` or `postgres:<schema>`"),
+        }
+    });
+    let now = || std::time::SystemTime::UNIX_EPOCH.elapsed().unwrap().as_nanos();
+    for line in std::io::stdin().lock().lines() {
+        let race = line.unwrap();
+        let key = RunKey::new("t-race", format!("run-{race}"));
+        let start = now();
+        let spent = runtime.block_on(store.spend(&key, &approve(&["call_1"]), 2_000));
+        let end = now();
+        let outcome = match spent {
+            Ok(()) => "spent".to_owned(),
+            Err(StoreError::AlreadySpent { .. }) => "already".to_owned(),
+            Err(other) => format!("error:{}", other.to_string().replace(' ', "_")),
+        };
+        println!("spend {race} {outcome} {start} {end}");
+    }
+}
+
+#[test]
+fn three_processes_racing_on_a_sqlite_file_spend_each_call_once() {
+    let path = fresh_file("race");
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async { save_races(&SqliteStore::open(&path).await.unwrap()).await });
+    let together = race_processes(&format!("sqlite:{}", path.display()));
+    eprintln!("sqlite: all three spending at once in {together} of {RACES} races");
+    assert!(together > 0, "the processes never spent at the same time");
+}
+
+#[test]
+fn three_processes_racing_on_postgres_spend_each_call_once() {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let schema = runtime.block_on(async {
+        let schema = fresh_schema("race").await;
+        save_races(&postgres_store(&schema).await.unwrap()).await;
+        schema
+    });
+    let together = race_processes(&format!("postgres:{schema}"));
+    eprintln!("postgres: all three spending at once in {together} of {RACES} races");
+    assert!(together > 0, "the processes never spent at the same time");
+    runtime.block_on(drop_schema(&schema));
 }

@@ -292,15 +292,48 @@ impl PostgresStore {
                     .map_err(failed)?;
             }
             Some(SCHEMA_VERSION) => {}
-            Some(found) if found > SCHEMA_VERSION => {
-                return Err(StoreError::SchemaTooNew { found, supported: SCHEMA_VERSION });
-            }
             Some(found) => {
+                // Ended here, not when dropped: the advisory lock is held until it ends.
+                transaction.rollback().await.map_err(failed)?;
+                if found > SCHEMA_VERSION {
+                    return Err(StoreError::SchemaTooNew { found, supported: SCHEMA_VERSION });
+                }
                 let message = format!("version {found} has no migration to {SCHEMA_VERSION}");
                 return Err(StoreError::Backend { context: "migrating the store".into(), message });
             }
         }
         transaction.commit().await.map_err(failed)
+    }
+
+    /// Why `decided` calls of the run at `key` cannot be spent at `now_ms`, if they cannot: the
+    /// run not stored or ended, expired, or calls spent before. Locks the run's row first, so
+    /// two processes spending its calls take turns.
+    async fn refusal(
+        &self,
+        transaction: &deadpool_postgres::Transaction<'_>,
+        key: &RunKey,
+        decided: &[Decided],
+        now_ms: i64,
+    ) -> Result<Option<StoreError>, tokio_postgres::Error> {
+        let run = transaction.query_opt(&self.sql.lock_run, &[&key.tenant_id, &key.run_id]).await?;
+        let Some(run) = run else { return Ok(Some(StoreError::NotFound { key: key.clone() })) };
+        let expires_at_ms: i64 = run.get(0);
+        if now_ms >= expires_at_ms {
+            return Ok(Some(StoreError::Expired {
+                key: key.clone(),
+                expired_at_ms: expires_at_ms,
+            }));
+        }
+        let keys: Vec<&str> = decided.iter().map(|call| call.call_key.as_str()).collect();
+        let rows =
+            transaction.query(&self.sql.spent, &[&key.tenant_id, &key.run_id, &keys]).await?;
+        if rows.is_empty() {
+            return Ok(None);
+        }
+        let spent: Vec<String> = rows.iter().map(|row| row.get(0)).collect();
+        let call_keys =
+            keys.iter().filter(|key| spent.iter().any(|s| s == *key)).map(|key| (*key).to_owned());
+        Ok(Some(StoreError::AlreadySpent { key: key.clone(), call_keys: call_keys.collect() }))
     }
 
     /// A connection from the pool.
@@ -457,31 +490,12 @@ impl RunStore for PostgresStore {
         let failed = |error: tokio_postgres::Error| backend(&context, &error);
         let mut client = self.client(&context).await?;
         let transaction = client.transaction().await.map_err(failed)?;
-        // The run's row locked first: two processes spending its calls take turns.
-        let run = transaction
-            .query_opt(&self.sql.lock_run, &[&key.tenant_id, &key.run_id])
-            .await
-            .map_err(failed)?;
-        let Some(run) = run else { return Err(StoreError::NotFound { key: key.clone() }) };
-        let expires_at_ms: i64 = run.get(0);
-        if now_ms >= expires_at_ms {
-            return Err(StoreError::Expired { key: key.clone(), expired_at_ms: expires_at_ms });
-        }
-        let keys: Vec<&str> = decided.iter().map(|call| call.call_key.as_str()).collect();
-        let spent = transaction
-            .query(&self.sql.spent, &[&key.tenant_id, &key.run_id, &keys])
-            .await
-            .map_err(failed)?;
-        if !spent.is_empty() {
-            let spent: Vec<String> = spent.iter().map(|row| row.get(0)).collect();
-            let call_keys = keys
-                .iter()
-                .filter(|key| spent.iter().any(|s| s == *key))
-                .map(|key| (*key).to_owned());
-            return Err(StoreError::AlreadySpent {
-                key: key.clone(),
-                call_keys: call_keys.collect(),
-            });
+        let refusal = self.refusal(&transaction, key, decided, now_ms).await.map_err(failed)?;
+        if let Some(refusal) = refusal {
+            // Ended here, not when dropped: a dropped transaction's rollback waits for the
+            // connection to be polled again, and the run's row stays locked until then.
+            transaction.rollback().await.map_err(failed)?;
+            return Err(refusal);
         }
         for call in decided {
             transaction

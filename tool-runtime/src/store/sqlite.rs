@@ -113,8 +113,9 @@ impl SqliteStore {
             let mut connection = Connection::open(&opening)?;
             connection.busy_timeout(busy_timeout)?;
             // WAL: readers and the one writer do not wait for each other.
-            let _: String =
-                connection.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
+            waiting_out(busy_timeout, || {
+                connection.query_row("PRAGMA journal_mode = WAL", [], |row| row.get::<_, String>(0))
+            })?;
             connection.pragma_update(None, "synchronous", "NORMAL")?;
             let migrated = migrate(&mut connection);
             Ok(migrated.map(|()| connection))
@@ -142,6 +143,27 @@ impl SqliteStore {
             work(&mut connection)
         })
         .await
+    }
+}
+
+/// Runs `step` again while the database is busy, up to `timeout`. Switching to WAL needs the
+/// database to itself for a moment, and SQLite answers `SQLITE_BUSY` at once (without its busy
+/// handler) when another connection opening the same new file holds it.
+fn waiting_out<T>(
+    timeout: Duration,
+    mut step: impl FnMut() -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
+    let until = std::time::Instant::now() + timeout;
+    loop {
+        match step() {
+            Err(rusqlite::Error::SqliteFailure(error, _))
+                if error.code == rusqlite::ErrorCode::DatabaseBusy
+                    && std::time::Instant::now() < until =>
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            done => return done,
+        }
     }
 }
 
