@@ -14,6 +14,7 @@
 
 pub mod arguments;
 pub mod import;
+pub mod serve;
 pub mod streams;
 
 /// A check: takes one input and panics when a promise is broken.
@@ -31,4 +32,5 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("sse_framing", streams::check_sse),
     ("ndjson_framing", streams::check_ndjson),
     ("mcp_schema", import::check),
+    ("mcp_http", serve::check),
 ];
