@@ -9,8 +9,9 @@
 //!
 //! On any input the server must: not panic; answer or close the connection within a bound
 //! (ten minutes of the runtime's clock, which is paused, so the wait costs nothing: twice the
-//! sessions' idle timeout, after which even a standing stream ends); and afterwards still
-//! answer a valid `initialize` on a new connection of the same service.
+//! sessions' idle timeout, after which even a standing stream ends), with at most 1 MiB of
+//! answers; and afterwards still answer a valid `initialize` on a new connection of the same
+//! service.
 
 use std::time::Duration;
 
@@ -26,6 +27,9 @@ use tool_runtime::runner::ToolRunner;
 
 /// How long a connection may take to be answered or closed, on the paused clock.
 const BOUND: Duration = Duration::from_secs(600);
+
+/// The most a connection's answers may hold: at most 8 KiB of requests ask for far less.
+const MAX_ANSWER: u64 = 1 << 20;
 
 /// How long a session may sit idle (a standing stream ends with it).
 const SESSION_IDLE: Duration = Duration::from_secs(300);
@@ -82,12 +86,19 @@ pub fn check(data: &[u8]) {
         let limits = HttpLimits::new().session_idle_timeout(SESSION_IDLE);
         let server = McpServer::builder(runner).http_limits(limits).build();
         let shutdown = CancellationToken::new();
-        let config = McpServer::local_http_config().with_cancellation_token(shutdown.child_token());
+        let mut config =
+            McpServer::local_http_config().with_cancellation_token(shutdown.child_token());
+        // The SSE keep-alive (`sse-stream`, through rmcp) sets its next ping from
+        // `std::time::Instant::now()`, which the paused clock runs ahead of: once the clock has
+        // jumped, every ping is due at once and a standing stream pings without end. Real time
+        // has no such gap; the pings are comments a client skips.
+        config.sse_keep_alive = None;
         let service = server.http_service(config);
         let session = open_session(&service).await;
         let bytes = replace(bytes, SESSION, session.as_bytes());
         let answer = exchange(&service, &bytes, cut).await;
-        assert!(answer.is_some(), "the server neither answered nor closed within {BOUND:?}");
+        let answer = answer.expect("the server neither answered nor closed within the bound");
+        assert!(answer.len() as u64 <= MAX_ANSWER, "over {MAX_ANSWER} bytes of answers");
         let answer = exchange(&service, INITIALIZE, 0).await.expect("an answer to initialize");
         let text = String::from_utf8_lossy(&answer);
         assert!(text.starts_with("HTTP/1.1 200"), "initialize was not answered: {text}");
@@ -170,7 +181,7 @@ async fn exchange(service: &Service, bytes: &[u8], cut: u8) -> Option<Vec<u8>> {
     };
     let read = async move {
         let mut answer = Vec::new();
-        let _ = reading.read_to_end(&mut answer).await;
+        let _ = (&mut reading).take(MAX_ANSWER + 1).read_to_end(&mut answer).await;
         answer
     };
     let answered = tokio::time::timeout(BOUND, async { tokio::join!(write, read).1 }).await.ok();

@@ -797,7 +797,8 @@ pub enum McpServeError {
     Handshake(String),
     /// The task running the service failed.
     Task(String),
-    /// Accepting a connection failed.
+    /// Accepting a connection failed. [`McpServer::serve_http`] no longer returns it (it logs
+    /// the error and retries); kept for code that matches on it.
     Io(std::io::Error),
 }
 
