@@ -15,6 +15,7 @@
 pub mod arguments;
 pub mod images;
 pub mod import;
+pub mod serve;
 pub mod states;
 pub mod streams;
 
@@ -47,4 +48,5 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("mcp_schema", import::check),
     ("image_header", images::check),
     ("run_state", states::check),
+    ("mcp_http", serve::check),
 ];

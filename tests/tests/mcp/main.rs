@@ -1,4 +1,5 @@
-//! The MCP layer: serving a catalog (`serve`), what a served result looks like (`content`),
+//! The MCP layer: serving a catalog (`serve`) to clients that abuse it too (`serve_limits`),
+//! what a served result looks like (`content`),
 //! elicitation and sampling (`interact`), importing MCP tools (`import`) from hostile servers
 //! too (`import_hostile`), and our server checked by clients no one here wrote: the official
 //! conformance suite (`conformance`) and the Python SDK (`python_client`).
@@ -14,4 +15,5 @@ mod import_hostile;
 mod interact;
 mod python_client;
 mod serve;
+mod serve_limits;
 mod support;

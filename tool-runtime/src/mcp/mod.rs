@@ -4,9 +4,9 @@
 //!
 //! - **Serve**: [`McpServer`] turns a [`ToolRunner`](crate::runner::ToolRunner) into an MCP
 //!   server, over stdio ([`McpServer::serve_stdio`]), Streamable HTTP
-//!   ([`McpServer::serve_http`], [`McpServer::http_service`]) or any rmcp transport. Clients
-//!   see exactly what the runner's policy shows, and every call goes through
-//!   [`ToolRunner::exec`](crate::runner::ToolRunner::exec): policy, approval, validation,
+//!   ([`McpServer::serve_http`], [`McpServer::http_service`], within [`HttpLimits`]) or any
+//!   rmcp transport. Clients see exactly what the runner's policy shows, and every call goes
+//!   through [`ToolRunner::exec`](crate::runner::ToolRunner::exec): policy, approval, validation,
 //!   budgets and redaction all apply. Results go out as MCP content blocks (text, images,
 //!   audio, resources) with `structuredContent` matching an always-object `outputSchema`; a
 //!   tool's [log messages](crate::runtime::ToolInvocationContext::log) and progress reach the
@@ -98,6 +98,7 @@
 //! # Ok(()) }
 //! ```
 
+mod http;
 mod import;
 mod interact;
 mod logging;
@@ -106,6 +107,7 @@ mod remote;
 mod serve;
 mod text;
 
+pub use http::HttpLimits;
 pub use import::{
     McpImportError, McpImportOptions, McpToolSource, RefusalReason, RefusedTool,
     effect_from_annotations,

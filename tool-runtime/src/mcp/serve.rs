@@ -3,8 +3,10 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::task::Poll;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -14,12 +16,10 @@ use rmcp::model::{
     ResourceContents, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
+use super::http::{HttpLimits, SessionSlot};
 use super::interact::ClientInteractor;
 use super::logging;
 use crate::catalog::{ToolSource, shows};
@@ -58,7 +58,10 @@ type ContextFn = Arc<dyn Fn() -> ToolInvocationContext + Send + Sync>;
 ///   token, and its [log messages](ToolInvocationContext::log) become `notifications/message`
 ///   at or above the level the request asks for in its `_meta`
 ///   (`io.modelcontextprotocol/logLevel`), else the level the client set with
-///   `logging/setLevel` (`info` until it sets one; each session has its own).
+///   `logging/setLevel` (`info` until it sets one; each session has its own). Sending them
+///   never holds up the call: a client that does not read them still sees the call end at its
+///   `max_runtime_ms`; at most 64 of a call's notifications wait for a slow client, and newer
+///   ones are dropped while the queue is full.
 ///
 /// Serve it with [`serve_stdio`](Self::serve_stdio), [`serve_http`](Self::serve_http),
 /// [`http_service`](Self::http_service) (mount it in your own HTTP server), or any rmcp
@@ -117,16 +120,19 @@ struct Inner {
     instructions: Option<String>,
     hints: BTreeMap<String, ToolHints>,
     names: ServedNames,
+    http_limits: HttpLimits,
 }
 
-/// What one client connection set: the lowest level of log messages it receives.
+/// What one client connection set: the lowest level of log messages it receives. A session of
+/// an HTTP service also holds its slot among the service's open sessions.
 struct Session {
     log_level: AtomicU8,
+    _slot: Option<SessionSlot>,
 }
 
 impl Session {
-    fn new() -> Arc<Self> {
-        Arc::new(Self { log_level: AtomicU8::new(LogLevel::Info as u8) })
+    fn new(slot: Option<SessionSlot>) -> Arc<Self> {
+        Arc::new(Self { log_level: AtomicU8::new(LogLevel::Info as u8), _slot: slot })
     }
 
     fn wants(&self, level: LogLevel) -> bool {
@@ -176,6 +182,7 @@ pub struct McpServerBuilder {
     instructions: Option<String>,
     hints: BTreeMap<String, ToolHints>,
     names: ServedNames,
+    http_limits: HttpLimits,
 }
 
 impl fmt::Debug for McpServerBuilder {
@@ -353,6 +360,7 @@ impl McpServer {
             instructions: None,
             hints: BTreeMap::new(),
             names: ServedNames::default(),
+            http_limits: HttpLimits::default(),
         }
     }
 
@@ -388,31 +396,20 @@ impl McpServer {
         tool
     }
 
-    /// A Streamable HTTP configuration for a server on this machine: rmcp's defaults (only
-    /// loopback `Host` headers: `localhost`, `127.0.0.1`, `::1`) plus the same check on a
-    /// browser's `Origin` header, so a web page cannot reach the server through DNS rebinding.
-    /// [`serve_http`](Self::serve_http) uses it; start from it when mounting
-    /// [`http_service`](Self::http_service) yourself.
-    ///
-    /// ```
-    /// use tool_runtime::mcp::McpServer;
-    ///
-    /// let config = McpServer::local_http_config();
-    /// assert!(config.allowed_hosts.iter().any(|host| host == "localhost"));
-    /// assert!(config.allowed_origins.iter().any(|origin| origin == "http://127.0.0.1:*"));
-    /// ```
-    #[must_use]
-    pub fn local_http_config() -> StreamableHttpServerConfig {
-        let origins = ["localhost", "127.0.0.1", "[::1]"]
-            .into_iter()
-            .flat_map(|host| [format!("http://{host}:*"), format!("https://{host}:*")]);
-        StreamableHttpServerConfig::default().with_allowed_origins(origins)
-    }
-
     /// This server for a new client connection: the same tools and settings, a log level of
     /// its own.
     fn for_session(&self) -> Self {
-        Self { inner: Arc::clone(&self.inner), session: Session::new() }
+        Self { inner: Arc::clone(&self.inner), session: Session::new(None) }
+    }
+
+    /// This server for a new session of an HTTP service, holding `slot` while it lives.
+    pub(super) fn for_http_session(&self, slot: SessionSlot) -> Self {
+        Self { inner: Arc::clone(&self.inner), session: Session::new(Some(slot)) }
+    }
+
+    /// What HTTP clients may hold of this server.
+    pub(super) fn http_limits(&self) -> HttpLimits {
+        self.inner.http_limits
     }
 
     /// Serves MCP on this process's stdin and stdout until the client disconnects.
@@ -427,58 +424,6 @@ impl McpServer {
             .map_err(|error| McpServeError::Handshake(error.to_string()))?;
         running.waiting().await.map_err(|error| McpServeError::Task(error.to_string()))?;
         Ok(())
-    }
-
-    /// The server as a Streamable HTTP tower service, to mount in an HTTP server (for example
-    /// `axum::Router::nest_service("/mcp", ...)`). Each session gets a copy of this server with
-    /// its own log level. [`local_http_config`](Self::local_http_config) is the configuration
-    /// for a server on this machine.
-    pub fn http_service(
-        &self,
-        config: StreamableHttpServerConfig,
-    ) -> StreamableHttpService<McpServer, LocalSessionManager> {
-        let server = self.clone();
-        StreamableHttpService::new(
-            move || Ok(server.for_session()),
-            Arc::new(LocalSessionManager::default()),
-            config,
-        )
-    }
-
-    /// Serves Streamable HTTP (HTTP/1.1) on `listener`, at every path, until `shutdown` is
-    /// cancelled, with [`local_http_config`](Self::local_http_config): requests whose `Host` or
-    /// `Origin` header is not loopback are refused with `403`.
-    ///
-    /// # Errors
-    ///
-    /// The listener's error when accepting a connection fails.
-    pub async fn serve_http(
-        self,
-        listener: tokio::net::TcpListener,
-        shutdown: CancellationToken,
-    ) -> Result<(), McpServeError> {
-        let config = Self::local_http_config().with_cancellation_token(shutdown.child_token());
-        let service = self.http_service(config);
-        loop {
-            let (stream, _) = tokio::select! {
-                () = shutdown.cancelled() => return Ok(()),
-                accepted = listener.accept() => accepted.map_err(McpServeError::Io)?,
-            };
-            let service = hyper_util::service::TowerToHyperService::new(service.clone());
-            let shutdown = shutdown.clone();
-            tokio::spawn(async move {
-                let connection = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
-                tokio::pin!(connection);
-                tokio::select! {
-                    _ = connection.as_mut() => {}
-                    () = shutdown.cancelled() => {
-                        connection.as_mut().graceful_shutdown();
-                        let _ = connection.await;
-                    }
-                }
-            });
-        }
     }
 
     async fn call(
@@ -502,14 +447,15 @@ impl McpServer {
         let spec = tool.spec();
         // Already parsed by the transport: handed over as they are, never re-encoded.
         let args = Value::Object(request.arguments.unwrap_or_default());
-        // Progress and log messages share one channel, so the client sees them in the order the
-        // tool sent them.
-        let (notice_tx, mut notice_rx) = tokio::sync::mpsc::unbounded_channel::<Notice>();
+        // Progress and log messages share one queue, so the client sees them in the order the
+        // tool sent them. It is bounded: what a client too slow to read them would leave in it
+        // is dropped, and the call goes on.
+        let (notice_tx, mut notice_rx) = tokio::sync::mpsc::channel::<Notice>(NOTICE_QUEUE);
         let token = context.meta.get_progress_token();
         if token.is_some() {
             let tx = notice_tx.clone();
             ctx = ctx.with_progress(ProgressReporter::new(move |progress| {
-                let _ = tx.send(Notice::Progress(progress));
+                let _ = tx.try_send(Notice::Progress(progress));
             }));
         }
         let session = Arc::clone(&self.session);
@@ -518,7 +464,7 @@ impl McpServer {
             let wanted =
                 requested.map_or_else(|| session.wants(message.level), |at| message.level >= at);
             if wanted {
-                let _ = notice_tx.send(Notice::Log(message));
+                let _ = notice_tx.try_send(Notice::Log(message));
             }
         }));
         let notify = |notice: Notice| {
@@ -542,13 +488,29 @@ impl McpServer {
         ctx = ctx.with_interactor(Arc::new(ClientInteractor { peer: context.peer.clone() }));
         let exec = inner.runner.exec(spec.name(), args, &ctx);
         tokio::pin!(exec);
-        let result = loop {
-            tokio::select! {
-                biased;
-                Some(notice) = notice_rx.recv() => notify(notice).await,
-                result = &mut exec => break result,
+        // The call and the sending of its notices go on side by side: a client that does not
+        // read them holds up the sending, never the call (its deadline included).
+        let mut sending: Option<Pin<Box<dyn Future<Output = ()> + Send>>> = None;
+        let result = std::future::poll_fn(|cx| {
+            loop {
+                if let Some(notice) = sending.as_mut() {
+                    if notice.as_mut().poll(cx).is_pending() {
+                        break;
+                    }
+                    sending = None;
+                }
+                match notice_rx.poll_recv(cx) {
+                    Poll::Ready(Some(notice)) => sending = Some(Box::pin(notify(notice))),
+                    Poll::Ready(None) | Poll::Pending => break,
+                }
             }
-        };
+            exec.as_mut().poll(cx)
+        })
+        .await;
+        // What the call sent before its end goes before its result.
+        if let Some(notice) = sending {
+            notice.await;
+        }
         while let Ok(notice) = notice_rx.try_recv() {
             notify(notice).await;
         }
@@ -566,6 +528,10 @@ impl McpServer {
         })
     }
 }
+
+/// How many progress reports and log messages of one call may wait for the client to read
+/// them; past it, new ones are dropped (the call goes on).
+const NOTICE_QUEUE: usize = 64;
 
 /// A progress report or a log message of a running call, on its way to the client.
 enum Notice {
@@ -711,6 +677,28 @@ impl McpServerBuilder {
         Ok(self)
     }
 
+    /// What HTTP clients may hold of the server: a header-read timeout, caps on connections
+    /// and sessions, an idle timeout for sessions. [`McpServer::serve_http`] applies them all,
+    /// [`McpServer::http_service`] the ones about sessions. The defaults are
+    /// [`HttpLimits::default`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tool_runtime::catalog::ToolCatalog;
+    /// use tool_runtime::mcp::{HttpLimits, McpServer};
+    /// use tool_runtime::runner::ToolRunner;
+    ///
+    /// let runner = ToolRunner::builder(ToolCatalog::builder().build().unwrap()).build();
+    /// let server = McpServer::builder(runner)
+    ///     .http_limits(HttpLimits::new().max_connections(32).header_read_timeout(Duration::from_secs(5)))
+    ///     .build();
+    /// # let _ = server;
+    /// ```
+    pub fn http_limits(mut self, limits: HttpLimits) -> Self {
+        self.http_limits = limits;
+        self
+    }
+
     /// The server.
     pub fn build(self) -> McpServer {
         McpServer {
@@ -721,8 +709,9 @@ impl McpServerBuilder {
                 instructions: self.instructions,
                 hints: self.hints,
                 names: self.names,
+                http_limits: self.http_limits,
             }),
-            session: Session::new(),
+            session: Session::new(None),
         }
     }
 }
@@ -808,7 +797,8 @@ pub enum McpServeError {
     Handshake(String),
     /// The task running the service failed.
     Task(String),
-    /// Accepting a connection failed.
+    /// Accepting a connection failed. [`McpServer::serve_http`] no longer returns it (it logs
+    /// the error and retries); kept for code that matches on it.
     Io(std::io::Error),
 }
 

@@ -1,0 +1,194 @@
+//! MCP over Streamable HTTP: arbitrary bytes as what a client sends on one connection to the
+//! served service, through hyper's HTTP/1.1 server as [`McpServer::serve_http`] runs it.
+//!
+//! Input layout: the first byte picks how the rest is cut (0: whole; else pieces of
+//! `1 + byte % 64` bytes, the server running between them); the rest is the client's bytes,
+//! after which the client closes its side. Before them a session is opened (`initialize`,
+//! then `notifications/initialized`), and each `{session}` in them is replaced by its id, so
+//! inputs reach what only a session may ask (`tools/call`, its standing `GET` stream, `DELETE`).
+//!
+//! On any input the server must: not panic; answer or close the connection within a bound
+//! (ten minutes of the runtime's clock, which is paused, so the wait costs nothing: twice the
+//! sessions' idle timeout, after which even a standing stream ends), with at most 1 MiB of
+//! answers; and afterwards still answer a valid `initialize` on a new connection of the same
+//! service.
+
+use std::time::Duration;
+
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_util::sync::CancellationToken;
+use tool_runtime::catalog::ToolCatalog;
+use tool_runtime::mcp::{HttpLimits, McpServer};
+use tool_runtime::policy::ToolPolicy;
+use tool_runtime::prelude::*;
+use tool_runtime::runner::ToolRunner;
+
+/// How long a connection may take to be answered or closed, on the paused clock.
+const BOUND: Duration = Duration::from_secs(600);
+
+/// The most a connection's answers may hold: at most 8 KiB of requests ask for far less.
+const MAX_ANSWER: u64 = 1 << 20;
+
+/// How long a session may sit idle (a standing stream ends with it).
+const SESSION_IDLE: Duration = Duration::from_secs(300);
+
+/// Replaced in the input by the id of the session opened before it.
+const SESSION: &[u8] = b"{session}";
+
+/// A valid `initialize`, the request every session starts with.
+pub const INITIALIZE: &[u8] = b"POST /mcp HTTP/1.1\r\nhost: localhost\r\n\
+content-type: application/json\r\naccept: application/json, text/event-stream\r\n\
+content-length: 149\r\n\r\n\
+{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\
+\"capabilities\":{},\"clientInfo\":{\"name\":\"fuzz\",\"version\":\"1\"}}}";
+
+/// Echo a text.
+#[tool(name = "fuzz__echo", effect = read_only, redact = ["text"])]
+struct Echo {
+    text: String,
+}
+
+#[derive(Serialize, ToolSchema)]
+struct Echoed {
+    text: String,
+}
+
+impl Tool for Echo {
+    type Output = Echoed;
+    async fn run(
+        self,
+        ctx: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Echoed, ToolError> {
+        ctx.report_progress(1.0, Some(1.0), self.text.clone());
+        Ok(Echoed { text: self.text })
+    }
+}
+
+/// The check; see the module's documentation.
+///
+/// # Panics
+///
+/// When the server panics, neither answers nor closes within the bound, or no longer answers
+/// a valid `initialize`.
+pub fn check(data: &[u8]) {
+    let Some((&cut, bytes)) = data.split_first() else { return };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let catalog = ToolCatalog::builder().register::<Echo>().build().expect("a catalog");
+        let runner = ToolRunner::builder(catalog).policy(ToolPolicy::allowing(["fuzz__*"])).build();
+        let limits = HttpLimits::new().session_idle_timeout(SESSION_IDLE);
+        let server = McpServer::builder(runner).http_limits(limits).build();
+        let shutdown = CancellationToken::new();
+        let mut config =
+            McpServer::local_http_config().with_cancellation_token(shutdown.child_token());
+        // The SSE keep-alive (`sse-stream`, through rmcp) sets its next ping from
+        // `std::time::Instant::now()`, which the paused clock runs ahead of: once the clock has
+        // jumped, every ping is due at once and a standing stream pings without end. Real time
+        // has no such gap; the pings are comments a client skips.
+        config.sse_keep_alive = None;
+        let service = server.http_service(config);
+        let session = open_session(&service).await;
+        let bytes = replace(bytes, SESSION, session.as_bytes());
+        let answer = exchange(&service, &bytes, cut).await;
+        let answer = answer.expect("the server neither answered nor closed within the bound");
+        assert!(answer.len() as u64 <= MAX_ANSWER, "over {MAX_ANSWER} bytes of answers");
+        let answer = exchange(&service, INITIALIZE, 0).await.expect("an answer to initialize");
+        let text = String::from_utf8_lossy(&answer);
+        assert!(text.starts_with("HTTP/1.1 200"), "initialize was not answered: {text}");
+        assert!(text.contains("\"protocolVersion\""), "initialize was not answered: {text}");
+        shutdown.cancel();
+    });
+}
+
+/// Opens a session and returns its id.
+async fn open_session(service: &Service) -> String {
+    let answer = exchange(service, INITIALIZE, 0).await.expect("an answer to initialize");
+    let answer = String::from_utf8_lossy(&answer);
+    let session = answer
+        .lines()
+        .take_while(|line| !line.is_empty())
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id").then(|| value.trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("initialize opened no session: {answer}"));
+    let body = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let mut initialized = format!(
+        "POST /mcp HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-06-18\r\n\
+         mcp-session-id: {session}\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    initialized.extend_from_slice(body);
+    let answer = exchange(service, &initialized, 0).await.expect("an answer to initialized");
+    assert!(answer.starts_with(b"HTTP/1.1 202"), "{}", String::from_utf8_lossy(&answer));
+    session
+}
+
+/// `bytes` with each `from` replaced by `to`.
+fn replace(bytes: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        if rest.starts_with(from) {
+            out.extend_from_slice(to);
+            rest = &rest[from.len()..];
+        } else {
+            out.push(rest[0]);
+            rest = &rest[1..];
+        }
+    }
+    out
+}
+
+type Service = tool_runtime::mcp::rmcp::transport::StreamableHttpService<
+    McpServer,
+    tool_runtime::mcp::rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
+>;
+
+/// Sends `bytes` on a new connection (cut as `cut` says), closes the sending side and reads
+/// what comes back until the server closes; `None` when that takes longer than [`BOUND`].
+/// Resumes a panic of the server's connection task.
+async fn exchange(service: &Service, bytes: &[u8], cut: u8) -> Option<Vec<u8>> {
+    let (client, server_io) = tokio::io::duplex(64 * 1024);
+    let service = TowerToHyperService::new(service.clone());
+    let connection = tokio::spawn(async move {
+        // As `McpServer::serve_http` serves each connection.
+        let _ = hyper::server::conn::http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(HttpLimits::default().get_header_read_timeout())
+            .serve_connection(TokioIo::new(server_io), service)
+            .await;
+    });
+    let (mut reading, mut writing) = tokio::io::split(client);
+    let write = async move {
+        let piece = if cut == 0 { bytes.len().max(1) } else { 1 + usize::from(cut % 64) };
+        for chunk in bytes.chunks(piece) {
+            if writing.write_all(chunk).await.is_err() {
+                return;
+            }
+            tokio::task::yield_now().await;
+        }
+        let _ = writing.shutdown().await;
+    };
+    let read = async move {
+        let mut answer = Vec::new();
+        let _ = (&mut reading).take(MAX_ANSWER + 1).read_to_end(&mut answer).await;
+        answer
+    };
+    let answered = tokio::time::timeout(BOUND, async { tokio::join!(write, read).1 }).await.ok();
+    if let Ok(Err(error)) = tokio::time::timeout(BOUND, connection).await
+        && error.is_panic()
+    {
+        std::panic::resume_unwind(error.into_panic());
+    }
+    answered
+}
