@@ -101,17 +101,18 @@
 mod http;
 mod import;
 mod interact;
+mod limits;
 mod logging;
 mod names;
 mod remote;
 mod serve;
 mod text;
 
-pub use http::HttpLimits;
 pub use import::{
     McpImportError, McpImportOptions, McpToolSource, RefusalReason, RefusedTool,
     effect_from_annotations,
 };
+pub use limits::HttpLimits;
 pub use names::{ServerName, ServerNameError, imported_tool_name};
 pub use serve::{
     McpServeError, McpServer, McpServerBuilder, ServedNameError, ToolHints, annotations,

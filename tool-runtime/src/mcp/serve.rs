@@ -19,8 +19,8 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
-use super::http::{HttpLimits, SessionSlot};
 use super::interact::ClientInteractor;
+use super::limits::{HttpLimits, SessionSlot};
 use super::logging;
 use crate::catalog::{ToolSource, shows};
 use crate::content::{Part, ResourceBody, ToolOutput};
