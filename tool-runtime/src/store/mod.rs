@@ -353,6 +353,15 @@ impl fmt::Display for StoreError {
 
 impl std::error::Error for StoreError {}
 
+/// What a call waits for, from the word a store keeps (`WaitsFor::as_str`); a word this code
+/// does not know is a row that does not decode.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+fn waits_for_named(word: &str) -> Option<WaitsFor> {
+    [WaitsFor::Approval, WaitsFor::Client, WaitsFor::Elicitation]
+        .into_iter()
+        .find(|waits_for| waits_for.as_str() == word)
+}
+
 /// Keeps runs that wait and the ledger of their decided calls for every process that may
 /// resume them. Implementations: [`InMemoryStore`] (one process), `SqliteStore` (one host;
 /// feature `sqlite`), `PostgresStore` (several hosts; feature `postgres`).

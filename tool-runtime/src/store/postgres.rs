@@ -12,7 +12,6 @@ use super::{
     Decided, RunKey, RunStore, RunSummary, StoreError, StoredRun, UnfinishedCall, WaitingCall,
     WaitingQuery,
 };
-use crate::runtime::WaitsFor;
 
 /// The version of the tables this code reads and writes.
 const SCHEMA_VERSION: i64 = 1;
@@ -355,16 +354,10 @@ impl PostgresStore {
         let mut found: std::collections::HashMap<String, Vec<WaitingCall>> = Default::default();
         for row in rows {
             let text: String = row.get(3);
-            let waits_for = [WaitsFor::Approval, WaitsFor::Client, WaitsFor::Elicitation]
-                .into_iter()
-                .find(|waits_for| waits_for.as_str() == text)
-                .ok_or_else(|| StoreError::Backend {
-                    context: context.to_owned(),
-                    message: format!(
-                        "`{}` is not what a call waits for",
-                        crate::schema::Shown(&text)
-                    ),
-                })?;
+            let waits_for = super::waits_for_named(&text).ok_or_else(|| StoreError::Backend {
+                context: context.to_owned(),
+                message: format!("`{}` is not what a call waits for", crate::schema::Shown(&text)),
+            })?;
             found.entry(row.get(0)).or_default().push(WaitingCall {
                 call_id: row.get(1),
                 tool_name: row.get(2),

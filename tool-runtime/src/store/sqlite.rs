@@ -12,7 +12,6 @@ use super::{
     Decided, RunKey, RunStore, RunSummary, StoreError, StoredRun, UnfinishedCall, WaitingCall,
     WaitingQuery,
 };
-use crate::runtime::WaitsFor;
 
 /// The version of the tables this code reads and writes.
 const SCHEMA_VERSION: i64 = 1;
@@ -221,13 +220,6 @@ fn backend(context: &str, error: &rusqlite::Error) -> StoreError {
     StoreError::Backend { context: context.to_owned(), message: error.to_string() }
 }
 
-/// `waits_for` as stored; a value this code does not know is a row that does not decode.
-fn waits_for(text: &str) -> Option<WaitsFor> {
-    [WaitsFor::Approval, WaitsFor::Client, WaitsFor::Elicitation]
-        .into_iter()
-        .find(|waits_for| waits_for.as_str() == text)
-}
-
 /// The calls the run at `key` waits on, in order.
 fn waiting_of(connection: &Connection, key: &RunKey) -> rusqlite::Result<Vec<WaitingCall>> {
     let mut statement = connection.prepare_cached(
@@ -236,7 +228,7 @@ fn waiting_of(connection: &Connection, key: &RunKey) -> rusqlite::Result<Vec<Wai
     )?;
     let rows = statement.query_map(params![key.tenant_id, key.run_id], |row| {
         let text: String = row.get(2)?;
-        let waits_for = waits_for(&text).ok_or_else(|| {
+        let waits_for = super::waits_for_named(&text).ok_or_else(|| {
             rusqlite::Error::FromSqlConversionFailure(
                 2,
                 rusqlite::types::Type::Text,
