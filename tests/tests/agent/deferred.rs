@@ -233,6 +233,30 @@ async fn a_shared_ledger_refuses_a_replay_in_another_agent() {
 }
 
 #[tokio::test]
+async fn two_tenants_with_equal_run_and_call_ids_both_resume_through_one_ledger() {
+    let world = World::new();
+    let ledger = Arc::new(InMemoryLedger::default());
+    let mut runs = Vec::new();
+    for tenant in ["acme", "globex"] {
+        let ctx = context("run-1", "user-1", tenant);
+        let (agent, _) = world.agent(vec![ScriptedTurn::openai_calls(&[(
+            "call_1",
+            "tickets__close",
+            r#"{"number": 7}"#,
+        )])]);
+        let output = agent.run(vec![Message::user("Close ticket 7.")], &ctx, &|_| {}).await;
+        runs.push((ctx, output.state.expect("the call waits")));
+    }
+    for (ctx, state) in runs {
+        let (agent, _) = world.agent(vec![ScriptedTurn::openai_text("Closed.")]);
+        let agent = agent.with_ledger(ledger.clone());
+        let resumed = agent.resume(state, Decisions::new().approve("call_1"), &ctx, &|_| {}).await;
+        assert!(resumed.is_ok(), "{}: {:?}", ctx.tenant_id(), resumed.err());
+    }
+    assert_eq!(world.runs(), 2);
+}
+
+#[tokio::test]
 async fn a_denied_call_goes_back_to_the_model_as_a_denial() {
     let world = World::new();
     let state = first(&world).await;

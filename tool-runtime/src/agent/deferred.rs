@@ -802,12 +802,18 @@ impl std::error::Error for ResumeError {}
 /// tell the user (its records and events say which calls ended).
 #[async_trait]
 pub trait ResumeLedger: Send + Sync + fmt::Debug {
-    /// Marks `call_ids` of `run_id` as decided, all or none.
+    /// Marks `call_ids` of the run `run_id` of `tenant_id` as decided, all or none. Tenants
+    /// choose their run ids: the same run id in two tenants names two runs.
     ///
     /// # Errors
     ///
     /// The ids among them that were marked before; then none is marked.
-    async fn consume(&self, run_id: &str, call_ids: &[String]) -> Result<(), Vec<String>>;
+    async fn consume(
+        &self,
+        tenant_id: &str,
+        run_id: &str,
+        call_ids: &[String],
+    ) -> Result<(), Vec<String>>;
 }
 
 /// A [`ResumeLedger`] in memory: right for one process (and for tests).
@@ -817,27 +823,32 @@ pub trait ResumeLedger: Send + Sync + fmt::Debug {
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let ledger = InMemoryLedger::default();
-/// assert_eq!(ledger.consume("run-1", &["call_1".into()]).await, Ok(()));
-/// assert_eq!(ledger.consume("run-1", &["call_1".into(), "call_2".into()]).await, Err(vec!["call_1".into()]));
-/// assert_eq!(ledger.consume("run-1", &["call_2".into()]).await, Ok(()));
+/// assert_eq!(ledger.consume("acme", "run-1", &["call_1".into()]).await, Ok(()));
+/// assert_eq!(ledger.consume("acme", "run-1", &["call_1".into(), "call_2".into()]).await, Err(vec!["call_1".into()]));
+/// assert_eq!(ledger.consume("acme", "run-1", &["call_2".into()]).await, Ok(()));
+/// // Another tenant's run of the same id is another run.
+/// assert_eq!(ledger.consume("globex", "run-1", &["call_1".into()]).await, Ok(()));
 /// # });
 /// ```
 #[derive(Debug, Default)]
-pub struct InMemoryLedger(Mutex<HashSet<(String, String)>>);
+pub struct InMemoryLedger(Mutex<HashSet<(String, String, String)>>);
 
 #[async_trait]
 impl ResumeLedger for InMemoryLedger {
-    async fn consume(&self, run_id: &str, call_ids: &[String]) -> Result<(), Vec<String>> {
+    async fn consume(
+        &self,
+        tenant_id: &str,
+        run_id: &str,
+        call_ids: &[String],
+    ) -> Result<(), Vec<String>> {
+        let key = |id: &String| (tenant_id.to_owned(), run_id.to_owned(), id.clone());
         let mut spent = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let again: Vec<String> = call_ids
-            .iter()
-            .filter(|id| spent.contains(&(run_id.to_owned(), (*id).clone())))
-            .cloned()
-            .collect();
+        let again: Vec<String> =
+            call_ids.iter().filter(|id| spent.contains(&key(id))).cloned().collect();
         if !again.is_empty() {
             return Err(again);
         }
-        spent.extend(call_ids.iter().map(|id| (run_id.to_owned(), id.clone())));
+        spent.extend(call_ids.iter().map(key));
         Ok(())
     }
 }

@@ -43,7 +43,7 @@ impl Agent {
         let decided: Vec<String> = decisions.ids().cloned().collect();
         if !decided.is_empty() {
             let keys: Vec<String> = decided.iter().map(|id| ledger_key(&state, id)).collect();
-            ledger.consume(state.run_id(), &keys).await.map_err(|spent| {
+            ledger.consume(state.tenant_id(), state.run_id(), &keys).await.map_err(|spent| {
                 let call_ids = decided
                     .iter()
                     .zip(&keys)
