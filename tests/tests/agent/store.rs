@@ -248,6 +248,13 @@ async fn the_in_memory_store_keeps_the_contract() {
     contract(Arc::new(InMemoryStore::new())).await;
 }
 
+/// Whether `pid` (as a file or schema name carries it) names a test process that is no longer
+/// running: what it left behind is dropped.
+fn left_by_a_gone_process(pid: Option<&str>) -> bool {
+    let pid = pid.and_then(|pid| pid.parse::<u32>().ok());
+    pid.is_some_and(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists())
+}
+
 /// A path for a new SQLite file under `target/`, unique to this process and `name`, with no
 /// file (nor its WAL) left there by an earlier run.
 fn fresh_file(name: &str) -> PathBuf {
@@ -258,8 +265,7 @@ fn fresh_file(name: &str) -> PathBuf {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
         let pid = name.split('.').next().and_then(|stem| stem.rsplit('-').next());
-        let pid = pid.and_then(|pid| pid.parse::<u32>().ok());
-        if pid.is_some_and(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists()) {
+        if left_by_a_gone_process(pid) {
             let _ = std::fs::remove_file(&path);
         }
     }
@@ -376,9 +382,9 @@ async fn fresh_schema(name: &str) -> String {
         .unwrap();
     for row in rows {
         let schema: String = row.get(0);
-        let pid = schema.split('_').nth(1).and_then(|pid| pid.parse::<u32>().ok());
-        let gone = pid.is_some_and(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists());
-        if gone || schema == format!("tr_{}_{name}", std::process::id()) {
+        if left_by_a_gone_process(schema.split('_').nth(1))
+            || schema == format!("tr_{}_{name}", std::process::id())
+        {
             client.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE")).await.unwrap();
         }
     }
