@@ -25,7 +25,18 @@ fn run(tenant: &str, run_id: &str, actor: &str, tools: &[&str], at_ms: i64) -> S
         })
         .collect();
     let state = format!("{{\"run\": \"{run_id}\", \"tenant\": \"{tenant}\"}}").into_bytes();
-    StoredRun::new(RunKey::new(tenant, run_id), actor, waiting, state, at_ms, DAY_MS)
+    StoredRun::new(RunKey::new(tenant, run_id), actor, waiting, state, REV, at_ms, DAY_MS)
+}
+
+/// The revision [`run`] saves its states under.
+const REV: &str = "rev-1";
+
+/// The same run saved again with the state `revision` (as a resume saves the state that
+/// follows), at `at_ms`.
+fn saved_again(mut run: StoredRun, revision: &str, at_ms: i64) -> StoredRun {
+    revision.clone_into(&mut run.revision);
+    run.saved_at_ms = at_ms;
+    run
 }
 
 fn approve(call_keys: &[&str]) -> Vec<Decided> {
@@ -42,13 +53,16 @@ async fn contract(store: Arc<dyn RunStore>) {
     saved_runs_load_back_whole_and_a_save_replaces(&*store).await;
     the_inbox_lists_by_tenant_actor_and_tool_oldest_first_in_pages(&*store).await;
     a_spend_is_all_or_none_and_a_replay_finds_its_calls_spent(&*store).await;
+    a_spend_decides_on_the_stored_state_and_holds_the_run_until_it_is_saved(&*store).await;
+    an_operator_takes_over_a_run_whose_resume_died_and_only_one_does(&*store).await;
     tenants_with_equal_run_and_call_ids_each_spend_their_own(&*store).await;
     only_stored_unexpired_runs_are_spent(&*store).await;
     spent_calls_stay_listed_until_they_end(&*store).await;
     an_ended_run_is_gone_from_the_inbox_and_its_ledger_stays(&*store).await;
     expiry_deletes_expired_runs_with_their_ledger_entries(&*store).await;
     a_tenants_runs_are_deleted_and_no_one_elses(&*store).await;
-    concurrent_spends_of_one_call_spend_it_once(store).await;
+    concurrent_spends_of_one_call_spend_it_once(Arc::clone(&store)).await;
+    concurrent_spends_of_other_calls_of_one_run_hold_it_once(store).await;
 }
 
 async fn saved_runs_load_back_whole_and_a_save_replaces(store: &dyn RunStore) {
@@ -95,20 +109,102 @@ async fn the_inbox_lists_by_tenant_actor_and_tool_oldest_first_in_pages(store: &
 
 async fn a_spend_is_all_or_none_and_a_replay_finds_its_calls_spent(store: &dyn RunStore) {
     let key = RunKey::new("t-spend", "run-1");
-    store.save(run("t-spend", "run-1", "ana", &["a__x", "a__y", "a__z"], 1_000)).await.unwrap();
-    store.spend(&key, &approve(&["call_1"]), 1_100).await.unwrap();
-    let replay = store.spend(&key, &approve(&["call_2", "call_1"]), 1_200).await;
+    let first = run("t-spend", "run-1", "ana", &["a__x", "a__y", "a__z"], 1_000);
+    store.save(first.clone()).await.unwrap();
+    store.spend(&key, REV, &approve(&["call_1"]), 1_100).await.unwrap();
+    let replay = store.spend(&key, REV, &approve(&["call_2", "call_1"]), 1_200).await;
     assert_eq!(
         replay,
         Err(StoreError::AlreadySpent { key: key.clone(), call_keys: vec!["call_1".into()] })
     );
-    // `call_2` was not spent by the refused spend: it spends now, with `call_3`.
-    store.spend(&key, &approve(&["call_2", "call_3"]), 1_300).await.unwrap();
+    // `call_2` was not spent by the refused spend: once the resume saved the state that
+    // follows (which ends `call_1`), it spends, with `call_3`.
+    store.save(saved_again(first, "rev-2", 1_250)).await.unwrap();
+    store.spend(&key, "rev-2", &approve(&["call_2", "call_3"]), 1_300).await.unwrap();
     let unfinished = store.unfinished("t-spend").await.unwrap();
     let spent: Vec<(&str, i64)> =
         unfinished.iter().map(|call| (call.call_key.as_str(), call.spent_at_ms)).collect();
-    assert_eq!(spent, [("call_1", 1_100), ("call_2", 1_300), ("call_3", 1_300)]);
+    assert_eq!(spent, [("call_2", 1_300), ("call_3", 1_300)]);
     assert!(unfinished.iter().all(|call| call.decision == "approved" && call.key == key));
+}
+
+async fn a_spend_decides_on_the_stored_state_and_holds_the_run_until_it_is_saved(
+    store: &dyn RunStore,
+) {
+    let key = RunKey::new("t-hold", "run-1");
+    let first = run("t-hold", "run-1", "ana", &["a__x", "a__y"], 1_000);
+    store.save(first.clone()).await.unwrap();
+    assert_eq!(
+        store.spend(&key, "rev-0", &approve(&["call_1"]), 1_100).await,
+        Err(StoreError::Moved { key: key.clone() })
+    );
+    store.spend(&key, REV, &approve(&["call_1"]), 1_100).await.unwrap();
+    assert_eq!(store.load(&key).await.unwrap().unwrap().resuming_since_ms, Some(1_100));
+    let inbox = store.list_waiting(&WaitingQuery::tenant("t-hold")).await.unwrap();
+    assert_eq!(inbox[0].resuming_since_ms, Some(1_100));
+    // Another resume of the same state, deciding another call, waits for this one.
+    assert_eq!(
+        store.spend(&key, REV, &approve(&["call_2"]), 1_200).await,
+        Err(StoreError::Busy { key: key.clone(), since_ms: 1_100 })
+    );
+    store.save(saved_again(first, "rev-2", 1_300)).await.unwrap();
+    assert_eq!(store.load(&key).await.unwrap().unwrap().resuming_since_ms, None);
+    assert!(store.unfinished("t-hold").await.unwrap().is_empty());
+    // The state it decided on moved on: it reads the new one and decides on that.
+    assert_eq!(
+        store.spend(&key, REV, &approve(&["call_2"]), 1_400).await,
+        Err(StoreError::Moved { key: key.clone() })
+    );
+    store.spend(&key, "rev-2", &approve(&["call_2"]), 1_400).await.unwrap();
+    store.end_run(&key, 1_500).await.unwrap();
+    assert!(store.unfinished("t-hold").await.unwrap().is_empty());
+}
+
+async fn an_operator_takes_over_a_run_whose_resume_died_and_only_one_does(store: &dyn RunStore) {
+    let key = RunKey::new("t-take", "run-1");
+    let first = run("t-take", "run-1", "ana", &["a__x", "a__y", "a__z"], 1_000);
+    store.save(first.clone()).await.unwrap();
+    store.spend(&key, REV, &approve(&["call_1", "call_2"]), 2_000).await.unwrap();
+    let deny = |call: &str| Decided::new(call, "denied");
+    assert_eq!(
+        store.take_over(&key, 1_999, &[deny("call_1")], 3_000).await,
+        Err(StoreError::Moved { key: key.clone() })
+    );
+    // A call that was not spent (or has ended) cannot be taken over; nothing changes.
+    assert_eq!(
+        store.take_over(&key, 2_000, &[deny("call_2"), deny("call_3")], 3_000).await,
+        Err(StoreError::Moved { key: key.clone() })
+    );
+    let decisions =
+        |calls: Vec<tool_runtime::store::UnfinishedCall>| -> Vec<(String, String, i64)> {
+            calls.into_iter().map(|call| (call.call_key, call.decision, call.spent_at_ms)).collect()
+        };
+    let before = decisions(store.unfinished("t-take").await.unwrap());
+    assert_eq!(
+        before,
+        [("call_1".into(), "approved".into(), 2_000), ("call_2".into(), "approved".into(), 2_000)]
+    );
+    store.take_over(&key, 2_000, &[deny("call_1")], 3_000).await.unwrap();
+    assert_eq!(
+        decisions(store.unfinished("t-take").await.unwrap()),
+        [("call_2".into(), "approved".into(), 2_000), ("call_1".into(), "denied".into(), 3_000)]
+    );
+    assert_eq!(store.load(&key).await.unwrap().unwrap().resuming_since_ms, Some(3_000));
+    // A second operator, who read the run before, finds it moved.
+    assert_eq!(
+        store.take_over(&key, 2_000, &approve(&["call_1"]), 3_000).await,
+        Err(StoreError::Moved { key: key.clone() })
+    );
+    // Taken over at the same moment as the hold it replaces, the hold still moves on.
+    store.take_over(&key, 3_000, &approve(&["call_2"]), 3_000).await.unwrap();
+    assert_eq!(store.load(&key).await.unwrap().unwrap().resuming_since_ms, Some(3_001));
+    let missing = RunKey::new("t-take", "run-missing");
+    assert_eq!(
+        store.take_over(&missing, 2_000, &[], 3_000).await,
+        Err(StoreError::NotFound { key: missing })
+    );
+    store.save(saved_again(first, "rev-2", 4_000)).await.unwrap();
+    assert!(store.unfinished("t-take").await.unwrap().is_empty());
 }
 
 async fn tenants_with_equal_run_and_call_ids_each_spend_their_own(store: &dyn RunStore) {
@@ -117,23 +213,23 @@ async fn tenants_with_equal_run_and_call_ids_each_spend_their_own(store: &dyn Ru
     }
     for tenant in ["t-twin-1", "t-twin-2"] {
         let key = RunKey::new(tenant, "run-1");
-        store.spend(&key, &approve(&["call_1"]), 1_100).await.unwrap();
+        store.spend(&key, REV, &approve(&["call_1"]), 1_100).await.unwrap();
     }
 }
 
 async fn only_stored_unexpired_runs_are_spent(store: &dyn RunStore) {
     let missing = RunKey::new("t-expiry", "run-missing");
     assert_eq!(
-        store.spend(&missing, &approve(&["call_1"]), 0).await,
+        store.spend(&missing, REV, &approve(&["call_1"]), 0).await,
         Err(StoreError::NotFound { key: missing })
     );
     let key = RunKey::new("t-expiry", "run-1");
     let mut short = run("t-expiry", "run-1", "ana", &["a__x", "a__y"], 1_000);
     short.expires_at_ms = 5_000;
     store.save(short).await.unwrap();
-    store.spend(&key, &approve(&["call_1"]), 4_999).await.unwrap();
+    store.spend(&key, REV, &approve(&["call_1"]), 4_999).await.unwrap();
     assert_eq!(
-        store.spend(&key, &approve(&["call_2"]), 5_000).await,
+        store.spend(&key, REV, &approve(&["call_2"]), 5_000).await,
         Err(StoreError::Expired { key: key.clone(), expired_at_ms: 5_000 })
     );
 }
@@ -143,8 +239,8 @@ async fn spent_calls_stay_listed_until_they_end(store: &dyn RunStore) {
     let two = RunKey::new("t-unfinished", "run-2");
     store.save(run("t-unfinished", "run-1", "ana", &["a__x", "a__y"], 1_000)).await.unwrap();
     store.save(run("t-unfinished", "run-2", "bo", &["a__x"], 1_000)).await.unwrap();
-    store.spend(&two, &[Decided::new("call_1", "denied")], 2_000).await.unwrap();
-    store.spend(&one, &approve(&["call_1", "call_2"]), 3_000).await.unwrap();
+    store.spend(&two, REV, &[Decided::new("call_1", "denied")], 2_000).await.unwrap();
+    store.spend(&one, REV, &approve(&["call_1", "call_2"]), 3_000).await.unwrap();
     let listed = |calls: Vec<tool_runtime::store::UnfinishedCall>| -> Vec<(String, String)> {
         calls.into_iter().map(|call| (call.key.run_id, call.call_key)).collect()
     };
@@ -166,7 +262,7 @@ async fn spent_calls_stay_listed_until_they_end(store: &dyn RunStore) {
     );
     // Ended, it is still spent.
     assert!(matches!(
-        store.spend(&one, &approve(&["call_2"]), 4_000).await,
+        store.spend(&one, REV, &approve(&["call_2"]), 4_000).await,
         Err(StoreError::AlreadySpent { .. })
     ));
 }
@@ -174,18 +270,19 @@ async fn spent_calls_stay_listed_until_they_end(store: &dyn RunStore) {
 async fn an_ended_run_is_gone_from_the_inbox_and_its_ledger_stays(store: &dyn RunStore) {
     let key = RunKey::new("t-ended", "run-1");
     store.save(run("t-ended", "run-1", "ana", &["a__x", "a__y"], 1_000)).await.unwrap();
-    store.spend(&key, &approve(&["call_1"]), 1_100).await.unwrap();
-    store.end_run(&key).await.unwrap();
+    store.spend(&key, REV, &approve(&["call_1"]), 1_100).await.unwrap();
+    store.end_run(&key, 1_150).await.unwrap();
     assert_eq!(store.load(&key).await.unwrap(), None);
+    assert!(store.unfinished("t-ended").await.unwrap().is_empty());
     assert!(store.list_waiting(&WaitingQuery::tenant("t-ended")).await.unwrap().is_empty());
     assert_eq!(
-        store.spend(&key, &approve(&["call_2"]), 1_200).await,
+        store.spend(&key, REV, &approve(&["call_2"]), 1_200).await,
         Err(StoreError::NotFound { key: key.clone() })
     );
     // Saved again (its state replayed into the store), its spent call is still spent.
     store.save(run("t-ended", "run-1", "ana", &["a__x", "a__y"], 1_300)).await.unwrap();
     assert_eq!(
-        store.spend(&key, &approve(&["call_1"]), 1_400).await,
+        store.spend(&key, REV, &approve(&["call_1"]), 1_400).await,
         Err(StoreError::AlreadySpent { key, call_keys: vec!["call_1".into()] })
     );
 }
@@ -196,7 +293,7 @@ async fn expiry_deletes_expired_runs_with_their_ledger_entries(store: &dyn RunSt
     stale.expires_at_ms = 10_000;
     store.save(stale.clone()).await.unwrap();
     store.save(run("t-expire", "run-new", "ana", &["a__x"], 9_000)).await.unwrap();
-    store.spend(&old, &approve(&["call_1"]), 2_000).await.unwrap();
+    store.spend(&old, REV, &approve(&["call_1"]), 2_000).await.unwrap();
     // Expiry is on a clock the caller gives. The first call takes what earlier clauses left
     // expired by then; the other clauses' runs expire a day after their save.
     store.expire(9_999).await.unwrap();
@@ -208,13 +305,13 @@ async fn expiry_deletes_expired_runs_with_their_ledger_entries(store: &dyn RunSt
     assert!(store.unfinished("t-expire").await.unwrap().is_empty());
     // Its ledger entries went with it: saved anew, its calls are not spent.
     store.save(run("t-expire", "run-old", "ana", &["a__x"], 20_000)).await.unwrap();
-    store.spend(&old, &approve(&["call_1"]), 20_001).await.unwrap();
+    store.spend(&old, REV, &approve(&["call_1"]), 20_001).await.unwrap();
 }
 
 async fn a_tenants_runs_are_deleted_and_no_one_elses(store: &dyn RunStore) {
     for (tenant, run_id) in [("t-gone", "run-1"), ("t-gone", "run-2"), ("t-kept", "run-1")] {
         store.save(run(tenant, run_id, "ana", &["a__x"], 1_000)).await.unwrap();
-        store.spend(&RunKey::new(tenant, run_id), &approve(&["call_1"]), 1_100).await.unwrap();
+        store.spend(&RunKey::new(tenant, run_id), REV, &approve(&["call_1"]), 1_100).await.unwrap();
     }
     assert_eq!(store.delete_tenant("t-gone").await.unwrap(), 2);
     assert!(store.list_waiting(&WaitingQuery::tenant("t-gone")).await.unwrap().is_empty());
@@ -229,7 +326,7 @@ async fn concurrent_spends_of_one_call_spend_it_once(store: Arc<dyn RunStore>) {
     let attempts: Vec<_> = (0..16)
         .map(|_| {
             let (store, key) = (Arc::clone(&store), key.clone());
-            tokio::spawn(async move { store.spend(&key, &approve(&["call_1"]), 1_100).await })
+            tokio::spawn(async move { store.spend(&key, REV, &approve(&["call_1"]), 1_100).await })
         })
         .collect();
     let mut spent = 0;
@@ -241,6 +338,29 @@ async fn concurrent_spends_of_one_call_spend_it_once(store: Arc<dyn RunStore>) {
         }
     }
     assert_eq!(spent, 1);
+}
+
+async fn concurrent_spends_of_other_calls_of_one_run_hold_it_once(store: Arc<dyn RunStore>) {
+    let key = RunKey::new("t-race-calls", "run-1");
+    let tools = ["a__x"; 8];
+    store.save(run("t-race-calls", "run-1", "ana", &tools, 1_000)).await.unwrap();
+    let attempts: Vec<_> = (1..=tools.len())
+        .map(|call| {
+            let (store, key) = (Arc::clone(&store), key.clone());
+            let call = format!("call_{call}");
+            tokio::spawn(async move { store.spend(&key, REV, &approve(&[&call]), 1_100).await })
+        })
+        .collect();
+    let mut spent = 0;
+    for attempt in attempts {
+        match attempt.await.unwrap() {
+            Ok(()) => spent += 1,
+            Err(StoreError::Busy { since_ms: 1_100, .. }) => {}
+            Err(other) => panic!("{other}"),
+        }
+    }
+    assert_eq!(spent, 1);
+    assert_eq!(store.unfinished("t-race-calls").await.unwrap().len(), 1);
 }
 
 #[tokio::test]
@@ -290,12 +410,13 @@ async fn a_sqlite_store_keeps_its_runs_and_ledger_when_reopened() {
     {
         let store = SqliteStore::open(&path).await.unwrap();
         store.save(saved.clone()).await.unwrap();
-        store.spend(&key, &approve(&["call_1"]), 1_100).await.unwrap();
+        store.spend(&key, REV, &approve(&["call_1"]), 1_100).await.unwrap();
     }
     let store = SqliteStore::open(&path).await.unwrap();
-    assert_eq!(store.load(&key).await.unwrap(), Some(saved));
+    let held = StoredRun { resuming_since_ms: Some(1_100), ..saved };
+    assert_eq!(store.load(&key).await.unwrap(), Some(held));
     assert!(matches!(
-        store.spend(&key, &approve(&["call_1"]), 1_200).await,
+        store.spend(&key, REV, &approve(&["call_1"]), 1_200).await,
         Err(StoreError::AlreadySpent { .. })
     ));
 }
@@ -571,7 +692,7 @@ fn a_spending_process() {
         let race = line.unwrap();
         let key = RunKey::new("t-race", format!("run-{race}"));
         let start = now();
-        let spent = runtime.block_on(store.spend(&key, &approve(&["call_1"]), 2_000));
+        let spent = runtime.block_on(store.spend(&key, REV, &approve(&["call_1"]), 2_000));
         let end = now();
         let outcome = match spent {
             Ok(()) => "spent".to_owned(),

@@ -46,6 +46,15 @@ struct Spent {
     ended: bool,
 }
 
+impl Inner {
+    /// Ends the spent calls of the run at `key`.
+    fn end_spent(&mut self, key: &RunKey) {
+        for call in self.spent.get_mut(key).into_iter().flat_map(BTreeMap::values_mut) {
+            call.ended = true;
+        }
+    }
+}
+
 impl InMemoryStore {
     /// An empty store.
     #[must_use]
@@ -62,8 +71,11 @@ impl InMemoryStore {
 
 #[async_trait]
 impl RunStore for InMemoryStore {
-    async fn save(&self, run: StoredRun) -> Result<(), StoreError> {
-        self.lock().runs.insert(run.key.clone(), Run { stored: run, ended: false });
+    async fn save(&self, mut run: StoredRun) -> Result<(), StoreError> {
+        let mut inner = self.lock();
+        inner.end_spent(&run.key);
+        run.resuming_since_ms = None;
+        inner.runs.insert(run.key.clone(), Run { stored: run, ended: false });
         Ok(())
     }
 
@@ -89,29 +101,65 @@ impl RunStore for InMemoryStore {
     async fn spend(
         &self,
         key: &RunKey,
+        revision: &str,
         decided: &[Decided],
         now_ms: i64,
     ) -> Result<(), StoreError> {
         let mut inner = self.lock();
-        let run = inner.runs.get(key).filter(|run| !run.ended);
-        let Some(run) = run else { return Err(StoreError::NotFound { key: key.clone() }) };
-        if now_ms >= run.stored.expires_at_ms {
-            let expired_at_ms = run.stored.expires_at_ms;
-            return Err(StoreError::Expired { key: key.clone(), expired_at_ms });
-        }
-        let spent = inner.spent.entry(key.clone()).or_default();
+        let spent = inner.spent.get(key);
         let again: Vec<String> = decided
             .iter()
-            .filter(|call| spent.contains_key(&call.call_key))
+            .filter(|call| spent.is_some_and(|spent| spent.contains_key(&call.call_key)))
             .map(|call| call.call_key.clone())
             .collect();
         if !again.is_empty() {
             return Err(StoreError::AlreadySpent { key: key.clone(), call_keys: again });
         }
+        let run = inner.runs.get_mut(key).filter(|run| !run.ended);
+        let Some(run) = run else { return Err(StoreError::NotFound { key: key.clone() }) };
+        let stored = &mut run.stored;
+        if now_ms >= stored.expires_at_ms {
+            let expired_at_ms = stored.expires_at_ms;
+            return Err(StoreError::Expired { key: key.clone(), expired_at_ms });
+        }
+        if stored.revision != revision {
+            return Err(StoreError::Moved { key: key.clone() });
+        }
+        if let Some(since_ms) = stored.resuming_since_ms {
+            return Err(StoreError::Busy { key: key.clone(), since_ms });
+        }
+        stored.resuming_since_ms = Some(now_ms);
+        let spent = inner.spent.entry(key.clone()).or_default();
         for call in decided {
             let entry =
                 Spent { decision: call.decision.clone(), spent_at_ms: now_ms, ended: false };
             spent.insert(call.call_key.clone(), entry);
+        }
+        Ok(())
+    }
+
+    async fn take_over(
+        &self,
+        key: &RunKey,
+        since_ms: i64,
+        decided: &[Decided],
+        now_ms: i64,
+    ) -> Result<(), StoreError> {
+        let mut inner = self.lock();
+        let Inner { runs, spent } = &mut *inner;
+        let run = runs.get_mut(key).filter(|run| !run.ended);
+        let Some(run) = run else { return Err(StoreError::NotFound { key: key.clone() }) };
+        let calls = spent.entry(key.clone()).or_default();
+        let unfinished =
+            |call: &Decided| calls.get(&call.call_key).is_some_and(|spent| !spent.ended);
+        if run.stored.resuming_since_ms != Some(since_ms) || !decided.iter().all(unfinished) {
+            return Err(StoreError::Moved { key: key.clone() });
+        }
+        run.stored.resuming_since_ms = Some(super::taken_at(since_ms, now_ms));
+        for call in decided {
+            let entry =
+                Spent { decision: call.decision.clone(), spent_at_ms: now_ms, ended: false };
+            calls.insert(call.call_key.clone(), entry);
         }
         Ok(())
     }
@@ -156,9 +204,12 @@ impl RunStore for InMemoryStore {
         Ok(found)
     }
 
-    async fn end_run(&self, key: &RunKey) -> Result<(), StoreError> {
-        if let Some(run) = self.lock().runs.get_mut(key) {
+    async fn end_run(&self, key: &RunKey, _now_ms: i64) -> Result<(), StoreError> {
+        let mut inner = self.lock();
+        inner.end_spent(key);
+        if let Some(run) = inner.runs.get_mut(key) {
             run.ended = true;
+            run.stored.resuming_since_ms = None;
         }
         Ok(())
     }

@@ -7,10 +7,13 @@
 //! it ([`StoredRun`]: the actor, the waiting calls and their tools, when it was saved and when
 //! it expires). The ledger is part of the same store: a resume [spends](RunStore::spend) the
 //! calls it decided, each with its decision, all or none, in one transaction, so a call runs at
-//! most once whichever process resumes it and however often; [`end_calls`](RunStore::end_calls)
-//! records that a spent call ran. A call spent and never ended (the process died in between)
-//! is neither lost nor run again: [`unfinished`](RunStore::unfinished) lists it for an
-//! operator.
+//! most once whichever process resumes it and however often. The spend names the state it
+//! decided on (its [revision](StoredRun::revision)) and holds the run until the resume
+//! [saves](RunStore::save) the state that follows or [ends](RunStore::end_run) the run, which
+//! ends the spent calls with it: two resumes of one run never work on it at once, and none
+//! decides on a state that moved on. A call spent and never ended (the process died in
+//! between) is neither lost nor run again: [`unfinished`](RunStore::unfinished) lists it for
+//! an operator, who [takes the run over](RunStore::take_over) with a new decision.
 //!
 //! The store decides nothing: it keeps bytes and answers questions. The seal, the caller's
 //! identity and the decisions are checked by the agent before anything is spent.
@@ -25,7 +28,7 @@
 //! let store = InMemoryStore::new();
 //! let key = RunKey::new("acme", "run-1");
 //! let call = WaitingCall { call_id: "call_1".into(), tool_name: "billing__refund".into(), waits_for: WaitsFor::Approval };
-//! let run = StoredRun::new(key.clone(), "user-7", vec![call], b"{\"sealed\": true}".to_vec(), 1_000, 86_400_000);
+//! let run = StoredRun::new(key.clone(), "user-7", vec![call], b"{\"sealed\": true}".to_vec(), "rev-1", 1_000, 86_400_000);
 //! store.save(run).await?;
 //!
 //! // The approvals inbox of the tenant, oldest first.
@@ -33,13 +36,14 @@
 //! assert_eq!(inbox.len(), 1);
 //! assert_eq!(inbox[0].waiting[0].tool_name, "billing__refund");
 //!
-//! // The first resume spends the call; a replay finds it spent.
+//! // The first resume spends the call (deciding on the state `rev-1`); a replay finds it spent.
 //! let approve = [Decided::new("call_1", "approved")];
-//! store.spend(&key, &approve, 2_000).await?;
-//! assert!(store.spend(&key, &approve, 2_001).await.is_err());
+//! store.spend(&key, "rev-1", &approve, 2_000).await?;
+//! assert!(store.spend(&key, "rev-1", &approve, 2_001).await.is_err());
 //! // Spent and not ended yet: an operator would see it here.
 //! assert_eq!(store.unfinished("acme").await?.len(), 1);
-//! store.end_calls(&key, &["call_1".to_owned()], 2_500).await?;
+//! // The run ends: its spent calls end with it.
+//! store.end_run(&key, 2_500).await?;
 //! assert!(store.unfinished("acme").await?.is_empty());
 //! # Ok::<(), tool_runtime::store::StoreError>(())
 //! # }).unwrap();
@@ -114,20 +118,27 @@ pub struct StoredRun {
     pub waiting: Vec<WaitingCall>,
     /// The sealed state, as written.
     pub state: Vec<u8>,
+    /// A token that names this state and no other (the agent uses its seal): a spend names
+    /// the state it decided on, and is refused once another was saved.
+    pub revision: String,
     /// When it was saved, in milliseconds since the Unix epoch.
     pub saved_at_ms: i64,
     /// When it expires, in milliseconds since the Unix epoch: from then on it is not resumed,
     /// and [`RunStore::expire`] deletes it with its ledger entries.
     pub expires_at_ms: i64,
+    /// Set by the store: when a resume spent calls of this state, if it has not saved the run
+    /// or ended it since (it is running them, or its process died).
+    pub resuming_since_ms: Option<i64>,
 }
 
 impl StoredRun {
-    /// A run saved at `saved_at_ms` that expires `ttl_ms` later.
+    /// The state `revision` of a run, saved at `saved_at_ms`, that expires `ttl_ms` later.
     pub fn new(
         key: RunKey,
         actor_id: impl Into<String>,
         waiting: Vec<WaitingCall>,
         state: Vec<u8>,
+        revision: impl Into<String>,
         saved_at_ms: i64,
         ttl_ms: u64,
     ) -> Self {
@@ -137,8 +148,10 @@ impl StoredRun {
             actor_id: actor_id.into(),
             waiting,
             state,
+            revision: revision.into(),
             saved_at_ms,
             expires_at_ms: saved_at_ms.saturating_add(ttl),
+            resuming_since_ms: None,
         }
     }
 
@@ -151,6 +164,7 @@ impl StoredRun {
             waiting: self.waiting.clone(),
             saved_at_ms: self.saved_at_ms,
             expires_at_ms: self.expires_at_ms,
+            resuming_since_ms: self.resuming_since_ms,
         }
     }
 }
@@ -163,8 +177,10 @@ impl fmt::Debug for StoredRun {
             .field("actor_id", &self.actor_id)
             .field("waiting", &self.waiting)
             .field("state", &format_args!("<{} bytes>", self.state.len()))
+            .field("revision", &self.revision)
             .field("saved_at_ms", &self.saved_at_ms)
             .field("expires_at_ms", &self.expires_at_ms)
+            .field("resuming_since_ms", &self.resuming_since_ms)
             .finish()
     }
 }
@@ -182,6 +198,10 @@ pub struct RunSummary {
     pub saved_at_ms: i64,
     /// When it expires (milliseconds since the Unix epoch).
     pub expires_at_ms: i64,
+    /// When a resume spent calls of it, if that resume has not saved or ended it since
+    /// (milliseconds since the Unix epoch): it is running them, or its process died (see
+    /// [`RunStore::unfinished`]).
+    pub resuming_since_ms: Option<i64>,
 }
 
 /// Which waiting runs to list: one tenant's, optionally only one actor's or those waiting on
@@ -311,6 +331,31 @@ pub enum StoreError {
         /// The keys of the calls spent before.
         call_keys: Vec<String>,
     },
+    /// The run is not as the caller read it: another state of it was saved since (a spend
+    /// names the state it decided on), or it is no longer held by the resume an operator
+    /// takes it over from. Read it again.
+    Moved {
+        /// The run.
+        key: RunKey,
+    },
+    /// Another resume of the run spent calls and has not saved or ended it yet: it is running
+    /// them, or its process died (then an operator [takes it over](RunStore::take_over)).
+    Busy {
+        /// The run.
+        key: RunKey,
+        /// Since when (milliseconds since the Unix epoch).
+        since_ms: i64,
+    },
+    /// The state is larger than the configured limit: it was not stored (or, read back, not
+    /// parsed).
+    TooLarge {
+        /// The run.
+        key: RunKey,
+        /// The state's size.
+        bytes: usize,
+        /// The limit.
+        limit: usize,
+    },
     /// The store's tables were made by a newer version of this crate: this one does not read
     /// them, and changes nothing.
     SchemaTooNew {
@@ -339,6 +384,17 @@ impl fmt::Display for StoreError {
             Self::AlreadySpent { key, call_keys } => {
                 write!(f, "calls of {key} were decided already: {}", call_keys.join(", "))
             }
+            Self::Moved { key } => {
+                write!(f, "{key} changed since it was read: read it again")
+            }
+            Self::Busy { key, since_ms } => write!(
+                f,
+                "{key} is being resumed since {since_ms} ms since the epoch (or the process \
+                 resuming it died: take it over)"
+            ),
+            Self::TooLarge { key, bytes, limit } => {
+                write!(f, "the state of {key} is {bytes} bytes, over the limit of {limit}")
+            }
             Self::SchemaTooNew { found, supported } => write!(
                 f,
                 "the store's tables are of version {found}, newer than this code reads \
@@ -362,6 +418,13 @@ fn waits_for_named(word: &str) -> Option<WaitsFor> {
         .find(|waits_for| waits_for.as_str() == word)
 }
 
+/// The hold an operator's take-over puts on a run held since `since_ms`: now, or later than
+/// `since_ms` if the clock says otherwise, so a second take-over from `since_ms` finds it
+/// moved.
+fn taken_at(since_ms: i64, now_ms: i64) -> i64 {
+    now_ms.max(since_ms.saturating_add(1))
+}
+
 /// Keeps runs that wait and the ledger of their decided calls for every process that may
 /// resume them. Implementations: [`InMemoryStore`] (one process), `SqliteStore` (one host;
 /// feature `sqlite`), `PostgresStore` (several hosts; feature `postgres`).
@@ -372,8 +435,9 @@ fn waits_for_named(word: &str) -> Option<WaitsFor> {
 #[async_trait]
 pub trait RunStore: Send + Sync + fmt::Debug {
     /// Saves `run`, replacing what its key held (a run resumed that waits again, or one that
-    /// ended: it waits again). The ledger entries of the key stay: a call spent before is
-    /// still spent.
+    /// ended: it waits again). Saving the state that follows a resume releases the run and
+    /// ends the calls that resume spent (at `run.saved_at_ms`): the new state holds how they
+    /// ended. The ledger entries stay: a call spent before is still spent.
     ///
     /// # Errors
     ///
@@ -389,26 +453,56 @@ pub trait RunStore: Send + Sync + fmt::Debug {
 
     /// The waiting runs `query` selects, oldest first (by save time, then run id). Runs that
     /// ended are not listed; runs past their expiry are, until [`expire`](Self::expire) deletes
-    /// them (each says when it expires).
+    /// them (each says when it expires), and so are runs a resume holds (each says since
+    /// when).
     ///
     /// # Errors
     ///
     /// [`StoreError::Backend`].
     async fn list_waiting(&self, query: &WaitingQuery) -> Result<Vec<RunSummary>, StoreError>;
 
-    /// Spends `decided` calls of the run at `key` at `now_ms`, all or none: the resume that
-    /// spends a call is the only one that runs it.
+    /// Spends `decided` calls of the run at `key` at `now_ms`, all or none, for a resume that
+    /// decided them on the state `revision`: the resume that spends a call is the only one
+    /// that runs it. The run is then held by that resume until it saves the state that
+    /// follows or ends the run.
     ///
     /// # Errors
     ///
-    /// [`StoreError::AlreadySpent`] naming the calls spent before (none is spent now),
-    /// [`StoreError::NotFound`] for a run not stored or ended, [`StoreError::Expired`] for a
-    /// run past its expiry, [`StoreError::Backend`].
-    async fn spend(&self, key: &RunKey, decided: &[Decided], now_ms: i64)
-    -> Result<(), StoreError>;
+    /// In this order: [`StoreError::AlreadySpent`] naming the calls spent before (none is
+    /// spent now), [`StoreError::NotFound`] for a run not stored or ended,
+    /// [`StoreError::Expired`] for a run past its expiry, [`StoreError::Moved`] when another
+    /// state than `revision` is stored, [`StoreError::Busy`] when another resume holds the
+    /// run, [`StoreError::Backend`].
+    async fn spend(
+        &self,
+        key: &RunKey,
+        revision: &str,
+        decided: &[Decided],
+        now_ms: i64,
+    ) -> Result<(), StoreError>;
 
-    /// Records that the spent calls `call_keys` of the run at `key` ended at `now_ms` (ran,
-    /// failed or were denied; the run's own records say which). Keys not spent are ignored.
+    /// Takes over the run at `key` from a resume that holds it since `since_ms` and will not
+    /// save it (its process died): the calls `decided` names, spent by that resume and never
+    /// ended, are spent again with the new decisions at `now_ms`, and the run is held by the
+    /// caller from then on. Of two operators taking one run over, one does.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::NotFound`], [`StoreError::Moved`] when the run is not held since
+    /// `since_ms` (it was saved, ended or taken over since) or a call of `decided` is not
+    /// spent and unfinished in it, [`StoreError::Backend`].
+    async fn take_over(
+        &self,
+        key: &RunKey,
+        since_ms: i64,
+        decided: &[Decided],
+        now_ms: i64,
+    ) -> Result<(), StoreError>;
+
+    /// Records that the spent calls `call_keys` of the run at `key` ended at `now_ms`, for an
+    /// operator who settled them outside the agent ([`save`](Self::save) and
+    /// [`end_run`](Self::end_run) end a resume's calls themselves). Keys not spent are
+    /// ignored.
     ///
     /// # Errors
     ///
@@ -420,20 +514,22 @@ pub trait RunStore: Send + Sync + fmt::Debug {
         now_ms: i64,
     ) -> Result<(), StoreError>;
 
-    /// The calls of `tenant_id` spent and never ended, oldest first.
+    /// The calls of `tenant_id` spent and never ended, oldest first: calls a resume is running
+    /// now, and calls whose process died (an operator takes their run over).
     ///
     /// # Errors
     ///
     /// [`StoreError::Backend`].
     async fn unfinished(&self, tenant_id: &str) -> Result<Vec<UnfinishedCall>, StoreError>;
 
-    /// Marks the run at `key` ended: it is no longer listed or loaded; its ledger entries stay,
-    /// so a replay of its state still finds its calls spent.
+    /// Marks the run at `key` ended at `now_ms`: it is no longer listed or loaded, and the
+    /// calls spent for it end. Its ledger entries stay, so a replay of its state still finds
+    /// its calls spent.
     ///
     /// # Errors
     ///
     /// [`StoreError::Backend`].
-    async fn end_run(&self, key: &RunKey) -> Result<(), StoreError>;
+    async fn end_run(&self, key: &RunKey, now_ms: i64) -> Result<(), StoreError>;
 
     /// Deletes the runs that expired before `now_ms`, with their ledger entries; returns how
     /// many runs it deleted.

@@ -77,6 +77,9 @@ struct Sql {
     spent: String,
     insert_spent: String,
     end_call: String,
+    end_spent: String,
+    hold: String,
+    respend: String,
     unfinished: String,
     end_run: String,
     expire_spent: String,
@@ -95,10 +98,12 @@ impl Sql {
         Self {
             schema: schema.to_owned(),
             save_run: format!(
-                "INSERT INTO {runs} (tenant_id, run_id, actor_id, state, saved_at_ms, expires_at_ms, ended)
-                 VALUES ($1, $2, $3, $4, $5, $6, false)
+                "INSERT INTO {runs} (tenant_id, run_id, actor_id, state, revision, saved_at_ms,
+                     expires_at_ms, resuming_since_ms, ended)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, false)
                  ON CONFLICT (tenant_id, run_id) DO UPDATE SET actor_id = $3, state = $4,
-                     saved_at_ms = $5, expires_at_ms = $6, ended = false"
+                     revision = $5, saved_at_ms = $6, expires_at_ms = $7,
+                     resuming_since_ms = NULL, ended = false"
             ),
             delete_waiting: format!("DELETE FROM {waiting} WHERE tenant_id = $1 AND run_id = $2"),
             insert_waiting: format!(
@@ -106,15 +111,16 @@ impl Sql {
                  VALUES ($1, $2, $3, $4, $5, $6)"
             ),
             load_run: format!(
-                "SELECT actor_id, state, saved_at_ms, expires_at_ms FROM {runs}
-                 WHERE tenant_id = $1 AND run_id = $2 AND NOT ended"
+                "SELECT actor_id, state, revision, saved_at_ms, expires_at_ms, resuming_since_ms
+                 FROM {runs} WHERE tenant_id = $1 AND run_id = $2 AND NOT ended"
             ),
             waiting_of: format!(
                 "SELECT run_id, call_id, tool_name, waits_for FROM {waiting}
                  WHERE tenant_id = $1 AND run_id = ANY($2) ORDER BY run_id, position"
             ),
             list: format!(
-                "SELECT run_id, actor_id, saved_at_ms, expires_at_ms FROM {runs} AS r
+                "SELECT run_id, actor_id, saved_at_ms, expires_at_ms, resuming_since_ms
+                 FROM {runs} AS r
                  WHERE tenant_id = $1 AND NOT ended
                    AND ($2::text IS NULL OR actor_id = $2)
                    AND ($3::text IS NULL OR EXISTS (SELECT 1 FROM {waiting} AS w
@@ -125,7 +131,7 @@ impl Sql {
                  LIMIT $6"
             ),
             lock_run: format!(
-                "SELECT expires_at_ms FROM {runs}
+                "SELECT expires_at_ms, revision, resuming_since_ms FROM {runs}
                  WHERE tenant_id = $1 AND run_id = $2 AND NOT ended FOR UPDATE"
             ),
             spent: format!(
@@ -141,12 +147,26 @@ impl Sql {
                  WHERE tenant_id = $1 AND run_id = $2 AND call_key = ANY($3)
                    AND ended_at_ms IS NULL"
             ),
+            end_spent: format!(
+                "UPDATE {spent} SET ended_at_ms = $3
+                 WHERE tenant_id = $1 AND run_id = $2 AND ended_at_ms IS NULL"
+            ),
+            hold: format!(
+                "UPDATE {runs} SET resuming_since_ms = $3 WHERE tenant_id = $1 AND run_id = $2"
+            ),
+            respend: format!(
+                "UPDATE {spent} SET decision = $4, spent_at_ms = $5
+                 WHERE tenant_id = $1 AND run_id = $2 AND call_key = $3 AND ended_at_ms IS NULL"
+            ),
             unfinished: format!(
                 "SELECT run_id, call_key, decision, spent_at_ms FROM {spent}
                  WHERE tenant_id = $1 AND ended_at_ms IS NULL
                  ORDER BY spent_at_ms, run_id, call_key"
             ),
-            end_run: format!("UPDATE {runs} SET ended = true WHERE tenant_id = $1 AND run_id = $2"),
+            end_run: format!(
+                "UPDATE {runs} SET ended = true, resuming_since_ms = NULL
+                 WHERE tenant_id = $1 AND run_id = $2"
+            ),
             expire_spent: format!(
                 "DELETE FROM {spent} AS s USING {runs} AS r
                  WHERE s.tenant_id = r.tenant_id AND s.run_id = r.run_id AND r.expires_at_ms <= $1"
@@ -171,8 +191,10 @@ impl Sql {
                 run_id TEXT NOT NULL,
                 actor_id TEXT NOT NULL,
                 state BYTEA NOT NULL,
+                revision TEXT NOT NULL,
                 saved_at_ms BIGINT NOT NULL,
                 expires_at_ms BIGINT NOT NULL,
+                resuming_since_ms BIGINT,
                 ended BOOLEAN NOT NULL DEFAULT false,
                 PRIMARY KEY (tenant_id, run_id)
             );
@@ -304,35 +326,43 @@ impl PostgresStore {
         transaction.commit().await.map_err(failed)
     }
 
-    /// Why `decided` calls of the run at `key` cannot be spent at `now_ms`, if they cannot: the
-    /// run not stored or ended, expired, or calls spent before. Locks the run's row first, so
-    /// two processes spending its calls take turns.
+    /// Why `decided` calls of the run at `key` cannot be spent at `now_ms` on the state
+    /// `revision`, if they cannot: calls spent before, the run not stored or ended, expired,
+    /// moved on or held by another resume. Locks the run's row first, so two processes
+    /// spending its calls take turns.
     async fn refusal(
         &self,
         transaction: &deadpool_postgres::Transaction<'_>,
         key: &RunKey,
+        revision: &str,
         decided: &[Decided],
         now_ms: i64,
     ) -> Result<Option<StoreError>, tokio_postgres::Error> {
         let run = transaction.query_opt(&self.sql.lock_run, &[&key.tenant_id, &key.run_id]).await?;
-        let Some(run) = run else { return Ok(Some(StoreError::NotFound { key: key.clone() })) };
-        let expires_at_ms: i64 = run.get(0);
-        if now_ms >= expires_at_ms {
-            return Ok(Some(StoreError::Expired {
-                key: key.clone(),
-                expired_at_ms: expires_at_ms,
-            }));
-        }
         let keys: Vec<&str> = decided.iter().map(|call| call.call_key.as_str()).collect();
         let rows =
             transaction.query(&self.sql.spent, &[&key.tenant_id, &key.run_id, &keys]).await?;
-        if rows.is_empty() {
-            return Ok(None);
+        if !rows.is_empty() {
+            let spent: Vec<String> = rows.iter().map(|row| row.get(0)).collect();
+            let call_keys = keys
+                .iter()
+                .filter(|key| spent.iter().any(|s| s == *key))
+                .map(|key| (*key).to_owned());
+            let call_keys = call_keys.collect();
+            return Ok(Some(StoreError::AlreadySpent { key: key.clone(), call_keys }));
         }
-        let spent: Vec<String> = rows.iter().map(|row| row.get(0)).collect();
-        let call_keys =
-            keys.iter().filter(|key| spent.iter().any(|s| s == *key)).map(|key| (*key).to_owned());
-        Ok(Some(StoreError::AlreadySpent { key: key.clone(), call_keys: call_keys.collect() }))
+        let Some(run) = run else { return Ok(Some(StoreError::NotFound { key: key.clone() })) };
+        let expires_at_ms: i64 = run.get(0);
+        if now_ms >= expires_at_ms {
+            let expired_at_ms = expires_at_ms;
+            return Ok(Some(StoreError::Expired { key: key.clone(), expired_at_ms }));
+        }
+        if run.get::<_, &str>(1) != revision {
+            return Ok(Some(StoreError::Moved { key: key.clone() }));
+        }
+        Ok(run
+            .get::<_, Option<i64>>(2)
+            .map(|since_ms| StoreError::Busy { key: key.clone(), since_ms }))
     }
 
     /// A connection from the pool.
@@ -384,10 +414,15 @@ impl RunStore for PostgresStore {
                     &key.run_id,
                     &run.actor_id,
                     &run.state,
+                    &run.revision,
                     &run.saved_at_ms,
                     &run.expires_at_ms,
                 ],
             )
+            .await
+            .map_err(failed)?;
+        transaction
+            .execute(&self.sql.end_spent, &[&key.tenant_id, &key.run_id, &run.saved_at_ms])
             .await
             .map_err(failed)?;
         transaction
@@ -430,8 +465,10 @@ impl RunStore for PostgresStore {
             actor_id: row.get(0),
             waiting: waiting.remove(&key.run_id).unwrap_or_default(),
             state: row.get(1),
-            saved_at_ms: row.get(2),
-            expires_at_ms: row.get(3),
+            revision: row.get(2),
+            saved_at_ms: row.get(3),
+            expires_at_ms: row.get(4),
+            resuming_since_ms: row.get(5),
         }))
     }
 
@@ -468,6 +505,7 @@ impl RunStore for PostgresStore {
                     actor_id: row.get(1),
                     saved_at_ms: row.get(2),
                     expires_at_ms: row.get(3),
+                    resuming_since_ms: row.get(4),
                 }
             })
             .collect())
@@ -476,6 +514,7 @@ impl RunStore for PostgresStore {
     async fn spend(
         &self,
         key: &RunKey,
+        revision: &str,
         decided: &[Decided],
         now_ms: i64,
     ) -> Result<(), StoreError> {
@@ -483,13 +522,18 @@ impl RunStore for PostgresStore {
         let failed = |error: tokio_postgres::Error| backend(&context, &error);
         let mut client = self.client(&context).await?;
         let transaction = client.transaction().await.map_err(failed)?;
-        let refusal = self.refusal(&transaction, key, decided, now_ms).await.map_err(failed)?;
+        let refusal =
+            self.refusal(&transaction, key, revision, decided, now_ms).await.map_err(failed)?;
         if let Some(refusal) = refusal {
             // Ended here, not when dropped: a dropped transaction's rollback waits for the
             // connection to be polled again, and the run's row stays locked until then.
             transaction.rollback().await.map_err(failed)?;
             return Err(refusal);
         }
+        transaction
+            .execute(&self.sql.hold, &[&key.tenant_id, &key.run_id, &now_ms])
+            .await
+            .map_err(failed)?;
         for call in decided {
             transaction
                 .execute(
@@ -499,6 +543,55 @@ impl RunStore for PostgresStore {
                 .await
                 .map_err(failed)?;
         }
+        transaction.commit().await.map_err(failed)
+    }
+
+    async fn take_over(
+        &self,
+        key: &RunKey,
+        since_ms: i64,
+        decided: &[Decided],
+        now_ms: i64,
+    ) -> Result<(), StoreError> {
+        let context = format!("taking over {key}");
+        let failed = |error: tokio_postgres::Error| backend(&context, &error);
+        let mut client = self.client(&context).await?;
+        let transaction = client.transaction().await.map_err(failed)?;
+        let run = transaction
+            .query_opt(&self.sql.lock_run, &[&key.tenant_id, &key.run_id])
+            .await
+            .map_err(failed)?;
+        let mut refusal = match run {
+            None => Some(StoreError::NotFound { key: key.clone() }),
+            Some(run) if run.get::<_, Option<i64>>(2) != Some(since_ms) => {
+                Some(StoreError::Moved { key: key.clone() })
+            }
+            Some(_) => None,
+        };
+        for call in decided {
+            if refusal.is_some() {
+                break;
+            }
+            let changed = transaction
+                .execute(
+                    &self.sql.respend,
+                    &[&key.tenant_id, &key.run_id, &call.call_key, &call.decision, &now_ms],
+                )
+                .await
+                .map_err(failed)?;
+            if changed == 0 {
+                refusal = Some(StoreError::Moved { key: key.clone() });
+            }
+        }
+        if let Some(refusal) = refusal {
+            transaction.rollback().await.map_err(failed)?;
+            return Err(refusal);
+        }
+        let held = super::taken_at(since_ms, now_ms);
+        transaction
+            .execute(&self.sql.hold, &[&key.tenant_id, &key.run_id, &held])
+            .await
+            .map_err(failed)?;
         transaction.commit().await.map_err(failed)
     }
 
@@ -535,14 +628,20 @@ impl RunStore for PostgresStore {
             .collect())
     }
 
-    async fn end_run(&self, key: &RunKey) -> Result<(), StoreError> {
+    async fn end_run(&self, key: &RunKey, now_ms: i64) -> Result<(), StoreError> {
         let context = format!("ending {key}");
-        let client = self.client(&context).await?;
-        client
+        let failed = |error: tokio_postgres::Error| backend(&context, &error);
+        let mut client = self.client(&context).await?;
+        let transaction = client.transaction().await.map_err(failed)?;
+        transaction
             .execute(&self.sql.end_run, &[&key.tenant_id, &key.run_id])
             .await
-            .map_err(|error| backend(&context, &error))?;
-        Ok(())
+            .map_err(failed)?;
+        transaction
+            .execute(&self.sql.end_spent, &[&key.tenant_id, &key.run_id, &now_ms])
+            .await
+            .map_err(failed)?;
+        transaction.commit().await.map_err(failed)
     }
 
     async fn expire(&self, now_ms: i64) -> Result<usize, StoreError> {

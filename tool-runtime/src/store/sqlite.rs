@@ -24,8 +24,10 @@ CREATE TABLE tool_runtime_runs (
     run_id TEXT NOT NULL,
     actor_id TEXT NOT NULL,
     state BLOB NOT NULL,
+    revision TEXT NOT NULL,
     saved_at_ms INTEGER NOT NULL,
     expires_at_ms INTEGER NOT NULL,
+    resuming_since_ms INTEGER,
     ended INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (tenant_id, run_id)
 );
@@ -240,6 +242,23 @@ fn waiting_of(connection: &Connection, key: &RunKey) -> rusqlite::Result<Vec<Wai
     rows.collect()
 }
 
+/// Ends the unfinished spent calls of the run at `key` at `now_ms`.
+fn end_spent(connection: &Connection, key: &RunKey, now_ms: i64) -> rusqlite::Result<usize> {
+    connection.execute(
+        "UPDATE tool_runtime_spent_calls SET ended_at_ms = ?3
+         WHERE tenant_id = ?1 AND run_id = ?2 AND ended_at_ms IS NULL",
+        params![key.tenant_id, key.run_id, now_ms],
+    )
+}
+
+/// Marks the run at `key` held by a resume since `since_ms`.
+fn hold(connection: &Connection, key: &RunKey, since_ms: i64) -> rusqlite::Result<usize> {
+    connection.execute(
+        "UPDATE tool_runtime_runs SET resuming_since_ms = ?3 WHERE tenant_id = ?1 AND run_id = ?2",
+        params![key.tenant_id, key.run_id, since_ms],
+    )
+}
+
 #[async_trait]
 impl RunStore for SqliteStore {
     async fn save(&self, run: StoredRun) -> Result<(), StoreError> {
@@ -248,20 +267,23 @@ impl RunStore for SqliteStore {
                 connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let key = &run.key;
             transaction.execute(
-                "INSERT INTO tool_runtime_runs
-                     (tenant_id, run_id, actor_id, state, saved_at_ms, expires_at_ms, ended)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0)
+                "INSERT INTO tool_runtime_runs (tenant_id, run_id, actor_id, state, revision,
+                     saved_at_ms, expires_at_ms, resuming_since_ms, ended)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, NULL, 0)
                  ON CONFLICT (tenant_id, run_id) DO UPDATE SET actor_id = ?3, state = ?4,
-                     saved_at_ms = ?5, expires_at_ms = ?6, ended = 0",
+                     revision = ?5, saved_at_ms = ?6, expires_at_ms = ?7,
+                     resuming_since_ms = NULL, ended = 0",
                 params![
                     key.tenant_id,
                     key.run_id,
                     run.actor_id,
                     run.state,
+                    run.revision,
                     run.saved_at_ms,
                     run.expires_at_ms
                 ],
             )?;
+            end_spent(&transaction, key, run.saved_at_ms)?;
             transaction.execute(
                 "DELETE FROM tool_runtime_waiting_calls WHERE tenant_id = ?1 AND run_id = ?2",
                 params![key.tenant_id, key.run_id],
@@ -291,17 +313,27 @@ impl RunStore for SqliteStore {
         self.with(format!("loading {key}"), move |connection| {
             let found = connection
                 .query_row(
-                    "SELECT actor_id, state, saved_at_ms, expires_at_ms FROM tool_runtime_runs
-                     WHERE tenant_id = ?1 AND run_id = ?2 AND ended = 0",
+                    "SELECT actor_id, state, revision, saved_at_ms, expires_at_ms,
+                         resuming_since_ms
+                     FROM tool_runtime_runs WHERE tenant_id = ?1 AND run_id = ?2 AND ended = 0",
                     params![key.tenant_id, key.run_id],
-                    |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)),
+                    |row| {
+                        Ok(StoredRun {
+                            key: key.clone(),
+                            actor_id: row.get(0)?,
+                            waiting: Vec::new(),
+                            state: row.get(1)?,
+                            revision: row.get(2)?,
+                            saved_at_ms: row.get(3)?,
+                            expires_at_ms: row.get(4)?,
+                            resuming_since_ms: row.get(5)?,
+                        })
+                    },
                 )
                 .optional()?;
-            let Some((actor_id, state, saved_at_ms, expires_at_ms)) = found else {
-                return Ok(None);
-            };
-            let waiting = waiting_of(connection, &key)?;
-            Ok(Some(StoredRun { key, actor_id, waiting, state, saved_at_ms, expires_at_ms }))
+            let Some(mut run) = found else { return Ok(None) };
+            run.waiting = waiting_of(connection, &key)?;
+            Ok(Some(run))
         })
         .await
     }
@@ -312,7 +344,8 @@ impl RunStore for SqliteStore {
         self.with(context, move |connection| {
             let (after_at, after_run) = query.after.clone().unwrap_or((i64::MIN, String::new()));
             let mut statement = connection.prepare_cached(
-                "SELECT run_id, actor_id, saved_at_ms, expires_at_ms FROM tool_runtime_runs AS r
+                "SELECT run_id, actor_id, saved_at_ms, expires_at_ms, resuming_since_ms
+                 FROM tool_runtime_runs AS r
                  WHERE tenant_id = ?1 AND ended = 0
                    AND (?2 IS NULL OR actor_id = ?2)
                    AND (?3 IS NULL OR EXISTS (SELECT 1 FROM tool_runtime_waiting_calls AS w
@@ -338,15 +371,23 @@ impl RunStore for SqliteStore {
                         row.get::<_, String>(1)?,
                         row.get::<_, i64>(2)?,
                         row.get::<_, i64>(3)?,
+                        row.get::<_, Option<i64>>(4)?,
                     ))
                 },
             )?;
             let rows: Vec<_> = rows.collect::<rusqlite::Result<_>>()?;
             let mut found = Vec::with_capacity(rows.len());
-            for (run_id, actor_id, saved_at_ms, expires_at_ms) in rows {
+            for (run_id, actor_id, saved_at_ms, expires_at_ms, resuming_since_ms) in rows {
                 let key = RunKey::new(query.tenant_id.clone(), run_id);
                 let waiting = waiting_of(connection, &key)?;
-                found.push(RunSummary { key, actor_id, waiting, saved_at_ms, expires_at_ms });
+                found.push(RunSummary {
+                    key,
+                    actor_id,
+                    waiting,
+                    saved_at_ms,
+                    expires_at_ms,
+                    resuming_since_ms,
+                });
             }
             Ok(found)
         })
@@ -356,30 +397,17 @@ impl RunStore for SqliteStore {
     async fn spend(
         &self,
         key: &RunKey,
+        revision: &str,
         decided: &[Decided],
         now_ms: i64,
     ) -> Result<(), StoreError> {
-        let (key, decided) = (key.clone(), decided.to_vec());
+        let (key, revision, decided) = (key.clone(), revision.to_owned(), decided.to_vec());
         let context = format!("spending calls of {key}");
         self.with(context, move |connection| {
             // The write lock first: two processes spending the same call take turns, and the
             // second sees the first's rows.
             let transaction =
                 connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let run: Option<i64> = transaction
-                .query_row(
-                    "SELECT expires_at_ms FROM tool_runtime_runs
-                     WHERE tenant_id = ?1 AND run_id = ?2 AND ended = 0",
-                    params![key.tenant_id, key.run_id],
-                    |row| row.get(0),
-                )
-                .optional()?;
-            let Some(expires_at_ms) = run else {
-                return Ok(Err(StoreError::NotFound { key }));
-            };
-            if now_ms >= expires_at_ms {
-                return Ok(Err(StoreError::Expired { key, expired_at_ms: expires_at_ms }));
-            }
             let mut again = Vec::new();
             for call in &decided {
                 let spent: Option<i64> = transaction
@@ -397,6 +425,27 @@ impl RunStore for SqliteStore {
             if !again.is_empty() {
                 return Ok(Err(StoreError::AlreadySpent { key, call_keys: again }));
             }
+            let run: Option<(i64, String, Option<i64>)> = transaction
+                .query_row(
+                    "SELECT expires_at_ms, revision, resuming_since_ms FROM tool_runtime_runs
+                     WHERE tenant_id = ?1 AND run_id = ?2 AND ended = 0",
+                    params![key.tenant_id, key.run_id],
+                    |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+                )
+                .optional()?;
+            let Some((expires_at_ms, stored, resuming)) = run else {
+                return Ok(Err(StoreError::NotFound { key }));
+            };
+            if now_ms >= expires_at_ms {
+                return Ok(Err(StoreError::Expired { key, expired_at_ms: expires_at_ms }));
+            }
+            if stored != revision {
+                return Ok(Err(StoreError::Moved { key }));
+            }
+            if let Some(since_ms) = resuming {
+                return Ok(Err(StoreError::Busy { key, since_ms }));
+            }
+            hold(&transaction, &key, now_ms)?;
             for call in &decided {
                 transaction.execute(
                     "INSERT INTO tool_runtime_spent_calls
@@ -405,6 +454,48 @@ impl RunStore for SqliteStore {
                     params![key.tenant_id, key.run_id, call.call_key, call.decision, now_ms],
                 )?;
             }
+            transaction.commit()?;
+            Ok(Ok(()))
+        })
+        .await?
+    }
+
+    async fn take_over(
+        &self,
+        key: &RunKey,
+        since_ms: i64,
+        decided: &[Decided],
+        now_ms: i64,
+    ) -> Result<(), StoreError> {
+        let (key, decided) = (key.clone(), decided.to_vec());
+        self.with(format!("taking over {key}"), move |connection| {
+            let transaction =
+                connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let run: Option<Option<i64>> = transaction
+                .query_row(
+                    "SELECT resuming_since_ms FROM tool_runtime_runs
+                     WHERE tenant_id = ?1 AND run_id = ?2 AND ended = 0",
+                    params![key.tenant_id, key.run_id],
+                    |row| row.get(0),
+                )
+                .optional()?;
+            let Some(resuming) = run else { return Ok(Err(StoreError::NotFound { key })) };
+            if resuming != Some(since_ms) {
+                return Ok(Err(StoreError::Moved { key }));
+            }
+            for call in &decided {
+                let changed = transaction.execute(
+                    "UPDATE tool_runtime_spent_calls SET decision = ?4, spent_at_ms = ?5
+                     WHERE tenant_id = ?1 AND run_id = ?2 AND call_key = ?3
+                       AND ended_at_ms IS NULL",
+                    params![key.tenant_id, key.run_id, call.call_key, call.decision, now_ms],
+                )?;
+                if changed == 0 {
+                    // Dropped: the transaction rolls back.
+                    return Ok(Err(StoreError::Moved { key }));
+                }
+            }
+            hold(&transaction, &key, super::taken_at(since_ms, now_ms))?;
             transaction.commit()?;
             Ok(Ok(()))
         })
@@ -456,14 +547,18 @@ impl RunStore for SqliteStore {
         .await
     }
 
-    async fn end_run(&self, key: &RunKey) -> Result<(), StoreError> {
+    async fn end_run(&self, key: &RunKey, now_ms: i64) -> Result<(), StoreError> {
         let key = key.clone();
         self.with(format!("ending {key}"), move |connection| {
-            connection.execute(
-                "UPDATE tool_runtime_runs SET ended = 1 WHERE tenant_id = ?1 AND run_id = ?2",
+            let transaction =
+                connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            transaction.execute(
+                "UPDATE tool_runtime_runs SET ended = 1, resuming_since_ms = NULL
+                 WHERE tenant_id = ?1 AND run_id = ?2",
                 params![key.tenant_id, key.run_id],
             )?;
-            Ok(())
+            end_spent(&transaction, &key, now_ms)?;
+            transaction.commit()
         })
         .await
     }
