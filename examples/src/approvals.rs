@@ -27,11 +27,12 @@ use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
-use tool_runtime::agent::deferred::{Decisions, InMemoryLedger, ResumeError, RunState, StateKey};
+use tool_runtime::agent::deferred::{Decisions, ResumeError, RunState, StateKey};
 use tool_runtime::agent::{Agent, AgentOutput, Message, ScriptedModel, ScriptedTurn};
 use tool_runtime::prelude::*;
 use tool_runtime::runner::DeferAll;
 use tool_runtime::runtime::Capability;
+use tool_runtime::store::InMemoryStore;
 
 /// The shop's payment system: counts the refunds it made.
 #[derive(Debug, Default)]
@@ -95,7 +96,7 @@ fn agent(shop: &Shop, turns: Vec<ScriptedTurn>) -> Agent {
     let runner = ToolRunner::builder(catalog).policy(policy).approver(Arc::new(DeferAll)).build();
     Agent::new(Arc::new(ScriptedModel::new(turns)), runner)
         .with_state_key(StateKey::new(*KEY))
-        .with_ledger(Arc::clone(&shop.ledger) as _)
+        .with_store(Arc::clone(&shop.ledger) as _)
 }
 
 /// The session's context: one run of one user of one tenant.
@@ -120,7 +121,7 @@ pub fn state_file(dir: &Path) -> PathBuf {
 pub struct Shop {
     dir: PathBuf,
     payments: Arc<Payments>,
-    ledger: Arc<InMemoryLedger>,
+    ledger: Arc<InMemoryStore>,
 }
 
 impl Shop {

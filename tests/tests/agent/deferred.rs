@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use tool_runtime::adapters::ToolOutcome;
 use tool_runtime::agent::deferred::{
-    CallStatus, Decisions, InMemoryLedger, ResumeError, RunState, StateKey, WaitsFor,
+    CallStatus, Decisions, ResumeError, RunState, StateKey, WaitsFor,
 };
 use tool_runtime::agent::{Agent, AgentEvent, Message, ScriptedModel, ScriptedTurn, StopReason};
 use tool_runtime::catalog::ToolCatalog;
@@ -20,6 +20,7 @@ use tool_runtime::runner::{
 use tool_runtime::runtime::{
     CallOutcome, ClientTool, CollectingSink, DynamicTool, ToolErrorCode, ToolEvent,
 };
+use tool_runtime::store::InMemoryStore;
 use tool_tests::fixtures::context;
 
 const KEY: &[u8; 32] = b"an application secret of 32 byte";
@@ -80,7 +81,7 @@ struct World {
     seen: Arc<Mutex<Vec<Value>>>,
     sink: CollectingSink,
     /// Shared by every agent of the world, as by the processes of one application.
-    ledger: Arc<InMemoryLedger>,
+    store: Arc<InMemoryStore>,
 }
 
 impl World {
@@ -89,7 +90,7 @@ impl World {
             runs: Arc::default(),
             seen: Arc::default(),
             sink: CollectingSink::new(),
-            ledger: Arc::default(),
+            store: Arc::default(),
         }
     }
 
@@ -115,7 +116,7 @@ impl World {
         let model = Arc::new(ScriptedModel::new(turns));
         let agent = Agent::new(model.clone(), runner)
             .with_state_key(StateKey::new(*KEY))
-            .with_ledger(self.ledger.clone());
+            .with_store(self.store.clone());
         (agent, model)
     }
 
@@ -218,14 +219,12 @@ async fn an_approved_call_runs_once_on_resume_in_a_fresh_agent_and_never_again()
 }
 
 #[tokio::test]
-async fn a_shared_ledger_refuses_a_replay_in_another_agent() {
+async fn a_shared_store_refuses_a_replay_in_another_agent() {
     let world = World::new();
     let state = first(&world).await;
-    let ledger = Arc::new(InMemoryLedger::default());
+    // Two agents of later requests, sharing the world's store.
     let (one, _) = world.agent(vec![ScriptedTurn::openai_text("Closed.")]);
     let (two, _) = world.agent(vec![ScriptedTurn::openai_text("Closed.")]);
-    let one = one.with_ledger(ledger.clone());
-    let two = two.with_ledger(ledger);
     one.resume(state.clone(), Decisions::new().approve("call_1"), &ctx(), &|_| {}).await.unwrap();
     let replay = two.resume(state, Decisions::new().approve("call_1"), &ctx(), &|_| {}).await;
     assert!(matches!(replay, Err(ResumeError::AlreadyResumed { .. })));
@@ -233,9 +232,8 @@ async fn a_shared_ledger_refuses_a_replay_in_another_agent() {
 }
 
 #[tokio::test]
-async fn two_tenants_with_equal_run_and_call_ids_both_resume_through_one_ledger() {
+async fn two_tenants_with_equal_run_and_call_ids_both_resume_through_one_store() {
     let world = World::new();
-    let ledger = Arc::new(InMemoryLedger::default());
     let mut runs = Vec::new();
     for tenant in ["acme", "globex"] {
         let ctx = context("run-1", "user-1", tenant);
@@ -249,7 +247,6 @@ async fn two_tenants_with_equal_run_and_call_ids_both_resume_through_one_ledger(
     }
     for (ctx, state) in runs {
         let (agent, _) = world.agent(vec![ScriptedTurn::openai_text("Closed.")]);
-        let agent = agent.with_ledger(ledger.clone());
         let resumed = agent.resume(state, Decisions::new().approve("call_1"), &ctx, &|_| {}).await;
         assert!(resumed.is_ok(), "{}: {:?}", ctx.tenant_id(), resumed.err());
     }
@@ -333,7 +330,7 @@ async fn a_forged_or_stale_state_runs_nothing() {
     let unsealed = tampered(&state, |json| {
         json.as_object_mut().unwrap().remove("seal");
     });
-    assert_eq!(refused(unsealed, ctx()).await, ResumeError::Forged);
+    assert_eq!(refused(unsealed, ctx()).await, ResumeError::Unsealed);
 
     let other_run = context("run-2", "user-1", "acme");
     assert_eq!(
@@ -349,6 +346,13 @@ async fn a_forged_or_stale_state_runs_nothing() {
     let other_key = agent.clone().with_state_key(StateKey::new(b"another key".to_vec()));
     assert_eq!(
         other_key.resume(state.clone(), approve(), &ctx(), &|_| {}).await.unwrap_err(),
+        ResumeError::UnknownKey { key_id: StateKey::new(*KEY).id().to_owned() }
+    );
+    // A state that names the agent's key with a seal made by another is forged.
+    let resealed =
+        tampered(&state, |json| json["key"] = json!(StateKey::new(b"another key".to_vec()).id()));
+    assert_eq!(
+        other_key.resume(resealed, approve(), &ctx(), &|_| {}).await.unwrap_err(),
         ResumeError::Forged
     );
 
@@ -423,7 +427,7 @@ async fn a_state_is_refused_after_the_tool_changed() {
             .build();
     let agent = Agent::new(Arc::new(ScriptedModel::new([])), runner)
         .with_state_key(StateKey::new(*KEY))
-        .with_ledger(world.ledger.clone());
+        .with_store(world.store.clone());
     let refused = agent.resume(state, Decisions::new().approve("call_1"), &ctx(), &|_| {}).await;
     assert_eq!(
         refused.unwrap_err(),
@@ -608,18 +612,18 @@ async fn the_approvals_example_runs_the_refund_once_over_http() {
 }
 
 #[tokio::test]
-async fn an_agent_without_a_ledger_refuses_to_resume() {
+async fn an_agent_without_a_store_refuses_to_resume() {
     let world = World::new();
     let state = first(&world).await;
     let (agent, _) = world.agent(vec![ScriptedTurn::openai_text("Closed.")]);
-    // As the agent of a later request would be, had it not been given the shared ledger.
+    // As the agent of a later request would be, had it not been given the shared store.
     let forgetful = Agent::new(Arc::new(ScriptedModel::new([])), keyless_runner(&world))
         .with_state_key(StateKey::new(*KEY));
     let refused =
         forgetful.resume(state.clone(), Decisions::new().approve("call_1"), &ctx(), &|_| {}).await;
-    assert_eq!(refused.unwrap_err(), ResumeError::NoLedger);
+    assert_eq!(refused.unwrap_err(), ResumeError::NoStore);
     assert_eq!(world.runs(), 0);
-    // Not spent: the agent with the ledger resumes it.
+    // Not spent: the agent with the store resumes it.
     agent.resume(state, Decisions::new().approve("call_1"), &ctx(), &|_| {}).await.unwrap();
     assert_eq!(world.runs(), 1);
 }
@@ -839,7 +843,7 @@ mod questions {
     /// ticket tools, sharing `ledger`.
     fn hotel_agent(
         turns: Vec<ScriptedTurn>,
-        ledger: &Arc<InMemoryLedger>,
+        ledger: &Arc<InMemoryStore>,
         sink: &CollectingSink,
         bookings: &Arc<Bookings>,
         approvals: bool,
@@ -861,7 +865,7 @@ mod questions {
             .build();
         let agent = Agent::new(model.clone(), runner)
             .with_state_key(StateKey::new(*KEY))
-            .with_ledger(ledger.clone());
+            .with_store(ledger.clone());
         (agent, model)
     }
 
@@ -892,7 +896,7 @@ mod questions {
 
     #[tokio::test]
     async fn a_question_waits_and_the_answer_runs_the_call_once() {
-        let (ledger, sink) = (Arc::new(InMemoryLedger::default()), CollectingSink::new());
+        let (ledger, sink) = (Arc::new(InMemoryStore::new()), CollectingSink::new());
         let bookings = Arc::new(Bookings::default());
         let call = [("call_1", "hotel__book", r#"{"city": "Oslo"}"#)];
         let (agent, _) =
@@ -968,7 +972,7 @@ mod questions {
 
     #[tokio::test]
     async fn a_second_question_waits_again_and_the_state_keeps_the_first_answer() {
-        let (ledger, sink) = (Arc::new(InMemoryLedger::default()), CollectingSink::new());
+        let (ledger, sink) = (Arc::new(InMemoryStore::new()), CollectingSink::new());
         let bookings = Arc::new(Bookings::default());
         let call = [("call_1", "hotel__book", r#"{"city": "Rome"}"#)];
         let (agent, _) =
@@ -1012,7 +1016,7 @@ mod questions {
 
     #[tokio::test]
     async fn an_approved_call_that_asks_waits_again_and_runs_under_its_approval() {
-        let (ledger, sink) = (Arc::new(InMemoryLedger::default()), CollectingSink::new());
+        let (ledger, sink) = (Arc::new(InMemoryStore::new()), CollectingSink::new());
         let bookings = Arc::new(Bookings::default());
         let call = [("call_1", "hotel__book", r#"{"city": "Lima"}"#)];
         let (agent, _) =
@@ -1053,7 +1057,7 @@ mod questions {
     /// has come to require approval meanwhile.
     #[tokio::test]
     async fn an_answer_does_not_stand_in_for_an_approval_policy_now_requires() {
-        let (ledger, sink) = (Arc::new(InMemoryLedger::default()), CollectingSink::new());
+        let (ledger, sink) = (Arc::new(InMemoryStore::new()), CollectingSink::new());
         let bookings = Arc::new(Bookings::default());
         let call = [("call_1", "hotel__book", r#"{"city": "Kyiv"}"#)];
         let (agent, _) =
@@ -1076,7 +1080,7 @@ mod questions {
 
     #[tokio::test]
     async fn declined_denied_and_invalid_answers_reach_the_model() {
-        let (ledger, sink) = (Arc::new(InMemoryLedger::default()), CollectingSink::new());
+        let (ledger, sink) = (Arc::new(InMemoryStore::new()), CollectingSink::new());
         let bookings = Arc::new(Bookings::default());
         let calls = [
             ("call_1", "hotel__book", r#"{"city": "Baku"}"#),
@@ -1179,7 +1183,7 @@ mod questions {
     /// An agent over the trip tools and `hotel__book`, no approvals needed.
     fn trip_agent(
         turns: Vec<ScriptedTurn>,
-        ledger: &Arc<InMemoryLedger>,
+        ledger: &Arc<InMemoryStore>,
         bookings: &Arc<Bookings>,
     ) -> Agent {
         let model = Arc::new(ScriptedModel::new(turns));
@@ -1198,7 +1202,7 @@ mod questions {
             ..ToolPolicy::allowing(["hotel__*", "trip__*"])
         };
         let runner = ToolRunner::builder(catalog).policy(policy).build();
-        Agent::new(model, runner).with_state_key(StateKey::new(*KEY)).with_ledger(ledger.clone())
+        Agent::new(model, runner).with_state_key(StateKey::new(*KEY)).with_store(ledger.clone())
     }
 
     fn result_of(output: &tool_runtime::agent::AgentOutput, tool: &str) -> Option<Value> {
@@ -1208,7 +1212,7 @@ mod questions {
 
     #[tokio::test]
     async fn a_question_a_child_call_asks_waits_on_its_parent_that_may_ask() {
-        let ledger = Arc::new(InMemoryLedger::default());
+        let ledger = Arc::new(InMemoryStore::new());
         let bookings = Arc::new(Bookings::default());
         let call = [("call_1", "trip__plan", r#"{"city": "Bergen"}"#)];
         let agent = trip_agent(vec![ScriptedTurn::openai_calls(&call)], &ledger, &bookings);
@@ -1237,7 +1241,7 @@ mod questions {
 
     #[tokio::test]
     async fn a_question_a_child_call_asks_under_a_parent_that_cannot_ask_is_refused() {
-        let ledger = Arc::new(InMemoryLedger::default());
+        let ledger = Arc::new(InMemoryStore::new());
         let bookings = Arc::new(Bookings::default());
         let call = [("call_1", "trip__quick", r#"{"city": "Lima"}"#)];
         let turns = vec![ScriptedTurn::openai_calls(&call), ScriptedTurn::openai_text("Sorry.")];

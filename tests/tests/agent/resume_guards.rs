@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use serde_json::json;
-use tool_runtime::agent::deferred::{Decisions, InMemoryLedger, RunState, StateKey};
+use tool_runtime::agent::deferred::{Decisions, RunState, StateKey};
 use tool_runtime::agent::{Agent, Message, ScriptedModel, ScriptedTurn, StopReason};
 use tool_runtime::catalog::ToolCatalog;
 use tool_runtime::policy::ToolPolicy;
@@ -16,6 +16,7 @@ use tool_runtime::runner::{
     ToolCalls, ToolRunner,
 };
 use tool_runtime::runtime::{CallOutcome, DynamicTool, ToolErrorCode};
+use tool_runtime::store::InMemoryStore;
 use tool_tests::fixtures::context;
 
 const KEY: &[u8; 32] = b"an application secret of 32 byte";
@@ -105,11 +106,11 @@ fn runner(seen: &Arc<Seen>, approver: Arc<dyn Approver>) -> ToolRunner {
     ToolRunner::builder(catalog).policy(policy).approver(approver).before_call(no_oslo).build()
 }
 
-fn agent(seen: &Arc<Seen>, ledger: &Arc<InMemoryLedger>, turns: Vec<ScriptedTurn>) -> Agent {
+fn agent(seen: &Arc<Seen>, ledger: &Arc<InMemoryStore>, turns: Vec<ScriptedTurn>) -> Agent {
     let model = Arc::new(ScriptedModel::new(turns));
     Agent::new(model, runner(seen, Arc::new(DeferAll)))
         .with_state_key(StateKey::new(*KEY))
-        .with_ledger(ledger.clone())
+        .with_store(ledger.clone())
 }
 
 fn ctx() -> ToolInvocationContext {
@@ -117,7 +118,7 @@ fn ctx() -> ToolInvocationContext {
 }
 
 /// A run whose model plans a trip to `city`: it waits for approval.
-async fn waiting_for(seen: &Arc<Seen>, ledger: &Arc<InMemoryLedger>, city: &str) -> RunState {
+async fn waiting_for(seen: &Arc<Seen>, ledger: &Arc<InMemoryStore>, city: &str) -> RunState {
     let arguments = json!({"city": city}).to_string();
     let turns = vec![ScriptedTurn::openai_calls(&[("call_1", "trip__plan", &arguments)])];
     let output =
@@ -133,7 +134,7 @@ fn error_of(output: &tool_runtime::agent::AgentOutput, tool: &str) -> Option<Too
 
 #[tokio::test]
 async fn a_call_made_by_a_call_approved_on_resume_passes_the_before_call_hooks() {
-    let (seen, ledger) = (Arc::new(Seen::default()), Arc::new(InMemoryLedger::default()));
+    let (seen, ledger) = (Arc::new(Seen::default()), Arc::new(InMemoryStore::new()));
     let state = waiting_for(&seen, &ledger, "Bergen").await;
     assert_eq!(seen.asked(), [("trip__plan".to_owned(), "Bergen".to_owned())]);
     let turns = vec![ScriptedTurn::openai_text("Planned.")];
@@ -155,7 +156,7 @@ async fn a_call_made_by_a_call_approved_on_resume_passes_the_before_call_hooks()
 
 #[tokio::test]
 async fn a_call_the_hooks_refuse_made_by_a_call_approved_on_resume_is_refused() {
-    let (seen, ledger) = (Arc::new(Seen::default()), Arc::new(InMemoryLedger::default()));
+    let (seen, ledger) = (Arc::new(Seen::default()), Arc::new(InMemoryStore::new()));
     let turns = vec![ScriptedTurn::openai_calls(&[(
         "call_1",
         "trip__plan",
@@ -180,7 +181,7 @@ async fn a_call_the_hooks_refuse_made_by_a_call_approved_on_resume_is_refused() 
 
 #[tokio::test]
 async fn edited_arguments_on_resume_pass_the_before_call_hooks() {
-    let (seen, ledger) = (Arc::new(Seen::default()), Arc::new(InMemoryLedger::default()));
+    let (seen, ledger) = (Arc::new(Seen::default()), Arc::new(InMemoryStore::new()));
     let state = waiting_for(&seen, &ledger, "Bergen").await;
     let turns = vec![ScriptedTurn::openai_text("Planned.")];
     let resumed = agent(&seen, &ledger, turns)

@@ -5,11 +5,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::ChatModel;
-use super::deferred::{ResumeLedger, StateKey};
+use super::deferred::StateKey;
 use crate::adapters::ToolChoice;
 use crate::catalog::select::ToolSelector;
 use crate::runner::ToolRunner;
 use crate::spec::ToolEffect;
+use crate::store::RunStore;
 
 /// How an [`Agent`] runs. Start from `AgentConfig::default()` and change what you need:
 ///
@@ -40,6 +41,14 @@ pub struct AgentConfig {
     pub budget: Option<Duration>,
     /// The tool choice of every turn but the last (default: auto).
     pub choice: ToolChoice,
+    /// How long a run that waits stays resumable in the agent's store (default 7 days):
+    /// from then on a resume is refused ([`StoreError::Expired`](crate::store::StoreError::Expired)),
+    /// and [`RunStore::expire`] deletes it.
+    pub state_ttl: Duration,
+    /// The largest sealed state the agent stores or reads back from its store (default
+    /// 16 MiB): a larger one is not stored, and one read back is refused before it is parsed
+    /// ([`StoreError::TooLarge`](crate::store::StoreError::TooLarge)).
+    pub max_state_bytes: usize,
 }
 
 impl Default for AgentConfig {
@@ -50,6 +59,8 @@ impl Default for AgentConfig {
             run_alone: Vec::new(),
             budget: None,
             choice: ToolChoice::auto(),
+            state_ttl: Duration::from_secs(7 * 24 * 60 * 60),
+            max_state_bytes: 16 << 20,
         }
     }
 }
@@ -74,7 +85,9 @@ pub struct Agent {
     pub(super) runner: ToolRunner,
     pub(super) config: AgentConfig,
     pub(super) key: Option<StateKey>,
-    pub(super) ledger: Option<Arc<dyn ResumeLedger>>,
+    /// Keys being rotated out: states they sealed are still read.
+    pub(super) retired: Vec<StateKey>,
+    pub(super) store: Option<Arc<dyn RunStore>>,
     /// Picks the tools each turn offers; `None` offers every visible tool.
     pub(super) selector: Option<Arc<dyn ToolSelector>>,
 }
@@ -87,7 +100,8 @@ impl Agent {
             runner,
             config: AgentConfig::default(),
             key: None,
-            ledger: None,
+            retired: Vec::new(),
+            store: None,
             selector: None,
         }
     }
@@ -126,15 +140,41 @@ impl Agent {
         self
     }
 
-    /// Where [`resume`](Self::resume) records the calls it decided, so that no state is
-    /// resumed twice. Needed to resume
-    /// ([`ResumeError::NoLedger`](super::deferred::ResumeError::NoLedger) without one): give every
-    /// agent that may resume a run the same ledger, an
-    /// [`InMemoryLedger`](super::deferred::InMemoryLedger) shared within one process or your
-    /// own over the database the processes share.
+    /// A key being rotated out: states it sealed are still resumed, new ones are sealed with
+    /// the [state key](Self::with_state_key). Call it once per retired key. To rotate, deploy
+    /// the new key with the old one retired, and drop the old one once the states it sealed
+    /// have expired ([`AgentConfig::state_ttl`]).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tool_runtime::agent::deferred::StateKey;
+    /// use tool_runtime::agent::{Agent, ScriptedModel};
+    /// use tool_runtime::prelude::*;
+    ///
+    /// let runner = ToolRunner::builder(ToolCatalog::builder().build().unwrap()).build();
+    /// let agent = Agent::new(Arc::new(ScriptedModel::new([])), runner)
+    ///     .with_state_key(StateKey::new(*b"this year's secret of 32 bytes!!"))
+    ///     .with_retired_state_key(StateKey::new(*b"last year's secret of 32 bytes!!"));
+    /// # let _ = agent;
+    /// ```
     #[must_use]
-    pub fn with_ledger(mut self, ledger: Arc<dyn ResumeLedger>) -> Self {
-        self.ledger = Some(ledger);
+    pub fn with_retired_state_key(mut self, key: StateKey) -> Self {
+        self.retired.push(key);
+        self
+    }
+
+    /// The store that keeps the runs that wait and the ledger of their decided calls, shared
+    /// by every agent (in every process) that may resume them. With one, a run that stops
+    /// waiting is saved there (sealed, for [`AgentConfig::state_ttl`]); a resume spends the
+    /// calls it decides there before it runs any of them, so no call runs twice; and a run
+    /// that ends is marked ended. Needed to resume
+    /// ([`ResumeError::NoStore`](super::deferred::ResumeError::NoStore) without one): an
+    /// [`InMemoryStore`](crate::store::InMemoryStore) within one process, a `SqliteStore` for
+    /// the processes of one host, a `PostgresStore` for several hosts. See
+    /// [`deferred`](super::deferred) for a guide.
+    #[must_use]
+    pub fn with_store(mut self, store: Arc<dyn RunStore>) -> Self {
+        self.store = Some(store);
         self
     }
 

@@ -209,11 +209,9 @@
 //! are not part of the state: each [`AgentDone`](super::AgentDone) lists the calls that ran in
 //! its own part of the run.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::{Mutex, PoisonError};
 
-use async_trait::async_trait;
 use hmac::{Hmac, Mac};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
@@ -223,32 +221,54 @@ use super::Message;
 use crate::adapters::ToolResult;
 use crate::digest::{arguments_hash, canonical_text, hex};
 use crate::runtime::{Answered, ElicitRequest, ElicitResponse};
+use crate::store::StoreError;
 
 /// The version of the stored format this crate writes and reads.
 const FORMAT: u32 = 1;
 
 /// The application's key for sealing [`RunState`]s. Keep it secret and the same across the
-/// processes that resume each other's runs; 32 random bytes or more. Its `Debug` never shows
-/// it.
+/// processes that resume each other's runs; 32 random bytes or more. Each key has an
+/// [id](Self::id), derived from it, that every state it seals names, so a state sealed with a
+/// key being rotated out ([`Agent::with_retired_state_key`](super::Agent::with_retired_state_key))
+/// is still read, and one sealed with a key the agent does not hold is refused as such
+/// ([`ResumeError::UnknownKey`]). Its `Debug` shows the id, never the key.
 ///
 /// ```
 /// use tool_runtime::agent::deferred::StateKey;
 ///
 /// let key = StateKey::new(b"an application secret of 32 byte".to_vec());
-/// assert_eq!(format!("{key:?}"), "StateKey(..)");
+/// assert_eq!(key.id().len(), 16);
+/// assert_eq!(format!("{key:?}"), format!("StateKey({})", key.id()));
+/// assert_ne!(key.id(), StateKey::new(b"another application secret, too!".to_vec()).id());
 /// ```
 #[derive(Clone)]
-pub struct StateKey(Vec<u8>);
+pub struct StateKey {
+    id: String,
+    bytes: Vec<u8>,
+}
 
 impl StateKey {
     /// A key of these bytes.
     pub fn new(bytes: impl Into<Vec<u8>>) -> Self {
-        Self(bytes.into())
+        use sha2::Digest as _;
+        let bytes = bytes.into();
+        // A one-way digest of the key under a label of its own: the id tells keys apart and
+        // gives nothing of them away.
+        let digest =
+            Sha256::new().chain_update(b"tool-runtime state key id\0").chain_update(&bytes);
+        let id = hex(&digest.finalize()[..8]);
+        Self { id, bytes }
     }
 
-    fn mac(&self, bytes: &[u8]) -> Hmac<Sha256> {
+    /// The key's id (16 hex digits, derived from the key): what a state sealed with it names.
+    #[must_use]
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub(super) fn mac(&self, bytes: &[u8]) -> Hmac<Sha256> {
         // HMAC takes keys of any length.
-        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.0)
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.bytes)
             .unwrap_or_else(|_| unreachable!("HMAC accepts keys of every length"));
         mac.update(bytes);
         mac
@@ -257,7 +277,7 @@ impl StateKey {
 
 impl fmt::Debug for StateKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("StateKey(..)")
+        write!(f, "StateKey({})", self.id)
     }
 }
 
@@ -398,6 +418,9 @@ pub struct RunState {
     call_ids: Vec<String>,
     messages: Vec<Message>,
     calls: Vec<StateCall>,
+    /// The id of the key that sealed it (states written before 0.2 name none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    key: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     seal: Option<String>,
 }
@@ -431,6 +454,7 @@ impl RunState {
             call_ids: parts.call_ids,
             messages: parts.messages,
             calls: parts.calls,
+            key: key.map(|key| key.id.clone()),
             seal: None,
         };
         state.seal = key.map(|key| hex(&key.mac(&state.canonical_bytes()).finalize().into_bytes()));
@@ -450,14 +474,38 @@ impl RunState {
     ///
     /// # Errors
     ///
-    /// [`ResumeError::UnsupportedFormat`], or [`ResumeError::Forged`] for a seal that is
-    /// missing or does not match.
+    /// [`ResumeError::UnsupportedFormat`]; [`ResumeError::Unsealed`] for a state sealed with
+    /// no key; [`ResumeError::UnknownKey`] for a state that names another key;
+    /// [`ResumeError::Forged`] for a seal that does not match.
     pub fn verify(&self, key: &StateKey) -> Result<(), ResumeError> {
+        self.verify_with(std::slice::from_ref(key))
+    }
+
+    /// As [`verify`](Self::verify), with whichever of `keys` the state names (a state that
+    /// names none, written before 0.2, may match any of them).
+    pub(super) fn verify_with(&self, keys: &[StateKey]) -> Result<(), ResumeError> {
         if self.format != FORMAT {
             return Err(ResumeError::UnsupportedFormat { format: self.format });
         }
-        let seal = self.seal.as_deref().and_then(unhex).ok_or(ResumeError::Forged)?;
-        key.mac(&self.canonical_bytes()).verify_slice(&seal).map_err(|_| ResumeError::Forged)
+        let seal = self.seal.as_deref().ok_or(ResumeError::Unsealed)?;
+        let seal = unhex(seal).ok_or(ResumeError::Forged)?;
+        let bytes = self.canonical_bytes();
+        let matches = |key: &StateKey| key.mac(&bytes).verify_slice(&seal).is_ok();
+        match &self.key {
+            Some(id) => {
+                let key = keys.iter().find(|key| key.id == *id);
+                let key = key.ok_or_else(|| ResumeError::UnknownKey { key_id: id.clone() })?;
+                if matches(key) { Ok(()) } else { Err(ResumeError::Forged) }
+            }
+            None if keys.iter().any(matches) => Ok(()),
+            None => Err(ResumeError::Forged),
+        }
+    }
+
+    /// The state's seal (hex), for a state sealed with a key: it names this state and no
+    /// other.
+    pub(super) fn seal(&self) -> Option<&str> {
+        self.seal.as_deref()
     }
 
     /// The run it belongs to.
@@ -517,7 +565,7 @@ impl RunState {
     }
 }
 
-fn unhex(text: &str) -> Option<Vec<u8>> {
+pub(super) fn unhex(text: &str) -> Option<Vec<u8>> {
     if !text.len().is_multiple_of(2) || !text.is_ascii() {
         return None;
     }
@@ -672,6 +720,11 @@ impl Decisions {
         self.0.keys()
     }
 
+    /// Each decision with its call id, in call id order.
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &CallDecision)> {
+        self.0.iter()
+    }
+
     pub(super) fn check(&self, state: &RunState) -> Result<(), ResumeError> {
         let waiting: BTreeMap<&str, WaitsFor> = state
             .calls
@@ -702,16 +755,37 @@ impl Decisions {
 pub enum ResumeError {
     /// The agent has no [`StateKey`], so it cannot check a state's seal.
     NoKey,
-    /// The agent has no [`ResumeLedger`]
-    /// ([`Agent::with_ledger`](super::Agent::with_ledger)), so it could not tell a state
-    /// resumed before from a new one.
-    NoLedger,
+    /// The agent has no [`RunStore`](crate::store::RunStore)
+    /// ([`Agent::with_store`](super::Agent::with_store)), so it could not tell a state resumed
+    /// before from a new one.
+    NoStore,
+    /// The resume decides nothing: it names no call.
+    NoDecisions,
     /// The state's conversation breaks the chat contract (see
     /// [`check_conversation`](crate::adapters::check_conversation)).
     Conversation(crate::adapters::ConversationError),
-    /// The seal is missing or does not match: the state was edited, or sealed with another
-    /// key.
+    /// The seal does not match: the state was edited, or sealed with another key.
     Forged,
+    /// The state has no seal: an agent without a [`StateKey`] made it, and such a state is
+    /// never resumed.
+    Unsealed,
+    /// The state names a key this agent does not hold (neither its key nor a retired one): it
+    /// was sealed elsewhere, or with a key rotated out since.
+    UnknownKey {
+        /// The id of the key it names.
+        key_id: String,
+    },
+    /// The run store refused or failed: the run is not stored (or ended, or expired and
+    /// deleted), it expired, another state of it was saved since this one, another resume
+    /// holds it, its stored state is too large or does not decode, or the store is
+    /// unreachable. Nothing ran.
+    Store(StoreError),
+    /// A take-over ([`Agent::take_over`](super::Agent::take_over)) must decide every call the
+    /// resume it takes over from spent and never ended; these were left out.
+    Undecided {
+        /// Those calls.
+        call_ids: Vec<String>,
+    },
     /// The state is of a format this crate does not read.
     UnsupportedFormat {
         /// Its format.
@@ -755,12 +829,26 @@ impl fmt::Display for ResumeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::NoKey => f.write_str("the agent has no state key to check the run state with"),
-            Self::NoLedger => f.write_str(
-                "the agent has no resume ledger to spend decided calls in (`Agent::with_ledger`)",
+            Self::NoStore => f.write_str(
+                "the agent has no run store to spend decided calls in (`Agent::with_store`)",
             ),
+            Self::NoDecisions => f.write_str("the resume decides no call"),
             Self::Conversation(error) => write!(f, "the run state's conversation: {error}"),
             Self::Forged => f.write_str(
                 "the run state's seal does not match: it was changed or sealed with another key",
+            ),
+            Self::Unsealed => f.write_str(
+                "the run state has no seal: it was made by an agent without a state key",
+            ),
+            Self::UnknownKey { key_id } => write!(
+                f,
+                "the run state was sealed with the key `{key_id}`, which this agent does not hold"
+            ),
+            Self::Store(error) => write!(f, "the run store: {error}"),
+            Self::Undecided { call_ids } => write!(
+                f,
+                "calls spent by the resume taken over need a decision: {}",
+                call_ids.join(", ")
             ),
             Self::UnsupportedFormat { format } => {
                 write!(f, "the run state has format {format}; this version reads format {FORMAT}")
@@ -791,64 +879,11 @@ impl fmt::Display for ResumeError {
     }
 }
 
-impl std::error::Error for ResumeError {}
-
-/// Records which deferred calls were decided, so that a state resumed twice (a retried
-/// request, a replayed approval) runs nothing the second time. The application implements it
-/// over storage every process that resumes shares; [`InMemoryLedger`] serves one process.
-///
-/// A resume spends its calls before it runs them, so a call runs at most once: if the process
-/// dies in between, the call stays spent and did not run, and the application decides what to
-/// tell the user (its records and events say which calls ended).
-#[async_trait]
-pub trait ResumeLedger: Send + Sync + fmt::Debug {
-    /// Marks `call_ids` of the run `run_id` of `tenant_id` as decided, all or none. Tenants
-    /// choose their run ids: the same run id in two tenants names two runs.
-    ///
-    /// # Errors
-    ///
-    /// The ids among them that were marked before; then none is marked.
-    async fn consume(
-        &self,
-        tenant_id: &str,
-        run_id: &str,
-        call_ids: &[String],
-    ) -> Result<(), Vec<String>>;
-}
-
-/// A [`ResumeLedger`] in memory: right for one process (and for tests).
-///
-/// ```
-/// use tool_runtime::agent::deferred::{InMemoryLedger, ResumeLedger};
-///
-/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// let ledger = InMemoryLedger::default();
-/// assert_eq!(ledger.consume("acme", "run-1", &["call_1".into()]).await, Ok(()));
-/// assert_eq!(ledger.consume("acme", "run-1", &["call_1".into(), "call_2".into()]).await, Err(vec!["call_1".into()]));
-/// assert_eq!(ledger.consume("acme", "run-1", &["call_2".into()]).await, Ok(()));
-/// // Another tenant's run of the same id is another run.
-/// assert_eq!(ledger.consume("globex", "run-1", &["call_1".into()]).await, Ok(()));
-/// # });
-/// ```
-#[derive(Debug, Default)]
-pub struct InMemoryLedger(Mutex<HashSet<(String, String, String)>>);
-
-#[async_trait]
-impl ResumeLedger for InMemoryLedger {
-    async fn consume(
-        &self,
-        tenant_id: &str,
-        run_id: &str,
-        call_ids: &[String],
-    ) -> Result<(), Vec<String>> {
-        let key = |id: &String| (tenant_id.to_owned(), run_id.to_owned(), id.clone());
-        let mut spent = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let again: Vec<String> =
-            call_ids.iter().filter(|id| spent.contains(&key(id))).cloned().collect();
-        if !again.is_empty() {
-            return Err(again);
+impl std::error::Error for ResumeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Store(error) => Some(error),
+            _ => None,
         }
-        spent.extend(call_ids.iter().map(key));
-        Ok(())
     }
 }

@@ -7,6 +7,7 @@ use super::deferred::RunState;
 use super::{Message, ModelError, ModelErrorKind, Usage};
 use crate::adapters::{ConversationError, ToolResult};
 use crate::runtime::{EventOutcome, ToolInvocationRecord, Waiting};
+use crate::store::StoreError;
 
 /// Why a run ended.
 ///
@@ -210,6 +211,11 @@ pub struct AgentOutput {
     /// [`StateKey`](super::StateKey): see
     /// [`Agent::with_state_key`](super::Agent::with_state_key)).
     pub state: Option<RunState>,
+    /// For an agent with a [store](super::Agent::with_store): why the run's state could not be
+    /// saved there (a run that waits) or the run marked ended (a resumed run that ended).
+    /// Then the run is not listed as waiting, or stays held by this resume: the state is still
+    /// in [`state`](Self::state), and an operator can [take it over](super::Agent::take_over).
+    pub store_error: Option<StoreError>,
 }
 
 /// The event of a call's result, under the id it has in `result`.

@@ -62,6 +62,7 @@ mod events;
 #[cfg(feature = "http")]
 pub mod http;
 mod ids;
+mod keep;
 mod model;
 mod parking;
 mod resume;

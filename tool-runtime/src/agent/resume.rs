@@ -5,9 +5,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use super::deferred::{
-    CallDecision, CallStatus, Decisions, ResumeError, ResumeLedger, RunState, WaitsFor,
-};
+use super::deferred::{CallDecision, CallStatus, Decisions, ResumeError, RunState, WaitsFor};
 use super::events::result_event;
 use super::parking::Parking;
 use super::state::Loop;
@@ -16,6 +14,7 @@ use crate::adapters::{ToolCall, ToolResult, check_conversation};
 use crate::digest::arguments_hash;
 use crate::runner::{Approval, ApprovalDecision, ApprovalRequest, Approver};
 use crate::runtime::{Answered, CallOutcome, ToolInvocationContext};
+use crate::store::{self, RunKey, RunStore, StoreError};
 
 impl Agent {
     /// Takes up a run that stopped [`Waiting`](StopReason::Waiting) from its `state`, with the
@@ -38,21 +37,48 @@ impl Agent {
         ctx: &ToolInvocationContext,
         on_event: &(dyn Fn(AgentEvent) + Send + Sync),
     ) -> Result<AgentOutput, ResumeError> {
-        let ledger = self.check_state(&state, ctx)?;
+        let store = self.check_state(&state, ctx)?;
         decisions.check(&state)?;
-        let decided: Vec<String> = decisions.ids().cloned().collect();
-        if !decided.is_empty() {
-            let keys: Vec<String> = decided.iter().map(|id| ledger_key(&state, id)).collect();
-            ledger.consume(state.tenant_id(), state.run_id(), &keys).await.map_err(|spent| {
-                let call_ids = decided
-                    .iter()
-                    .zip(&keys)
-                    .filter(|(_, key)| spent.contains(key))
-                    .map(|(id, _)| id.clone())
-                    .collect();
-                ResumeError::AlreadyResumed { call_ids }
-            })?;
+        if decisions.is_empty() {
+            return Err(ResumeError::NoDecisions);
         }
+        let decided: Vec<store::Decided> = decisions
+            .iter()
+            .map(|(id, decision)| {
+                store::Decided::new(ledger_key(&state, id), Verdict::of(decision).label())
+            })
+            .collect();
+        let key = RunKey::new(state.tenant_id(), state.run_id());
+        let revision = state.seal().unwrap_or_default();
+        store.spend(&key, revision, &decided, super::keep::now_ms()).await.map_err(|error| {
+            match error {
+                StoreError::AlreadySpent { call_keys, .. } => {
+                    let call_ids = decided
+                        .iter()
+                        .zip(decisions.ids())
+                        .filter(|(call, _)| call_keys.contains(&call.call_key))
+                        .map(|(_, id)| id.clone())
+                        .collect();
+                    ResumeError::AlreadyResumed { call_ids }
+                }
+                other => ResumeError::Store(other),
+            }
+        })?;
+        let mut output = self.decide(state, decisions, ctx, on_event).await;
+        self.keep(&mut output, ctx, true).await;
+        Ok(output)
+    }
+
+    /// The decided calls of `state` end (run, refused, supplied), then the loop goes on once
+    /// none waits: the part of a resume after its calls were spent.
+    pub(super) async fn decide(
+        &self,
+        state: RunState,
+        decisions: Decisions,
+        ctx: &ToolInvocationContext,
+        on_event: &(dyn Fn(AgentEvent) + Send + Sync),
+    ) -> AgentOutput {
+        let decided = decisions.ids().count();
         let token = ctx.cancellation().child_token();
         let ctx = ctx.clone().with_cancellation(token);
         let parts = state.into_parts();
@@ -72,7 +98,7 @@ impl Agent {
                     && decisions.get(&call.id).is_none()
             })
             .count();
-        on_event(AgentEvent::Resumed { decided: decided.len(), waiting });
+        on_event(AgentEvent::Resumed { decided, waiting });
         for (call, wire_call) in calls.iter_mut().zip(&turn_calls) {
             let CallStatus::Waiting { arguments, spec_hash, question, answered, approved, .. } =
                 &call.status
@@ -162,7 +188,7 @@ impl Agent {
             .collect();
         if !still.is_empty() {
             run.waiting = Some(calls);
-            return Ok(self.finish_run(run, StopReason::Waiting { calls: still }, &ctx, on_event));
+            return self.finish_run(run, StopReason::Waiting { calls: still }, &ctx, on_event);
         }
         let results: Vec<ToolResult> =
             calls.into_iter().filter_map(|call| call.status.result().cloned()).collect();
@@ -172,19 +198,19 @@ impl Agent {
         } else {
             self.drive_from(&mut run, &ctx, on_event).await
         };
-        Ok(self.finish_run(run, stop, &ctx, on_event))
+        self.finish_run(run, stop, &ctx, on_event)
     }
 
     /// Refuses a state that is forged or stale for this agent and caller; hands back the
-    /// ledger to spend its decided calls in.
-    fn check_state(
+    /// store to spend its decided calls in.
+    pub(super) fn check_state(
         &self,
         state: &RunState,
         ctx: &ToolInvocationContext,
-    ) -> Result<&Arc<dyn ResumeLedger>, ResumeError> {
-        let key = self.key.as_ref().ok_or(ResumeError::NoKey)?;
-        let ledger = self.ledger.as_ref().ok_or(ResumeError::NoLedger)?;
-        state.verify(key)?;
+    ) -> Result<&Arc<dyn RunStore>, ResumeError> {
+        let keys = self.state_keys()?;
+        let store = self.store.as_ref().ok_or(ResumeError::NoStore)?;
+        state.verify_with(&keys)?;
         // Sealed by an agent, so kept unless a bug or an older version made it: checked as any
         // conversation handed in is.
         check_conversation(state.messages()).map_err(ResumeError::Conversation)?;
@@ -217,14 +243,14 @@ impl Agent {
                 });
             }
         }
-        Ok(ledger)
+        Ok(store)
     }
 }
 
 /// The key a decision on `call_id` spends in the ledger: the call id, or for an answer to a
 /// question, `<call id>#answer-<n>` (the `n`th question the call asked: a call that waits on
 /// questions is decided once per question).
-fn ledger_key(state: &RunState, call_id: &str) -> String {
+pub(super) fn ledger_key(state: &RunState, call_id: &str) -> String {
     let waiting = state.calls().iter().find(|call| call.id == call_id);
     match waiting.map(|call| &call.status) {
         Some(CallStatus::Waiting { waits_for: WaitsFor::Elicitation, answered, .. }) => {
@@ -237,7 +263,7 @@ fn ledger_key(state: &RunState, call_id: &str) -> String {
 /// How a waiting call was decided: the word its [`AgentEvent::CallDecided`] carries, and the
 /// status it ends with once it ran (or was refused).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Verdict {
+pub(super) enum Verdict {
     Approved,
     Edited,
     Denied,
@@ -246,7 +272,7 @@ enum Verdict {
 }
 
 impl Verdict {
-    fn of(decision: &CallDecision) -> Self {
+    pub(super) fn of(decision: &CallDecision) -> Self {
         match decision {
             CallDecision::Approve => Self::Approved,
             CallDecision::Edit { .. } => Self::Edited,
@@ -256,7 +282,7 @@ impl Verdict {
         }
     }
 
-    fn label(self) -> &'static str {
+    pub(super) fn label(self) -> &'static str {
         match self {
             Self::Approved => "approved",
             Self::Edited => "edited",

@@ -38,7 +38,9 @@ impl Agent {
             Ok(()) => self.drive_from(&mut state, &ctx, on_event).await,
             Err(problem) => StopReason::InvalidConversation { problem },
         };
-        self.finish_run(state, stop, &ctx, on_event)
+        let mut output = self.finish_run(state, stop, &ctx, on_event);
+        self.keep(&mut output, &ctx, false).await;
+        output
     }
 
     /// The loop from a model request, with the deadline left of the run's budget.
@@ -82,7 +84,7 @@ impl Agent {
             offered: state.offered,
         };
         on_event(AgentEvent::Done(done.clone()));
-        AgentOutput { done, messages: state.messages, state: run_state }
+        AgentOutput { done, messages: state.messages, state: run_state, store_error: None }
     }
 
     /// The loop: one turn after another, each in the steps of `turn`, until a step ends the
