@@ -5,13 +5,15 @@
 //! (`http_redirects`) and errors inside a stream (`http_stream_errors`), all served by
 //! `loopback`; the before-call hooks that edited arguments and the calls a call decided on
 //! resume makes pass (`resume_guards`); and the README's quickstart and example application
-//! (`quickstart`, `example_app`).
+//! (`quickstart`, `example_app`); the run stores' contract (`store`) and an agent on a store
+//! across processes (`durable`).
 //!
 //! One test binary, a module per behaviour.
 
 mod agent_loop;
 mod call_ids;
 mod deferred;
+mod durable;
 mod example_app;
 mod hook_panics;
 mod http_limits;

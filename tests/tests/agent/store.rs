@@ -377,7 +377,7 @@ fn left_by_a_gone_process(pid: Option<&str>) -> bool {
 
 /// A path for a new SQLite file under `target/`, unique to this process and `name`, with no
 /// file (nor its WAL) left there by an earlier run.
-fn fresh_file(name: &str) -> PathBuf {
+pub(super) fn fresh_file(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("stores");
     std::fs::create_dir_all(&dir).unwrap();
     // Files of test processes that are gone (`<name>-<pid>.sqlite*`) are left from earlier runs.
@@ -495,7 +495,7 @@ async fn admin() -> tokio_postgres::Client {
 /// A schema of its own for the test `name` in this process (`tr_<pid>_<name>`), none left
 /// from before: schemas of test processes that are gone (they stopped before dropping theirs)
 /// are dropped first.
-async fn fresh_schema(name: &str) -> String {
+pub(super) async fn fresh_schema(name: &str) -> String {
     let client = admin().await;
     let rows = client
         .query("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'tr\\_%'", &[])
@@ -512,11 +512,11 @@ async fn fresh_schema(name: &str) -> String {
     format!("tr_{}_{name}", std::process::id())
 }
 
-async fn drop_schema(schema: &str) {
+pub(super) async fn drop_schema(schema: &str) {
     admin().await.batch_execute(&format!("DROP SCHEMA {schema} CASCADE")).await.unwrap();
 }
 
-async fn postgres_store(schema: &str) -> Result<PostgresStore, StoreError> {
+pub(super) async fn postgres_store(schema: &str) -> Result<PostgresStore, StoreError> {
     let options = PostgresOptions { schema: schema.to_owned(), max_connections: 4 };
     PostgresStore::connect(&database_url(), options).await
 }

@@ -161,7 +161,9 @@ impl Agent {
 
     /// [`load`](Self::load)s the run of `ctx` from the agent's store and
     /// [`resume`](Self::resume)s it with `decisions`: what a request that carries decisions
-    /// for a run id does.
+    /// for a run id does. A replay, once the run ended, is refused as
+    /// [`AlreadyResumed`](ResumeError::AlreadyResumed) as a replay of its state is (for the
+    /// calls the store finds spent under their ids).
     ///
     /// # Errors
     ///
@@ -172,8 +174,32 @@ impl Agent {
         ctx: &ToolInvocationContext,
         on_event: &(dyn Fn(AgentEvent) + Send + Sync),
     ) -> Result<AgentOutput, ResumeError> {
-        let state = self.load(ctx).await?;
+        let state = match self.load(ctx).await {
+            Err(ResumeError::Store(StoreError::NotFound { key })) => {
+                return Err(self.gone(key, &decisions).await);
+            }
+            loaded => loaded?,
+        };
         self.resume(state, decisions, ctx, on_event).await
+    }
+
+    /// Why decisions for the run at `key`, which the store does not hold, are refused: calls
+    /// of it spent before (a replay after the run ended), or it is not there. The store is
+    /// asked with a spend that cannot go through (no state has an empty revision, and the
+    /// calls spent before are named first); nothing changes.
+    async fn gone(&self, key: RunKey, decisions: &Decisions) -> ResumeError {
+        let Some(store) = &self.store else { return ResumeError::NoStore };
+        let probe: Vec<Decided> =
+            decisions.ids().map(|id| Decided::new(id.clone(), "probe")).collect();
+        match store.spend(&key, "", &probe, now_ms()).await {
+            Err(StoreError::AlreadySpent { call_keys, .. }) => {
+                ResumeError::AlreadyResumed { call_ids: call_keys }
+            }
+            Err(StoreError::Backend { context, message }) => {
+                ResumeError::Store(StoreError::Backend { context, message })
+            }
+            _ => ResumeError::Store(StoreError::NotFound { key }),
+        }
     }
 
     /// Takes over the run of `ctx` from a resume that spent calls and will never end them:
