@@ -1,55 +1,49 @@
-//! Human in the loop: an approval that arrives in a later HTTP request.
+//! Human in the loop across HTTP requests and processes.
 //!
 //! ```text
 //! cargo run -p examples --bin approvals
+//! DATABASE_URL=postgres://postgres@127.0.0.1:5432/test cargo run -p examples --bin approvals
 //! ```
 //!
-//! Starts the shop's server ([`examples::approvals::serve`]) on a loopback port and plays three
-//! HTTP requests against it, with a scripted model (no network beyond loopback, no key):
+//! Starts two server processes of the shop ([`examples::approvals::run_server`]: this program
+//! again, `approvals serve <dir>`) sharing one run store, the SQLite file of a temporary folder
+//! or the PostgreSQL database of `DATABASE_URL`, and plays the story of
+//! [`examples::approvals::play`] against them, with a scripted model (no network beyond
+//! loopback, no key): the refund waits on one server, is approved on the other and runs once,
+//! a replay gets `409`, and after both restart the inbox still lists the run that waits. Its
+//! run ids carry the process id, so runs against one database never meet.
 //!
-//! 1. `POST /chat` "refund order 1001": the model asks for the refund, a state change, so the
-//!    call waits for a person; the run stops pending and its sealed state goes to a file.
-//! 2. `POST /approve` `call_1`: the state is read back, the call approved, the run resumed in a
-//!    fresh agent; the refund runs once and the model answers.
-//! 3. `POST /approve` `call_1` again: refused (`409`), nothing runs.
-//!
-//! Exits with an error if the refund did not run exactly once.
+//! Exits with an error if any of that did not happen.
 
-use std::sync::Arc;
-
-use examples::approvals::{Shop, post, serve, state_file};
-use tokio::net::TcpListener;
+use examples::approvals::{play, run_server};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    if let [_, serve, dir] = args.as_slice()
+        && serve == "serve"
+    {
+        return run_server(std::path::Path::new(dir)).await;
+    }
     let dir = std::env::temp_dir().join(format!("tool-runtime-approvals-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
-    let shop = Arc::new(Shop::new(&dir));
-    let listener = TcpListener::bind("127.0.0.1:0").await?;
-    let addr = listener.local_addr()?;
-    let server = tokio::spawn(serve(listener, Arc::clone(&shop)));
-    let client = reqwest::Client::new();
-    println!("shop listening on http://{addr}");
-
-    let (status, body) = post(&client, addr, "/chat", "Please refund order 1001.").await?;
-    println!("POST /chat -> {status} {body}");
-    println!("  state written to {}", state_file(&dir).display());
-    println!("  refunds made: {}", shop.refunds());
-
-    let (status, body) = post(&client, addr, "/approve", "call_1").await?;
-    println!("POST /approve call_1 -> {status} {body}");
-    println!("  refunds made: {}", shop.refunds());
-
-    let (replayed, body) = post(&client, addr, "/approve", "call_1").await?;
-    println!("POST /approve call_1 (again) -> {replayed} {body}");
-    println!("  refunds made: {}", shop.refunds());
-
-    server.abort();
+    let exe = std::env::current_exe()?;
+    let server = || {
+        let mut command = std::process::Command::new(&exe);
+        command.arg("serve").arg(&dir);
+        command
+    };
+    let (first, second) =
+        (format!("run-42-{}", std::process::id()), format!("run-43-{}", std::process::id()));
+    let played = play(server, &dir, [&first, &second]).await;
     std::fs::remove_dir_all(&dir)?;
-    if shop.refunds() != 1 || replayed != 409 {
+    let played = played?;
+    if played.refunds != 1
+        || played.replayed != 409
+        || !played.inbox_after_restart.contains(&second)
+    {
         return Err(format!(
-            "expected one refund and a refused replay, got {} refunds and status {replayed}",
-            shop.refunds()
+            "expected one refund, a refused replay and run-43 waiting: {played:?}"
         )
         .into());
     }

@@ -583,35 +583,6 @@ async fn the_stored_format_is_pinned() {
 }
 
 #[tokio::test]
-async fn the_approvals_example_runs_the_refund_once_over_http() {
-    use examples::approvals::{Shop, post, serve};
-    let dir =
-        std::env::temp_dir().join(format!("tool-runtime-approvals-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let shop = Arc::new(Shop::new(&dir));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let server = tokio::spawn(serve(listener, Arc::clone(&shop)));
-    let client = reqwest::Client::new();
-
-    let (status, first) = post(&client, addr, "/chat", "Refund 1001.").await.unwrap();
-    assert_eq!(status, 200);
-    assert_eq!(first["stop"], json!({"kind": "waiting", "calls": ["call_1"]}));
-    assert_eq!(shop.refunds(), 0);
-    let (status, second) = post(&client, addr, "/approve", "call_1").await.unwrap();
-    assert_eq!((status, &second["answer"]), (200, &json!("Order 1001 is refunded.")));
-    assert_eq!(shop.refunds(), 1);
-    let (status, third) = post(&client, addr, "/approve", "call_1").await.unwrap();
-    assert_eq!(status, 409);
-    assert!(third["refused"].as_str().unwrap().contains("decided already"), "{third}");
-    assert_eq!(shop.refunds(), 1);
-    let (status, _) = post(&client, addr, "/refund", "call_1").await.unwrap();
-    assert_eq!(status, 404);
-    server.abort();
-    std::fs::remove_dir_all(&dir).unwrap();
-}
-
-#[tokio::test]
 async fn an_agent_without_a_store_refuses_to_resume() {
     let world = World::new();
     let state = first(&world).await;

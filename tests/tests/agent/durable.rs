@@ -19,7 +19,7 @@ use tool_runtime::runtime::{DynamicTool, ToolErrorCode};
 use tool_runtime::store::{InMemoryStore, RunKey, RunStore, SqliteStore, StoreError, WaitingQuery};
 use tool_tests::fixtures::context;
 
-use super::store::{drop_schema, fresh_file, fresh_schema, postgres_store};
+use super::store::{database_url, drop_schema, fresh_file, fresh_schema, postgres_store};
 
 const KEY: &[u8; 32] = b"the support desk's key, 32 bytes";
 
@@ -678,4 +678,55 @@ fn a_resume_killed_after_its_spend_on_postgres_is_listed_and_taken_over() {
     let schema = runtime.block_on(fresh_schema("durable_killed"));
     a_killed_resume_is_taken_over(&format!("postgres:{schema}"), "postgres-killed");
     runtime.block_on(drop_schema(&schema));
+}
+
+/// The approvals example's story ([`examples::approvals::play`]) on two server processes
+/// (this test binary again, as [`an_approvals_server`]) over the store `database` names: `None`
+/// for the default, a SQLite file in the shop's folder, or a PostgreSQL schema.
+fn the_approvals_example_plays(database: Option<&str>, name: &str) {
+    let dir = fresh_file(name).with_extension("shop");
+    std::fs::create_dir_all(&dir).unwrap();
+    let server = || {
+        let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+        command
+            .args(["--exact", "durable::an_approvals_server", "--ignored", "--nocapture"])
+            .env("APPROVALS_DIR", &dir)
+            .env_remove("DATABASE_URL");
+        if let Some(schema) = database {
+            command.env("DATABASE_URL", database_url()).env("APPROVALS_SCHEMA", schema);
+        }
+        command
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let played = runtime.block_on(examples::approvals::play(server, &dir, ["run-42", "run-43"]));
+    let played = played.unwrap();
+    assert_eq!((played.refunds, played.replayed), (1, 409));
+    assert_eq!(played.inbox_after_restart, ["run-43"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_approvals_example_plays_on_two_processes_over_its_sqlite_file() {
+    the_approvals_example_plays(None, "approvals-sqlite");
+}
+
+#[test]
+fn the_approvals_example_plays_on_two_processes_over_postgres() {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let schema = runtime.block_on(fresh_schema("approvals"));
+    the_approvals_example_plays(Some(&schema), "approvals-postgres");
+    runtime.block_on(drop_schema(&schema));
+}
+
+/// Not a test of its own: a server process of the approvals example, on the shop folder
+/// `APPROVALS_DIR` ([`examples::approvals::run_server`]).
+#[test]
+#[ignore = "a child process of the approvals example's tests, not a test on its own"]
+fn an_approvals_server() {
+    let Ok(dir) = std::env::var("APPROVALS_DIR") else { return };
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build();
+    let served =
+        runtime.unwrap().block_on(examples::approvals::run_server(std::path::Path::new(&dir)));
+    panic!("the server stopped: {served:?}");
 }

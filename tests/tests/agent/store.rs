@@ -473,7 +473,7 @@ async fn a_row_that_does_not_decode_is_an_error_naming_the_run() {
 
 /// The test database: `TEST_DATABASE_URL`, by default the PostgreSQL every machine of this
 /// project runs (127.0.0.1:5432, trust authentication, database `test`).
-fn database_url() -> String {
+pub(super) fn database_url() -> String {
     std::env::var("TEST_DATABASE_URL")
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
 }

@@ -14,15 +14,26 @@
 //!
 //! 1. Give the agent an application key ([`Agent::with_state_key`](super::Agent::with_state_key)):
 //!    the state is sealed with HMAC-SHA256 over its canonical bytes, so a state that was
-//!    edited (arguments, a tool's name, a result), made with another key, or is not a state at
-//!    all is refused ([`ResumeError::Forged`]) and runs nothing.
-//! 2. Store the state as JSON wherever the request's session lives (the format below).
-//! 3. When the decisions arrive, read it back and call
-//!    [`Agent::resume`](super::Agent::resume) with [`Decisions`] by call id and the caller's
-//!    context. The context must name the same run, tenant and actor
-//!    ([`ResumeError::OtherCaller`]); each waiting tool must still have the spec it had
-//!    ([`ResumeError::ToolChanged`]); every decision must name a waiting call
-//!    ([`ResumeError::NotWaiting`]).
+//!    edited (arguments, a tool's name, a result) is refused ([`ResumeError::Forged`]), as is
+//!    one sealed with a key the agent does not hold ([`ResumeError::UnknownKey`]; rotate keys
+//!    with [`Agent::with_retired_state_key`](super::Agent::with_retired_state_key)) or not
+//!    sealed at all ([`ResumeError::Unsealed`]); none runs anything.
+//! 2. Give it a run store ([`Agent::with_store`](super::Agent::with_store)), the same for
+//!    every agent that may resume the run: an [`InMemoryStore`](crate::store::InMemoryStore)
+//!    in one process, a `SqliteStore` for the processes of one host, a `PostgresStore` for
+//!    several hosts (see [`store`](crate::store)). A run that stops waiting is saved there,
+//!    sealed, for [`AgentConfig::state_ttl`](super::AgentConfig::state_ttl), and listed in its
+//!    tenant's inbox ([`RunStore::list_waiting`](crate::store::RunStore::list_waiting)). The
+//!    state is also in the output, to keep elsewhere if the application wants (the format
+//!    below). There is no default store: an agent without one refuses to resume
+//!    ([`ResumeError::NoStore`]), since a ledger of its own would forget with the agent and
+//!    let the next request's agent run the same state again.
+//! 3. When the decisions arrive, call [`Agent::resume_stored`](super::Agent::resume_stored)
+//!    with [`Decisions`] by call id and the caller's context (or [`Agent::resume`](super::Agent::resume)
+//!    with the state itself). The context names the run, and must name the same tenant and
+//!    actor as the state ([`ResumeError::OtherCaller`]); each waiting tool must still have
+//!    the spec it had ([`ResumeError::ToolChanged`]: the run stays listed for an operator);
+//!    every decision must name a waiting call ([`ResumeError::NotWaiting`]).
 //! 4. Approved calls run once, through the runner (policy, validation, budgets and
 //!    redaction apply), under an approval bound to run, tenant, actor, tool, spec hash, call id
 //!    and arguments. The before-call hooks are not asked again: they saw the call on its way
@@ -30,26 +41,34 @@
 //!    every decided call, denied and supplied ones too. Edited arguments are validated again. Denied calls go back to the model
 //!    as `approval_denied` errors. A client tool's supplied result is checked against its
 //!    output schema and redacted. Calls left without a decision keep waiting: the resume stops
-//!    waiting again with a new state that says which calls ran, which were denied and which
-//!    wait.
-//! 5. Decided calls are spent in a [`ResumeLedger`] (all of a resume's at once, before any of
-//!    them runs, so a call runs at most once: a resume cancelled or dropped after that point
-//!    leaves its calls spent and not run); deciding a spent call again is
+//!    waiting again with a new state, saved in place of the old one, that says which calls
+//!    ran, which were denied and which wait.
+//! 5. Decided calls are spent in the store, all of a resume's at once, before any of them
+//!    runs, in one transaction with the check that no other resume spent them and that the
+//!    stored state is the one decided on: so a call runs at most once, whichever process
+//!    resumes it and however often. Deciding a spent call again is
 //!    [`ResumeError::AlreadyResumed`] and runs nothing (a call that waits on questions is
-//!    decided once per question: its answers are spent as `<call id>#answer-<n>`). There is no
-//!    default ledger: an agent
-//!    without one ([`Agent::with_ledger`](super::Agent::with_ledger)) refuses to resume
-//!    ([`ResumeError::NoLedger`]), since a ledger of its own would forget with the agent and
-//!    let the next request's agent run the same state again. One process shares one
-//!    [`InMemoryLedger`] between its agents; an application that resumes in several processes
-//!    implements the trait over its database.
+//!    decided once per question: its answers are spent as `<call id>#answer-<n>`). Until the
+//!    resume saves the state that follows, or marks the run ended, another resume of the run
+//!    is refused ([`StoreError::Busy`](crate::store::StoreError::Busy)), and one that decided
+//!    on the old state after that is told it moved on
+//!    ([`StoreError::Moved`](crate::store::StoreError::Moved)): load it again.
+//! 6. A resume cancelled, dropped or killed after its calls were spent leaves them spent and
+//!    not ended: the store lists them
+//!    ([`RunStore::unfinished`](crate::store::RunStore::unfinished)), and an operator decides
+//!    each again with [`Agent::take_over`](super::Agent::take_over) (approve: run it again;
+//!    deny: mark it failed). A resume past the state's time to live is refused
+//!    ([`StoreError::Expired`](crate::store::StoreError::Expired)); the application deletes
+//!    expired runs with [`RunStore::expire`](crate::store::RunStore::expire), and a tenant's
+//!    runs with [`RunStore::delete_tenant`](crate::store::RunStore::delete_tenant).
 //!
 //! ```
 //! use std::sync::Arc;
-//! use tool_runtime::agent::deferred::{Decisions, InMemoryLedger, RunState, StateKey};
+//! use tool_runtime::agent::deferred::{Decisions, StateKey};
 //! use tool_runtime::agent::{Agent, Message, ScriptedModel, ScriptedTurn, StopReason};
 //! use tool_runtime::runner::DeferAll;
 //! use tool_runtime::prelude::*;
+//! use tool_runtime::store::{InMemoryStore, RunStore, WaitingQuery};
 //!
 //! /// Close a ticket.
 //! #[tool(name = "tickets__close", effect = state_change, redact = ["closed"])]
@@ -64,8 +83,8 @@
 //! }
 //!
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
-//! // One ledger for every agent of the process (a table in a shared database for several).
-//! let ledger = Arc::new(InMemoryLedger::default());
+//! // One store for every agent of the process (`SqliteStore` or `PostgresStore` for several).
+//! let store = Arc::new(InMemoryStore::new());
 //! let agent = |turns: Vec<ScriptedTurn>| {
 //!     let policy = ToolPolicy { require_approval: vec![ToolEffect::StateChange], ..ToolPolicy::allowing(["tickets__*"]) };
 //!     let runner = ToolRunner::builder(ToolCatalog::builder().register::<Close>().build().unwrap())
@@ -74,7 +93,7 @@
 //!         .build();
 //!     Agent::new(Arc::new(ScriptedModel::new(turns)), runner)
 //!         .with_state_key(StateKey::new(*b"an application secret of 32 byte"))
-//!         .with_ledger(ledger.clone())
+//!         .with_store(store.clone())
 //! };
 //! let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "user-1", tenant_id: "acme" });
 //!
@@ -83,16 +102,21 @@
 //!     .run(vec![Message::user("Close ticket 7.")], &ctx, &|_| {})
 //!     .await;
 //! assert_eq!(first.done.stop, StopReason::Waiting { calls: vec!["call_1".into()] });
-//! let stored = serde_json::to_string(&first.state.unwrap()).unwrap();
+//! // The tenant's inbox lists it.
+//! let inbox = store.list_waiting(&WaitingQuery::tenant("acme")).await.unwrap();
+//! assert_eq!(inbox[0].waiting[0].tool_name, "tickets__close");
 //!
 //! // Request 2, maybe in another process: the person approved.
-//! let state: RunState = serde_json::from_str(&stored).unwrap();
 //! let second = agent(vec![ScriptedTurn::openai_text("Ticket 7 is closed.")])
-//!     .resume(state, Decisions::new().approve("call_1"), &ctx, &|_| {})
+//!     .resume_stored(Decisions::new().approve("call_1"), &ctx, &|_| {})
 //!     .await
 //!     .unwrap();
 //! assert_eq!(second.done.stop, StopReason::Answered);
 //! assert_eq!(second.done.records[0].result, Some(serde_json::json!({"closed": true})));
+//!
+//! // The same approval again: refused, nothing runs.
+//! let replay = agent(vec![]).resume_stored(Decisions::new().approve("call_1"), &ctx, &|_| {}).await;
+//! assert!(replay.is_err());
 //! # });
 //! ```
 //!
@@ -131,10 +155,11 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use tool_runtime::agent::deferred::{CallStatus, Decisions, InMemoryLedger, StateKey, WaitsFor};
+//! use tool_runtime::agent::deferred::{CallStatus, Decisions, StateKey, WaitsFor};
 //! use tool_runtime::agent::{Agent, Message, ScriptedModel, ScriptedTurn, StopReason};
 //! use tool_runtime::prelude::*;
 //! use tool_runtime::runtime::{ElicitAnswer, ElicitResponse, Interact};
+//! use tool_runtime::store::InMemoryStore;
 //!
 //! #[derive(Deserialize, ToolSchema)]
 //! struct Size {
@@ -156,7 +181,7 @@
 //! }
 //!
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
-//! let ledger = Arc::new(InMemoryLedger::default());
+//! let store = Arc::new(InMemoryStore::new());
 //! let agent = |turns: Vec<ScriptedTurn>| {
 //!     let catalog = ToolCatalog::builder()
 //!         .register::<Order>()
@@ -166,7 +191,7 @@
 //!     let runner = ToolRunner::builder(catalog).policy(ToolPolicy::allowing(["coffee__*"])).build();
 //!     Agent::new(Arc::new(ScriptedModel::new(turns)), runner)
 //!         .with_state_key(StateKey::new(*b"an application secret of 32 byte"))
-//!         .with_ledger(ledger.clone())
+//!         .with_store(store.clone())
 //! };
 //! let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "user-1", tenant_id: "acme" });
 //!
@@ -203,9 +228,12 @@
 //! | `call_ids` | every call id the run has handed out (ids stay unique after a resume) |
 //! | `messages` | the conversation in the [stored form](crate::adapters::stored), ending with the model's turn whose calls wait |
 //! | `calls` | each call of that turn, in model order: `id` (the run's), `wire_id` (the provider's), `tool_name`, `status`, and for `"waiting"` (read as `"pending"` too, as states written before 0.2 say): `waits_for` (`"approval"`, `"client"` or `"elicitation"`), `arguments`, `arguments_hash` (SHA-256 of their canonical JSON), `spec_hash` ([`spec_hash`](crate::spec::ToolSpec::spec_hash)), and for `"elicitation"`: `question` (`{"message", "schema"}`), when earlier questions were answered `answered` (`[{"question", "answer"}]`, answers as `{"action": "accept", "content": {..}}`, `{"action": "decline"}` or `{"action": "cancel"}`), and `approved: true` when the call was approved before it asked; for `"ran"`, `"approved"`, `"edited"`, `"denied"`, `"supplied"`, `"answered"`: `result` (a stored tool result) |
+//! | `key` | the [id](StateKey::id) of the key that sealed it (states written before 0.2 have none) |
 //! | `seal` | HMAC-SHA256 (hex) over the canonical JSON (keys sorted) of everything else |
 //!
-//! Unknown keys are refused. Records ([`ToolInvocationRecord`](crate::runtime::ToolInvocationRecord)s)
+//! Unknown keys are refused. A [run store](crate::store) keeps a state as one header line,
+//! `tool-runtime-state/1 <key id> <hmac>`, then this JSON: the HMAC-SHA256 (hex) of the JSON's
+//! bytes as stored, checked before they are parsed. Records ([`ToolInvocationRecord`](crate::runtime::ToolInvocationRecord)s)
 //! are not part of the state: each [`AgentDone`](super::AgentDone) lists the calls that ran in
 //! its own part of the run.
 
