@@ -50,15 +50,15 @@
 //!    [`ResumeError::AlreadyResumed`] and runs nothing (a call that waits on questions is
 //!    decided once per question: its answers are spent as `<call id>#answer-<n>`). Until the
 //!    resume saves the state that follows, or marks the run ended, another resume of the run
-//!    is refused ([`StoreError::Busy`](crate::store::StoreError::Busy)), and one that decided
+//!    is refused ([`StoreError::Busy`]), and one that decided
 //!    on the old state after that is told it moved on
-//!    ([`StoreError::Moved`](crate::store::StoreError::Moved)): load it again.
+//!    ([`StoreError::Moved`]): load it again.
 //! 6. A resume cancelled, dropped or killed after its calls were spent leaves them spent and
 //!    not ended: the store lists them
 //!    ([`RunStore::unfinished`](crate::store::RunStore::unfinished)), and an operator decides
 //!    each again with [`Agent::take_over`](super::Agent::take_over) (approve: run it again;
 //!    deny: mark it failed). A resume past the state's time to live is refused
-//!    ([`StoreError::Expired`](crate::store::StoreError::Expired)); the application deletes
+//!    ([`StoreError::Expired`]); the application deletes
 //!    expired runs with [`RunStore::expire`](crate::store::RunStore::expire), and a tenant's
 //!    runs with [`RunStore::delete_tenant`](crate::store::RunStore::delete_tenant).
 //!

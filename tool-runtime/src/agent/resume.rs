@@ -25,11 +25,18 @@ impl Agent {
     /// would. Calls left undecided keep waiting: the output stops waiting again with a new
     /// state. See [`deferred`](super::deferred) for a guide and an example.
     ///
+    /// With a [store](Self::with_store) (needed), the decided calls are spent there first,
+    /// naming this state, and the run is held until the resume saves the state that follows
+    /// (calls still wait) or marks the run ended: see [`deferred`](super::deferred).
+    ///
     /// # Errors
     ///
-    /// [`ResumeError`] when the state is forged or stale (its seal, its caller, a tool's spec
-    /// changed), a decision names a call that does not wait or does not fit it, or the calls
-    /// were decided by an earlier resume. Then nothing ran.
+    /// [`ResumeError`] when the agent has no key or store, the state is forged or stale (its
+    /// seal, its key, its caller, a tool's spec changed), the decisions are empty, name a call
+    /// that does not wait or do not fit it, the calls were decided by an earlier resume
+    /// ([`AlreadyResumed`](ResumeError::AlreadyResumed)), or the store refused
+    /// ([`ResumeError::Store`]: the run is not stored, expired, moved on to another state, or
+    /// another resume holds it) or failed. Then nothing ran.
     pub async fn resume(
         &self,
         state: RunState,
