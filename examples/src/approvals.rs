@@ -264,21 +264,30 @@ async fn handle(
                 reply(StatusCode::INTERNAL_SERVER_ERROR, &json!({"error": error.to_string()}))
             }
         },
-        (Method::POST, "/approve") if !run.is_empty() => match shop.approve(run, text.trim()).await
-        {
-            Ok(output) => reply(StatusCode::OK, &answer(&output)),
-            Err(refused) => {
-                let status = match &refused {
-                    ResumeError::Store(StoreError::NotFound { .. }) => StatusCode::NOT_FOUND,
-                    ResumeError::Store(StoreError::Expired { .. }) => StatusCode::GONE,
-                    ResumeError::Store(StoreError::Backend { .. }) => {
-                        StatusCode::INTERNAL_SERVER_ERROR
-                    }
-                    _ => StatusCode::CONFLICT,
-                };
-                reply(status, &json!({"refused": refused.to_string()}))
+        (Method::POST, "/approve") if !run.is_empty() => {
+            // In a task of its own: a client that disconnects drops this handler, and must not
+            // drop a resume that spent its call halfway.
+            let (run, call) = (run.to_owned(), text.trim().to_owned());
+            let approving = tokio::spawn(async move { shop.approve(&run, &call).await });
+            match approving.await {
+                Ok(Ok(output)) => reply(StatusCode::OK, &answer(&output)),
+                Ok(Err(refused)) => {
+                    let status = match &refused {
+                        ResumeError::Store(StoreError::NotFound { .. }) => StatusCode::NOT_FOUND,
+                        ResumeError::Store(StoreError::Expired { .. }) => StatusCode::GONE,
+                        ResumeError::Store(StoreError::Backend { .. }) => {
+                            StatusCode::INTERNAL_SERVER_ERROR
+                        }
+                        _ => StatusCode::CONFLICT,
+                    };
+                    reply(status, &json!({"refused": refused.to_string()}))
+                }
+                Err(panicked) => reply(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    &json!({"error": panicked.to_string()}),
+                ),
             }
-        },
+        }
         _ => reply(
             StatusCode::NOT_FOUND,
             &json!({"error": "POST /chat?run=<id>, GET /inbox or POST /approve?run=<id>"}),

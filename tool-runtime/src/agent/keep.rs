@@ -212,8 +212,10 @@ impl Agent {
     /// on as a resume does. Two operators taking one run over: one does, the other gets
     /// [`StoreError::Moved`].
     ///
-    /// Whether a call spent by a resume that died had run (in part) before it died, the store
-    /// cannot know: look at what the tool did before running it again.
+    /// `ctx` names the run's tenant, run and actor: an operator acts for the run's actor (the
+    /// inbox's [`RunSummary::actor_id`](crate::store::RunSummary::actor_id)). Whether a call
+    /// spent by a resume that died had run (in part) before it died, the store cannot know:
+    /// look at what the tool did before running it again.
     ///
     /// # Errors
     ///

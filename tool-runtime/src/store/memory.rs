@@ -86,16 +86,26 @@ impl RunStore for InMemoryStore {
 
     async fn list_waiting(&self, query: &WaitingQuery) -> Result<Vec<RunSummary>, StoreError> {
         let inner = self.lock();
-        let mut found: Vec<RunSummary> = inner
+        // The runs of the tenant only (the map is ordered by tenant, then run), as references:
+        // a summary is made for the page alone.
+        let tenant = RunKey::new(query.tenant_id.clone(), String::new());
+        let mut found: Vec<&StoredRun> = inner
             .runs
-            .values()
-            .filter(|run| !run.ended)
-            .map(|run| run.stored.summary())
-            .filter(|run| query.matches(run))
+            .range(tenant..)
+            .take_while(|(key, _)| key.tenant_id == query.tenant_id)
+            .filter(|(_, run)| !run.ended)
+            .map(|(_, run)| &run.stored)
+            .filter(|run| query.selects(&run.key, &run.actor_id, &run.waiting, run.saved_at_ms))
             .collect();
-        found.sort_by(|a, b| (a.saved_at_ms, &a.key.run_id).cmp(&(b.saved_at_ms, &b.key.run_id)));
-        found.truncate(query.limit);
-        Ok(found)
+        let order = |a: &&StoredRun, b: &&StoredRun| {
+            (a.saved_at_ms, &a.key.run_id).cmp(&(b.saved_at_ms, &b.key.run_id))
+        };
+        if found.len() > query.limit {
+            found.select_nth_unstable_by(query.limit, order);
+            found.truncate(query.limit);
+        }
+        found.sort_unstable_by(order);
+        Ok(found.into_iter().map(StoredRun::summary).collect())
     }
 
     async fn spend(

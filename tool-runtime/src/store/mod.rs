@@ -263,14 +263,26 @@ impl WaitingQuery {
     /// Whether `run` is one this query lists (the cursor and the limit aside).
     #[must_use]
     pub fn matches(&self, run: &RunSummary) -> bool {
-        run.key.tenant_id == self.tenant_id
-            && self.actor_id.as_ref().is_none_or(|actor| *actor == run.actor_id)
+        self.selects(&run.key, &run.actor_id, &run.waiting, run.saved_at_ms)
+    }
+
+    /// Whether the run of these parts is one this query lists (the cursor and the limit
+    /// aside).
+    pub(crate) fn selects(
+        &self,
+        key: &RunKey,
+        actor_id: &str,
+        waiting: &[WaitingCall],
+        saved_at_ms: i64,
+    ) -> bool {
+        key.tenant_id == self.tenant_id
+            && self.actor_id.as_ref().is_none_or(|actor| actor == actor_id)
             && self
                 .tool_name
                 .as_ref()
-                .is_none_or(|tool| run.waiting.iter().any(|call| call.tool_name == *tool))
+                .is_none_or(|tool| waiting.iter().any(|call| call.tool_name == *tool))
             && self.after.as_ref().is_none_or(|(at, run_id)| {
-                (run.saved_at_ms, run.key.run_id.as_str()) > (*at, run_id.as_str())
+                (saved_at_ms, key.run_id.as_str()) > (*at, run_id.as_str())
             })
     }
 }

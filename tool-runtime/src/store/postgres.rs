@@ -209,7 +209,7 @@ impl Sql {
                 waits_for TEXT NOT NULL,
                 PRIMARY KEY (tenant_id, run_id, position)
             );
-            CREATE INDEX waiting_calls_tool ON {schema}.waiting_calls (tenant_id, tool_name);
+            CREATE INDEX waiting_calls_tool ON {schema}.waiting_calls (tenant_id, tool_name, run_id);
             CREATE TABLE {schema}.spent_calls (
                 tenant_id TEXT NOT NULL,
                 run_id TEXT NOT NULL,

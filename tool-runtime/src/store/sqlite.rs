@@ -42,7 +42,7 @@ CREATE TABLE tool_runtime_waiting_calls (
     waits_for TEXT NOT NULL,
     PRIMARY KEY (tenant_id, run_id, position)
 );
-CREATE INDEX tool_runtime_waiting_calls_tool ON tool_runtime_waiting_calls (tenant_id, tool_name);
+CREATE INDEX tool_runtime_waiting_calls_tool ON tool_runtime_waiting_calls (tenant_id, tool_name, run_id);
 CREATE TABLE tool_runtime_spent_calls (
     tenant_id TEXT NOT NULL,
     run_id TEXT NOT NULL,
