@@ -107,6 +107,11 @@ pub mod guide {
         #![doc = include_str!("../docs/agent-loop.md")]
     }
 
+    #[cfg(feature = "agent")]
+    pub mod deploying {
+        #![doc = include_str!("../docs/deploying.md")]
+    }
+
     #[cfg(all(feature = "dynamic", feature = "adapters"))]
     pub mod runtime_schemas {
         #![doc = include_str!("../docs/runtime-schemas.md")]
