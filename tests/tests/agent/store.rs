@@ -604,11 +604,12 @@ async fn save_races(store: &dyn RunStore) {
 }
 
 /// Three processes (this test binary again, running [`a_spending_process`]) race to spend
-/// `call_1` of each of [`RACES`] runs (saved by [`save_races`]) in the store `spec` names: each
-/// is handed the go for a run, then they all spend at once. Exactly one spends each run's
-/// call; the others find it spent; nothing fails. Returns in how many races all three were
-/// spending at the same moment.
-fn race_processes(spec: &str) -> usize {
+/// `call_1` of each of [`RACES`] runs in the store `spec` names: each is handed the go for a
+/// run, then they all spend at once. Exactly one spends each run's call; the others find it
+/// spent; nothing fails. The store does not exist when the processes start: they create and
+/// migrate it at once, with this process, whose `prepare` opens it and saves the runs
+/// ([`save_races`]). Returns in how many races all three were spending at the same moment.
+fn race_processes(spec: &str, prepare: impl FnOnce()) -> usize {
     use std::io::{BufRead, BufReader, Write};
     use std::process::{Command, Stdio};
 
@@ -624,6 +625,7 @@ fn race_processes(spec: &str) -> usize {
                 .unwrap()
         })
         .collect();
+    prepare();
     let mut inputs: Vec<_> = children.iter_mut().map(|child| child.stdin.take().unwrap()).collect();
     let mut outputs: Vec<_> = children
         .iter_mut()
@@ -707,22 +709,31 @@ fn a_spending_process() {
 fn three_processes_racing_on_a_sqlite_file_spend_each_call_once() {
     let path = fresh_file("race");
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    runtime.block_on(async { save_races(&SqliteStore::open(&path).await.unwrap()).await });
-    let together = race_processes(&format!("sqlite:{}", path.display()));
+    let together = race_processes(&format!("sqlite:{}", path.display()), || {
+        runtime.block_on(async { save_races(&SqliteStore::open(&path).await.unwrap()).await });
+    });
     eprintln!("sqlite: all three spending at once in {together} of {RACES} races");
     assert!(together > 0, "the processes never spent at the same time");
+    let versions: i64 = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row("SELECT count(*) FROM tool_runtime_store_version", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(versions, 1, "four processes migrating one new file made it once");
 }
 
 #[test]
 fn three_processes_racing_on_postgres_spend_each_call_once() {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let schema = runtime.block_on(async {
-        let schema = fresh_schema("race").await;
-        save_races(&postgres_store(&schema).await.unwrap()).await;
-        schema
+    let schema = runtime.block_on(fresh_schema("race"));
+    let together = race_processes(&format!("postgres:{schema}"), || {
+        runtime.block_on(async { save_races(&postgres_store(&schema).await.unwrap()).await });
     });
-    let together = race_processes(&format!("postgres:{schema}"));
     eprintln!("postgres: all three spending at once in {together} of {RACES} races");
     assert!(together > 0, "the processes never spent at the same time");
+    let versions = runtime.block_on(async {
+        let sql = format!("SELECT count(*) FROM {schema}.store_version");
+        admin().await.query_one(&sql, &[]).await.unwrap().get::<_, i64>(0)
+    });
+    assert_eq!(versions, 1, "four processes migrating one new schema made it once");
     runtime.block_on(drop_schema(&schema));
 }
