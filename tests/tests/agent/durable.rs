@@ -19,7 +19,7 @@ use tool_runtime::runtime::{DynamicTool, ToolErrorCode};
 use tool_runtime::store::{InMemoryStore, RunKey, RunStore, SqliteStore, StoreError, WaitingQuery};
 use tool_tests::fixtures::context;
 
-use super::store::{database_url, drop_schema, fresh_file, fresh_schema, postgres_store};
+use super::store::{database_url, drop_schema, fresh_file, fresh_schema, postgres_store, race};
 
 const KEY: &[u8; 32] = b"the support desk's key, 32 bytes";
 
@@ -479,8 +479,6 @@ fn answer(output: &mut impl Iterator<Item = std::io::Result<String>>, word: &str
 /// tool appends to), one process resumes each run and the others are told it was resumed
 /// already; nothing fails. Returns in how many races all three were resuming at once.
 fn race_resumes(spec: &str, name: &str) -> usize {
-    use std::io::{BufRead, BufReader, Write};
-
     let log = fresh_file(&format!("{name}-refunds")).with_extension("log");
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     runtime.block_on(async {
@@ -490,41 +488,8 @@ fn race_resumes(spec: &str, name: &str) -> usize {
             waiting_run(&store, &format!("run-{race}"), &[order], Arc::new(|_| {})).await;
         }
     });
-    let mut children: Vec<_> = (0..3).map(|_| resuming_process("race", spec, &log)).collect();
-    let mut inputs: Vec<_> = children.iter_mut().map(|child| child.stdin.take().unwrap()).collect();
-    let mut outputs: Vec<_> = children
-        .iter_mut()
-        .map(|child| BufReader::new(child.stdout.take().unwrap()).lines())
-        .collect();
-    let mut together = 0;
-    for race in 0..RACES {
-        for input in &mut inputs {
-            writeln!(input, "{race}").unwrap();
-            input.flush().unwrap();
-        }
-        let (mut resumed, mut spans) = (0, Vec::new());
-        for output in &mut outputs {
-            let line = answer(output, "resume ");
-            let fields: Vec<&str> = line.split(' ').collect();
-            assert_eq!(fields[1], race.to_string(), "{line}");
-            match fields[2] {
-                "resumed" => resumed += 1,
-                "already" => {}
-                other => panic!("race {race}: a process got `{other}`: {line}"),
-            }
-            spans.push((fields[3].parse::<u128>().unwrap(), fields[4].parse::<u128>().unwrap()));
-        }
-        assert_eq!(resumed, 1, "race {race}: {resumed} processes resumed the run");
-        let latest_start = spans.iter().map(|span| span.0).max().unwrap();
-        let earliest_end = spans.iter().map(|span| span.1).min().unwrap();
-        if latest_start < earliest_end {
-            together += 1;
-        }
-    }
-    drop(inputs);
-    for mut child in children {
-        assert!(child.wait().unwrap().success());
-    }
+    let children: Vec<_> = (0..3).map(|_| resuming_process("race", spec, &log)).collect();
+    let together = race(children, RACES, "resume ", "resumed");
     let made = std::fs::read_to_string(&log).unwrap();
     let mut orders: Vec<usize> = made.lines().map(|line| line.parse().unwrap()).collect();
     orders.sort_unstable();

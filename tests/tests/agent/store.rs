@@ -610,10 +610,9 @@ async fn save_races(store: &dyn RunStore) {
 /// migrate it at once, with this process, whose `prepare` opens it and saves the runs
 /// ([`save_races`]). Returns in how many races all three were spending at the same moment.
 fn race_processes(spec: &str, prepare: impl FnOnce()) -> usize {
-    use std::io::{BufRead, BufReader, Write};
     use std::process::{Command, Stdio};
 
-    let mut children: Vec<_> = (0..3)
+    let children: Vec<_> = (0..3)
         .map(|_| {
             Command::new(std::env::current_exe().unwrap())
                 .args(["--exact", "store::a_spending_process", "--ignored", "--nocapture"])
@@ -626,38 +625,51 @@ fn race_processes(spec: &str, prepare: impl FnOnce()) -> usize {
         })
         .collect();
     prepare();
+    race(children, RACES, "spend ", "spent")
+}
+
+/// Runs `races` races between `children` (processes that answer each race number read from
+/// their input with a line `<word><race> <outcome> <start ns> <end ns>`): each race number
+/// goes to all of them at once. In each race exactly one answers `won`, the others `already`;
+/// any other outcome fails the test, as does a process that does not end well once its
+/// input is closed. Returns in how many races all of them were in flight at the same moment.
+pub(super) fn race(
+    mut children: Vec<std::process::Child>,
+    races: usize,
+    word: &str,
+    won: &str,
+) -> usize {
+    use std::io::{BufRead, BufReader, Write};
+
     let mut inputs: Vec<_> = children.iter_mut().map(|child| child.stdin.take().unwrap()).collect();
     let mut outputs: Vec<_> = children
         .iter_mut()
         .map(|child| BufReader::new(child.stdout.take().unwrap()).lines())
         .collect();
     let mut together = 0;
-    for race in 0..RACES {
+    for race in 0..races {
         for input in &mut inputs {
             writeln!(input, "{race}").unwrap();
             input.flush().unwrap();
         }
-        let mut spent = 0;
-        let mut spans = Vec::new();
+        let (mut winners, mut spans) = (0, Vec::new());
         for output in &mut outputs {
             // The first answer follows libtest's `test ... ` on its line.
             let line = output
                 .by_ref()
                 .map(Result::unwrap)
-                .find_map(|line| line.find("spend ").map(|at| line[at..].to_owned()))
-                .expect("a spending process answers each race");
+                .find_map(|line| line.find(word).map(|at| line[at..].to_owned()))
+                .unwrap_or_else(|| panic!("a racing process ended without answering race {race}"));
             let fields: Vec<&str> = line.split(' ').collect();
             assert_eq!(fields[1], race.to_string(), "{line}");
             match fields[2] {
-                "spent" => spent += 1,
+                outcome if outcome == won => winners += 1,
                 "already" => {}
                 other => panic!("race {race}: a process got `{other}`: {line}"),
             }
-            let (start, end): (u128, u128) =
-                (fields[3].parse().unwrap(), fields[4].parse().unwrap());
-            spans.push((start, end));
+            spans.push((fields[3].parse::<u128>().unwrap(), fields[4].parse::<u128>().unwrap()));
         }
-        assert_eq!(spent, 1, "race {race}: {spent} processes spent the call");
+        assert_eq!(winners, 1, "race {race}: {winners} processes won");
         let latest_start = spans.iter().map(|span| span.0).max().unwrap();
         let earliest_end = spans.iter().map(|span| span.1).min().unwrap();
         if latest_start < earliest_end {
