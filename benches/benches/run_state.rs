@@ -8,27 +8,14 @@ use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
+use tool_benches::conversation;
 use tool_runtime::agent::deferred::{RunState, StateKey};
-use tool_runtime::agent::{Agent, Message, ScriptedModel, ScriptedTurn, StopReason};
+use tool_runtime::agent::{Agent, ScriptedModel, ScriptedTurn, StopReason};
 use tool_runtime::prelude::*;
 use tool_runtime::runner::DeferAll;
 use tool_runtime::runtime::DynamicTool;
 
 const KEY: &[u8; 32] = b"bench key, 32 bytes long, really";
-
-fn conversation() -> Vec<Message> {
-    (0..49)
-        .map(|n| {
-            let text = format!("message {n}: {}", "some ordinary conversation text ".repeat(4));
-            let stored = if n % 2 == 0 {
-                json!({"role": "user", "text": text})
-            } else {
-                json!({"role": "assistant", "text": text, "finish": "stop"})
-            };
-            serde_json::from_value(stored).expect("a stored message")
-        })
-        .collect()
-}
 
 fn state() -> RunState {
     let close = DynamicTool::builder(

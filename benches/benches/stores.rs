@@ -16,8 +16,9 @@ use std::time::Duration;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use serde_json::json;
 use tokio::runtime::Runtime;
+use tool_benches::conversation;
 use tool_runtime::agent::deferred::{Decisions, StateKey};
-use tool_runtime::agent::{Agent, Message, ScriptedModel, ScriptedTurn, StopReason};
+use tool_runtime::agent::{Agent, ScriptedModel, ScriptedTurn, StopReason};
 use tool_runtime::prelude::*;
 use tool_runtime::runner::DeferAll;
 use tool_runtime::runtime::DynamicTool;
@@ -27,21 +28,6 @@ use tool_runtime::store::{
 };
 
 const KEY: &[u8; 32] = b"bench key, 32 bytes long, really";
-
-/// 49 messages of ordinary text, then the user's request.
-fn conversation() -> Vec<Message> {
-    (0..49)
-        .map(|n| {
-            let text = format!("message {n}: {}", "some ordinary conversation text ".repeat(4));
-            let stored = if n % 2 == 0 {
-                json!({"role": "user", "text": text})
-            } else {
-                json!({"role": "assistant", "text": text, "finish": "stop"})
-            };
-            serde_json::from_value(stored).expect("a stored message")
-        })
-        .collect()
-}
 
 /// An agent over `store` whose `tickets__close` waits for approval; the model plays `turns`.
 fn agent(store: Arc<dyn RunStore>, turns: Vec<ScriptedTurn>) -> Agent {

@@ -1,5 +1,6 @@
 //! Fixtures shared by the benchmarks under `benches/` and their tests: the tools the runner
-//! benchmarks call, provider streams with large arguments, and dynamic tools by the thousand.
+//! benchmarks call, provider streams with large arguments, dynamic tools by the thousand, and
+//! the conversation of the run-state benchmarks.
 //!
 //! The benchmarks themselves, their method and their results are described in `BENCHMARKS.md`
 //! at the repository root.
@@ -113,4 +114,25 @@ pub fn half_policy() -> ToolPolicy {
         allowed_tools: (0..5).map(|n| format!("ns{n}__*")).collect(),
         ..ToolPolicy::default()
     }
+}
+
+/// 49 stored messages of ordinary text (user and assistant in turn): the conversation of the
+/// run-state and run-store benchmarks, before the turn whose call waits.
+///
+/// # Panics
+///
+/// Never: each message is in the stored form.
+#[must_use]
+pub fn conversation() -> Vec<tool_runtime::agent::Message> {
+    (0..49)
+        .map(|n| {
+            let text = format!("message {n}: {}", "some ordinary conversation text ".repeat(4));
+            let stored = if n % 2 == 0 {
+                json!({"role": "user", "text": text})
+            } else {
+                json!({"role": "assistant", "text": text, "finish": "stop"})
+            };
+            serde_json::from_value(stored).expect("a stored message")
+        })
+        .collect()
 }
