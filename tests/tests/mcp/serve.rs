@@ -235,6 +235,38 @@ async fn list_is_ordered_with_explicit_hints_and_redacted_output_schemas() {
 }
 
 #[tokio::test]
+async fn a_client_tool_is_neither_listed_nor_called_over_mcp() {
+    use tool_runtime::runtime::{ClientTool, DynamicTool};
+    let pick = ClientTool::new(
+        DynamicTool::builder(
+            "test__pick_date",
+            "Ask the user for a date.",
+            json!({"type": "object", "properties": {}, "additionalProperties": false}),
+        )
+        .effect(ToolEffect::ReadOnly)
+        .redact_all(),
+    )
+    .unwrap();
+    let catalog = ToolCatalog::builder()
+        .register::<Count>()
+        .register_bound(Arc::new(pick), "the date picker".into())
+        .build()
+        .unwrap();
+    let policy = ToolPolicy::from_json(r#"{"allowed_tools": ["test__*"]}"#).unwrap();
+    let server = McpServer::builder(ToolRunner::builder(catalog).policy(policy).build()).build();
+    assert_eq!(server.tools().len(), 1);
+    let (client, _) = connect(server).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
+    assert_eq!(names, ["test__count"]);
+    let refused = client.call_tool(call("test__pick_date", json!({}))).await.unwrap_err();
+    let ServiceError::McpError(error) = refused else { panic!("{refused:?}") };
+    assert_eq!(error.code.0, -32602);
+    assert!(error.message.contains("unknown tool `test__pick_date`"), "{}", error.message);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
 async fn calls_return_structured_content_tool_errors_and_protocol_errors() {
     let (client, _) = connect(test_server()).await;
 

@@ -40,7 +40,9 @@ type ContextFn = Arc<dyn Fn() -> ToolInvocationContext + Send + Sync>;
 /// - `tools/list` lists the tools the runner's policy shows for the server's
 ///   [context](McpServerBuilder::context), ordered by name (the [served
 ///   name](McpServerBuilder::serve_as) when one is set), with `inputSchema`, `outputSchema` and
-///   every annotation hint written out (see [`annotations`]).
+///   every annotation hint written out (see [`annotations`]). A
+///   [`ClientTool`](crate::runtime::ClientTool) is neither listed nor called (`-32602`): the
+///   application's own client runs it, and an MCP client's call of it could never end.
 /// - `outputSchema` is always an object schema and describes exactly what
 ///   `structuredContent` carries: narrowed to the fields redaction lets through, and left out
 ///   when redaction keeps no field it could name (an open object, a scalar the allowlist
@@ -376,10 +378,17 @@ impl McpServer {
             .specs()
             // A tool whose id another tool is served under stays unlisted: the name is taken.
             .filter(|spec| names.id_of(names.name_of(spec.name())) == Some(spec.name()))
+            .filter(|spec| self.serves(spec.name()))
             .map(|spec| self.tool(spec))
             .collect();
         tools.sort_by(|a, b| a.name.cmp(&b.name));
         tools
+    }
+
+    /// Whether the tool `id` is served: not a [`ClientTool`](crate::runtime::ClientTool), which
+    /// the application's own client runs, so an MCP client's call of it could never end.
+    fn serves(&self, id: &str) -> bool {
+        self.inner.runner.catalog().get(id).is_some_and(|tool| !tool.runs_on_client())
     }
 
     fn tool(&self, spec: &ToolSpec) -> Tool {
@@ -437,7 +446,8 @@ impl McpServer {
             .names
             .id_of(&request.name)
             .and_then(|id| inner.runner.catalog().get(id))
-            .filter(|tool| shows(inner.runner.policy(), &ctx, tool.spec()));
+            .filter(|tool| shows(inner.runner.policy(), &ctx, tool.spec()))
+            .filter(|tool| !tool.runs_on_client());
         let Some(tool) = tool else {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool `{}`", Shown(&request.name)),
