@@ -149,10 +149,7 @@ fn replace(bytes: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
     out
 }
 
-type Service = tool_runtime::mcp::rmcp::transport::StreamableHttpService<
-    McpServer,
-    tool_runtime::mcp::rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
->;
+type Service = tool_runtime::mcp::McpHttpService;
 
 /// Sends `bytes` on a new connection (cut as `cut` says), closes the sending side and reads
 /// what comes back until the server closes; `None` when that takes longer than [`BOUND`].

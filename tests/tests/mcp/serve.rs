@@ -403,3 +403,93 @@ async fn runner_chains_the_callers_progress_reporter() {
         events.iter().filter(|event| matches!(event, ToolEvent::ToolCallProgress { .. })).count();
     assert_eq!(progress_events, 2);
 }
+
+/// Bearer tokens of a fixed table: `alice-secret` is alice of acme, `bob-secret` bob of globex.
+#[derive(Debug)]
+struct Tokens;
+
+#[async_trait::async_trait]
+impl tool_runtime::mcp::Authenticator for Tokens {
+    async fn authenticate(
+        &self,
+        request: &tool_runtime::mcp::http::request::Parts,
+    ) -> Result<ToolInvocationContext, tool_runtime::mcp::Unauthorized> {
+        let token = request.headers.get("authorization").and_then(|value| value.to_str().ok());
+        let (tenant, actor) = match token {
+            Some("Bearer alice-secret") => ("acme", "alice"),
+            Some("Bearer bob-secret") => ("globex", "bob"),
+            Some(_) => return Err(tool_runtime::mcp::Unauthorized::new("the token is not known")),
+            None => return Err(tool_runtime::mcp::Unauthorized::new("a bearer token is required")),
+        };
+        Ok(context("mcp", actor, tenant))
+    }
+}
+
+/// Says who calls.
+#[tool(name = "test__whoami", effect = read_only, redact = ["tenant", "actor"])]
+struct WhoAmI {}
+
+#[derive(Serialize, ToolSchema)]
+struct Me {
+    tenant: String,
+    actor: String,
+}
+
+impl Tool for WhoAmI {
+    type Output = Me;
+    async fn run(self, ctx: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Me, ToolError> {
+        Ok(Me { tenant: ctx.tenant_id().to_owned(), actor: ctx.actor_id().to_owned() })
+    }
+}
+
+#[tokio::test]
+async fn an_authenticator_names_each_http_caller_and_refuses_the_others_with_401() {
+    use tool_runtime::mcp::rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+    let catalog = ToolCatalog::builder().register::<WhoAmI>().build().unwrap();
+    let policy = ToolPolicy::allowing(["test__whoami"]);
+    let server = McpServer::builder(ToolRunner::builder(catalog).policy(policy).build())
+        .authenticator(Arc::new(Tokens))
+        .build();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let serving = tokio::spawn(server.serve_http(listener, shutdown.clone()));
+    let url = format!("http://{address}/mcp");
+
+    // No token, or an unknown one: 401 before anything else, saying why.
+    let http = reqwest::Client::new();
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    for token in [None, Some("Bearer mallory")] {
+        let mut request = http
+            .post(&url)
+            .header("accept", "application/json, text/event-stream")
+            .json(&initialize);
+        if let Some(token) = token {
+            request = request.header("authorization", token);
+        }
+        let refused = request.send().await.unwrap();
+        assert_eq!(refused.status(), 401, "{token:?}");
+        assert_eq!(refused.headers()["www-authenticate"], "Bearer");
+        let body: Value = refused.json().await.unwrap();
+        let expected =
+            if token.is_some() { "the token is not known" } else { "a bearer token is required" };
+        assert_eq!(body["error"], expected);
+    }
+    let anonymous = ().serve(StreamableHttpClientTransport::from_uri(url.clone())).await;
+    assert!(anonymous.is_err(), "a client without a token got a session");
+
+    // Each caller's calls run as that caller.
+    for (token, tenant, actor) in
+        [("alice-secret", "acme", "alice"), ("bob-secret", "globex", "bob")]
+    {
+        let config = StreamableHttpClientTransportConfig::with_uri(url.clone()).auth_header(token);
+        let client = ().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
+        let result = client.call_tool(call("test__whoami", json!({}))).await.unwrap();
+        assert_eq!(result.structured_content.unwrap(), json!({"tenant": tenant, "actor": actor}));
+        client.cancel().await.unwrap();
+    }
+    shutdown.cancel();
+    tokio::time::timeout(Duration::from_secs(5), serving).await.unwrap().unwrap().unwrap();
+}

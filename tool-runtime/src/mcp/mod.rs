@@ -98,7 +98,7 @@
 //! # Ok(()) }
 //! ```
 
-mod http;
+mod auth;
 mod import;
 mod interact;
 mod limits;
@@ -106,8 +106,10 @@ mod logging;
 mod names;
 mod remote;
 mod serve;
+mod streamable;
 mod text;
 
+pub use auth::{Authenticator, McpHttpService, Unauthorized};
 pub use import::{
     McpImportError, McpImportOptions, McpToolSource, RefusalReason, RefusedTool,
     effect_from_annotations,
@@ -120,3 +122,6 @@ pub use serve::{
 
 /// The rmcp crate this module is built on, for transports, the model types and clients.
 pub use rmcp;
+
+/// The `http` crate's types an [`Authenticator`] reads a request through.
+pub use hyper::http;

@@ -19,6 +19,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
+use super::auth::{Authenticated, Authenticator};
 use super::interact::ClientInteractor;
 use super::limits::{HttpLimits, SessionSlot};
 use super::logging;
@@ -123,6 +124,7 @@ struct Inner {
     hints: BTreeMap<String, ToolHints>,
     names: ServedNames,
     http_limits: HttpLimits,
+    authenticator: Option<Arc<dyn Authenticator>>,
 }
 
 /// What one client connection set: the lowest level of log messages it receives. A session of
@@ -185,6 +187,7 @@ pub struct McpServerBuilder {
     hints: BTreeMap<String, ToolHints>,
     names: ServedNames,
     http_limits: HttpLimits,
+    authenticator: Option<Arc<dyn Authenticator>>,
 }
 
 impl fmt::Debug for McpServerBuilder {
@@ -363,18 +366,24 @@ impl McpServer {
             hints: BTreeMap::new(),
             names: ServedNames::default(),
             http_limits: HttpLimits::default(),
+            authenticator: None,
         }
     }
 
-    /// The `tools/list` answer: the tools the policy shows, ordered by name.
+    /// The `tools/list` answer for a client that did not authenticate: the tools the policy
+    /// shows for the server's [context](McpServerBuilder::context), ordered by name.
     #[must_use]
     pub fn tools(&self) -> Vec<Tool> {
-        let ctx = (self.inner.context)();
+        self.tools_for(&(self.inner.context)())
+    }
+
+    /// The `tools/list` answer for the caller of `ctx`.
+    fn tools_for(&self, ctx: &ToolInvocationContext) -> Vec<Tool> {
         let names = &self.inner.names;
         let mut tools: Vec<Tool> = self
             .inner
             .runner
-            .visible_tools(&ctx)
+            .visible_tools(ctx)
             .specs()
             // A tool whose id another tool is served under stays unlisted: the name is taken.
             .filter(|spec| names.id_of(names.name_of(spec.name())) == Some(spec.name()))
@@ -421,6 +430,23 @@ impl McpServer {
         self.inner.http_limits
     }
 
+    /// Who decides who an HTTP request comes from, if anyone does.
+    pub(super) fn authenticator(&self) -> Option<Arc<dyn Authenticator>> {
+        self.inner.authenticator.clone()
+    }
+
+    /// The context a request's calls run in: the one its [`Authenticator`] gave an HTTP
+    /// request, else the server's [context](McpServerBuilder::context).
+    fn context_of(&self, request: &RequestContext<RoleServer>) -> ToolInvocationContext {
+        // rmcp hands each request's HTTP head to its handler; the authenticator put its
+        // context there.
+        let parts = request.extensions.get::<hyper::http::request::Parts>();
+        match parts.and_then(|parts| parts.extensions.get::<Authenticated>()) {
+            Some(Authenticated(ctx)) => ctx.clone(),
+            None => (self.inner.context)(),
+        }
+    }
+
     /// Serves MCP on this process's stdin and stdout until the client disconnects.
     ///
     /// # Errors
@@ -441,7 +467,7 @@ impl McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let inner = &self.inner;
-        let mut ctx = (inner.context)().with_cancellation(context.ct.clone());
+        let mut ctx = self.context_of(&context).with_cancellation(context.ct.clone());
         let tool = inner
             .names
             .id_of(&request.name)
@@ -608,6 +634,17 @@ impl McpServerBuilder {
         self
     }
 
+    /// Who an HTTP request comes from: every request to the server's HTTP service
+    /// ([`serve_http`](McpServer::serve_http), [`http_service`](McpServer::http_service)) is
+    /// asked about first. A refused request is answered `401 Unauthorized`; the calls and
+    /// listings of an accepted one run in the context the authenticator gave it, in place of
+    /// the server's [context](Self::context) (which stays the context of stdio and other
+    /// transports that carry no HTTP request). See [`Authenticator`] for an example.
+    pub fn authenticator(mut self, authenticator: Arc<dyn Authenticator>) -> Self {
+        self.authenticator = Some(authenticator);
+        self
+    }
+
     /// The name and version the server reports to clients.
     pub fn server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
         self.info = Implementation::new(name, version);
@@ -720,6 +757,7 @@ impl McpServerBuilder {
                 hints: self.hints,
                 names: self.names,
                 http_limits: self.http_limits,
+                authenticator: self.authenticator,
             }),
             session: Session::new(None),
         }
@@ -739,9 +777,9 @@ impl ServerHandler for McpServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools()))
+        Ok(ListToolsResult::with_all_items(self.tools_for(&self.context_of(&context))))
     }
 
     async fn call_tool(

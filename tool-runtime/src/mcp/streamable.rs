@@ -13,6 +13,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
+use super::auth::McpHttpService;
 use super::limits::SessionSlot;
 use super::serve::{McpServeError, McpServer};
 
@@ -49,16 +50,15 @@ impl McpServer {
     /// The server as a Streamable HTTP tower service, to mount in an HTTP server (for example
     /// `axum::Router::nest_service("/mcp", ...)`). Each session gets a copy of this server with
     /// its own log level. [`local_http_config`](Self::local_http_config) is the configuration
-    /// for a server on this machine.
+    /// for a server on this machine. With an [authenticator](super::McpServerBuilder::authenticator),
+    /// every request is asked about first: a refused one gets `401`, and the calls of an
+    /// accepted one run in the context it gave.
     ///
     /// The [session limits](super::HttpLimits) apply: at most
     /// [`max_sessions`](super::HttpLimits::max_sessions) open at once (per service this returns), each
     /// ended after [`session_idle_timeout`](super::HttpLimits::session_idle_timeout) without traffic.
     /// Connection limits and header timeouts are the mounting server's to set.
-    pub fn http_service(
-        &self,
-        config: StreamableHttpServerConfig,
-    ) -> StreamableHttpService<McpServer, LocalSessionManager> {
+    pub fn http_service(&self, config: StreamableHttpServerConfig) -> McpHttpService {
         let limits = self.http_limits();
         let mut session_config = SessionConfig::default();
         session_config.keep_alive = Some(limits.get_session_idle_timeout());
@@ -67,7 +67,7 @@ impl McpServer {
         let server = self.clone();
         let open = Arc::new(AtomicUsize::new(0));
         let max = limits.get_max_sessions();
-        StreamableHttpService::new(
+        let service = StreamableHttpService::new(
             move || match SessionSlot::take(&open, max) {
                 Some(slot) => Ok(server.for_http_session(slot)),
                 None => Err(std::io::Error::other(format!(
@@ -76,7 +76,8 @@ impl McpServer {
             },
             Arc::new(sessions),
             config,
-        )
+        );
+        McpHttpService::new(service, self.authenticator())
     }
 
     /// Serves Streamable HTTP (HTTP/1.1) on `listener`, at every path, until `shutdown` is
