@@ -369,6 +369,16 @@ async fn tools_can_be_served_under_other_names() {
 
     let invalid = McpServer::builder(runner()).serve_as("shots__take", "take a shot").unwrap_err();
     assert_eq!(invalid, ServedNameError::Invalid { name: "take a shot".into() });
+    // MCP's rule (2026-07-28), not the models': `.` and up to 128 characters.
+    let dotted = "camera.shots.take-1";
+    let long = "t".repeat(128);
+    for name in [dotted, long.as_str()] {
+        let server = McpServer::builder(runner()).serve_as("shots__take", name).unwrap().build();
+        assert!(server.tools().iter().any(|tool| tool.name == name), "{name}");
+    }
+    let too_long = "t".repeat(129);
+    let refused = McpServer::builder(runner()).serve_as("shots__take", too_long.clone());
+    assert_eq!(refused.unwrap_err(), ServedNameError::Invalid { name: too_long });
     let twice = McpServer::builder(runner())
         .serve_as("shots__take", "shot")
         .unwrap()

@@ -694,19 +694,16 @@ impl McpServerBuilder {
     ///
     /// # Errors
     ///
-    /// [`ServedNameError`] when `name` breaks the tool-name rule (1 to 64 characters of `a-z`,
-    /// `A-Z`, `0-9`, `_`, `-`), is already served for another tool, or is the id of another
-    /// tool in the catalog.
+    /// [`ServedNameError`] when `name` breaks MCP's tool-name rule (2026-07-28: 1 to 128
+    /// characters of `a-z`, `A-Z`, `0-9`, `_`, `-` and `.`), is already served for another
+    /// tool, or is the id of another tool in the catalog.
     pub fn serve_as(
         mut self,
         id: impl Into<String>,
         name: impl Into<String>,
     ) -> Result<Self, ServedNameError> {
         let (id, name) = (id.into(), name.into());
-        if name.is_empty()
-            || name.len() > tool_rules::MAX_TOOL_NAME
-            || !name.bytes().all(tool_rules::is_name_byte)
-        {
+        if !served_name_ok(&name) {
             return Err(ServedNameError::Invalid { name });
         }
         let taken_by = match self.names.by_name.get(&name) {
@@ -802,6 +799,19 @@ impl ServerHandler for McpServer {
     }
 }
 
+/// The longest name a tool may be served under (MCP 2026-07-28: 1 to 128 characters).
+const MAX_SERVED_NAME: usize = 128;
+
+/// Whether `name` is a tool name MCP allows (2026-07-28): 1 to 128 characters of `A-Z`, `a-z`,
+/// `0-9`, `_`, `-` and `.`. Wider than the names models take (no `.`, 64 at most): a served
+/// name is only ever seen by MCP clients.
+fn served_name_ok(name: &str) -> bool {
+    (1..=MAX_SERVED_NAME).contains(&name.len())
+        && name
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'-' | b'.'))
+}
+
 /// Why a tool cannot be [served under a name](McpServerBuilder::serve_as).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -825,7 +835,8 @@ impl fmt::Display for ServedNameError {
         match self {
             Self::Invalid { name } => write!(
                 f,
-                "`{}` cannot be served as a tool name: use 1 to 64 characters of a-z, A-Z, 0-9, `_` and `-`",
+                "`{}` cannot be served as a tool name: use 1 to {MAX_SERVED_NAME} characters of \
+                 a-z, A-Z, 0-9, `_`, `-` and `.`",
                 Shown(name)
             ),
             Self::Taken { name, by } => {
