@@ -628,6 +628,62 @@ mod stored_result {
     }
 }
 
+/// The key a decision on `call_id` spends in the ledger: the call id, or for an answer to a
+/// question, `<call id>#answer-<n>` (the `n`th question the call asked: a call that waits on
+/// questions is decided once per question).
+pub(super) fn ledger_key(state: &RunState, call_id: &str) -> String {
+    let waiting = state.calls().iter().find(|call| call.id == call_id);
+    match waiting.map(|call| &call.status) {
+        Some(CallStatus::Waiting { waits_for: WaitsFor::Elicitation, answered, .. }) => {
+            format!("{call_id}#answer-{}", answered.len() + 1)
+        }
+        _ => call_id.to_owned(),
+    }
+}
+
+/// How a waiting call was decided: the word its [`AgentEvent::CallDecided`] carries, and the
+/// status it ends with once it ran (or was refused).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Verdict {
+    Approved,
+    Edited,
+    Denied,
+    Supplied,
+    Answered,
+}
+
+impl Verdict {
+    pub(super) fn of(decision: &CallDecision) -> Self {
+        match decision {
+            CallDecision::Approve => Self::Approved,
+            CallDecision::Edit { .. } => Self::Edited,
+            CallDecision::Deny { .. } => Self::Denied,
+            CallDecision::Supply { .. } => Self::Supplied,
+            CallDecision::Answer { .. } => Self::Answered,
+        }
+    }
+
+    pub(super) fn label(self) -> &'static str {
+        match self {
+            Self::Approved => "approved",
+            Self::Edited => "edited",
+            Self::Denied => "denied",
+            Self::Supplied => "supplied",
+            Self::Answered => "answered",
+        }
+    }
+
+    pub(super) fn status(self, result: ToolResult) -> CallStatus {
+        match self {
+            Self::Approved => CallStatus::Approved { result },
+            Self::Edited => CallStatus::Edited { result },
+            Self::Denied => CallStatus::Denied { result },
+            Self::Supplied => CallStatus::Supplied { result },
+            Self::Answered => CallStatus::Answered { result },
+        }
+    }
+}
+
 /// What to do with one waiting call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "decision", rename_all = "snake_case", deny_unknown_fields)]

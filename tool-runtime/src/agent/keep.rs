@@ -11,8 +11,9 @@ use std::collections::BTreeSet;
 
 use hmac::Mac;
 
-use super::deferred::{CallStatus, Decisions, ResumeError, RunState, StateKey, unhex};
-use super::resume::{Verdict, ledger_key};
+use super::deferred::{
+    CallStatus, Decisions, ResumeError, RunState, StateKey, Verdict, ledger_key, unhex,
+};
 use super::{Agent, AgentEvent, AgentOutput};
 use crate::digest::hex;
 use crate::runtime::ToolInvocationContext;

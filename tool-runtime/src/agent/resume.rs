@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use super::deferred::{CallDecision, CallStatus, Decisions, ResumeError, RunState, WaitsFor};
+use super::deferred::{
+    CallDecision, CallStatus, Decisions, ResumeError, RunState, Verdict, ledger_key,
+};
 use super::events::result_event;
 use super::parking::Parking;
 use super::state::Loop;
@@ -251,62 +253,6 @@ impl Agent {
             }
         }
         Ok(store)
-    }
-}
-
-/// The key a decision on `call_id` spends in the ledger: the call id, or for an answer to a
-/// question, `<call id>#answer-<n>` (the `n`th question the call asked: a call that waits on
-/// questions is decided once per question).
-pub(super) fn ledger_key(state: &RunState, call_id: &str) -> String {
-    let waiting = state.calls().iter().find(|call| call.id == call_id);
-    match waiting.map(|call| &call.status) {
-        Some(CallStatus::Waiting { waits_for: WaitsFor::Elicitation, answered, .. }) => {
-            format!("{call_id}#answer-{}", answered.len() + 1)
-        }
-        _ => call_id.to_owned(),
-    }
-}
-
-/// How a waiting call was decided: the word its [`AgentEvent::CallDecided`] carries, and the
-/// status it ends with once it ran (or was refused).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Verdict {
-    Approved,
-    Edited,
-    Denied,
-    Supplied,
-    Answered,
-}
-
-impl Verdict {
-    pub(super) fn of(decision: &CallDecision) -> Self {
-        match decision {
-            CallDecision::Approve => Self::Approved,
-            CallDecision::Edit { .. } => Self::Edited,
-            CallDecision::Deny { .. } => Self::Denied,
-            CallDecision::Supply { .. } => Self::Supplied,
-            CallDecision::Answer { .. } => Self::Answered,
-        }
-    }
-
-    pub(super) fn label(self) -> &'static str {
-        match self {
-            Self::Approved => "approved",
-            Self::Edited => "edited",
-            Self::Denied => "denied",
-            Self::Supplied => "supplied",
-            Self::Answered => "answered",
-        }
-    }
-
-    fn status(self, result: ToolResult) -> CallStatus {
-        match self {
-            Self::Approved => CallStatus::Approved { result },
-            Self::Edited => CallStatus::Edited { result },
-            Self::Denied => CallStatus::Denied { result },
-            Self::Supplied => CallStatus::Supplied { result },
-            Self::Answered => CallStatus::Answered { result },
-        }
     }
 }
 

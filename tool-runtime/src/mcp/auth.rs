@@ -1,23 +1,12 @@
 //! Who calls over HTTP: an [`Authenticator`] turns each request into the context its calls run
 //! in (the caller's tenant and actor), or refuses it with `401 Unauthorized`; the server's
-//! HTTP service ([`McpHttpService`]) asks it before anything else.
+//! HTTP service ([`McpHttpService`](super::McpHttpService)) asks it before anything else.
 
-use std::convert::Infallible;
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::Arc;
-use std::task::{Context, Poll};
 
 use async_trait::async_trait;
-use bytes::Bytes;
-use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full};
-use hyper::http::{self, HeaderValue, Request, Response, StatusCode, header};
-use rmcp::transport::StreamableHttpService;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use hyper::http;
 
-use super::serve::McpServer;
 use crate::runtime::ToolInvocationContext;
 
 /// Decides who an HTTP request comes from. Give one to
@@ -96,74 +85,3 @@ impl std::error::Error for Unauthorized {}
 /// server's handlers.
 #[derive(Clone)]
 pub(super) struct Authenticated(pub(super) ToolInvocationContext);
-
-/// What the HTTP service answers.
-type Answer = Response<BoxBody<Bytes, Infallible>>;
-
-/// An [`McpServer`] as a Streamable HTTP tower service
-/// ([`McpServer::http_service`]): rmcp's service, behind the server's
-/// [`Authenticator`] when it has one.
-#[derive(Clone)]
-pub struct McpHttpService {
-    inner: StreamableHttpService<McpServer, LocalSessionManager>,
-    authenticator: Option<Arc<dyn Authenticator>>,
-}
-
-impl McpHttpService {
-    pub(super) fn new(
-        inner: StreamableHttpService<McpServer, LocalSessionManager>,
-        authenticator: Option<Arc<dyn Authenticator>>,
-    ) -> Self {
-        Self { inner, authenticator }
-    }
-}
-
-impl fmt::Debug for McpHttpService {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("McpHttpService")
-            .field("authenticator", &self.authenticator)
-            .finish_non_exhaustive()
-    }
-}
-
-/// The `401` answer to a refused request.
-fn unauthorized(refused: &Unauthorized) -> Answer {
-    let body = serde_json::json!({"error": refused.message()}).to_string();
-    let mut answer = Response::new(Full::new(Bytes::from(body)).boxed());
-    *answer.status_mut() = StatusCode::UNAUTHORIZED;
-    let headers = answer.headers_mut();
-    headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    answer
-}
-
-impl<B> tower_service::Service<Request<B>> for McpHttpService
-where
-    B: http_body::Body + Send + 'static,
-    B::Error: fmt::Display,
-    B::Data: Send + 'static,
-{
-    type Response = Answer;
-    type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Answer, Infallible>> + Send>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request<B>) -> Self::Future {
-        let mut inner = self.inner.clone();
-        let authenticator = self.authenticator.clone();
-        Box::pin(async move {
-            let Some(authenticator) = authenticator else { return inner.call(request).await };
-            let (mut parts, body) = request.into_parts();
-            match authenticator.authenticate(&parts).await {
-                Ok(ctx) => {
-                    parts.extensions.insert(Authenticated(ctx));
-                    inner.call(Request::from_parts(parts, body)).await
-                }
-                Err(refused) => Ok(unauthorized(&refused)),
-            }
-        })
-    }
-}

@@ -109,7 +109,7 @@ mod serve;
 mod streamable;
 mod text;
 
-pub use auth::{Authenticator, McpHttpService, Unauthorized};
+pub use auth::{Authenticator, Unauthorized};
 pub use import::{
     McpImportError, McpImportOptions, McpToolSource, RefusalReason, RefusedTool,
     effect_from_annotations,
@@ -119,6 +119,7 @@ pub use names::{ServerName, ServerNameError, imported_tool_name};
 pub use serve::{
     McpServeError, McpServer, McpServerBuilder, ServedNameError, ToolHints, annotations,
 };
+pub use streamable::McpHttpService;
 
 /// The rmcp crate this module is built on, for transports, the model types and clients.
 pub use rmcp;

@@ -2,18 +2,27 @@
 //! accept loop ([`McpServer::serve_http`]), within the [`HttpLimits`](super::HttpLimits) that
 //! keep a client from holding the server's memory, connections or file descriptors.
 
+use std::convert::Infallible;
+use std::fmt;
+use std::future::Future;
 use std::io::Write as _;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::http::{HeaderValue, Request, Response, StatusCode, header};
 use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, SessionConfig};
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use super::auth::McpHttpService;
+use super::auth::{Authenticated, Authenticator, Unauthorized};
 use super::limits::SessionSlot;
 use super::serve::{McpServeError, McpServer};
 
@@ -158,5 +167,76 @@ fn refuse(stream: TcpStream) {
     tracing::debug!("an MCP connection past the connection cap was refused");
     if let Ok(stream) = stream.into_std() {
         let _ = (&stream).write(BUSY);
+    }
+}
+
+/// What the HTTP service answers.
+type Answer = Response<BoxBody<Bytes, Infallible>>;
+
+/// An [`McpServer`] as a Streamable HTTP tower service
+/// ([`McpServer::http_service`]): rmcp's service, behind the server's
+/// [`Authenticator`] when it has one.
+#[derive(Clone)]
+pub struct McpHttpService {
+    inner: StreamableHttpService<McpServer, LocalSessionManager>,
+    authenticator: Option<Arc<dyn Authenticator>>,
+}
+
+impl McpHttpService {
+    pub(super) fn new(
+        inner: StreamableHttpService<McpServer, LocalSessionManager>,
+        authenticator: Option<Arc<dyn Authenticator>>,
+    ) -> Self {
+        Self { inner, authenticator }
+    }
+}
+
+impl fmt::Debug for McpHttpService {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpHttpService")
+            .field("authenticator", &self.authenticator)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The `401` answer to a refused request.
+fn unauthorized(refused: &Unauthorized) -> Answer {
+    let body = serde_json::json!({"error": refused.message()}).to_string();
+    let mut answer = Response::new(Full::new(Bytes::from(body)).boxed());
+    *answer.status_mut() = StatusCode::UNAUTHORIZED;
+    let headers = answer.headers_mut();
+    headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    answer
+}
+
+impl<B> tower_service::Service<Request<B>> for McpHttpService
+where
+    B: http_body::Body + Send + 'static,
+    B::Error: fmt::Display,
+    B::Data: Send + 'static,
+{
+    type Response = Answer;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Answer, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        let mut inner = self.inner.clone();
+        let authenticator = self.authenticator.clone();
+        Box::pin(async move {
+            let Some(authenticator) = authenticator else { return inner.call(request).await };
+            let (mut parts, body) = request.into_parts();
+            match authenticator.authenticate(&parts).await {
+                Ok(ctx) => {
+                    parts.extensions.insert(Authenticated(ctx));
+                    inner.call(Request::from_parts(parts, body)).await
+                }
+                Err(refused) => Ok(unauthorized(&refused)),
+            }
+        })
     }
 }
