@@ -7,36 +7,15 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use serde_json::json;
-use tool_benches::conversation;
+use tool_benches::{approval_runner, conversation};
 use tool_runtime::agent::deferred::{RunState, StateKey};
 use tool_runtime::agent::{Agent, ScriptedModel, ScriptedTurn, StopReason};
 use tool_runtime::prelude::*;
-use tool_runtime::runner::DeferAll;
-use tool_runtime::runtime::DynamicTool;
 
 const KEY: &[u8; 32] = b"bench key, 32 bytes long, really";
 
 fn state() -> RunState {
-    let close = DynamicTool::builder(
-        "tickets__close",
-        "Close a ticket.",
-        json!({"type": "object", "properties": {"number": {"type": "integer"}}, "required": ["number"], "additionalProperties": false}),
-    )
-    .effect(ToolEffect::StateChange)
-    .redact_all()
-    .build(|_, _, _| async { Ok(json!("closed")) })
-    .expect("a valid tool");
-    let policy = ToolPolicy {
-        require_approval: vec![ToolEffect::StateChange],
-        ..ToolPolicy::allowing(["tickets__*"])
-    };
-    let runner = ToolRunner::builder(
-        ToolCatalog::builder().register_dynamic(close).build().expect("a catalog"),
-    )
-    .policy(policy)
-    .approver(Arc::new(DeferAll))
-    .build();
+    let runner = approval_runner();
     let model = ScriptedModel::new([ScriptedTurn::openai_calls(&[(
         "call_1",
         "tickets__close",

@@ -14,14 +14,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use serde_json::json;
 use tokio::runtime::Runtime;
-use tool_benches::conversation;
+use tool_benches::{approval_runner, conversation};
 use tool_runtime::agent::deferred::{Decisions, StateKey};
 use tool_runtime::agent::{Agent, ScriptedModel, ScriptedTurn, StopReason};
 use tool_runtime::prelude::*;
-use tool_runtime::runner::DeferAll;
-use tool_runtime::runtime::DynamicTool;
 use tool_runtime::store::{
     InMemoryStore, PostgresOptions, PostgresStore, RunKey, RunStore, SqliteStore, StoredRun,
     WaitingCall, WaitingQuery,
@@ -31,21 +28,7 @@ const KEY: &[u8; 32] = b"bench key, 32 bytes long, really";
 
 /// An agent over `store` whose `tickets__close` waits for approval; the model plays `turns`.
 fn agent(store: Arc<dyn RunStore>, turns: Vec<ScriptedTurn>) -> Agent {
-    let close = DynamicTool::builder(
-        "tickets__close",
-        "Close a ticket.",
-        json!({"type": "object", "properties": {"number": {"type": "integer"}}, "required": ["number"], "additionalProperties": false}),
-    )
-    .effect(ToolEffect::StateChange)
-    .redact_all()
-    .build(|_, _, _| async { Ok(json!("closed")) })
-    .expect("a valid tool");
-    let policy = ToolPolicy {
-        require_approval: vec![ToolEffect::StateChange],
-        ..ToolPolicy::allowing(["tickets__*"])
-    };
-    let catalog = ToolCatalog::builder().register_dynamic(close).build().expect("a catalog");
-    let runner = ToolRunner::builder(catalog).policy(policy).approver(Arc::new(DeferAll)).build();
+    let runner = approval_runner();
     Agent::new(Arc::new(ScriptedModel::new(turns)), runner)
         .with_state_key(StateKey::new(*KEY))
         .with_store(store)

@@ -136,3 +136,32 @@ pub fn conversation() -> Vec<tool_runtime::agent::Message> {
         })
         .collect()
 }
+
+/// A runner whose one tool, `tickets__close` (a state change), waits for a person's approval
+/// (policy requires it, [`DeferAll`](tool_runtime::runner::DeferAll) defers it): the runner of
+/// the run-state and run-store benchmarks.
+///
+/// # Panics
+///
+/// Never: the tool and the catalog are valid.
+#[must_use]
+pub fn approval_runner() -> ToolRunner {
+    let close = DynamicTool::builder(
+        "tickets__close",
+        "Close a ticket.",
+        json!({"type": "object", "properties": {"number": {"type": "integer"}}, "required": ["number"], "additionalProperties": false}),
+    )
+    .effect(ToolEffect::StateChange)
+    .redact_all()
+    .build(|_, _, _| async { Ok(json!("closed")) })
+    .expect("a valid tool");
+    let policy = ToolPolicy {
+        require_approval: vec![ToolEffect::StateChange],
+        ..ToolPolicy::allowing(["tickets__*"])
+    };
+    let catalog = ToolCatalog::builder().register_dynamic(close).build().expect("a catalog");
+    ToolRunner::builder(catalog)
+        .policy(policy)
+        .approver(Arc::new(tool_runtime::runner::DeferAll))
+        .build()
+}

@@ -274,6 +274,10 @@ async fn an_ended_run_is_gone_from_the_inbox_and_its_ledger_stays(store: &dyn Ru
     store.end_run(&key, 1_150).await.unwrap();
     assert_eq!(store.load(&key).await.unwrap(), None);
     assert!(store.unfinished("t-ended").await.unwrap().is_empty());
+    // Its ledger answers still, in the order asked.
+    let asked = ["call_2".to_owned(), "call_1".to_owned()];
+    assert_eq!(store.spent(&key, &asked).await.unwrap(), ["call_1"]);
+    assert!(store.spent(&RunKey::new("t-ended-other", "run-1"), &asked).await.unwrap().is_empty());
     assert!(store.list_waiting(&WaitingQuery::tenant("t-ended")).await.unwrap().is_empty());
     assert_eq!(
         store.spend(&key, REV, &approve(&["call_2"]), 1_200).await,

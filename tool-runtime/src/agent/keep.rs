@@ -185,21 +185,15 @@ impl Agent {
     }
 
     /// Why decisions for the run at `key`, which the store does not hold, are refused: calls
-    /// of it spent before (a replay after the run ended), or it is not there. The store is
-    /// asked with a spend that cannot go through (no state has an empty revision, and the
-    /// calls spent before are named first); nothing changes.
+    /// of it spent before (a replay after the run ended, whose ledger stays), or it is not
+    /// there.
     async fn gone(&self, key: RunKey, decisions: &Decisions) -> ResumeError {
         let Some(store) = &self.store else { return ResumeError::NoStore };
-        let probe: Vec<Decided> =
-            decisions.ids().map(|id| Decided::new(id.clone(), "probe")).collect();
-        match store.spend(&key, "", &probe, now_ms()).await {
-            Err(StoreError::AlreadySpent { call_keys, .. }) => {
-                ResumeError::AlreadyResumed { call_ids: call_keys }
-            }
-            Err(StoreError::Backend { context, message }) => {
-                ResumeError::Store(StoreError::Backend { context, message })
-            }
-            _ => ResumeError::Store(StoreError::NotFound { key }),
+        let call_ids: Vec<String> = decisions.ids().cloned().collect();
+        match store.spent(&key, &call_ids).await {
+            Ok(spent) if !spent.is_empty() => ResumeError::AlreadyResumed { call_ids: spent },
+            Ok(_) => ResumeError::Store(StoreError::NotFound { key }),
+            Err(error) => ResumeError::Store(error),
         }
     }
 

@@ -191,6 +191,16 @@ impl RunStore for InMemoryStore {
         Ok(())
     }
 
+    async fn spent(&self, key: &RunKey, call_keys: &[String]) -> Result<Vec<String>, StoreError> {
+        let inner = self.lock();
+        let spent = inner.spent.get(key);
+        Ok(call_keys
+            .iter()
+            .filter(|call_key| spent.is_some_and(|spent| spent.contains_key(*call_key)))
+            .cloned()
+            .collect())
+    }
+
     async fn unfinished(&self, tenant_id: &str) -> Result<Vec<UnfinishedCall>, StoreError> {
         let inner = self.lock();
         let mut found: Vec<UnfinishedCall> = inner

@@ -526,6 +526,15 @@ pub trait RunStore: Send + Sync + fmt::Debug {
         now_ms: i64,
     ) -> Result<(), StoreError>;
 
+    /// Which of `call_keys` were spent for the run at `key`, in their order, ended or not.
+    /// The ledger outlives [`end_run`](Self::end_run): this answers for a run that ended too
+    /// (a replay after the end).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Backend`].
+    async fn spent(&self, key: &RunKey, call_keys: &[String]) -> Result<Vec<String>, StoreError>;
+
     /// The calls of `tenant_id` spent and never ended, oldest first: calls a resume is running
     /// now, and calls whose process died (an operator takes their run over).
     ///

@@ -339,16 +339,9 @@ impl PostgresStore {
         now_ms: i64,
     ) -> Result<Option<StoreError>, tokio_postgres::Error> {
         let run = transaction.query_opt(&self.sql.lock_run, &[&key.tenant_id, &key.run_id]).await?;
-        let keys: Vec<&str> = decided.iter().map(|call| call.call_key.as_str()).collect();
-        let rows =
-            transaction.query(&self.sql.spent, &[&key.tenant_id, &key.run_id, &keys]).await?;
-        if !rows.is_empty() {
-            let spent: Vec<String> = rows.iter().map(|row| row.get(0)).collect();
-            let call_keys = keys
-                .iter()
-                .filter(|key| spent.iter().any(|s| s == *key))
-                .map(|key| (*key).to_owned());
-            let call_keys = call_keys.collect();
+        let keys: Vec<String> = decided.iter().map(|call| call.call_key.clone()).collect();
+        let call_keys = self.spent_of(transaction, key, &keys).await?;
+        if !call_keys.is_empty() {
             return Ok(Some(StoreError::AlreadySpent { key: key.clone(), call_keys }));
         }
         let Some(run) = run else { return Ok(Some(StoreError::NotFound { key: key.clone() })) };
@@ -363,6 +356,19 @@ impl PostgresStore {
         Ok(run
             .get::<_, Option<i64>>(2)
             .map(|since_ms| StoreError::Busy { key: key.clone(), since_ms }))
+    }
+
+    /// Which of `call_keys` were spent for the run at `key`, in their order.
+    async fn spent_of(
+        &self,
+        client: &impl deadpool_postgres::GenericClient,
+        key: &RunKey,
+        call_keys: &[String],
+    ) -> Result<Vec<String>, tokio_postgres::Error> {
+        let rows =
+            client.query(&self.sql.spent, &[&key.tenant_id, &key.run_id, &call_keys]).await?;
+        let spent: Vec<String> = rows.iter().map(|row| row.get(0)).collect();
+        Ok(call_keys.iter().filter(|call_key| spent.contains(call_key)).cloned().collect())
     }
 
     /// A connection from the pool.
@@ -608,6 +614,12 @@ impl RunStore for PostgresStore {
             .await
             .map_err(|error| backend(&context, &error))?;
         Ok(())
+    }
+
+    async fn spent(&self, key: &RunKey, call_keys: &[String]) -> Result<Vec<String>, StoreError> {
+        let context = format!("reading the spent calls of {key}");
+        let client = self.client(&context).await?;
+        self.spent_of(&client, key, call_keys).await.map_err(|error| backend(&context, &error))
     }
 
     async fn unfinished(&self, tenant_id: &str) -> Result<Vec<UnfinishedCall>, StoreError> {

@@ -242,6 +242,25 @@ fn waiting_of(connection: &Connection, key: &RunKey) -> rusqlite::Result<Vec<Wai
     rows.collect()
 }
 
+/// Which of `call_keys` were spent for the run at `key`, in their order.
+fn spent_of(
+    connection: &Connection,
+    key: &RunKey,
+    call_keys: &[String],
+) -> rusqlite::Result<Vec<String>> {
+    let mut statement = connection.prepare_cached(
+        "SELECT 1 FROM tool_runtime_spent_calls
+         WHERE tenant_id = ?1 AND run_id = ?2 AND call_key = ?3",
+    )?;
+    let mut spent = Vec::new();
+    for call_key in call_keys {
+        if statement.exists(params![key.tenant_id, key.run_id, call_key])? {
+            spent.push(call_key.clone());
+        }
+    }
+    Ok(spent)
+}
+
 /// Ends the unfinished spent calls of the run at `key` at `now_ms`.
 fn end_spent(connection: &Connection, key: &RunKey, now_ms: i64) -> rusqlite::Result<usize> {
     connection.execute(
@@ -408,20 +427,8 @@ impl RunStore for SqliteStore {
             // second sees the first's rows.
             let transaction =
                 connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let mut again = Vec::new();
-            for call in &decided {
-                let spent: Option<i64> = transaction
-                    .query_row(
-                        "SELECT 1 FROM tool_runtime_spent_calls
-                         WHERE tenant_id = ?1 AND run_id = ?2 AND call_key = ?3",
-                        params![key.tenant_id, key.run_id, call.call_key],
-                        |row| row.get(0),
-                    )
-                    .optional()?;
-                if spent.is_some() {
-                    again.push(call.call_key.clone());
-                }
-            }
+            let call_keys: Vec<String> = decided.iter().map(|call| call.call_key.clone()).collect();
+            let again = spent_of(&transaction, &key, &call_keys)?;
             if !again.is_empty() {
                 return Ok(Err(StoreError::AlreadySpent { key, call_keys: again }));
             }
@@ -521,6 +528,14 @@ impl RunStore for SqliteStore {
                 )?;
             }
             transaction.commit()
+        })
+        .await
+    }
+
+    async fn spent(&self, key: &RunKey, call_keys: &[String]) -> Result<Vec<String>, StoreError> {
+        let (key, call_keys) = (key.clone(), call_keys.to_vec());
+        self.with(format!("reading the spent calls of {key}"), move |connection| {
+            spent_of(connection, &key, &call_keys)
         })
         .await
     }
