@@ -16,7 +16,10 @@
 //!
 //! [`McpServerBuilder::serve_as`]: tool_runtime::mcp::McpServerBuilder::serve_as
 
+use std::sync::Arc;
 use std::time::Duration;
+
+use tool_runtime::agent::StateKey;
 
 use tool_runtime::catalog::{ToolCatalog, ToolSource};
 use tool_runtime::content::{Content, Resource, ResourceBody};
@@ -24,6 +27,7 @@ use tool_runtime::mcp::McpServer;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
 use tool_runtime::runtime::{ElicitAnswer, Interact, LogLevel, SampleRequest};
+use tool_runtime::store::InMemoryStore;
 
 /// A 1x1 red PNG.
 const RED_PIXEL_PNG: [u8; 69] = [
@@ -371,6 +375,113 @@ impl Tool for TestElicitationSep1330Enums {
     }
 }
 
+/// A name.
+#[derive(Debug, Serialize, Deserialize, ToolSchema)]
+struct Name {
+    name: String,
+}
+
+/// A confirmation.
+#[derive(Debug, Serialize, Deserialize, ToolSchema)]
+struct Confirm {
+    ok: bool,
+}
+
+/// A colour.
+#[derive(Debug, Serialize, Deserialize, ToolSchema)]
+struct Color {
+    color: String,
+}
+
+/// What the user answered, or the tool's error saying they did not.
+fn accepted<T>(answer: ElicitAnswer<T>) -> Result<T, ToolError> {
+    match answer {
+        ElicitAnswer::Accept(value) => Ok(value),
+        ElicitAnswer::Decline | ElicitAnswer::Cancel => {
+            Err(ToolError::new("the user did not answer"))
+        }
+    }
+}
+
+/// Asks the user's name (an input-required round for 2026-07-28 clients), then greets them.
+#[tool(name = "conformance__test_input_required_result_elicitation", effect = read_only, redact = [], capabilities = [Interact])]
+struct TestInputRequiredElicitation {}
+
+impl Tool for TestInputRequiredElicitation {
+    type Output = Content;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        let interact = caps.get::<Interact>()?;
+        let answer =
+            interact.elicitation::<Name>("What is your name?").key("user_name").send().await?;
+        Ok(Content::new().text(format!("Hello, {}!", accepted(answer)?.name)))
+    }
+}
+
+/// Asks for a confirmation; the answer arrives with the server's sealed `requestState`.
+#[tool(name = "conformance__test_input_required_result_request_state", effect = read_only, redact = [], capabilities = [Interact])]
+struct TestInputRequiredRequestState {}
+
+impl Tool for TestInputRequiredRequestState {
+    type Output = Content;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        let interact = caps.get::<Interact>()?;
+        let answer =
+            interact.elicitation::<Confirm>("Please confirm").key("confirm").send().await?;
+        // Only a requestState this server sealed brings the call this far.
+        Ok(Content::new().text(format!("state-ok: confirmed={}", accepted(answer)?.ok)))
+    }
+}
+
+/// Asks a confirmation whose `requestState` the suite tampers with.
+#[tool(name = "conformance__test_input_required_result_tampered_state", effect = read_only, redact = [], capabilities = [Interact])]
+struct TestInputRequiredTamperedState {}
+
+impl Tool for TestInputRequiredTamperedState {
+    type Output = Content;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        let interact = caps.get::<Interact>()?;
+        let answer =
+            interact.elicitation::<Confirm>("Please confirm").key("confirm").send().await?;
+        Ok(Content::new().text(format!("confirmed={}", accepted(answer)?.ok)))
+    }
+}
+
+/// Asks two questions, one round each.
+#[tool(name = "conformance__test_input_required_result_multi_round", effect = read_only, redact = [], capabilities = [Interact])]
+struct TestInputRequiredMultiRound {}
+
+impl Tool for TestInputRequiredMultiRound {
+    type Output = Content;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        let interact = caps.get::<Interact>()?;
+        let name =
+            interact.elicitation::<Name>("Step 1: What is your name?").key("step1").send().await?;
+        let color = interact
+            .elicitation::<Color>("Step 2: What is your favorite color?")
+            .key("step2")
+            .send()
+            .await?;
+        let (name, color) = (accepted(name)?.name, accepted(color)?.color);
+        Ok(Content::new().text(format!("Hello, {name}! Your favorite color is {color}.")))
+    }
+}
+
 /// `Elicitation completed: action=<action>, content=<answer>`.
 fn completed<T: Serialize>(answer: ElicitAnswer<T>) -> Result<String, ToolError> {
     Ok(match answer {
@@ -399,6 +510,10 @@ fn server() -> Result<McpServer, Box<dyn std::error::Error>> {
         .register::<TestElicitation>()
         .register::<TestElicitationSep1034Defaults>()
         .register::<TestElicitationSep1330Enums>()
+        .register::<TestInputRequiredElicitation>()
+        .register::<TestInputRequiredRequestState>()
+        .register::<TestInputRequiredTamperedState>()
+        .register::<TestInputRequiredMultiRound>()
         // Served over MCP, the calling client answers; nothing else here can.
         .capability(Interact::unavailable())
         .build()?;
@@ -406,7 +521,13 @@ fn server() -> Result<McpServer, Box<dyn std::error::Error>> {
         catalog.tools().iter().map(|tool| tool.spec().name().to_owned()).collect();
     let runner =
         ToolRunner::builder(catalog).policy(ToolPolicy::allowing(["conformance__*"])).build();
-    let mut builder = McpServer::builder(runner).server_info("mcp-conformance", "1.0.0");
+    // Calls that wait become input-required rounds for clients of 2026-07-28, sealed with a
+    // key of this process (a deployment shares one among its replicas).
+    let mut key = [0u8; 32];
+    getrandom::fill(&mut key).map_err(|error| format!("no random key: {error}"))?;
+    let mut builder = McpServer::builder(runner)
+        .server_info("mcp-conformance", "1.0.0")
+        .store(Arc::new(InMemoryStore::new()), StateKey::new(key));
     for id in ids {
         let bare = id.trim_start_matches("conformance__").to_owned();
         builder = builder.serve_as(id, bare)?;

@@ -294,7 +294,7 @@ impl StateKey {
         &self.id
     }
 
-    pub(super) fn mac(&self, bytes: &[u8]) -> Hmac<Sha256> {
+    pub(crate) fn mac(&self, bytes: &[u8]) -> Hmac<Sha256> {
         // HMAC takes keys of any length.
         let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.bytes)
             .unwrap_or_else(|_| unreachable!("HMAC accepts keys of every length"));
@@ -593,7 +593,7 @@ impl RunState {
     }
 }
 
-pub(super) fn unhex(text: &str) -> Option<Vec<u8>> {
+pub(crate) fn unhex(text: &str) -> Option<Vec<u8>> {
     if !text.len().is_multiple_of(2) || !text.is_ascii() {
         return None;
     }

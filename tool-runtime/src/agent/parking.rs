@@ -13,7 +13,7 @@ use crate::runtime::{
 /// (`?`), and the runner ends the call waiting on it. A call that goes on asking after that
 /// gets the same wait again.
 #[derive(Debug, Default)]
-pub(super) struct Parking {
+pub(crate) struct Parking {
     state: Mutex<Parked>,
 }
 
@@ -26,7 +26,7 @@ struct Parked {
 
 impl Parking {
     /// A parking that gives back `answered`, in order.
-    pub(super) fn new(answered: Vec<Answered>) -> Arc<Self> {
+    pub(crate) fn new(answered: Vec<Answered>) -> Arc<Self> {
         Arc::new(Self { state: Mutex::new(Parked { answered, next: 0, asked: None }) })
     }
 
@@ -80,7 +80,7 @@ mod tests {
     use super::*;
 
     fn question(message: &str) -> ElicitRequest {
-        ElicitRequest { message: message.to_owned(), schema: Map::new() }
+        ElicitRequest { message: message.to_owned(), schema: Map::new(), key: None }
     }
 
     #[tokio::test]

@@ -261,7 +261,7 @@ impl Agent {
 /// ones, for an edit), and denies anything else. `None`: an answered question of a call that
 /// was never approved, which no approval may reach now.
 #[derive(Debug)]
-struct Decided(Option<Approval>);
+pub(crate) struct Decided(pub(crate) Option<Approval>);
 
 #[async_trait]
 impl Approver for Decided {

@@ -105,6 +105,7 @@ mod limits;
 mod logging;
 mod names;
 mod remote;
+mod rounds;
 mod serve;
 mod streamable;
 mod text;

@@ -23,15 +23,20 @@ use super::auth::{Authenticated, Authenticator};
 use super::interact::ClientInteractor;
 use super::limits::{HttpLimits, SessionSlot};
 use super::logging;
+use super::rounds::{self, Pending, Reply, Rounds};
+use crate::agent::deferred::StateKey;
+use crate::agent::parking::Parking;
+use crate::agent::resume::Decided;
 use crate::catalog::{ToolSource, shows};
 use crate::content::{Part, ResourceBody, ToolOutput};
-use crate::runner::ToolRunner;
+use crate::runner::{Approval, ToolRunner};
 use crate::runtime::{
-    CallOutcome, ContextIds, LogLevel, LogMessage, LogReporter, Progress, ProgressReporter,
-    ToolInvocationContext,
+    Answered, CallOutcome, ContextIds, LogLevel, LogMessage, LogReporter, Progress,
+    ProgressReporter, ToolExecResult, ToolInvocationContext,
 };
 use crate::schema::Shown;
 use crate::spec::{Allowed, ToolEffect, ToolSpec, allowed_below};
+use crate::store::RunStore;
 
 type ContextFn = Arc<dyn Fn() -> ToolInvocationContext + Send + Sync>;
 
@@ -125,6 +130,7 @@ struct Inner {
     names: ServedNames,
     http_limits: HttpLimits,
     authenticator: Option<Arc<dyn Authenticator>>,
+    rounds: Option<Rounds>,
 }
 
 /// What one client connection set: the lowest level of log messages it receives. A session of
@@ -188,6 +194,7 @@ pub struct McpServerBuilder {
     names: ServedNames,
     http_limits: HttpLimits,
     authenticator: Option<Arc<dyn Authenticator>>,
+    rounds: Option<Rounds>,
 }
 
 impl fmt::Debug for McpServerBuilder {
@@ -367,6 +374,7 @@ impl McpServer {
             names: ServedNames::default(),
             http_limits: HttpLimits::default(),
             authenticator: None,
+            rounds: None,
         }
     }
 
@@ -465,7 +473,7 @@ impl McpServer {
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
+    ) -> Result<CallToolResponse, ErrorData> {
         let inner = &self.inner;
         let mut ctx = self.context_of(&context).with_cancellation(context.ct.clone());
         let tool = inner
@@ -483,6 +491,135 @@ impl McpServer {
         let spec = tool.spec();
         // Already parsed by the transport: handed over as they are, never re-encoded.
         let args = Value::Object(request.arguments.unwrap_or_default());
+        // A call that waits becomes an input-required result for a client that takes them,
+        // when the server keeps such calls.
+        let rounds = inner.rounds.as_ref().filter(|_| rounds::takes_rounds(&context));
+        let Some(rounds) = rounds else {
+            if request.request_state.is_some() {
+                return Err(ErrorData::invalid_params(
+                    "this server issues no requestState for this client: call the tool without it",
+                    None,
+                ));
+            }
+            // The call's questions go to this session's client, whatever the catalog bound.
+            ctx = ctx.with_interactor(Arc::new(ClientInteractor { peer: context.peer.clone() }));
+            let result = self.exec(&inner.runner, spec.name(), args, ctx, &context).await;
+            return Ok(match result.outcome {
+                CallOutcome::Waiting(waiting) => {
+                    // The client cannot be asked: it is told what the call waits for.
+                    CallToolResult::error(vec![ContentBlock::text(waiting.message)]).into()
+                }
+                outcome => complete(outcome, spec),
+            });
+        };
+        let Some(state) = request.request_state.as_deref() else {
+            // A first round: the call's questions wait for the client's user, as approvals do.
+            let call = rounds::call_id();
+            ctx = ctx
+                .with_tool_call_id(call.clone())
+                .with_deferred_questions(Parking::new(Vec::new()));
+            let result =
+                self.exec(&inner.runner, spec.name(), args.clone(), ctx.clone(), &context).await;
+            let arguments = result.args().cloned().unwrap_or(Value::Null);
+            return Ok(match result.outcome {
+                CallOutcome::Waiting(waiting) => {
+                    // A call that asked got past its approval, if policy required one.
+                    let approved = waiting.question.is_some() && self.needs_approval(spec);
+                    let pending = rounds.pending(
+                        &ctx,
+                        &call,
+                        spec,
+                        &args,
+                        arguments,
+                        waiting.waits_for,
+                        waiting.question,
+                        Vec::new(),
+                        approved,
+                    );
+                    rounds.ask(&pending, &request.name).await?.into()
+                }
+                outcome => complete(outcome, spec),
+            });
+        };
+        let (pending, revision) = rounds.open(state, &ctx, spec, &args)?;
+        let Some(reply) = Rounds::reply(&pending, request.input_responses.as_ref())? else {
+            // Not answered: asked again, with the same state.
+            return Ok(Rounds::asking(&pending, &request.name, state.to_owned()).into());
+        };
+        rounds.spend(&pending, &revision, &reply).await?;
+        // The call goes on as the round decided: the same call, for the same caller.
+        let ctx = ctx.with_tool_call_id(pending.call.clone());
+        let (approved, answers) = match reply {
+            Reply::Deny => {
+                let message = "the client's user refused the call";
+                let result = inner
+                    .runner
+                    .deny_deferred(spec.name(), &pending.arguments, message, &ctx)
+                    .await;
+                rounds.end(&pending).await;
+                return Ok(complete(result.outcome, spec));
+            }
+            Reply::Approve => (true, pending.answered.clone()),
+            Reply::Answer(answer) => {
+                let mut answers = pending.answered.clone();
+                if let Some(question) = pending.question.clone() {
+                    answers.push(Answered { question, answer });
+                }
+                (pending.approved, answers)
+            }
+        };
+        // Approved exactly this call, once; an answered question runs again under the approval
+        // it had before it asked, if it had one.
+        let approval = approved.then(|| {
+            Approval::bound(
+                &ctx,
+                spec.name(),
+                &pending.spec_hash,
+                &pending.call,
+                &pending.arguments,
+            )
+        });
+        let runner =
+            inner.runner.deciding(Arc::new(Decided(approval)), &pending.call, &pending.arguments);
+        let ctx = ctx.with_deferred_questions(Parking::new(answers.clone()));
+        let result =
+            self.exec(&runner, spec.name(), pending.arguments.clone(), ctx.clone(), &context).await;
+        Ok(match result.outcome {
+            CallOutcome::Waiting(waiting) => {
+                // It asked (another) question: the next round asks it, with the arguments it ran
+                // with.
+                let next = Pending {
+                    waits_for: waiting.waits_for,
+                    question: waiting.question,
+                    answered: answers,
+                    approved,
+                    ..pending
+                };
+                rounds.ask(&next, &request.name).await?.into()
+            }
+            outcome => {
+                rounds.end(&pending).await;
+                complete(outcome, spec)
+            }
+        })
+    }
+
+    /// Whether policy requires approval for the tool of `spec`.
+    fn needs_approval(&self, spec: &ToolSpec) -> bool {
+        self.inner.runner.policy().decide(spec.name(), spec.effect())
+            == crate::policy::Decision::RequireApproval
+    }
+
+    /// Runs the call of `name` on `runner` in `ctx`, the tool's progress and log messages sent
+    /// to the client of `context` as they come.
+    async fn exec(
+        &self,
+        runner: &ToolRunner,
+        name: &str,
+        args: Value,
+        mut ctx: ToolInvocationContext,
+        context: &RequestContext<RoleServer>,
+    ) -> ToolExecResult {
         // Progress and log messages share one queue, so the client sees them in the order the
         // tool sent them. It is bounded: what a client too slow to read them would leave in it
         // is dropped, and the call goes on.
@@ -520,9 +657,7 @@ impl McpServer {
                 }
             }
         };
-        // The call's questions go to this session's client, whatever the catalog bound.
-        ctx = ctx.with_interactor(Arc::new(ClientInteractor { peer: context.peer.clone() }));
-        let exec = inner.runner.exec(spec.name(), args, &ctx);
+        let exec = runner.exec(name, args, &ctx);
         tokio::pin!(exec);
         // The call and the sending of its notices go on side by side: a client that does not
         // read them holds up the sending, never the call (its deadline included).
@@ -550,19 +685,24 @@ impl McpServer {
         while let Ok(notice) = notice_rx.try_recv() {
             notify(notice).await;
         }
-        Ok(match result.outcome {
-            CallOutcome::Done(output) => {
-                served_result(&output, served_output(spec).map(|(_, shape)| shape))
-            }
-            CallOutcome::Failed(error) => {
-                CallToolResult::error(vec![ContentBlock::text(error.message)])
-            }
-            // Nothing over MCP decides a waiting call yet: the client is told what it waits for.
-            CallOutcome::Waiting(waiting) => {
-                CallToolResult::error(vec![ContentBlock::text(waiting.message)])
-            }
-        })
+        result
     }
+}
+
+/// The complete result of a call that ended: done or failed.
+fn complete(outcome: CallOutcome, spec: &ToolSpec) -> CallToolResponse {
+    match outcome {
+        CallOutcome::Done(output) => {
+            served_result(&output, served_output(spec).map(|(_, shape)| shape))
+        }
+        CallOutcome::Failed(error) => {
+            CallToolResult::error(vec![ContentBlock::text(error.message)])
+        }
+        CallOutcome::Waiting(waiting) => {
+            CallToolResult::error(vec![ContentBlock::text(waiting.message)])
+        }
+    }
+    .into()
 }
 
 /// How many progress reports and log messages of one call may wait for the client to read
@@ -743,6 +883,70 @@ impl McpServerBuilder {
         self
     }
 
+    /// Keeps the calls that wait in `store`, so that a client that speaks MCP 2026-07-28 and
+    /// declares elicitation can decide them: a call that waits for approval, or for its
+    /// user's answer to a question the tool asks ([`Interact`](crate::runtime::Interact)),
+    /// ends its `tools/call` with an input-required result instead of an error. Its
+    /// `inputRequests` hold one elicitation form: `approval` (a yes/no, `{"approve": true}`,
+    /// with the tool and the arguments that will run) or `question` (the tool's question);
+    /// its `requestState` carries the call, sealed with `key`.
+    ///
+    /// The client calls again with the same tool, the same arguments, its answer in
+    /// `inputResponses` and the `requestState`. Any server sharing `store` and `key` takes it
+    /// (nothing of the call stays in one process): the state is checked (sealed with `key` or a
+    /// [retired key](Self::retired_state_key), issued to this caller, for this tool as it is now
+    /// and these arguments, not expired) and spent in the store, so it is good once; then the
+    /// approved call runs (the approval is bound to it as the runner's approver's is), a
+    /// refused one fails with `approval_denied`, an answered tool runs again from its start
+    /// with its answers. A tampered, foreign, expired or spent state is a protocol error
+    /// (`-32602`) and nothing runs. Each call that waits is listed in the store
+    /// ([`RunStore::list_waiting`]) as the run `mcp:<call id>` of its tenant, until it ends or
+    /// [expires](Self::state_ttl).
+    ///
+    /// Older clients keep what they had: a question goes to the client in the call
+    /// (`elicitation/create`) when it declared elicitation, and a call that waits for approval
+    /// fails with what it waits for.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tool_runtime::agent::StateKey;
+    /// use tool_runtime::catalog::ToolCatalog;
+    /// use tool_runtime::mcp::McpServer;
+    /// use tool_runtime::runner::{DeferAll, ToolRunner};
+    /// use tool_runtime::store::InMemoryStore;
+    ///
+    /// let runner = ToolRunner::builder(ToolCatalog::builder().build().unwrap())
+    ///     .approver(Arc::new(DeferAll)) // approvals are decided by the client's user
+    ///     .build();
+    /// let server = McpServer::builder(runner)
+    ///     .store(Arc::new(InMemoryStore::new()), StateKey::new(*b"a secret all replicas share!!!!!"))
+    ///     .build();
+    /// # let _ = server;
+    /// ```
+    pub fn store(mut self, store: Arc<dyn RunStore>, key: StateKey) -> Self {
+        self.rounds = Some(Rounds { store, keys: vec![key], ttl_ms: DEFAULT_STATE_TTL_MS });
+        self
+    }
+
+    /// A key states were sealed with before [`store`](Self::store)'s key replaced it: states
+    /// it sealed are still taken, new ones are sealed with the current key. Call it after
+    /// `store`, once per retired key.
+    pub fn retired_state_key(mut self, key: StateKey) -> Self {
+        if let Some(rounds) = self.rounds.as_mut() {
+            rounds.keys.push(key);
+        }
+        self
+    }
+
+    /// How long a call that waits may be decided, from the round that asked (default 24
+    /// hours). Call it after [`store`](Self::store).
+    pub fn state_ttl(mut self, ttl: std::time::Duration) -> Self {
+        if let Some(rounds) = self.rounds.as_mut() {
+            rounds.ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+        }
+        self
+    }
+
     /// The server.
     pub fn build(self) -> McpServer {
         McpServer {
@@ -755,6 +959,7 @@ impl McpServerBuilder {
                 names: self.names,
                 http_limits: self.http_limits,
                 authenticator: self.authenticator,
+                rounds: self.rounds,
             }),
             session: Session::new(None),
         }
@@ -784,7 +989,7 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.call(request, context).await.map(CallToolResponse::from)
+        self.call(request, context).await
     }
 
     #[allow(deprecated)] // see `logging`
@@ -798,6 +1003,9 @@ impl ServerHandler for McpServer {
         Ok(())
     }
 }
+
+/// How long a call that waits may be decided by default: 24 hours.
+const DEFAULT_STATE_TTL_MS: u64 = 24 * 60 * 60 * 1000;
 
 /// The longest name a tool may be served under (MCP 2026-07-28: 1 to 128 characters).
 const MAX_SERVED_NAME: usize = 128;

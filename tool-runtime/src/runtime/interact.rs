@@ -24,6 +24,11 @@ pub struct ElicitRequest {
     pub message: String,
     /// The JSON Schema of the answer, as sent to the client (`requestedSchema` in MCP).
     pub schema: Map<String, Value>,
+    /// The name the question goes by where a protocol names it: its key in an MCP
+    /// input-required result's `inputRequests` (`question` when `None`). Set with
+    /// [`Elicitation::key`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
 }
 
 /// What the user did with an [`ElicitRequest`], the answer still untyped. As JSON, MCP's
@@ -421,6 +426,7 @@ impl Interact {
         Elicitation {
             interact: self,
             message: message.into(),
+            key: None,
             defaults: None,
             titles: Vec::new(),
             answer: PhantomData,
@@ -470,12 +476,20 @@ type FieldTitles = (String, TitleStyle, Vec<(String, String)>);
 pub struct Elicitation<'i, T> {
     interact: &'i Interact,
     message: String,
+    key: Option<String>,
     defaults: Option<Result<Value, String>>,
     titles: Vec<FieldTitles>,
     answer: PhantomData<fn() -> T>,
 }
 
 impl<T: ToolSchema + DeserializeOwned> Elicitation<'_, T> {
+    /// Names the question (see [`ElicitRequest::key`]): a client that answers MCP
+    /// input-required rounds finds it under this key. Unnamed, it is `question`.
+    pub fn key(mut self, key: impl Into<String>) -> Self {
+        self.key = Some(key.into());
+        self
+    }
+
     /// Pre-fills the form: each field of `defaults` becomes its property's `default` (SEP-1034;
     /// a `None` field gives none).
     pub fn defaults(mut self, defaults: &T) -> Self
@@ -533,7 +547,7 @@ impl<T: ToolSchema + DeserializeOwned> Elicitation<'_, T> {
         for (field, style, titles) in &self.titles {
             with_titles(&mut schema, field, *style, titles)?;
         }
-        let request = ElicitRequest { message: self.message, schema };
+        let request = ElicitRequest { message: self.message, schema, key: self.key };
         match self.interact.ask(request).await? {
             ElicitResponse::Accept(content) => {
                 T::SCHEMA

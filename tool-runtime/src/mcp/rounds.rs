@@ -1,0 +1,398 @@
+//! Calls that wait, carried over MCP 2026-07-28 input-required results (SEP-2322): a served
+//! call that waits for approval or for its user's answer ends its `tools/call` with
+//! `resultType: "input_required"`, an elicitation form for the client's user and a sealed
+//! `requestState`. The client calls again with the answer and the state; the server reads
+//! everything it needs from the state (any replica does), checks it was issued to this caller
+//! for this call, spends it in the [store](crate::store) (so it is good once) and goes on from
+//! there: the approved call runs, the answered question is answered, a denied call is refused.
+
+use std::sync::Arc;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use hmac::Mac as _;
+use rmcp::ErrorData;
+use rmcp::model::{
+    ElicitRequest as McpElicit, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationSchema, InputRequest, InputRequests, InputRequiredResult, InputResponses,
+    ProtocolVersion,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use crate::agent::deferred::StateKey;
+use crate::digest::{arguments_hash, hex};
+use crate::runtime::{Answered, ElicitRequest, ElicitResponse, ToolInvocationContext, WaitsFor};
+use crate::schema::Shown;
+use crate::spec::ToolSpec;
+use crate::store::{Decided, RunKey, RunStore, StoreError, StoredRun, WaitingCall};
+
+/// The key of the approval form in `inputRequests` and `inputResponses`.
+pub(super) const APPROVAL: &str = "approval";
+
+/// The key of a tool's question in `inputRequests` and `inputResponses`, unless it names one
+/// ([`ElicitRequest::key`]).
+pub(super) const QUESTION: &str = "question";
+
+/// What a `requestState` starts with: the version of its layout.
+const LAYOUT: &str = "trs1";
+
+/// The longest `requestState` read (its arguments and answers included): 1 MiB.
+const MAX_STATE: usize = 1 << 20;
+
+/// Where a server keeps the calls that wait, and how it seals what clients carry between
+/// rounds (see [`McpServerBuilder::store`](super::McpServerBuilder::store)).
+pub(super) struct Rounds {
+    pub(super) store: Arc<dyn RunStore>,
+    /// The key new states are sealed with, then the retired ones still read.
+    pub(super) keys: Vec<StateKey>,
+    pub(super) ttl_ms: u64,
+}
+
+/// What a `requestState` carries: everything the next round needs, bound to the caller, the
+/// tool, its version and the arguments the client sent.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Pending {
+    /// The tenant and actor it was issued to.
+    pub(super) tenant: String,
+    pub(super) actor: String,
+    /// The call's id; the store keeps the call as the run `mcp:<call>` of the tenant.
+    pub(super) call: String,
+    /// The tool's id (never its served name) and its spec hash when the call was made.
+    pub(super) tool: String,
+    pub(super) spec_hash: String,
+    /// The SHA-256 of the arguments as the client sent them: a next round sends the same.
+    pub(super) request: String,
+    /// The validated arguments the call waits with.
+    pub(super) arguments: Value,
+    /// What it waits for.
+    pub(super) waits_for: WaitsFor,
+    /// The question it waits on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) question: Option<ElicitRequest>,
+    /// The questions it asked before, with their answers, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(super) answered: Vec<Answered>,
+    /// Whether the call was approved before it asked its question.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(super) approved: bool,
+    /// When the state expires, in milliseconds since the Unix epoch.
+    pub(super) expires_at_ms: i64,
+}
+
+impl Pending {
+    /// The key a round of it spends in the store's ledger, as the agent's are: the call id for
+    /// the approval, `<call id>#answer-<n>` for the answer to its `n`th question (a call is
+    /// decided once per question).
+    fn ledger_key(&self) -> String {
+        match self.waits_for {
+            WaitsFor::Elicitation => format!("{}#answer-{}", self.call, self.answered.len() + 1),
+            _ => self.call.clone(),
+        }
+    }
+
+    /// The key of its form in `inputRequests`: the question's own, else `question`, or
+    /// `approval`.
+    pub(super) fn input_key(&self) -> &str {
+        match &self.question {
+            Some(question) => question.key.as_deref().unwrap_or(QUESTION),
+            None => APPROVAL,
+        }
+    }
+
+    /// The store's key of this call.
+    pub(super) fn key(&self) -> RunKey {
+        RunKey::new(self.tenant.clone(), format!("mcp:{}", self.call))
+    }
+}
+
+/// What the client's user said to the round's form.
+pub(super) enum Reply {
+    /// Run the call (approved) or go on with the answer.
+    Approve,
+    Deny,
+    Answer(ElicitResponse),
+}
+
+impl Reply {
+    fn label(&self) -> &'static str {
+        match self {
+            Self::Approve => "approved",
+            Self::Deny => "denied",
+            Self::Answer(_) => "answered",
+        }
+    }
+}
+
+/// Whether the client of this request takes input-required results: it speaks 2026-07-28 or
+/// later and declared elicitation (for this request, or for its session).
+pub(super) fn takes_rounds(context: &RequestContext<RoleServer>) -> bool {
+    let version = context.protocol_version();
+    let speaks = version
+        .as_ref()
+        .is_some_and(|version| version.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+    speaks && context.client_capabilities().is_some_and(|caps| caps.elicitation.is_some())
+}
+
+/// A fresh call id, unique across processes and hosts: 128 random bits.
+pub(super) fn call_id() -> String {
+    let mut bytes = [0u8; 16];
+    // The system's random source does not fail on the platforms this crate runs on; were it
+    // to, the clock and a counter still keep ids apart within a process.
+    if getrandom::fill(&mut bytes).is_err() {
+        let fallback =
+            format!("{:?}{:?}", std::time::SystemTime::now(), std::thread::current().id());
+        bytes.copy_from_slice(&crate::digest::parts_hash([fallback.as_str()])[..16]);
+    }
+    format!("mcp_{}", hex(&bytes))
+}
+
+/// Milliseconds since the Unix epoch.
+pub(super) fn now_ms() -> i64 {
+    let since = std::time::SystemTime::UNIX_EPOCH.elapsed().unwrap_or_default();
+    i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
+}
+
+fn refused(message: impl Into<String>) -> ErrorData {
+    ErrorData::invalid_params(message.into(), None)
+}
+
+impl Rounds {
+    /// The pending call a waiting call becomes, for the caller of `ctx`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn pending(
+        &self,
+        ctx: &ToolInvocationContext,
+        call: &str,
+        spec: &ToolSpec,
+        request: &Value,
+        arguments: Value,
+        waits_for: WaitsFor,
+        question: Option<ElicitRequest>,
+        answered: Vec<Answered>,
+        approved: bool,
+    ) -> Pending {
+        let ttl = i64::try_from(self.ttl_ms).unwrap_or(i64::MAX);
+        Pending {
+            tenant: ctx.tenant_id().to_owned(),
+            actor: ctx.actor_id().to_owned(),
+            call: call.to_owned(),
+            tool: spec.name().to_owned(),
+            spec_hash: spec.spec_hash().to_owned(),
+            request: arguments_hash(request),
+            arguments,
+            waits_for,
+            question,
+            answered,
+            approved,
+            expires_at_ms: now_ms().saturating_add(ttl),
+        }
+    }
+
+    /// `pending` sealed: `trs1.<base64url JSON>.<key id>.<HMAC-SHA256 hex>`, and the HMAC (the
+    /// revision the store keeps it under).
+    fn seal(&self, pending: &Pending) -> (String, String) {
+        // A pending call is strings and JSON values under string keys: it always serialises.
+        let json = serde_json::to_vec(pending).unwrap_or_default();
+        let key = &self.keys[0];
+        let mac = hex(&key.mac(&json).finalize().into_bytes());
+        (format!("{LAYOUT}.{}.{}.{mac}", URL_SAFE_NO_PAD.encode(&json), key.id()), mac)
+    }
+
+    /// The pending call `state` carries, checked: sealed by this server's key (or a retired
+    /// one), not expired, issued to the caller of `ctx` for the tool of `spec` as it is now and
+    /// for the arguments `request`. Also the state's revision.
+    pub(super) fn open(
+        &self,
+        state: &str,
+        ctx: &ToolInvocationContext,
+        spec: &ToolSpec,
+        request: &Value,
+    ) -> Result<(Pending, String), ErrorData> {
+        let forged = || {
+            refused(
+                "the requestState was not issued by this server or was changed: call the tool again without it",
+            )
+        };
+        if state.len() > MAX_STATE {
+            return Err(forged());
+        }
+        let mut fields = state.split('.');
+        let (Some(LAYOUT), Some(body), Some(key_id), Some(mac), None) =
+            (fields.next(), fields.next(), fields.next(), fields.next(), fields.next())
+        else {
+            return Err(forged());
+        };
+        let json = URL_SAFE_NO_PAD.decode(body).map_err(|_| forged())?;
+        let key = self.keys.iter().find(|key| key.id() == key_id).ok_or_else(forged)?;
+        let tag = crate::agent::deferred::unhex(mac).ok_or_else(forged)?;
+        key.mac(&json).verify_slice(&tag).map_err(|_| forged())?;
+        let pending: Pending = serde_json::from_slice(&json).map_err(|_| forged())?;
+        if pending.tenant != ctx.tenant_id() || pending.actor != ctx.actor_id() {
+            return Err(refused("the requestState was issued to another caller"));
+        }
+        if pending.tool != spec.name() || pending.request != arguments_hash(request) {
+            return Err(refused(
+                "the requestState was issued for another tool or other arguments: send the call it came with",
+            ));
+        }
+        if pending.expires_at_ms <= now_ms() {
+            return Err(refused("the requestState expired: call the tool again without it"));
+        }
+        if pending.spec_hash != spec.spec_hash() {
+            return Err(refused(format!(
+                "the tool `{}` changed since the requestState was issued: call it again without it",
+                Shown(spec.name())
+            )));
+        }
+        Ok((pending, mac.to_owned()))
+    }
+
+    /// What the client's user said in `responses` to the form of `pending`; `None` when the
+    /// responses do not answer it (the round is asked again). Keys it did not ask for are
+    /// ignored.
+    pub(super) fn reply(
+        pending: &Pending,
+        responses: Option<&InputResponses>,
+    ) -> Result<Option<Reply>, ErrorData> {
+        let key = pending.input_key();
+        let Some(response) = responses.and_then(|responses| responses.get(key)) else {
+            return Ok(None);
+        };
+        let result: ElicitResult = serde_json::from_value(response.clone()).map_err(|error| {
+            refused(format!("the input response `{key}` is not an elicitation result: {error}"))
+        })?;
+        Ok(Some(match (&pending.question, result.action) {
+            (Some(_), ElicitationAction::Accept) => Reply::Answer(ElicitResponse::Accept(
+                result.content.unwrap_or_else(|| Value::Object(Map::new())),
+            )),
+            (Some(_), ElicitationAction::Decline) => Reply::Answer(ElicitResponse::Decline),
+            (Some(_), _) => Reply::Answer(ElicitResponse::Cancel),
+            (None, ElicitationAction::Accept) => {
+                match result.content.as_ref().and_then(|content| content.get("approve")) {
+                    Some(Value::Bool(true)) => Reply::Approve,
+                    Some(Value::Bool(false)) => Reply::Deny,
+                    _ => {
+                        return Err(refused(
+                            "the input response `approval` must accept with `{\"approve\": true}` or `{\"approve\": false}`",
+                        ));
+                    }
+                }
+            }
+            (None, _) => Reply::Deny,
+        }))
+    }
+
+    /// Spends the call of `pending` (state `revision`) with `reply`: of two rounds sending the
+    /// same state, one goes on.
+    pub(super) async fn spend(
+        &self,
+        pending: &Pending,
+        revision: &str,
+        reply: &Reply,
+    ) -> Result<(), ErrorData> {
+        let decided = [Decided::new(pending.ledger_key(), reply.label())];
+        match self.store.spend(&pending.key(), revision, &decided, now_ms()).await {
+            Ok(()) => Ok(()),
+            Err(
+                StoreError::AlreadySpent { .. }
+                | StoreError::NotFound { .. }
+                | StoreError::Moved { .. },
+            ) => Err(refused("the requestState was used already: call the tool again without it")),
+            Err(StoreError::Expired { .. }) => {
+                Err(refused("the requestState expired: call the tool again without it"))
+            }
+            Err(StoreError::Busy { .. }) => {
+                Err(refused("another round of this call is running: wait for it to end"))
+            }
+            Err(error) => Err(ErrorData::internal_error(
+                format!("the store refused the round: {}", Shown(&error.to_string())),
+                None,
+            )),
+        }
+    }
+
+    /// Keeps `pending` in the store (replacing the state a round of it spent) and asks the
+    /// client: the input-required result of `served` (the name the client called).
+    pub(super) async fn ask(
+        &self,
+        pending: &Pending,
+        served: &str,
+    ) -> Result<InputRequiredResult, ErrorData> {
+        let (state, revision) = self.seal(pending);
+        let waiting = vec![WaitingCall {
+            call_id: pending.call.clone(),
+            tool_name: pending.tool.clone(),
+            waits_for: pending.waits_for,
+        }];
+        let saved_at = now_ms();
+        let ttl = u64::try_from(pending.expires_at_ms.saturating_sub(saved_at)).unwrap_or(0);
+        let run = StoredRun::new(
+            pending.key(),
+            pending.actor.clone(),
+            waiting,
+            state.clone().into_bytes(),
+            revision,
+            saved_at,
+            ttl,
+        );
+        self.store.save(run).await.map_err(|error| {
+            ErrorData::internal_error(
+                format!("the call waits and could not be stored: {}", Shown(&error.to_string())),
+                None,
+            )
+        })?;
+        Ok(Self::asking(pending, served, state))
+    }
+
+    /// The input-required result asking what `pending` waits for, with `state`.
+    pub(super) fn asking(pending: &Pending, served: &str, state: String) -> InputRequiredResult {
+        let key = pending.input_key().to_owned();
+        let (message, schema) = match &pending.question {
+            Some(question) => (question.message.clone(), question.schema.clone()),
+            None => {
+                // What will run, as the form shows it: the tool and its validated arguments.
+                let arguments = serde_json::to_string_pretty(&pending.arguments)
+                    .unwrap_or_else(|_| pending.arguments.to_string());
+                let message = format!(
+                    "Allow the call of `{}`? It runs with these arguments:\n{arguments}",
+                    Shown(served)
+                );
+                let schema = json!({
+                    "type": "object",
+                    "properties": {"approve": {
+                        "type": "boolean",
+                        "title": "Approve",
+                        "description": "true runs the call once; false refuses it"
+                    }},
+                    "required": ["approve"]
+                });
+                let Value::Object(schema) = schema else { unreachable!("an object literal") };
+                (message, schema)
+            }
+        };
+        let mut requests = InputRequests::new();
+        // A schema the client's form cannot take was refused when the tool asked (see
+        // `Interact::elicit`); the approval form is one of flat primitives.
+        if let Ok(requested_schema) =
+            serde_json::from_value::<ElicitationSchema>(Value::Object(schema))
+        {
+            let params = ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message,
+                requested_schema,
+            };
+            requests.insert(key, InputRequest::Elicitation(McpElicit::new(params)));
+        }
+        InputRequiredResult::new(Some(requests), Some(state))
+    }
+
+    /// Ends the call of `pending` in the store: it ran, or was refused.
+    pub(super) async fn end(&self, pending: &Pending) {
+        if let Err(error) = self.store.end_run(&pending.key(), now_ms()).await {
+            tracing::warn!(%error, call = %pending.call, "a served call ended and the store could not record it");
+        }
+    }
+}
