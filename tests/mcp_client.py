@@ -17,6 +17,11 @@ Usage: python mcp_client.py interact http://127.0.0.1:PORT/mcp
 Connects over Streamable HTTP with sampling and elicitation callbacks (answering "Four." and a
 fixed profile), once per negotiation mode, calls `ask__sample` and `ask__profile`, and reports
 the results and what the server asked.
+
+Usage: python mcp_client.py approve http://127.0.0.1:PORT/mcp
+
+Calls `shop__refund` with the SDK's default negotiation and approves it in the elicitation
+callback when the server asks; reports the result and what the server asked.
 """
 
 import asyncio
@@ -99,8 +104,30 @@ async def interact_session(url: str, mode: str) -> dict:
     return out
 
 
+async def approve_session(url: str) -> dict:
+    """Calls `shop__refund`, whose approval the server asks for (an input-required round on
+    2026-07-28), and approves it in the elicitation callback."""
+    asked: list = []
+
+    async def elicitation(context, params):
+        asked.append(dump(params))
+        return types.ElicitResult.model_validate({"action": "accept", "content": {"approve": True}})
+
+    out: dict = {"asked": asked}
+    async with Client(url, mode="auto", elicitation_callback=elicitation) as client:
+        out["protocol_version"] = client.protocol_version
+        try:
+            out["result"] = dump(await client.call_tool("shop__refund", {"order": "A-17", "cents": 500}))
+        except MCPError as error:
+            out["error"] = {"code": error.code, "message": error.message}
+    return out
+
+
 async def main() -> None:
     server = sys.argv[1]
+    if server == "approve":
+        print(json.dumps(await approve_session(sys.argv[2])))
+        return
     if server == "interact":
         report = {mode: await interact_session(sys.argv[2], mode) for mode in ("auto", "legacy")}
         print(json.dumps(report))

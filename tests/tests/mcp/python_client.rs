@@ -21,7 +21,7 @@ use tool_runtime::runner::ToolRunner;
 use tool_runtime::runtime::{ElicitAnswer, Interact, SampleRequest};
 
 /// Runs the Python client with `args` and returns what it printed.
-fn run_python_client(args: &[&str]) -> Value {
+pub(crate) fn run_python_client(args: &[&str]) -> Value {
     let python = crate::support::python_with_mcp();
     let script = crate::support::workspace().join("tests").join("mcp_client.py");
     let mut child = Command::new(python)

@@ -116,6 +116,12 @@ impl Drop for Served {
 }
 
 async fn serve() -> Served {
+    serve_with(Some(Arc::new(Tokens))).await
+}
+
+/// [`serve`], its callers named by `authenticator` (`None`: every call runs in the server's
+/// default context).
+async fn serve_with(authenticator: Option<Arc<Tokens>>) -> Served {
     let refunds = Refunds::default();
     let catalog = ToolCatalog::builder()
         .register::<Refund>()
@@ -130,10 +136,12 @@ async fn serve() -> Served {
     .unwrap();
     let runner = ToolRunner::builder(catalog).policy(policy).approver(Arc::new(DeferAll)).build();
     let store = Arc::new(InMemoryStore::new());
-    let server = McpServer::builder(runner)
-        .authenticator(Arc::new(Tokens))
-        .store(store.clone(), StateKey::new(*b"the replicas' shared secret!!!!!"))
-        .build();
+    let mut server = McpServer::builder(runner)
+        .store(store.clone(), StateKey::new(*b"the replicas' shared secret!!!!!"));
+    if let Some(authenticator) = authenticator {
+        server = server.authenticator(authenticator);
+    }
+    let server = server.build();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let shutdown = tokio_util::sync::CancellationToken::new();
@@ -305,4 +313,22 @@ async fn a_client_of_2025_gets_what_the_call_waits_for_and_a_request_state_is_re
     assert!(refused.to_string().contains("issues no requestState"), "{refused}");
     assert_eq!(served.refunds.0.load(Ordering::SeqCst), 0);
     client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_python_sdk_approves_a_refund_over_mcp_and_it_runs_once() {
+    let served = serve_with(None).await;
+    let url = served.url.clone();
+    let report = tokio::task::spawn_blocking(move || {
+        crate::python_client::run_python_client(&["approve", &url])
+    })
+    .await
+    .unwrap();
+    assert_eq!(report["protocol_version"], "2026-07-28", "{report}");
+    assert_eq!(report["result"]["structuredContent"], json!({"refunded": 500}), "{report}");
+    let asked = report["asked"].as_array().unwrap();
+    assert_eq!(asked.len(), 1, "{report}");
+    let message = asked[0]["message"].as_str().unwrap();
+    assert!(message.contains("shop__refund") && message.contains("\"cents\": 500"), "{message}");
+    assert_eq!(served.refunds.0.load(Ordering::SeqCst), 1);
 }
