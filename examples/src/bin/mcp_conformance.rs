@@ -163,6 +163,56 @@ impl Tool for TestToolWithLogging {
     }
 }
 
+/// Logs while it runs, as `test_tool_with_logging` does (the stateless scenario's name for it).
+#[tool(name = "conformance__test_logging_tool", effect = read_only, redact = [])]
+struct TestLoggingTool {}
+
+impl Tool for TestLoggingTool {
+    type Output = Content;
+    async fn run(
+        self,
+        ctx: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        TestToolWithLogging {}.run(ctx, caps).await
+    }
+}
+
+/// Asks the client's model (so a client that did not declare sampling cannot have it run).
+#[tool(name = "conformance__test_missing_capability", effect = read_only, redact = [], capabilities = [Interact])]
+struct TestMissingCapability {}
+
+impl Tool for TestMissingCapability {
+    type Output = Content;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        let request = SampleRequest::new("Say yes.").max_tokens(5);
+        let completion = caps.get::<Interact>()?.sample(request).await?;
+        Ok(Content::new().text(completion.text))
+    }
+}
+
+/// Asks the user while a client of 2026-07-28 reads the response stream: the question must
+/// come as an input-required result, never as a request on the stream.
+#[tool(name = "conformance__test_streaming_elicitation", effect = read_only, redact = [], capabilities = [Interact])]
+struct TestStreamingElicitation {}
+
+impl Tool for TestStreamingElicitation {
+    type Output = Content;
+    async fn run(
+        self,
+        ctx: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        ctx.report_progress(0.0, Some(1.0), "asking");
+        let answer = caps.get::<Interact>()?.elicit::<Name>("What is your name?").await?;
+        Ok(Content::new().text(format!("Hello, {}!", accepted(answer)?.name)))
+    }
+}
+
 /// Always fails.
 #[tool(name = "conformance__test_error_handling", effect = read_only, redact = [])]
 struct TestErrorHandling {}
@@ -514,6 +564,9 @@ fn server() -> Result<McpServer, Box<dyn std::error::Error>> {
         .register::<TestInputRequiredRequestState>()
         .register::<TestInputRequiredTamperedState>()
         .register::<TestInputRequiredMultiRound>()
+        .register::<TestLoggingTool>()
+        .register::<TestMissingCapability>()
+        .register::<TestStreamingElicitation>()
         // Served over MCP, the calling client answers; nothing else here can.
         .capability(Interact::unavailable())
         .build()?;

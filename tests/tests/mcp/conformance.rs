@@ -31,9 +31,11 @@ const SCENARIOS: [&str; 17] = [
 /// The scenarios of the 2026-07-28 suite (`0.2.0-alpha.12`, on Node 24) the server passes:
 /// its stateless requests, routing headers and input-required rounds, and the 2025 scenarios
 /// again as this version checks them.
-const SCENARIOS_2026: [&str; 23] = [
+const SCENARIOS_2026: [&str; 25] = [
     "server-initialize",
     "server-session-lifecycle",
+    "server-stateless",
+    "caching",
     "ping",
     "tools-list",
     "tools-call-simple-text",

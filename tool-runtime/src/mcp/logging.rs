@@ -1,4 +1,5 @@
-//! MCP logging (`logging/setLevel`, `notifications/message`) in rmcp's types.
+//! MCP logging (`logging/setLevel`, `notifications/message`) in rmcp's types, and the
+//! capabilities the server declares.
 //!
 //! rmcp marks these types deprecated (SEP-2577 plans to drop logging from the protocol), but
 //! the protocol versions clients speak today, and the official conformance suite, still use
@@ -13,9 +14,15 @@ use serde_json::Value;
 
 use crate::runtime::{LogLevel, LogMessage};
 
-/// What the server offers: tools, and logging.
+/// What the server offers: tools, and logging; prompts and resources too, of which it serves
+/// none (their lists are empty), so that clients that list everything get an answer.
 pub(super) fn capabilities() -> ServerCapabilities {
-    ServerCapabilities::builder().enable_tools().enable_logging().build()
+    ServerCapabilities::builder()
+        .enable_tools()
+        .enable_logging()
+        .enable_prompts()
+        .enable_resources()
+        .build()
 }
 
 /// Sends `message` to the client; a client that went away cannot be told.

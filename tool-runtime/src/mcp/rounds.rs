@@ -7,23 +7,28 @@
 //! there: the approved call runs, the answered question is answered, a denied call is refused.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::Mac as _;
 use rmcp::ErrorData;
 use rmcp::model::{
-    ElicitRequest as McpElicit, ElicitRequestParams, ElicitResult, ElicitationAction,
-    ElicitationSchema, InputRequest, InputRequests, InputRequiredResult, InputResponses,
-    ProtocolVersion,
+    ClientCapabilities, ElicitRequest as McpElicit, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ElicitationSchema, InputRequest, InputRequests, InputRequiredResult,
+    InputResponses, ProtocolVersion,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::agent::deferred::StateKey;
+use crate::agent::parking::Parking;
 use crate::digest::{arguments_hash, hex};
-use crate::runtime::{Answered, ElicitRequest, ElicitResponse, ToolInvocationContext, WaitsFor};
+use crate::runtime::{
+    Answered, Completion, ElicitRequest, ElicitResponse, InteractError, InteractFuture, Interactor,
+    SampleRequest, ToolInvocationContext, WaitsFor,
+};
 use crate::schema::Shown;
 use crate::spec::ToolSpec;
 use crate::store::{Decided, RunKey, RunStore, StoreError, StoredRun, WaitingCall};
@@ -126,14 +131,70 @@ impl Reply {
     }
 }
 
-/// Whether the client of this request takes input-required results: it speaks 2026-07-28 or
-/// later and declared elicitation (for this request, or for its session).
-pub(super) fn takes_rounds(context: &RequestContext<RoleServer>) -> bool {
+/// Whether the client of this request speaks 2026-07-28 or later: it takes input-required
+/// results, and is sent no request within a call.
+pub(super) fn speaks_2026(context: &RequestContext<RoleServer>) -> bool {
     let version = context.protocol_version();
-    let speaks = version
+    version
         .as_ref()
-        .is_some_and(|version| version.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
-    speaks && context.client_capabilities().is_some_and(|caps| caps.elicitation.is_some())
+        .is_some_and(|version| version.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+}
+
+/// Whether the client of this request declared elicitation (for this request, or for its
+/// session): its user can be asked.
+pub(super) fn elicits(context: &RequestContext<RoleServer>) -> bool {
+    context.client_capabilities().is_some_and(|caps| caps.elicitation.is_some())
+}
+
+/// Who answers the questions of a call for a client of 2026-07-28 (set on the call's context
+/// as its session's interactor): the answers given in earlier rounds, in order, then the first
+/// question without one makes the call wait (a round asks it). No completion is asked of such
+/// a client (sampling in input-required rounds is not served); a call that asks for one from a
+/// client that did not declare sampling needs a capability the client lacks.
+#[derive(Debug)]
+pub(super) struct Asking {
+    parking: Arc<Parking>,
+    sampling_declared: bool,
+    sampled: AtomicBool,
+}
+
+impl Asking {
+    /// The interactor of a call of the client of `context`, `answered` so far.
+    pub(super) fn new(answered: Vec<Answered>, context: &RequestContext<RoleServer>) -> Arc<Self> {
+        let sampling_declared =
+            context.client_capabilities().is_some_and(|caps| caps.sampling.is_some());
+        Arc::new(Self {
+            parking: Parking::new(answered),
+            sampling_declared,
+            sampled: AtomicBool::new(false),
+        })
+    }
+
+    /// The capabilities the call needed and the client did not declare: sampling, when the
+    /// call asked for a completion.
+    pub(super) fn missing(&self) -> Option<ClientCapabilities> {
+        (self.sampled.load(Ordering::Relaxed) && !self.sampling_declared).then(|| {
+            let mut required = ClientCapabilities::default();
+            required.sampling = Some(Default::default());
+            required
+        })
+    }
+}
+
+impl Interactor for Asking {
+    fn elicit(&self, request: ElicitRequest) -> InteractFuture<'_, ElicitResponse> {
+        self.parking.elicit(request)
+    }
+
+    fn sample(&self, _: SampleRequest) -> InteractFuture<'_, Completion> {
+        self.sampled.store(true, Ordering::Relaxed);
+        Box::pin(async {
+            Err(InteractError::Unavailable(
+                "this server asks MCP 2026-07-28 clients for no completions (sampling in input-required rounds is not served)"
+                    .to_owned(),
+            ))
+        })
+    }
 }
 
 /// A fresh call id, unique across processes and hosts: 128 random bits.

@@ -23,9 +23,8 @@ use super::auth::{Authenticated, Authenticator};
 use super::interact::ClientInteractor;
 use super::limits::{HttpLimits, SessionSlot};
 use super::logging;
-use super::rounds::{self, Pending, Reply, Rounds};
+use super::rounds::{self, Asking, Pending, Reply, Rounds};
 use crate::agent::deferred::StateKey;
-use crate::agent::parking::Parking;
 use crate::agent::resume::Decided;
 use crate::catalog::{ToolSource, shows};
 use crate::content::{Part, ResourceBody, ToolOutput};
@@ -493,8 +492,10 @@ impl McpServer {
         let args = Value::Object(request.arguments.unwrap_or_default());
         // A call that waits becomes an input-required result for a client that takes them,
         // when the server keeps such calls.
-        let rounds = inner.rounds.as_ref().filter(|_| rounds::takes_rounds(&context));
-        let Some(rounds) = rounds else {
+        // A client of 2026-07-28 is never sent a request within the call: a call that waits
+        // becomes an input-required result (when the server keeps such calls), and the tool's
+        // questions wait with it. Older clients are asked within the call.
+        if !rounds::speaks_2026(&context) {
             if request.request_state.is_some() {
                 return Err(ErrorData::invalid_params(
                     "this server issues no requestState for this client: call the tool without it",
@@ -511,35 +512,56 @@ impl McpServer {
                 }
                 outcome => complete(outcome, spec),
             });
-        };
+        }
+        let rounds = inner.rounds.as_ref();
         let Some(state) = request.request_state.as_deref() else {
             // A first round: the call's questions wait for the client's user, as approvals do.
             let call = rounds::call_id();
-            ctx = ctx
-                .with_tool_call_id(call.clone())
-                .with_deferred_questions(Parking::new(Vec::new()));
+            let asking = Asking::new(Vec::new(), &context);
+            ctx = ctx.with_tool_call_id(call.clone()).with_interactor(asking.clone());
             let result =
                 self.exec(&inner.runner, spec.name(), args.clone(), ctx.clone(), &context).await;
+            if let Some(required) = asking.missing() {
+                return Err(ErrorData::missing_required_client_capability(required));
+            }
             let arguments = result.args().cloned().unwrap_or(Value::Null);
-            return Ok(match result.outcome {
-                CallOutcome::Waiting(waiting) => {
-                    // A call that asked got past its approval, if policy required one.
-                    let approved = waiting.question.is_some() && self.needs_approval(spec);
-                    let pending = rounds.pending(
-                        &ctx,
-                        &call,
-                        spec,
-                        &args,
-                        arguments,
-                        waiting.waits_for,
-                        waiting.question,
-                        Vec::new(),
-                        approved,
-                    );
-                    rounds.ask(&pending, &request.name).await?.into()
-                }
-                outcome => complete(outcome, spec),
-            });
+            let waiting = match result.outcome {
+                CallOutcome::Waiting(waiting) => waiting,
+                outcome => return Ok(complete(outcome, spec)),
+            };
+            if !rounds::elicits(&context) {
+                // Deciding it takes the client's user, whom this client cannot be asked for.
+                let mut required = rmcp::model::ClientCapabilities::default();
+                required.elicitation = Some(Default::default());
+                return Err(ErrorData::missing_required_client_capability(required));
+            }
+            let Some(rounds) = rounds else {
+                let message = format!(
+                    "{}; this server keeps no calls that wait, so no MCP client can decide it",
+                    waiting.message
+                );
+                return Ok(CallToolResult::error(vec![ContentBlock::text(message)]).into());
+            };
+            // A call that asked got past its approval, if policy required one.
+            let approved = waiting.question.is_some() && self.needs_approval(spec);
+            let pending = rounds.pending(
+                &ctx,
+                &call,
+                spec,
+                &args,
+                arguments,
+                waiting.waits_for,
+                waiting.question,
+                Vec::new(),
+                approved,
+            );
+            return Ok(rounds.ask(&pending, &request.name).await?.into());
+        };
+        let Some(rounds) = rounds else {
+            return Err(ErrorData::invalid_params(
+                "this server issues no requestState: call the tool without it",
+                None,
+            ));
         };
         let (pending, revision) = rounds.open(state, &ctx, spec, &args)?;
         let Some(reply) = Rounds::reply(&pending, request.input_responses.as_ref())? else {
@@ -581,7 +603,7 @@ impl McpServer {
         });
         let runner =
             inner.runner.deciding(Arc::new(Decided(approval)), &pending.call, &pending.arguments);
-        let ctx = ctx.with_deferred_questions(Parking::new(answers.clone()));
+        let ctx = ctx.with_interactor(Asking::new(answers.clone(), &context));
         let result =
             self.exec(&runner, spec.name(), pending.arguments.clone(), ctx.clone(), &context).await;
         Ok(match result.outcome {
@@ -633,13 +655,17 @@ impl McpServer {
         }
         let session = Arc::clone(&self.session);
         let requested = logging::requested(&context.meta);
-        ctx = ctx.with_logger(LogReporter::new(move |message: LogMessage| {
-            let wanted =
-                requested.map_or_else(|| session.wants(message.level), |at| message.level >= at);
-            if wanted {
-                let _ = notice_tx.try_send(Notice::Log(message));
-            }
-        }));
+        // A client of 2026-07-28 has no session level: it gets log messages only when its
+        // request asks for them.
+        if requested.is_some() || !rounds::speaks_2026(context) {
+            ctx = ctx.with_logger(LogReporter::new(move |message: LogMessage| {
+                let wanted = requested
+                    .map_or_else(|| session.wants(message.level), |at| message.level >= at);
+                if wanted {
+                    let _ = notice_tx.try_send(Notice::Log(message));
+                }
+            }));
+        }
         let notify = |notice: Notice| {
             let peer = context.peer.clone();
             let token = token.clone();
@@ -982,6 +1008,32 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult::with_all_items(self.tools_for(&self.context_of(&context))))
+    }
+
+    // A server of tools serves no prompts and no resources: their lists are empty (with the
+    // caching hints 2026-07-28 asks for), so clients that list everything get an answer.
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, ErrorData> {
+        Ok(rmcp::model::ListPromptsResult::with_all_items(Vec::new()))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourcesResult, ErrorData> {
+        Ok(rmcp::model::ListResourcesResult::with_all_items(Vec::new()))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourceTemplatesResult, ErrorData> {
+        Ok(rmcp::model::ListResourceTemplatesResult::with_all_items(Vec::new()))
     }
 
     async fn call_tool(
