@@ -7,3 +7,4 @@
 pub mod events;
 pub mod fixtures;
 pub mod python;
+pub mod stores;

@@ -14,6 +14,7 @@ mod import;
 mod import_hostile;
 mod interact;
 mod python_client;
+mod replicas;
 mod rounds;
 mod serve;
 mod serve_limits;

@@ -84,7 +84,7 @@ impl Tool for Ship {
 
 /// Two callers, by bearer token.
 #[derive(Debug)]
-struct Tokens;
+pub(super) struct Tokens;
 
 #[async_trait::async_trait]
 impl tool_runtime::mcp::Authenticator for Tokens {
@@ -150,7 +150,7 @@ async fn serve_with(authenticator: Option<Arc<Tokens>>) -> Served {
 }
 
 /// One stateless 2026-07-28 `tools/call` as `token`: its JSON-RPC response.
-async fn call(url: &str, token: &str, params: Value) -> Value {
+pub(super) async fn call(url: &str, token: &str, params: Value) -> Value {
     let mut params = params;
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -176,19 +176,19 @@ async fn call(url: &str, token: &str, params: Value) -> Value {
     serde_json::from_str(json.trim()).unwrap_or_else(|error| panic!("{error}: {text}"))
 }
 
-fn refund(cents: u32) -> Value {
+pub(super) fn refund(cents: u32) -> Value {
     json!({"name": "shop__refund", "arguments": {"order": "A-17", "cents": cents}})
 }
 
 /// `params` again with the round's `requestState` and `inputResponses`.
-fn answering(params: Value, state: &Value, responses: Value) -> Value {
+pub(super) fn answering(params: Value, state: &Value, responses: Value) -> Value {
     let mut params = params;
     params["requestState"] = state.clone();
     params["inputResponses"] = responses;
     params
 }
 
-fn error_message(response: &Value) -> String {
+pub(super) fn error_message(response: &Value) -> String {
     assert_eq!(response["error"]["code"], -32602, "{response}");
     response["error"]["message"].as_str().unwrap().to_owned()
 }
