@@ -137,6 +137,7 @@ fn start_replica(store: &str, log: &Path) -> Replica {
         }
     }
     let _ = child.kill();
+    let _ = child.wait();
     panic!("the replica stopped before it listened");
 }
 
