@@ -23,7 +23,7 @@ use tool_runtime::agent::StateKey;
 
 use tool_runtime::catalog::{ToolCatalog, ToolSource};
 use tool_runtime::content::{Content, Resource, ResourceBody};
-use tool_runtime::mcp::McpServer;
+use tool_runtime::mcp::{McpServer, TaskSupport};
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
 use tool_runtime::runtime::{ElicitAnswer, Interact, LogLevel, SampleRequest};
@@ -532,6 +532,83 @@ impl Tool for TestInputRequiredMultiRound {
     }
 }
 
+/// Greets by name, at once (never a task).
+#[tool(name = "conformance__greet", effect = read_only, redact = [])]
+struct Greet {
+    name: String,
+}
+
+impl Tool for Greet {
+    type Output = Content;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        Ok(Content::new().text(format!("Hello, {}!", self.name)))
+    }
+}
+
+/// Computes for `seconds` seconds (a task for clients that take tasks).
+#[tool(name = "conformance__slow_compute", effect = read_only, redact = [])]
+struct SlowCompute {
+    #[schema(range(max = 600))]
+    seconds: u32,
+    /// A label to tell calls apart.
+    label: Option<String>,
+}
+
+impl Tool for SlowCompute {
+    type Output = Content;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        tokio::time::sleep(Duration::from_secs(u64::from(self.seconds))).await;
+        let label = self.label.unwrap_or_default();
+        Ok(Content::new().text(format!("computed for {}s {label}", self.seconds)))
+    }
+}
+
+/// Fails after about a second (always a task).
+#[tool(name = "conformance__failing_job", effect = read_only, redact = [])]
+struct FailingJob {}
+
+impl Tool for FailingJob {
+    type Output = Content;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        Err(ToolError::new("the job failed"))
+    }
+}
+
+/// Asks for a confirmation before it deletes (a task that waits for its user).
+#[tool(name = "conformance__confirm_delete", effect = read_only, redact = [], capabilities = [Interact])]
+struct ConfirmDelete {
+    /// The file to delete.
+    filename: String,
+}
+
+impl Tool for ConfirmDelete {
+    type Output = Content;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        let item = self.filename;
+        let question = format!("Delete {item}?");
+        let answer = caps.get::<Interact>()?.elicitation::<Confirm>(question).key("confirm").send();
+        let confirmed = accepted(answer.await?)?.ok;
+        Ok(Content::new().text(if confirmed { format!("deleted {item}") } else { "kept".into() }))
+    }
+}
+
 /// `Elicitation completed: action=<action>, content=<answer>`.
 fn completed<T: Serialize>(answer: ElicitAnswer<T>) -> Result<String, ToolError> {
     Ok(match answer {
@@ -567,6 +644,10 @@ fn server() -> Result<McpServer, Box<dyn std::error::Error>> {
         .register::<TestLoggingTool>()
         .register::<TestMissingCapability>()
         .register::<TestStreamingElicitation>()
+        .register::<Greet>()
+        .register::<SlowCompute>()
+        .register::<FailingJob>()
+        .register::<ConfirmDelete>()
         // Served over MCP, the calling client answers; nothing else here can.
         .capability(Interact::unavailable())
         .build()?;
@@ -580,7 +661,10 @@ fn server() -> Result<McpServer, Box<dyn std::error::Error>> {
     getrandom::fill(&mut key).map_err(|error| format!("no random key: {error}"))?;
     let mut builder = McpServer::builder(runner)
         .server_info("mcp-conformance", "1.0.0")
-        .store(Arc::new(InMemoryStore::new()), StateKey::new(key));
+        .store(Arc::new(InMemoryStore::new()), StateKey::new(key))
+        .task("conformance__slow_compute", TaskSupport::Optional)
+        .task("conformance__failing_job", TaskSupport::Required)
+        .task("conformance__confirm_delete", TaskSupport::Optional);
     for id in ids {
         let bare = id.trim_start_matches("conformance__").to_owned();
         builder = builder.serve_as(id, bare)?;

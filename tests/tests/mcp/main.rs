@@ -19,3 +19,4 @@ mod rounds;
 mod serve;
 mod serve_limits;
 mod support;
+mod tasks;

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use serde_json::json;
 use tool_runtime::agent::StateKey;
 use tool_runtime::catalog::ToolCatalog;
-use tool_runtime::mcp::McpServer;
+use tool_runtime::mcp::{McpServer, TaskSupport};
 use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::{DeferAll, ToolRunner};
@@ -21,7 +21,7 @@ use tool_runtime::runtime::Capability;
 use tool_runtime::store::{RunStore, SqliteStore};
 use tool_tests::stores::{drop_schema, fresh_file, fresh_schema, postgres_store};
 
-use super::rounds::{Tokens, answering, call, error_message, refund};
+use super::rounds::{Tokens, answering, call, error_message, refund, rpc};
 
 /// Where a replica's refunds are written, one line (the replica's process id) per refund.
 #[derive(Debug, Clone)]
@@ -62,6 +62,26 @@ impl Tool for Refund {
     }
 }
 
+/// Refund an order slowly: the refund is made (and written down) first, then the call takes
+/// a few seconds to end.
+#[tool(name = "shop__slow_refund", effect = external_side_effect, redact = [], capabilities = [RefundLog])]
+struct SlowRefund {
+    order: String,
+}
+
+impl Tool for SlowRefund {
+    type Output = Refunded;
+    async fn run(
+        self,
+        ctx: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Refunded, ToolError> {
+        Refund { order: self.order, cents: 1 }.run(ctx, caps).await?;
+        tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+        Ok(Refunded { refunded: 1 })
+    }
+}
+
 /// The store `spec` names: `sqlite:<path>` or `postgres:<schema>`.
 async fn open_store(spec: &str) -> Arc<dyn RunStore> {
     match spec.split_once(':') {
@@ -86,6 +106,7 @@ fn an_mcp_replica() {
     runtime.unwrap().block_on(async move {
         let catalog = ToolCatalog::builder()
             .register::<Refund>()
+            .register::<SlowRefund>()
             .capability(RefundLog(PathBuf::from(log)))
             .build()
             .unwrap();
@@ -98,6 +119,7 @@ fn an_mcp_replica() {
         let server = McpServer::builder(runner)
             .authenticator(Arc::new(Tokens))
             .store(open_store(&store).await, StateKey::new(*b"the replicas' shared secret!!!!!"))
+            .task("shop__slow_refund", TaskSupport::Optional)
             .build();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         println!("listening on {}", listener.local_addr().unwrap());
@@ -149,10 +171,16 @@ async fn round_robin(replicas: Vec<String>) -> String {
     tokio::spawn(async move {
         for turn in 0.. {
             let Ok((mut inbound, _)) = listener.accept().await else { return };
-            let replica = replicas[turn % replicas.len()].clone();
+            let replicas = replicas.clone();
             tokio::spawn(async move {
-                let mut outbound = tokio::net::TcpStream::connect(replica).await.unwrap();
-                let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                // The next replica that takes the connection: one that died is passed over.
+                for next in 0..replicas.len() {
+                    let replica = &replicas[(turn + next) % replicas.len()];
+                    if let Ok(mut outbound) = tokio::net::TcpStream::connect(replica).await {
+                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                        return;
+                    }
+                }
             });
         }
     });
@@ -162,7 +190,7 @@ async fn round_robin(replicas: Vec<String>) -> String {
 /// The conversation, each request on a connection of its own so that they alternate replicas.
 async fn an_approval_crosses_replicas(store: &str, name: &str) {
     let log = fresh_file(Path::new(env!("CARGO_TARGET_TMPDIR")), name).with_extension("log");
-    let replicas = [start_replica(store, &log), start_replica(store, &log)];
+    let mut replicas = [start_replica(store, &log), start_replica(store, &log)];
     let url = round_robin(replicas.iter().map(|replica| replica.address.clone()).collect()).await;
 
     // 1 (replica A): asked.
@@ -186,6 +214,37 @@ async fn an_approval_crosses_replicas(store: &str, name: &str) {
     let refunds = std::fs::read_to_string(&log).unwrap();
     let ran_on = replicas[1].child.id();
     assert_eq!(refunds, format!("{ran_on} A-17\n"), "the refund ran once, on replica B");
+
+    // 6 (B): a slow refund as a task, running on the replica that took it, which is killed in
+    // the middle of it.
+    let slow = json!({"name": "shop__slow_refund", "arguments": {"order": "B-9"}});
+    let capabilities = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let created = rpc(&url, "alice-secret", "tools/call", slow, capabilities.clone()).await;
+    let id = created["result"]["taskId"].as_str().unwrap_or_else(|| panic!("{created}")).to_owned();
+    let mut ran_on = None;
+    for _ in 0..500 {
+        let refunds = std::fs::read_to_string(&log).unwrap();
+        ran_on = refunds.lines().find_map(|line| line.strip_suffix(" B-9")).map(str::to_owned);
+        if ran_on.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let ran_on: u32 = ran_on.expect("the task started").parse().unwrap();
+    let running = replicas.iter_mut().find(|replica| replica.child.id() == ran_on).unwrap();
+    running.child.kill().unwrap();
+    running.child.wait().unwrap();
+    // The other replica answers for the task, from the store; nothing runs it again.
+    for _ in 0..3 {
+        let got =
+            rpc(&url, "alice-secret", "tasks/get", json!({"taskId": id}), capabilities.clone());
+        let got = got.await;
+        assert_eq!(got["result"]["taskId"], id.as_str(), "{got}");
+        assert_eq!(got["result"]["status"], "working", "{got}");
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+    let refunds = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(refunds.lines().filter(|line| line.ends_with("B-9")).count(), 1, "{refunds}");
     let _ = std::fs::remove_file(&log);
 }
 

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tool_runtime::agent::StateKey;
 use tool_runtime::catalog::ToolCatalog;
 use tool_runtime::content::Content;
-use tool_runtime::mcp::McpServer;
+use tool_runtime::mcp::{McpServer, TaskSupport};
 use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::{DeferAll, ToolRunner};
@@ -20,7 +20,7 @@ use tool_tests::fixtures::context;
 
 /// How many refunds ran, per test (each test gives its server its own counter).
 #[derive(Debug, Clone, Default)]
-struct Refunds(Arc<AtomicUsize>);
+pub(super) struct Refunds(pub(super) Arc<AtomicUsize>);
 
 impl Capability for Refunds {
     const NAME: &'static str = "refunds";
@@ -50,6 +50,24 @@ impl Tool for Refund {
         }
         caps.get::<Refunds>()?.0.fetch_add(1, Ordering::SeqCst);
         Ok(Refunded { refunded: self.cents })
+    }
+}
+
+/// Wait a while (served as a task only).
+#[tool(name = "shop__wait", effect = read_only, redact = [])]
+struct Wait {
+    seconds: u32,
+}
+
+impl Tool for Wait {
+    type Output = Content;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        tokio::time::sleep(std::time::Duration::from_secs(u64::from(self.seconds))).await;
+        Ok(Content::new().text(format!("waited {}s", self.seconds)))
     }
 }
 
@@ -102,10 +120,10 @@ impl tool_runtime::mcp::Authenticator for Tokens {
 }
 
 /// A server on loopback whose refunds wait for approval, its store and its refund counter.
-struct Served {
-    url: String,
-    store: Arc<InMemoryStore>,
-    refunds: Refunds,
+pub(super) struct Served {
+    pub(super) url: String,
+    pub(super) store: Arc<InMemoryStore>,
+    pub(super) refunds: Refunds,
     shutdown: tokio_util::sync::CancellationToken,
 }
 
@@ -115,17 +133,18 @@ impl Drop for Served {
     }
 }
 
-async fn serve() -> Served {
+pub(super) async fn serve() -> Served {
     serve_with(Some(Arc::new(Tokens))).await
 }
 
 /// [`serve`], its callers named by `authenticator` (`None`: every call runs in the server's
 /// default context).
-async fn serve_with(authenticator: Option<Arc<Tokens>>) -> Served {
+pub(super) async fn serve_with(authenticator: Option<Arc<Tokens>>) -> Served {
     let refunds = Refunds::default();
     let catalog = ToolCatalog::builder()
         .register::<Refund>()
         .register::<Ship>()
+        .register::<Wait>()
         .capability(refunds.clone())
         .capability(Interact::unavailable())
         .build()
@@ -137,7 +156,9 @@ async fn serve_with(authenticator: Option<Arc<Tokens>>) -> Served {
     let runner = ToolRunner::builder(catalog).policy(policy).approver(Arc::new(DeferAll)).build();
     let store = Arc::new(InMemoryStore::new());
     let mut server = McpServer::builder(runner)
-        .store(store.clone(), StateKey::new(*b"the replicas' shared secret!!!!!"));
+        .store(store.clone(), StateKey::new(*b"the replicas' shared secret!!!!!"))
+        .task("shop__refund", TaskSupport::Optional)
+        .task("shop__wait", TaskSupport::Required);
     if let Some(authenticator) = authenticator {
         server = server.authenticator(authenticator);
     }
@@ -151,26 +172,37 @@ async fn serve_with(authenticator: Option<Arc<Tokens>>) -> Served {
 
 /// One stateless 2026-07-28 `tools/call` as `token`: its JSON-RPC response.
 pub(super) async fn call(url: &str, token: &str, params: Value) -> Value {
+    rpc(url, token, "tools/call", params, json!({"elicitation": {}})).await
+}
+
+/// One stateless 2026-07-28 request `method` as `token`, its client declaring `capabilities`:
+/// its JSON-RPC response.
+pub(super) async fn rpc(
+    url: &str,
+    token: &str,
+    method: &str,
+    params: Value,
+    capabilities: Value,
+) -> Value {
     let mut params = params;
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": {"name": "rounds-test", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}
+        "io.modelcontextprotocol/clientCapabilities": capabilities
     });
-    let name = params["name"].as_str().unwrap().to_owned();
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
-    let response = reqwest::Client::new()
+    // The routing header names what the body does: the tool, or the task.
+    let name = params.get("name").or_else(|| params.get("taskId")).and_then(Value::as_str);
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let mut request = reqwest::Client::new()
         .post(url)
         .header("authorization", format!("Bearer {token}"))
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", name)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    let text = response.text().await.unwrap();
+        .header("mcp-method", method);
+    if let Some(name) = name {
+        request = request.header("mcp-name", name);
+    }
+    let text = request.json(&body).send().await.unwrap().text().await.unwrap();
     // A JSON body, or an event stream whose last `data:` line is the response.
     let json = text.lines().rev().find_map(|line| line.strip_prefix("data:")).unwrap_or(&text);
     serde_json::from_str(json.trim()).unwrap_or_else(|error| panic!("{error}: {text}"))

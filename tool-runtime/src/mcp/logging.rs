@@ -14,15 +14,16 @@ use serde_json::Value;
 
 use crate::runtime::{LogLevel, LogMessage};
 
-/// What the server offers: tools, and logging; prompts and resources too, of which it serves
+/// What the server offers: tools, logging and tasks (when it serves some); prompts and
+/// resources too, of which it serves
 /// none (their lists are empty), so that clients that list everything get an answer.
-pub(super) fn capabilities() -> ServerCapabilities {
-    ServerCapabilities::builder()
+pub(super) fn capabilities(tasks: bool) -> ServerCapabilities {
+    let builder = ServerCapabilities::builder()
         .enable_tools()
         .enable_logging()
         .enable_prompts()
-        .enable_resources()
-        .build()
+        .enable_resources();
+    if tasks { builder.enable_tasks().build() } else { builder.build() }
 }
 
 /// Sends `message` to the client; a client that went away cannot be told.

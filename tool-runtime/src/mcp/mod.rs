@@ -108,6 +108,7 @@ mod remote;
 mod rounds;
 mod serve;
 mod streamable;
+mod tasks;
 mod text;
 
 pub use auth::{Authenticator, Unauthorized};
@@ -121,6 +122,7 @@ pub use serve::{
     McpServeError, McpServer, McpServerBuilder, ServedNameError, ToolHints, annotations,
 };
 pub use streamable::McpHttpService;
+pub use tasks::TaskSupport;
 
 /// The rmcp crate this module is built on, for transports, the model types and clients.
 pub use rmcp;

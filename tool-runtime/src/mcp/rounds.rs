@@ -19,6 +19,7 @@ use rmcp::model::{
     InputResponses, ProtocolVersion,
 };
 use rmcp::service::{RequestContext, RoleServer};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
@@ -146,6 +147,11 @@ pub(super) fn elicits(context: &RequestContext<RoleServer>) -> bool {
     context.client_capabilities().is_some_and(|caps| caps.elicitation.is_some())
 }
 
+/// Whether the client of this request declared sampling.
+pub(super) fn samples(context: &RequestContext<RoleServer>) -> bool {
+    context.client_capabilities().is_some_and(|caps| caps.sampling.is_some())
+}
+
 /// Who answers the questions of a call for a client of 2026-07-28 (set on the call's context
 /// as its session's interactor): the answers given in earlier rounds, in order, then the first
 /// question without one makes the call wait (a round asks it). No completion is asked of such
@@ -159,10 +165,8 @@ pub(super) struct Asking {
 }
 
 impl Asking {
-    /// The interactor of a call of the client of `context`, `answered` so far.
-    pub(super) fn new(answered: Vec<Answered>, context: &RequestContext<RoleServer>) -> Arc<Self> {
-        let sampling_declared =
-            context.client_capabilities().is_some_and(|caps| caps.sampling.is_some());
+    /// The interactor of a call, `answered` so far, of a client that declared sampling or not.
+    pub(super) fn new(answered: Vec<Answered>, sampling_declared: bool) -> Arc<Self> {
         Arc::new(Self {
             parking: Parking::new(answered),
             sampling_declared,
@@ -252,14 +256,33 @@ impl Rounds {
         }
     }
 
-    /// `pending` sealed: `trs1.<base64url JSON>.<key id>.<HMAC-SHA256 hex>`, and the HMAC (the
+    /// `value` sealed: `trs1.<base64url JSON>.<key id>.<HMAC-SHA256 hex>`, and the HMAC (the
     /// revision the store keeps it under).
-    fn seal(&self, pending: &Pending) -> (String, String) {
-        // A pending call is strings and JSON values under string keys: it always serialises.
-        let json = serde_json::to_vec(pending).unwrap_or_default();
+    pub(super) fn seal<T: Serialize>(&self, value: &T) -> (String, String) {
+        // What is sealed is strings and JSON values under string keys: it always serialises.
+        let json = serde_json::to_vec(value).unwrap_or_default();
         let key = &self.keys[0];
         let mac = hex(&key.mac(&json).finalize().into_bytes());
         (format!("{LAYOUT}.{}.{}.{mac}", URL_SAFE_NO_PAD.encode(&json), key.id()), mac)
+    }
+
+    /// What `sealed` holds, when this server's key (or a retired one) sealed it, and its HMAC;
+    /// `None` for anything else. The HMAC is checked before the JSON is read.
+    pub(super) fn unseal<T: DeserializeOwned>(&self, sealed: &str) -> Option<(T, String)> {
+        if sealed.len() > MAX_STATE {
+            return None;
+        }
+        let mut fields = sealed.split('.');
+        let (Some(LAYOUT), Some(body), Some(key_id), Some(mac), None) =
+            (fields.next(), fields.next(), fields.next(), fields.next(), fields.next())
+        else {
+            return None;
+        };
+        let json = URL_SAFE_NO_PAD.decode(body).ok()?;
+        let key = self.keys.iter().find(|key| key.id() == key_id)?;
+        let tag = crate::agent::deferred::unhex(mac)?;
+        key.mac(&json).verify_slice(&tag).ok()?;
+        Some((serde_json::from_slice(&json).ok()?, mac.to_owned()))
     }
 
     /// The pending call `state` carries, checked: sealed by this server's key (or a retired
@@ -277,20 +300,7 @@ impl Rounds {
                 "the requestState was not issued by this server or was changed: call the tool again without it",
             )
         };
-        if state.len() > MAX_STATE {
-            return Err(forged());
-        }
-        let mut fields = state.split('.');
-        let (Some(LAYOUT), Some(body), Some(key_id), Some(mac), None) =
-            (fields.next(), fields.next(), fields.next(), fields.next(), fields.next())
-        else {
-            return Err(forged());
-        };
-        let json = URL_SAFE_NO_PAD.decode(body).map_err(|_| forged())?;
-        let key = self.keys.iter().find(|key| key.id() == key_id).ok_or_else(forged)?;
-        let tag = crate::agent::deferred::unhex(mac).ok_or_else(forged)?;
-        key.mac(&json).verify_slice(&tag).map_err(|_| forged())?;
-        let pending: Pending = serde_json::from_slice(&json).map_err(|_| forged())?;
+        let (pending, mac): (Pending, String) = self.unseal(state).ok_or_else(forged)?;
         if pending.tenant != ctx.tenant_id() || pending.actor != ctx.actor_id() {
             return Err(refused("the requestState was issued to another caller"));
         }
@@ -308,7 +318,7 @@ impl Rounds {
                 Shown(spec.name())
             )));
         }
-        Ok((pending, mac.to_owned()))
+        Ok((pending, mac))
     }
 
     /// What the client's user said in `responses` to the form of `pending`; `None` when the
@@ -354,8 +364,19 @@ impl Rounds {
         revision: &str,
         reply: &Reply,
     ) -> Result<(), ErrorData> {
+        self.spend_at(&pending.key(), pending, revision, reply).await
+    }
+
+    /// [`spend`](Self::spend) for a call the store keeps at `key` (a task's).
+    pub(super) async fn spend_at(
+        &self,
+        key: &RunKey,
+        pending: &Pending,
+        revision: &str,
+        reply: &Reply,
+    ) -> Result<(), ErrorData> {
         let decided = [Decided::new(pending.ledger_key(), reply.label())];
-        match self.store.spend(&pending.key(), revision, &decided, now_ms()).await {
+        match self.store.spend(key, revision, &decided, now_ms()).await {
             Ok(()) => Ok(()),
             Err(
                 StoreError::AlreadySpent { .. }

@@ -24,11 +24,13 @@ use super::interact::ClientInteractor;
 use super::limits::{HttpLimits, SessionSlot};
 use super::logging;
 use super::rounds::{self, Asking, Pending, Reply, Rounds};
+use super::tasks::{Job, Running, TaskSupport, tasks_capability};
 use crate::agent::deferred::StateKey;
 use crate::agent::resume::Decided;
 use crate::catalog::{ToolSource, shows};
 use crate::content::{Part, ResourceBody, ToolOutput};
 use crate::runner::{Approval, ToolRunner};
+use crate::runtime::BoundToolRuntime;
 use crate::runtime::{
     Answered, CallOutcome, ContextIds, LogLevel, LogMessage, LogReporter, Progress,
     ProgressReporter, ToolExecResult, ToolInvocationContext,
@@ -130,6 +132,8 @@ struct Inner {
     http_limits: HttpLimits,
     authenticator: Option<Arc<dyn Authenticator>>,
     rounds: Option<Rounds>,
+    tasks: BTreeMap<String, TaskSupport>,
+    running: Running,
 }
 
 /// What one client connection set: the lowest level of log messages it receives. A session of
@@ -194,6 +198,7 @@ pub struct McpServerBuilder {
     http_limits: HttpLimits,
     authenticator: Option<Arc<dyn Authenticator>>,
     rounds: Option<Rounds>,
+    tasks: BTreeMap<String, TaskSupport>,
 }
 
 impl fmt::Debug for McpServerBuilder {
@@ -374,6 +379,7 @@ impl McpServer {
             http_limits: HttpLimits::default(),
             authenticator: None,
             rounds: None,
+            tasks: BTreeMap::new(),
         }
     }
 
@@ -514,10 +520,31 @@ impl McpServer {
             });
         }
         let rounds = inner.rounds.as_ref();
+        let task = inner.tasks.get(spec.name()).filter(|_| rounds.is_some());
+        if let (Some(support), None) = (task, &request.request_state) {
+            let declared = context.client_capabilities().is_some_and(|caps| caps.supports_tasks());
+            if declared {
+                let id = rounds::call_id();
+                let job = Job {
+                    runner: inner.runner.clone(),
+                    ctx: ctx.with_tool_call_id(id.clone()),
+                    tool: spec.name().to_owned(),
+                    arguments: args.clone(),
+                    request: args,
+                    answers: Vec::new(),
+                    approved: false,
+                    sampling: rounds::samples(&context),
+                };
+                return Ok(self.start_task(id, &request.name, job).await?.into());
+            }
+            if *support == TaskSupport::Required {
+                return Err(ErrorData::missing_required_client_capability(tasks_capability()));
+            }
+        }
         let Some(state) = request.request_state.as_deref() else {
             // A first round: the call's questions wait for the client's user, as approvals do.
             let call = rounds::call_id();
-            let asking = Asking::new(Vec::new(), &context);
+            let asking = Asking::new(Vec::new(), rounds::samples(&context));
             ctx = ctx.with_tool_call_id(call.clone()).with_interactor(asking.clone());
             let result =
                 self.exec(&inner.runner, spec.name(), args.clone(), ctx.clone(), &context).await;
@@ -571,39 +598,15 @@ impl McpServer {
         rounds.spend(&pending, &revision, &reply).await?;
         // The call goes on as the round decided: the same call, for the same caller.
         let ctx = ctx.with_tool_call_id(pending.call.clone());
-        let (approved, answers) = match reply {
-            Reply::Deny => {
-                let message = "the client's user refused the call";
-                let result = inner
-                    .runner
-                    .deny_deferred(spec.name(), &pending.arguments, message, &ctx)
-                    .await;
+        let sampling = rounds::samples(&context);
+        let (runner, ctx, answers, approved) = match self.going_on(&pending, reply, ctx, sampling) {
+            GoingOn::Refused(ctx) => {
+                let result = self.refuse(&pending, &ctx).await;
                 rounds.end(&pending).await;
                 return Ok(complete(result.outcome, spec));
             }
-            Reply::Approve => (true, pending.answered.clone()),
-            Reply::Answer(answer) => {
-                let mut answers = pending.answered.clone();
-                if let Some(question) = pending.question.clone() {
-                    answers.push(Answered { question, answer });
-                }
-                (pending.approved, answers)
-            }
+            GoingOn::Runs { runner, ctx, answers, approved } => (runner, ctx, answers, approved),
         };
-        // Approved exactly this call, once; an answered question runs again under the approval
-        // it had before it asked, if it had one.
-        let approval = approved.then(|| {
-            Approval::bound(
-                &ctx,
-                spec.name(),
-                &pending.spec_hash,
-                &pending.call,
-                &pending.arguments,
-            )
-        });
-        let runner =
-            inner.runner.deciding(Arc::new(Decided(approval)), &pending.call, &pending.arguments);
-        let ctx = ctx.with_interactor(Asking::new(answers.clone(), &context));
         let result =
             self.exec(&runner, spec.name(), pending.arguments.clone(), ctx.clone(), &context).await;
         Ok(match result.outcome {
@@ -626,8 +629,73 @@ impl McpServer {
         })
     }
 
+    /// How the call of `pending` goes on in `ctx` (its call's context) after `reply`: refused,
+    /// or run on a runner that decides it (approved exactly this call, once, when it was
+    /// approved; an answered question runs again under the approval it had before it asked,
+    /// if it had one) with the answers its questions get.
+    pub(super) fn going_on(
+        &self,
+        pending: &Pending,
+        reply: Reply,
+        ctx: ToolInvocationContext,
+        sampling: bool,
+    ) -> GoingOn {
+        let (approved, answers) = match reply {
+            Reply::Deny => return GoingOn::Refused(ctx),
+            Reply::Approve => (true, pending.answered.clone()),
+            Reply::Answer(answer) => {
+                let mut answers = pending.answered.clone();
+                if let Some(question) = pending.question.clone() {
+                    answers.push(Answered { question, answer });
+                }
+                (pending.approved, answers)
+            }
+        };
+        let approval = approved.then(|| {
+            Approval::bound(
+                &ctx,
+                &pending.tool,
+                &pending.spec_hash,
+                &pending.call,
+                &pending.arguments,
+            )
+        });
+        let runner = self.inner.runner.deciding(
+            Arc::new(Decided(approval)),
+            &pending.call,
+            &pending.arguments,
+        );
+        let ctx = ctx.with_interactor(Asking::new(answers.clone(), sampling));
+        GoingOn::Runs { runner, ctx, answers, approved }
+    }
+
+    /// Ends the call of `pending` refused by the client's user (`approval_denied`).
+    pub(super) async fn refuse(
+        &self,
+        pending: &Pending,
+        ctx: &ToolInvocationContext,
+    ) -> ToolExecResult {
+        let message = "the client's user refused the call";
+        self.inner.runner.deny_deferred(&pending.tool, &pending.arguments, message, ctx).await
+    }
+
+    /// Where the server keeps calls that wait and tasks, if it does.
+    pub(super) fn rounds(&self) -> Option<&Rounds> {
+        self.inner.rounds.as_ref()
+    }
+
+    /// The tasks this process runs.
+    pub(super) fn running(&self) -> &Running {
+        &self.inner.running
+    }
+
+    /// The tool `id` of the runner's catalog.
+    pub(super) fn tool_of(&self, id: &str) -> Option<Arc<dyn BoundToolRuntime>> {
+        self.inner.runner.catalog().get(id)
+    }
+
     /// Whether policy requires approval for the tool of `spec`.
-    fn needs_approval(&self, spec: &ToolSpec) -> bool {
+    pub(super) fn needs_approval(&self, spec: &ToolSpec) -> bool {
         self.inner.runner.policy().decide(spec.name(), spec.effect())
             == crate::policy::Decision::RequireApproval
     }
@@ -715,8 +783,21 @@ impl McpServer {
     }
 }
 
+/// How a decided call goes on (see [`McpServer::going_on`]).
+pub(super) enum GoingOn {
+    /// Refused: it ends `approval_denied`, in this context.
+    Refused(ToolInvocationContext),
+    /// It runs on `runner` in `ctx`, with `answers`; `approved` when it was approved.
+    Runs { runner: ToolRunner, ctx: ToolInvocationContext, answers: Vec<Answered>, approved: bool },
+}
+
 /// The complete result of a call that ended: done or failed.
 fn complete(outcome: CallOutcome, spec: &ToolSpec) -> CallToolResponse {
+    result_of(outcome, spec).into()
+}
+
+/// The result `tools/call` answers for a call that ended with `outcome`.
+pub(super) fn result_of(outcome: CallOutcome, spec: &ToolSpec) -> CallToolResult {
     match outcome {
         CallOutcome::Done(output) => {
             served_result(&output, served_output(spec).map(|(_, shape)| shape))
@@ -728,7 +809,6 @@ fn complete(outcome: CallOutcome, spec: &ToolSpec) -> CallToolResponse {
             CallToolResult::error(vec![ContentBlock::text(waiting.message)])
         }
     }
-    .into()
 }
 
 /// How many progress reports and log messages of one call may wait for the client to read
@@ -973,6 +1053,31 @@ impl McpServerBuilder {
         self
     }
 
+    /// Serves the tool `id` as a task (the MCP tasks extension, `io.modelcontextprotocol/tasks`)
+    /// for clients that declared it: a long-running call, or one that waits. Needs a
+    /// [`store`](Self::store), where tasks live; without one, the tool is served as any other.
+    ///
+    /// A call of it is saved as a working task and answered at once with the task's id
+    /// (`resultType: "task"`); it runs on in the background of the replica that took it. The
+    /// client polls `tasks/get` (any replica answers, from the store): `working`, then
+    /// `completed` with the result `tools/call` would have given (a tool's error is a completed
+    /// task whose result says `isError`), or `input_required` with the form of the approval or
+    /// question it waits on, which the client answers with `tasks/update` (taken by any replica,
+    /// spent once, and the call goes on there). `tasks/cancel` cancels it: at once on the
+    /// replica running it, within half a second from another. Tasks are the caller's: another
+    /// caller's task id is unknown (`-32602`). A task is kept for [`state_ttl`](Self::state_ttl)
+    /// from its creation.
+    ///
+    /// With [`TaskSupport::Required`], a client that did not declare the extension is refused
+    /// (`-32021`); with [`TaskSupport::Optional`], it gets a plain call.
+    ///
+    /// A replica that dies while a task runs leaves it `working` until it expires: the call
+    /// is not run again elsewhere (it may have done part of its work).
+    pub fn task(mut self, id: impl Into<String>, support: TaskSupport) -> Self {
+        self.tasks.insert(id.into(), support);
+        self
+    }
+
     /// The server.
     pub fn build(self) -> McpServer {
         McpServer {
@@ -986,6 +1091,8 @@ impl McpServerBuilder {
                 http_limits: self.http_limits,
                 authenticator: self.authenticator,
                 rounds: self.rounds,
+                tasks: self.tasks,
+                running: Running::default(),
             }),
             session: Session::new(None),
         }
@@ -994,8 +1101,9 @@ impl McpServerBuilder {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        let config =
-            ServerConfig::new(logging::capabilities()).with_server_info(self.inner.info.clone());
+        let tasks = self.inner.rounds.is_some() && !self.inner.tasks.is_empty();
+        let config = ServerConfig::new(logging::capabilities(tasks))
+            .with_server_info(self.inner.info.clone());
         match &self.inner.instructions {
             Some(instructions) => config.with_instructions(instructions.clone()),
             None => config,
@@ -1042,6 +1150,32 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         self.call(request, context).await
+    }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        self.get_task_of(&self.context_of(&context), &request.task_id).await
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let ctx = self.context_of(&context);
+        let sampling = rounds::samples(&context);
+        self.update_task_of(&ctx, &request.task_id, &request.input_responses, sampling).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.cancel_task_of(&self.context_of(&context), &request.task_id).await
     }
 
     #[allow(deprecated)] // see `logging`

@@ -1,0 +1,465 @@
+//! Calls served as tasks: the MCP tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663).
+//! A call of a tool the application serves as a task, from a client that declared the
+//! extension, is saved in the [store](crate::store) as working and answered at once with its
+//! task id; it runs on in the background of the replica that took it. Its record (status,
+//! result, the question or approval it waits on) lives in the store, sealed with the state key,
+//! so any replica answers `tasks/get`, takes the `tasks/update` that answers it and records a
+//! `tasks/cancel`.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use rmcp::ErrorData;
+use rmcp::model::{
+    CallToolResult, ClientCapabilities, CreateTaskResult, DetailedTask, GetTaskResult, JsonObject,
+    Task, TaskPayload, TaskStatus,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::rounds::{Asking, Pending, Rounds, now_ms};
+use super::serve::{GoingOn, McpServer, result_of};
+use crate::runner::ToolRunner;
+use crate::runtime::{Answered, CallOutcome, ToolErrorCode, ToolInvocationContext};
+use crate::schema::Shown;
+use crate::store::{Decided, RunKey, StoreError, StoredRun, WaitingCall};
+
+/// Whether a tool is served as a task ([`McpServerBuilder::task`](super::McpServerBuilder::task)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TaskSupport {
+    /// A task for clients that declared the tasks extension; a plain call for the others.
+    Optional,
+    /// A task always: a client that did not declare the extension is refused (`-32021`,
+    /// naming it).
+    Required,
+}
+
+/// Where a task stands, as its record keeps it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Status {
+    Working,
+    InputRequired,
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+/// A task as the store keeps it (sealed): what `tasks/get` answers from and what a
+/// `tasks/update` goes on from.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Record {
+    /// The tool's id, and the name the client called it by.
+    tool: String,
+    served: String,
+    status: Status,
+    created_at_ms: i64,
+    updated_at_ms: i64,
+    ttl_ms: u64,
+    /// Completed: the tool's result, as `tools/call` would have answered it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    result: Option<Value>,
+    /// Failed: the JSON-RPC error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<Value>,
+    /// Input required: the call, waiting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pending: Option<Pending>,
+}
+
+/// The ledger key a `tasks/cancel` spends for a task running on another replica; the replica
+/// running it looks for it every [`POLL`].
+const CANCEL: &str = "cancel";
+
+/// How often a client is asked to poll, and a running task looks for a cancellation.
+const POLL: Duration = Duration::from_millis(500);
+
+/// The tasks this process runs: each one's cancellation.
+#[derive(Debug, Default)]
+pub(super) struct Running(Mutex<HashMap<String, CancellationToken>>);
+
+impl Running {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancellationToken>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The store's key of the task `id` of `tenant`.
+fn key_of(tenant: &str, id: &str) -> RunKey {
+    RunKey::new(tenant, format!("mcp-task:{id}"))
+}
+
+fn unknown(id: &str) -> ErrorData {
+    ErrorData::invalid_params(format!("no task `{}`", Shown(id)), None)
+}
+
+fn store_failed(error: &StoreError) -> ErrorData {
+    ErrorData::internal_error(format!("the task store failed: {}", Shown(&error.to_string())), None)
+}
+
+/// The capability a client lacks to have the tool of a required task run.
+pub(super) fn tasks_capability() -> ClientCapabilities {
+    ClientCapabilities::builder().enable_tasks().build()
+}
+
+/// `ms` since the Unix epoch as an ISO 8601 UTC timestamp (`2026-07-28T12:00:00.000Z`).
+fn iso(ms: i64) -> String {
+    let (days, rest) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
+    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (hours, minutes) = (rest / 3_600_000, rest / 60_000 % 60);
+    let (seconds, millis) = (rest / 1000 % 60, rest % 1000);
+    format!("{year:04}-{month:02}-{day:02}T{hours:02}:{minutes:02}:{seconds:02}.{millis:03}Z")
+}
+
+impl Record {
+    fn task(&self, id: &str) -> Task {
+        let status = match self.status {
+            Status::Working => TaskStatus::Working,
+            Status::InputRequired => TaskStatus::InputRequired,
+            Status::Completed => TaskStatus::Completed,
+            Status::Failed => TaskStatus::Failed,
+            Status::Cancelled => TaskStatus::Cancelled,
+        };
+        let poll = u64::try_from(POLL.as_millis()).unwrap_or(u64::MAX);
+        Task::new(id, status, iso(self.created_at_ms), iso(self.updated_at_ms))
+            .with_ttl_ms(self.ttl_ms)
+            .with_poll_interval_ms(poll)
+    }
+
+    fn detailed(&self, id: &str) -> DetailedTask {
+        let object = |value: &Option<Value>| match value {
+            Some(Value::Object(map)) => map.clone(),
+            _ => JsonObject::new(),
+        };
+        let payload = match self.status {
+            Status::Working => TaskPayload::Working,
+            Status::InputRequired => match &self.pending {
+                Some(pending) => TaskPayload::InputRequired {
+                    input_requests: Rounds::asking(pending, &self.served, String::new())
+                        .input_requests
+                        .unwrap_or_default(),
+                },
+                None => TaskPayload::Working,
+            },
+            Status::Completed => TaskPayload::Completed { result: object(&self.result) },
+            Status::Failed => TaskPayload::Failed { error: object(&self.error) },
+            Status::Cancelled => TaskPayload::Cancelled,
+        };
+        DetailedTask::new(self.task(id), payload)
+    }
+
+    fn terminal(&self) -> bool {
+        matches!(self.status, Status::Completed | Status::Failed | Status::Cancelled)
+    }
+
+    fn with_status(mut self, status: Status) -> Self {
+        self.status = status;
+        self.updated_at_ms = now_ms();
+        self
+    }
+}
+
+/// What a task runs: the call, on its runner, in its context.
+pub(super) struct Job {
+    pub(super) runner: ToolRunner,
+    pub(super) ctx: ToolInvocationContext,
+    /// The tool's id.
+    pub(super) tool: String,
+    /// The arguments it runs with, and the ones the client sent (a round is bound to them).
+    pub(super) arguments: Value,
+    pub(super) request: Value,
+    pub(super) answers: Vec<Answered>,
+    pub(super) approved: bool,
+    pub(super) sampling: bool,
+}
+
+impl Rounds {
+    /// Saves the record of the task `id` of the caller of `ctx`; its revision.
+    async fn keep(
+        &self,
+        tenant: &str,
+        actor: &str,
+        id: &str,
+        record: &Record,
+    ) -> Result<String, StoreError> {
+        let (sealed, revision) = self.seal(record);
+        let waiting = match (&record.pending, record.status) {
+            (Some(pending), Status::InputRequired) => vec![WaitingCall {
+                call_id: id.to_owned(),
+                tool_name: record.tool.clone(),
+                waits_for: pending.waits_for,
+            }],
+            _ => Vec::new(),
+        };
+        let now = now_ms();
+        let expires = record.created_at_ms.saturating_add_unsigned(record.ttl_ms);
+        let ttl = u64::try_from(expires.saturating_sub(now)).unwrap_or(0);
+        let run = StoredRun::new(
+            key_of(tenant, id),
+            actor,
+            waiting,
+            sealed.into_bytes(),
+            revision.clone(),
+            now,
+            ttl,
+        );
+        self.store.save(run).await?;
+        Ok(revision)
+    }
+
+    /// The record of the task `id`, if it is the caller's and has not expired; its revision.
+    async fn record(
+        &self,
+        ctx: &ToolInvocationContext,
+        id: &str,
+    ) -> Result<(Record, String), ErrorData> {
+        let stored = self
+            .store
+            .load(&key_of(ctx.tenant_id(), id))
+            .await
+            .map_err(|error| store_failed(&error))?;
+        let stored = stored
+            .filter(|stored| stored.actor_id == ctx.actor_id() && stored.expires_at_ms > now_ms())
+            .ok_or_else(|| unknown(id))?;
+        let sealed = std::str::from_utf8(&stored.state).map_err(|_| unknown(id))?;
+        self.unseal::<Record>(sealed).ok_or_else(|| {
+            ErrorData::internal_error(
+                format!("the task `{}` is stored unsealed or changed", Shown(id)),
+                None,
+            )
+        })
+    }
+}
+
+impl McpServer {
+    /// Starts `job` as the task `id` for the tool the client called `served`: saved working,
+    /// then run on this replica in the background. The task's creation, as `tools/call`
+    /// answers it.
+    pub(super) async fn start_task(
+        &self,
+        id: String,
+        served: &str,
+        job: Job,
+    ) -> Result<CreateTaskResult, ErrorData> {
+        let rounds = self.rounds().ok_or_else(|| unknown(&id))?;
+        let now = now_ms();
+        let record = Record {
+            tool: job.tool.clone(),
+            served: served.to_owned(),
+            status: Status::Working,
+            created_at_ms: now,
+            updated_at_ms: now,
+            ttl_ms: rounds.ttl_ms,
+            result: None,
+            error: None,
+            pending: None,
+        };
+        let (tenant, actor) = (job.ctx.tenant_id().to_owned(), job.ctx.actor_id().to_owned());
+        rounds.keep(&tenant, &actor, &id, &record).await.map_err(|error| store_failed(&error))?;
+        let created = CreateTaskResult::new(record.task(&id));
+        self.spawn_task(id, record, job);
+        Ok(created)
+    }
+
+    /// Runs `job` as the task `id` (its record `record`, working) until it ends or waits,
+    /// then keeps what became of it.
+    fn spawn_task(&self, id: String, record: Record, job: Job) {
+        let server = self.clone();
+        let token = CancellationToken::new();
+        server.running().lock().insert(id.clone(), token.clone());
+        tokio::spawn(async move {
+            let Some(rounds) = server.rounds() else { return };
+            let Some(tool) = server.tool_of(&job.tool) else { return };
+            let spec = tool.spec();
+            let (tenant, actor) = (job.ctx.tenant_id().to_owned(), job.ctx.actor_id().to_owned());
+            let key = key_of(&tenant, &id);
+            let ctx = job
+                .ctx
+                .clone()
+                .with_cancellation(token.clone())
+                .with_interactor(Asking::new(job.answers.clone(), job.sampling));
+            let exec = job.runner.exec(spec.name(), job.arguments.clone(), &ctx);
+            // A cancellation recorded by another replica reaches this one within a poll.
+            let watch = async {
+                loop {
+                    tokio::time::sleep(POLL).await;
+                    let cancelled = rounds.store.spent(&key, &[CANCEL.to_owned()]).await;
+                    if cancelled.is_ok_and(|spent| !spent.is_empty()) {
+                        token.cancel();
+                        std::future::pending::<()>().await;
+                    }
+                }
+            };
+            let result = tokio::select! {
+                result = exec => result,
+                () = watch => unreachable!("the watch never ends"),
+            };
+            let arguments = result.args().cloned().unwrap_or(Value::Null);
+            let record = match result.outcome {
+                CallOutcome::Waiting(waiting) => {
+                    let approved =
+                        job.approved || (waiting.question.is_some() && server.needs_approval(spec));
+                    let pending = rounds.pending(
+                        &ctx,
+                        &id,
+                        spec,
+                        &job.request,
+                        arguments,
+                        waiting.waits_for,
+                        waiting.question,
+                        job.answers,
+                        approved,
+                    );
+                    Record { pending: Some(pending), ..record.with_status(Status::InputRequired) }
+                }
+                CallOutcome::Failed(error)
+                    if error.code == ToolErrorCode::Cancelled && token.is_cancelled() =>
+                {
+                    record.with_status(Status::Cancelled)
+                }
+                outcome => completed(record, &result_of(outcome, spec)),
+            };
+            if let Err(error) = rounds.keep(&tenant, &actor, &id, &record).await {
+                tracing::warn!(%error, task = %id, "a task ended and the store could not keep it");
+            }
+            server.running().lock().remove(&id);
+        });
+    }
+
+    /// `tasks/get`: the caller's task `id` as it stands.
+    pub(super) async fn get_task_of(
+        &self,
+        ctx: &ToolInvocationContext,
+        id: &str,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let rounds = self.rounds().ok_or_else(|| unknown(id))?;
+        let (record, _) = rounds.record(ctx, id).await?;
+        Ok(GetTaskResult::new(record.detailed(id)))
+    }
+
+    /// `tasks/update`: the client's answers to what the caller's task `id` waits on. Answered,
+    /// the round is spent in the store and the call goes on here, in the background; not
+    /// answered (its key missing), it waits still; a task that waits on nothing ignores them.
+    pub(super) async fn update_task_of(
+        &self,
+        ctx: &ToolInvocationContext,
+        id: &str,
+        responses: &rmcp::model::InputResponses,
+        sampling: bool,
+    ) -> Result<(), ErrorData> {
+        let rounds = self.rounds().ok_or_else(|| unknown(id))?;
+        let (record, revision) = rounds.record(ctx, id).await?;
+        // Answers to nothing the task waits on are ignored, as answers to keys it did not ask
+        // for are (SEP-2663).
+        let pending = match (&record.pending, record.status) {
+            (Some(pending), Status::InputRequired) => pending.clone(),
+            _ => return Ok(()),
+        };
+        let Some(reply) = Rounds::reply(&pending, Some(responses))? else { return Ok(()) };
+        let key = key_of(ctx.tenant_id(), id);
+        rounds.spend_at(&key, &pending, &revision, &reply).await?;
+        let Some(tool) = self.tool_of(&pending.tool) else { return Err(unknown(id)) };
+        let spec = tool.spec();
+        if spec.spec_hash() != pending.spec_hash {
+            let message = format!("the tool `{}` changed since the task asked", Shown(spec.name()));
+            return Err(ErrorData::invalid_params(message, None));
+        }
+        let call_ctx = ctx.clone().with_tool_call_id(pending.call.clone());
+        let (tenant, actor) = (ctx.tenant_id(), ctx.actor_id());
+        match self.going_on(&pending, reply, call_ctx, sampling) {
+            GoingOn::Refused(call_ctx) => {
+                let result = self.refuse(&pending, &call_ctx).await;
+                let record = completed(record, &result_of(result.outcome, spec));
+                rounds.keep(tenant, actor, id, &record).await.map_err(|e| store_failed(&e))?;
+            }
+            GoingOn::Runs { runner, ctx: call_ctx, answers, approved } => {
+                let record = Record { pending: None, ..record.with_status(Status::Working) };
+                rounds.keep(tenant, actor, id, &record).await.map_err(|e| store_failed(&e))?;
+                let job = Job {
+                    runner,
+                    ctx: call_ctx,
+                    tool: pending.tool.clone(),
+                    arguments: pending.arguments.clone(),
+                    request: Value::Null,
+                    answers,
+                    approved,
+                    sampling,
+                };
+                self.spawn_task(id.to_owned(), record, job);
+            }
+        }
+        Ok(())
+    }
+
+    /// `tasks/cancel`: the caller's task `id` is cancelled. Running here, its call is
+    /// cancelled now; running on another replica, the cancellation is recorded in the store
+    /// and that replica cancels it within a poll; waiting, it ends cancelled. A task that
+    /// ended stays as it ended.
+    pub(super) async fn cancel_task_of(
+        &self,
+        ctx: &ToolInvocationContext,
+        id: &str,
+    ) -> Result<(), ErrorData> {
+        let rounds = self.rounds().ok_or_else(|| unknown(id))?;
+        // A few tries: the task may change between reading and recording.
+        for _ in 0..3 {
+            let (record, revision) = rounds.record(ctx, id).await?;
+            if record.terminal() {
+                return Ok(());
+            }
+            if let Some(token) = self.running().lock().get(id) {
+                token.cancel();
+                return Ok(());
+            }
+            if record.status == Status::InputRequired {
+                let record = Record { pending: None, ..record.with_status(Status::Cancelled) };
+                let (tenant, actor) = (ctx.tenant_id(), ctx.actor_id());
+                rounds.keep(tenant, actor, id, &record).await.map_err(|e| store_failed(&e))?;
+                return Ok(());
+            }
+            let key = key_of(ctx.tenant_id(), id);
+            let cancel = [Decided::new(CANCEL, "cancelled")];
+            match rounds.store.spend(&key, &revision, &cancel, now_ms()).await {
+                Ok(()) | Err(StoreError::AlreadySpent { .. }) => return Ok(()),
+                Err(StoreError::Moved { .. } | StoreError::Busy { .. }) => continue,
+                Err(StoreError::NotFound { .. } | StoreError::Expired { .. }) => {
+                    return Err(unknown(id));
+                }
+                Err(error) => return Err(store_failed(&error)),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `record`, completed with `result` (a tool's error is a completed task whose result says
+/// `isError`).
+fn completed(record: Record, result: &CallToolResult) -> Record {
+    let result = serde_json::to_value(result).ok();
+    Record { result, pending: None, ..record.with_status(Status::Completed) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::iso;
+
+    #[test]
+    fn timestamps_are_iso_8601_utc() {
+        assert_eq!(iso(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso(951_782_400_123), "2000-02-29T00:00:00.123Z");
+        assert_eq!(iso(1_785_240_000_000), "2026-07-28T12:00:00.000Z");
+    }
+}
