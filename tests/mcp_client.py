@@ -20,8 +20,8 @@ the results and what the server asked.
 
 Usage: python mcp_client.py approve http://127.0.0.1:PORT/mcp
 
-Calls `shop__refund` with the SDK's default negotiation and approves it in the elicitation
-callback when the server asks; reports the result and what the server asked.
+Calls `shop__refund` once per negotiation mode and approves it in the elicitation callback
+when the server asks; reports the results and what the server asked.
 """
 
 import asyncio
@@ -104,9 +104,10 @@ async def interact_session(url: str, mode: str) -> dict:
     return out
 
 
-async def approve_session(url: str) -> dict:
+async def approve_session(url: str, mode: str) -> dict:
     """Calls `shop__refund`, whose approval the server asks for (an input-required round on
-    2026-07-28), and approves it in the elicitation callback."""
+    2026-07-28, an elicitation within the call before), and approves it in the elicitation
+    callback."""
     asked: list = []
 
     async def elicitation(context, params):
@@ -114,7 +115,7 @@ async def approve_session(url: str) -> dict:
         return types.ElicitResult.model_validate({"action": "accept", "content": {"approve": True}})
 
     out: dict = {"asked": asked}
-    async with Client(url, mode="auto", elicitation_callback=elicitation) as client:
+    async with Client(url, mode=mode, elicitation_callback=elicitation) as client:
         out["protocol_version"] = client.protocol_version
         try:
             out["result"] = dump(await client.call_tool("shop__refund", {"order": "A-17", "cents": 500}))
@@ -126,7 +127,8 @@ async def approve_session(url: str) -> dict:
 async def main() -> None:
     server = sys.argv[1]
     if server == "approve":
-        print(json.dumps(await approve_session(sys.argv[2])))
+        report = {mode: await approve_session(sys.argv[2], mode) for mode in ("auto", "legacy")}
+        print(json.dumps(report))
         return
     if server == "interact":
         report = {mode: await interact_session(sys.argv[2], mode) for mode in ("auto", "legacy")}

@@ -356,11 +356,18 @@ async fn the_official_python_sdk_approves_a_refund_over_mcp_and_it_runs_once() {
     })
     .await
     .unwrap();
-    assert_eq!(report["protocol_version"], "2026-07-28", "{report}");
-    assert_eq!(report["result"]["structuredContent"], json!({"refunded": 500}), "{report}");
-    let asked = report["asked"].as_array().unwrap();
-    assert_eq!(asked.len(), 1, "{report}");
-    let message = asked[0]["message"].as_str().unwrap();
-    assert!(message.contains("shop__refund") && message.contains("\"cents\": 500"), "{message}");
-    assert_eq!(served.refunds.0.load(Ordering::SeqCst), 1);
+    // 2026-07-28: an input-required round; 2025-11-25: an elicitation within the call.
+    for (mode, version) in [("auto", "2026-07-28"), ("legacy", "2025-11-25")] {
+        let report = &report[mode];
+        assert_eq!(report["protocol_version"], version, "{report}");
+        assert_eq!(report["result"]["structuredContent"], json!({"refunded": 500}), "{report}");
+        let asked = report["asked"].as_array().unwrap();
+        assert_eq!(asked.len(), 1, "{report}");
+        let message = asked[0]["message"].as_str().unwrap();
+        assert!(
+            message.contains("shop__refund") && message.contains("\"cents\": 500"),
+            "{message}"
+        );
+    }
+    assert_eq!(served.refunds.0.load(Ordering::SeqCst), 2, "one refund per approval");
 }

@@ -15,7 +15,13 @@ use rmcp::model::{
 use rmcp::service::{Peer, RoleServer};
 use serde_json::{Map, Value, json};
 
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use super::rounds::{approval_form, approves};
 use super::text::{ERROR_CHARS, capped};
+use crate::runner::{ApprovalDecision, ApprovalRequest, Approver};
 use crate::runtime::{
     Completion, ElicitRequest as Elicit, ElicitResponse, InteractError, InteractFuture, Interactor,
     SampleRequest, SampleRole,
@@ -125,5 +131,34 @@ impl Interactor for ClientInteractor {
                 .join("");
             Ok(Completion { text, model: Some(result.model), stop_reason: result.stop_reason })
         })
+    }
+}
+
+/// The approver of a call made by a client of an older protocol version that declared
+/// elicitation: the application's approver first, and what it defers goes to the client's user
+/// within the call, as a yes/no form with what will run. A client that cannot be asked leaves
+/// the call waiting, as before.
+#[derive(Debug)]
+pub(super) struct ClientApprover {
+    pub(super) first: Arc<dyn Approver>,
+    pub(super) peer: Peer<RoleServer>,
+    /// The name the client called the tool by.
+    pub(super) served: String,
+}
+
+#[async_trait]
+impl Approver for ClientApprover {
+    async fn review(&self, request: &ApprovalRequest<'_>) -> ApprovalDecision {
+        let decided = self.first.review(request).await;
+        if decided != ApprovalDecision::Pending {
+            return decided;
+        }
+        let client = ClientInteractor { peer: self.peer.clone() };
+        match client.elicit(approval_form(&self.served, request.arguments)).await {
+            Ok(answer) if approves(&answer) == Some(true) => request.approve(),
+            Ok(_) => request.deny("the client's user refused the call"),
+            Err(InteractError::Unavailable(_)) => ApprovalDecision::Pending,
+            Err(error) => request.deny(format!("the client's user could not be asked: {error}")),
+        }
     }
 }

@@ -224,6 +224,34 @@ fn refused(message: impl Into<String>) -> ErrorData {
     ErrorData::invalid_params(message.into(), None)
 }
 
+/// The form that asks the client's user to approve the call of `served` with `arguments` (the
+/// validated ones: what will run), under the key `approval`: a yes/no (`{"approve": true}`).
+pub(super) fn approval_form(served: &str, arguments: &Value) -> ElicitRequest {
+    let shown = serde_json::to_string_pretty(arguments).unwrap_or_else(|_| arguments.to_string());
+    let message =
+        format!("Allow the call of `{}`? It runs with these arguments:\n{shown}", Shown(served));
+    let schema = json!({
+        "type": "object",
+        "properties": {"approve": {
+            "type": "boolean",
+            "title": "Approve",
+            "description": "true runs the call once; false refuses it"
+        }},
+        "required": ["approve"]
+    });
+    let Value::Object(schema) = schema else { unreachable!("an object literal") };
+    ElicitRequest { message, schema, key: Some(APPROVAL.to_owned()) }
+}
+
+/// Whether the user's `answer` to the [approval form](approval_form) approves the call: an
+/// accept with `{"approve": true}`. `None` for an accept that says neither yes nor no.
+pub(super) fn approves(answer: &ElicitResponse) -> Option<bool> {
+    match answer {
+        ElicitResponse::Accept(content) => content.get("approve").and_then(Value::as_bool),
+        ElicitResponse::Decline | ElicitResponse::Cancel => Some(false),
+    }
+}
+
 impl Rounds {
     /// The pending call a waiting call becomes, for the caller of `ctx`.
     #[allow(clippy::too_many_arguments)]
@@ -342,10 +370,11 @@ impl Rounds {
             (Some(_), ElicitationAction::Decline) => Reply::Answer(ElicitResponse::Decline),
             (Some(_), _) => Reply::Answer(ElicitResponse::Cancel),
             (None, ElicitationAction::Accept) => {
-                match result.content.as_ref().and_then(|content| content.get("approve")) {
-                    Some(Value::Bool(true)) => Reply::Approve,
-                    Some(Value::Bool(false)) => Reply::Deny,
-                    _ => {
+                let answer = ElicitResponse::Accept(result.content.unwrap_or(Value::Null));
+                match approves(&answer) {
+                    Some(true) => Reply::Approve,
+                    Some(false) => Reply::Deny,
+                    None => {
                         return Err(refused(
                             "the input response `approval` must accept with `{\"approve\": true}` or `{\"approve\": false}`",
                         ));
@@ -432,28 +461,9 @@ impl Rounds {
     /// The input-required result asking what `pending` waits for, with `state`.
     pub(super) fn asking(pending: &Pending, served: &str, state: String) -> InputRequiredResult {
         let key = pending.input_key().to_owned();
-        let (message, schema) = match &pending.question {
-            Some(question) => (question.message.clone(), question.schema.clone()),
-            None => {
-                // What will run, as the form shows it: the tool and its validated arguments.
-                let arguments = serde_json::to_string_pretty(&pending.arguments)
-                    .unwrap_or_else(|_| pending.arguments.to_string());
-                let message = format!(
-                    "Allow the call of `{}`? It runs with these arguments:\n{arguments}",
-                    Shown(served)
-                );
-                let schema = json!({
-                    "type": "object",
-                    "properties": {"approve": {
-                        "type": "boolean",
-                        "title": "Approve",
-                        "description": "true runs the call once; false refuses it"
-                    }},
-                    "required": ["approve"]
-                });
-                let Value::Object(schema) = schema else { unreachable!("an object literal") };
-                (message, schema)
-            }
+        let ElicitRequest { message, schema, .. } = match &pending.question {
+            Some(question) => question.clone(),
+            None => approval_form(served, &pending.arguments),
         };
         let mut requests = InputRequests::new();
         // A schema the client's form cannot take was refused when the tool asked (see

@@ -20,7 +20,7 @@ use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
 use super::auth::{Authenticated, Authenticator};
-use super::interact::ClientInteractor;
+use super::interact::{ClientApprover, ClientInteractor};
 use super::limits::{HttpLimits, SessionSlot};
 use super::logging;
 use super::rounds::{self, Asking, Pending, Reply, Rounds};
@@ -508,9 +508,24 @@ impl McpServer {
                     None,
                 ));
             }
-            // The call's questions go to this session's client, whatever the catalog bound.
+            // The call's questions go to this session's client, whatever the catalog bound, and
+            // so do the approvals the application's approver defers.
             ctx = ctx.with_interactor(Arc::new(ClientInteractor { peer: context.peer.clone() }));
-            let result = self.exec(&inner.runner, spec.name(), args, ctx, &context).await;
+            let elicits = context
+                .peer
+                .peer_info()
+                .is_some_and(|info| info.capabilities.elicitation.is_some());
+            let asking;
+            let runner = if elicits {
+                asking = inner.runner.approving_with(|first| {
+                    let peer = context.peer.clone();
+                    Arc::new(ClientApprover { first, peer, served: request.name.to_string() })
+                });
+                &asking
+            } else {
+                &inner.runner
+            };
+            let result = self.exec(runner, spec.name(), args, ctx, &context).await;
             return Ok(match result.outcome {
                 CallOutcome::Waiting(waiting) => {
                     // The client cannot be asked: it is told what the call waits for.
@@ -1009,9 +1024,10 @@ impl McpServerBuilder {
     /// ([`RunStore::list_waiting`]) as the run `mcp:<call id>` of its tenant, until it ends or
     /// [expires](Self::state_ttl).
     ///
-    /// Older clients keep what they had: a question goes to the client in the call
-    /// (`elicitation/create`) when it declared elicitation, and a call that waits for approval
-    /// fails with what it waits for.
+    /// Clients of older protocol versions are asked within the call (`elicitation/create`) when
+    /// they declared elicitation, with or without a store: a question as the tool put it, an
+    /// approval the runner's approver defers as the same yes/no form. Otherwise the call fails
+    /// with what it waits for.
     ///
     /// ```
     /// use std::sync::Arc;

@@ -419,6 +419,16 @@ impl ToolRunner {
         &self.policy
     }
 
+    /// This runner with the approver `wrap` makes of its own (an MCP server's, which asks the
+    /// client's user about what this one defers).
+    #[cfg(feature = "mcp")]
+    pub(crate) fn approving_with(
+        &self,
+        wrap: impl FnOnce(Arc<dyn Approver>) -> Arc<dyn Approver>,
+    ) -> Self {
+        Self { approver: wrap(Arc::clone(&self.approver)), ..self.clone() }
+    }
+
     /// The tools this caller's model may be shown: [`visible_tools`] over the catalog.
     #[must_use]
     pub fn visible_tools(&self, ctx: &ToolInvocationContext) -> VisibleTools {
