@@ -500,6 +500,13 @@ impl ToolSpec {
         }
     }
 
+    /// This spec declaring `capabilities` (an imported tool's, which may ask its user).
+    #[cfg(feature = "dynamic")]
+    pub(crate) fn with_capabilities(mut self, capabilities: &'static [CapabilityRef]) -> Self {
+        self.capabilities = Cow::Borrowed(capabilities);
+        self
+    }
+
     /// A spec known only at run time (see [`DynamicTool`](crate::runtime::DynamicTool)); the
     /// caller has checked the name and schemas.
     #[cfg(feature = "dynamic")]

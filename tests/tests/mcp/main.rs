@@ -12,6 +12,7 @@ mod conformance;
 mod content;
 mod import;
 mod import_hostile;
+mod import_rounds;
 mod interact;
 mod python_client;
 mod replicas;

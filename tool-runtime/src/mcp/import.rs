@@ -5,13 +5,17 @@ use std::fmt;
 use std::sync::{Arc, PoisonError, RwLock, Weak};
 use std::time::Duration;
 
+use rmcp::ClientHandler;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, JsonObject, PaginatedRequestParams,
-    ProgressNotificationParam, Tool, ToolAnnotations,
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+    Implementation, JsonObject, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion,
+    Tool, ToolAnnotations,
 };
-use rmcp::service::{NotificationContext, Peer, RoleClient, RunningService};
+use rmcp::service::{
+    ClientLifecycleMode, ClientServiceExt, NotificationContext, Peer, RequestContext, RoleClient,
+    RunningService,
+};
 use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{ClientHandler, ServiceExt};
 use serde_json::Value;
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
@@ -356,9 +360,24 @@ impl ClientHandler for ImportClient {
         self.list_changed.notify_one();
     }
 
+    /// A server of an older protocol version asks within a call, and nothing here knows which
+    /// call (or whose user) it is about: the question is cancelled, never answered for anyone.
+    /// Servers of 2026-07-28 ask in input-required rounds, which reach the call's user.
+    async fn create_elicitation(
+        &self,
+        _request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, rmcp::ErrorData> {
+        Ok(ElicitResult::new(ElicitationAction::Cancel))
+    }
+
     fn get_info(&self) -> ClientConfig {
+        // Elicitation: a server's questions in input-required rounds reach the call's user.
+        // Tasks: a server may answer a call with a task, which the call follows to its end.
+        let mut capabilities = ClientCapabilities::builder().enable_tasks().build();
+        capabilities.elicitation = Some(Default::default());
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new("tool-runtime", env!("CARGO_PKG_VERSION")),
         )
     }
@@ -507,10 +526,16 @@ impl McpToolSource {
         let list_changed = Arc::clone(&client.list_changed);
         let progress = client.progress.clone();
         let timeout = options.timeout;
-        let service = tokio::time::timeout(timeout, client.serve(transport))
-            .await
-            .map_err(|_| McpImportError::Timeout { after: timeout })?
-            .map_err(McpImportError::handshake)?;
+        // `server/discover` first (2026-07-28), the `initialize` handshake for older servers.
+        let lifecycle = ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            legacy_version: Some(ProtocolVersion::V_2025_11_25),
+        };
+        let service =
+            tokio::time::timeout(timeout, client.serve_with_lifecycle(transport, lifecycle))
+                .await
+                .map_err(|_| McpImportError::Timeout { after: timeout })?
+                .map_err(McpImportError::handshake)?;
         let inner = Arc::new(SourceInner {
             server,
             options,

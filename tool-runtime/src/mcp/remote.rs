@@ -6,17 +6,21 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
+use std::time::Duration;
+
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-    ClientRequest, ContentBlock, ProgressNotificationParam, ProgressToken, RequestId,
-    ResourceContents, ServerResult,
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelTaskParams,
+    CancelledNotificationParam, ClientRequest, ContentBlock, ElicitRequestParams, GetTaskParams,
+    GetTaskRequest, InputRequest, InputRequests, InputResponses, ProgressNotificationParam,
+    ProgressToken, RequestId, ResourceContents, ServerResult, Task, TaskPayload, UpdateTaskParams,
+    UpdateTaskRequest,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::text::capped;
 use crate::content::{Part, Resource, ResourceBody, ResourceLink, ToolOutput};
-use crate::runtime::{ToolCapabilities, ToolError, ToolInvocationContext};
+use crate::runtime::{ElicitRequest, ToolCapabilities, ToolError, ToolInvocationContext};
 
 /// Routes `notifications/progress` to the call that owns the progress token.
 ///
@@ -113,6 +117,100 @@ impl Drop for CancelOnDrop {
     }
 }
 
+/// The most input-required rounds of one call: a server that keeps asking is cut off.
+const MAX_ROUNDS: usize = 10;
+
+/// The most input requests of one round answered.
+const MAX_REQUESTS: usize = 16;
+
+/// The most characters of a server's question shown to the user (control characters escaped).
+const QUESTION_CHARS: usize = 4096;
+
+/// Tells the server a task was abandoned, unless disarmed.
+struct CancelTaskOnDrop {
+    peer: Peer<RoleClient>,
+    id: Option<String>,
+}
+
+impl Drop for CancelTaskOnDrop {
+    fn drop(&mut self) {
+        let (Some(id), Ok(runtime)) = (self.id.take(), tokio::runtime::Handle::try_current())
+        else {
+            return;
+        };
+        let peer = self.peer.clone();
+        runtime.spawn(async move {
+            let _ = peer.cancel_task(CancelTaskParams::new(id)).await;
+        });
+    }
+}
+
+/// The server's response as a result, or the tool error that says why there is none.
+fn refused(response: Result<ServerResult, ServiceError>) -> Result<ServerResult, ToolError> {
+    match response {
+        Ok(result) => Ok(result),
+        Err(ServiceError::McpError(error)) => Err(ToolError::new(format!(
+            "the MCP server refused the call (JSON-RPC error {})",
+            error.code.0
+        ))),
+        Err(_) => Err(ToolError::retryable("the MCP server cannot be reached")),
+    }
+}
+
+/// The answers to a round's `requests`, each from who answers the questions of the call of
+/// `ctx` (the client of the MCP session the call serves, the agent loop's user: a question that
+/// waits makes the call wait, and its answer comes back when the call runs again). A
+/// question is asked under its key in the round. Completions (sampling) are not given.
+async fn answer(
+    requests: InputRequests,
+    ctx: &ToolInvocationContext,
+) -> Result<InputResponses, ToolError> {
+    if requests.len() > MAX_REQUESTS {
+        return Err(ToolError::new(format!(
+            "the MCP server asked {} questions at once, more than {MAX_REQUESTS}",
+            requests.len()
+        )));
+    }
+    let mut responses = InputResponses::new();
+    for (key, request) in requests {
+        let response = match request {
+            InputRequest::Elicitation(elicit) => {
+                let ElicitRequestParams::FormElicitationParams {
+                    message, requested_schema, ..
+                } = elicit.params
+                else {
+                    return Err(ToolError::new(
+                        "the MCP server asks to open a URL, which this client does not do",
+                    ));
+                };
+                let Ok(Value::Object(schema)) = serde_json::to_value(requested_schema) else {
+                    return Err(ToolError::new("the MCP server's question has no form"));
+                };
+                let question = ElicitRequest {
+                    message: capped(&message, QUESTION_CHARS),
+                    schema,
+                    key: Some(key.clone()),
+                };
+                let asker = ctx.questions().ok_or_else(|| {
+                    ToolError::new(
+                        "the MCP server asks a question and nothing here answers it (the agent loop asks its user when the catalog binds `Interact`)",
+                    )
+                })?;
+                let answer = asker.elicit(question).await?;
+                serde_json::to_value(answer).unwrap_or(Value::Null)
+            }
+            InputRequest::ListRoots(_) => json!({"roots": []}),
+            _ => {
+                return Err(ToolError::new(
+                    "the MCP server asks for a completion (sampling), which this client does not give",
+                ));
+            }
+        };
+        responses.insert(key, response);
+    }
+    Ok(responses)
+}
+
 /// How one imported tool reaches its server.
 #[derive(Clone)]
 pub(super) struct Remote {
@@ -134,8 +232,40 @@ impl Remote {
         let Value::Object(arguments) = args else {
             return Err(ToolError::new("the arguments of an MCP tool must be an object"));
         };
-        let params = CallToolRequestParams::new(self.name.clone()).with_arguments(arguments);
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let mut params = CallToolRequestParams::new(self.name.clone()).with_arguments(arguments);
+        // A server of 2026-07-28 may ask for input first (an approval, a question): each round
+        // is answered by who answers this call's questions, and the call sent again.
+        for _ in 0..MAX_ROUNDS {
+            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+            match self.send(request, ctx).await? {
+                ServerResult::CallToolResult(result) => return self.output(result),
+                ServerResult::InputRequiredResult(asked) => {
+                    let requests = asked.input_requests.unwrap_or_default();
+                    params.input_responses = Some(answer(requests, ctx).await?);
+                    params.request_state = asked.request_state;
+                }
+                ServerResult::CreateTaskResult(created) => {
+                    return self.follow(created.task, ctx).await;
+                }
+                _ => {
+                    return Err(ToolError::new(
+                        "the MCP server answered with something other than a tool result",
+                    ));
+                }
+            }
+        }
+        Err(ToolError::new(format!(
+            "the MCP server asked for input more than {MAX_ROUNDS} times for one call"
+        )))
+    }
+
+    /// Sends `request` and waits for its response, forwarding its progress to `ctx`; tells the
+    /// server when the call is dropped before it answers.
+    async fn send(
+        &self,
+        request: ClientRequest,
+        ctx: &ToolInvocationContext,
+    ) -> Result<ServerResult, ToolError> {
         let handle = self
             .peer
             .send_request_with_option(request, PeerRequestOptions::no_options())
@@ -166,16 +296,54 @@ impl Remote {
             }
         };
         guard.id = None;
-        match response {
-            Ok(ServerResult::CallToolResult(result)) => self.output(result),
-            Ok(_) => Err(ToolError::new(
-                "the MCP server answered with something other than a tool result",
-            )),
-            Err(ServiceError::McpError(error)) => Err(ToolError::new(format!(
-                "the MCP server refused the call (JSON-RPC error {})",
-                error.code.0
-            ))),
-            Err(_) => Err(ToolError::retryable("the MCP server cannot be reached")),
+        refused(response)
+    }
+
+    /// Follows the server's task `task` to its end: polled at the interval it asks for (within
+    /// 50 ms to 5 s), its input requests answered as a round's are, its result read as a call's.
+    /// A call dropped before (cancelled, out of time) cancels the task.
+    async fn follow(
+        &self,
+        task: Task,
+        ctx: &ToolInvocationContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let id = task.task_id;
+        let every = Duration::from_millis(task.poll_interval_ms.unwrap_or(500).clamp(50, 5000));
+        let mut guard = CancelTaskOnDrop { peer: self.peer.clone(), id: Some(id.clone()) };
+        loop {
+            tokio::time::sleep(every).await;
+            let request =
+                ClientRequest::GetTaskRequest(GetTaskRequest::new(GetTaskParams::new(&id)));
+            let ServerResult::GetTaskResult(got) = self.send(request, ctx).await? else {
+                return Err(ToolError::new(
+                    "the MCP server answered tasks/get with something else",
+                ));
+            };
+            match got.task.payload {
+                TaskPayload::InputRequired { input_requests } => {
+                    let responses = answer(input_requests, ctx).await?;
+                    let update = UpdateTaskParams::new(&id, responses);
+                    let request = ClientRequest::UpdateTaskRequest(UpdateTaskRequest::new(update));
+                    self.send(request, ctx).await?;
+                }
+                TaskPayload::Completed { result } => {
+                    guard.id = None;
+                    let result: CallToolResult = serde_json::from_value(Value::Object(result))
+                        .map_err(|_| {
+                            ToolError::new("the MCP server's task result is not a tool result")
+                        })?;
+                    return self.output(result);
+                }
+                TaskPayload::Failed { .. } => {
+                    guard.id = None;
+                    return Err(ToolError::new("the MCP server's task failed"));
+                }
+                TaskPayload::Cancelled => {
+                    guard.id = None;
+                    return Err(ToolError::new("the MCP server cancelled the task"));
+                }
+                _ => {}
+            }
         }
     }
 

@@ -551,6 +551,15 @@ impl ToolInvocationContext {
         self.asker.as_ref()
     }
 
+    /// Who answers the call's questions, whichever way the context says it (an imported MCP
+    /// tool hands its server's questions on to it).
+    #[cfg(feature = "mcp")]
+    pub(crate) fn questions(&self) -> Option<&Arc<dyn Interactor>> {
+        match self.asker.as_ref()? {
+            Asker::Session(asker) | Asker::Deferred(asker) => Some(asker),
+        }
+    }
+
     /// The context of a call that the call `call_id` of the tool `tool` makes: the same ids,
     /// connection, cancellation, reporters and who answers its questions, no call id of its
     /// own yet, one level deeper.

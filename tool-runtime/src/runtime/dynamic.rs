@@ -302,6 +302,9 @@ impl DynamicToolBuilder {
             details,
             self.requires_connection,
         );
+        // An imported tool's server may ask its user (MCP 2026-07-28 input-required rounds):
+        // its questions wait as a tool's that declares `Interact` do.
+        let spec = if self.imported { spec.with_capabilities(IMPORTED_CAPABILITIES) } else { spec };
         let handler = Arc::new(move |args, ctx, caps| -> DynamicFuture {
             let run = handler(args, ctx, caps);
             Box::pin(async move { run.await.map(Into::into) })
@@ -309,6 +312,10 @@ impl DynamicToolBuilder {
         Ok(DynamicTool { spec, input, output, handler })
     }
 }
+
+/// What an imported tool declares: it may ask its user.
+const IMPORTED_CAPABILITIES: &[crate::spec::CapabilityRef] =
+    &[crate::spec::CapabilityRef::of::<super::Interact>()];
 
 /// The future a [`DynamicTool`]'s handler returns.
 pub type DynamicFuture = Pin<Box<dyn Future<Output = Result<ToolOutput, ToolError>> + Send>>;
