@@ -137,9 +137,10 @@ pub fn conversation() -> Vec<tool_runtime::agent::Message> {
         .collect()
 }
 
-/// A runner whose one tool, `tickets__close` (a state change), waits for a person's approval
-/// (policy requires it, [`DeferAll`](tool_runtime::runner::DeferAll) defers it): the runner of
-/// the run-state and run-store benchmarks.
+/// A runner whose `tickets__close` (a state change) waits for a person's approval (policy
+/// requires it, [`DeferAll`](tool_runtime::runner::DeferAll) defers it) and whose
+/// `tickets__list` (read-only) runs at once: the runner of the run-state, run-store and MCP
+/// round benchmarks.
 ///
 /// # Panics
 ///
@@ -159,7 +160,19 @@ pub fn approval_runner() -> ToolRunner {
         require_approval: vec![ToolEffect::StateChange],
         ..ToolPolicy::allowing(["tickets__*"])
     };
-    let catalog = ToolCatalog::builder().register_dynamic(close).build().expect("a catalog");
+    let list = DynamicTool::builder(
+        "tickets__list",
+        "List the open tickets.",
+        json!({"type": "object", "properties": {}, "additionalProperties": false}),
+    )
+    .redact_all()
+    .build(|_, _, _| async { Ok(json!("none open")) })
+    .expect("a valid tool");
+    let catalog = ToolCatalog::builder()
+        .register_dynamic(close)
+        .register_dynamic(list)
+        .build()
+        .expect("a catalog");
     ToolRunner::builder(catalog)
         .policy(policy)
         .approver(Arc::new(tool_runtime::runner::DeferAll))

@@ -105,6 +105,7 @@ mod limits;
 mod logging;
 mod names;
 mod remote;
+mod results;
 mod rounds;
 mod serve;
 mod streamable;

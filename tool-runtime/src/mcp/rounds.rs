@@ -26,6 +26,7 @@ use serde_json::{Map, Value, json};
 use crate::agent::deferred::StateKey;
 use crate::agent::parking::Parking;
 use crate::digest::{arguments_hash, hex};
+use crate::runner::ToolRunner;
 use crate::runtime::{
     Answered, Completion, ElicitRequest, ElicitResponse, InteractError, InteractFuture, Interactor,
     SampleRequest, ToolInvocationContext, WaitsFor,
@@ -487,4 +488,12 @@ impl Rounds {
             tracing::warn!(%error, call = %pending.call, "a served call ended and the store could not record it");
         }
     }
+}
+
+/// How a decided call goes on (see `Host::going_on`).
+pub(super) enum GoingOn {
+    /// Refused: it ends `approval_denied`, in this context.
+    Refused(ToolInvocationContext),
+    /// It runs on `runner` in `ctx`, with `answers`; `approved` when it was approved.
+    Runs { runner: ToolRunner, ctx: ToolInvocationContext, answers: Vec<Answered>, approved: bool },
 }

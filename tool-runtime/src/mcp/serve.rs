@@ -8,27 +8,28 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::task::Poll;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD as BASE64;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ResourceContents, ServerConfig, Tool, ToolAnnotations,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerConfig, Tool,
+    ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::auth::{Authenticated, Authenticator};
 use super::interact::{ClientApprover, ClientInteractor};
 use super::limits::{HttpLimits, SessionSlot};
 use super::logging;
-use super::rounds::{self, Asking, Pending, Reply, Rounds};
-use super::tasks::{Job, Running, TaskSupport, tasks_capability};
+use super::results::{complete, object, served_output};
+use super::rounds::{self, Asking, GoingOn, Pending, Reply, Rounds};
+use super::tasks::{
+    Host, Job, Running, TaskSupport, cancel_task_of, get_task_of, start_task, tasks_capability,
+    update_task_of,
+};
 use crate::agent::deferred::StateKey;
 use crate::agent::resume::Decided;
 use crate::catalog::{ToolSource, shows};
-use crate::content::{Part, ResourceBody, ToolOutput};
 use crate::runner::{Approval, ToolRunner};
 use crate::runtime::BoundToolRuntime;
 use crate::runtime::{
@@ -36,7 +37,7 @@ use crate::runtime::{
     ProgressReporter, ToolExecResult, ToolInvocationContext,
 };
 use crate::schema::Shown;
-use crate::spec::{Allowed, ToolEffect, ToolSpec, allowed_below};
+use crate::spec::{ToolEffect, ToolSpec};
 use crate::store::RunStore;
 
 type ContextFn = Arc<dyn Fn() -> ToolInvocationContext + Send + Sync>;
@@ -285,79 +286,6 @@ pub fn annotations(effect: ToolEffect, hints: ToolHints) -> ToolAnnotations {
         .open_world(hints.open_world.unwrap_or(open_world))
 }
 
-/// How `structuredContent` relates to the structured value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Shape {
-    /// The value is an object: sent as it is.
-    Object,
-    /// The value is anything else: sent as `{"result": value}`.
-    Wrapped,
-}
-
-/// The `outputSchema` served for `spec` and how `structuredContent` is shaped, or `None` when
-/// no schema is served: the tool has none, or redaction keeps no field a schema could name.
-fn served_output(spec: &ToolSpec) -> Option<(JsonObject, Shape)> {
-    let schema = spec.output_schema()?.to_json();
-    let served = if spec.redaction_keeps_valid_output() || spec.redaction().is_all() {
-        schema
-    } else {
-        spec.redaction().with_paths(|paths| narrow(&schema, paths))?
-    };
-    if served.get("type").and_then(Value::as_str) == Some("object") {
-        return Some((object(served), Shape::Object));
-    }
-    let wrapped = json!({
-        "type": "object",
-        "properties": {"result": served},
-        "required": ["result"],
-        "additionalProperties": false
-    });
-    Some((object(wrapped), Shape::Wrapped))
-}
-
-/// The part of an output schema that survives redaction with `paths`, mirroring
-/// [`Redaction::apply`](crate::spec::Redaction::apply): properties not allowlisted are removed
-/// (and dropped from `required`), arrays are walked through, an allowlisted property keeps its
-/// whole schema. `None` when nothing below the top names a field (a scalar, an object without
-/// `properties`): redaction lets no such value through as it is, so no schema describes it.
-fn narrow(schema: &Value, paths: &[&str]) -> Option<Value> {
-    let Value::Object(node) = schema else { return None };
-    let mut out = node.clone();
-    if let Some(items) = node.get("items") {
-        out.insert("items".to_owned(), narrow(items, paths)?);
-        return Some(Value::Object(out));
-    }
-    let properties = node.get("properties").and_then(Value::as_object)?;
-    let mut kept = JsonObject::new();
-    for (key, child) in properties {
-        let child = match allowed_below(paths, key) {
-            Allowed::Nothing => None,
-            Allowed::All => Some(child.clone()),
-            Allowed::Below(below) => narrow(child, &below),
-        };
-        if let Some(child) = child {
-            kept.insert(key.clone(), child);
-        }
-    }
-    if let Some(Value::Array(required)) = node.get("required") {
-        let required: Vec<Value> = required
-            .iter()
-            .filter(|name| name.as_str().is_some_and(|name| kept.contains_key(name)))
-            .cloned()
-            .collect();
-        out.insert("required".to_owned(), Value::Array(required));
-    }
-    out.insert("properties".to_owned(), Value::Object(kept));
-    Some(Value::Object(out))
-}
-
-fn object(value: Value) -> JsonObject {
-    match value {
-        Value::Object(map) => map,
-        _ => JsonObject::new(),
-    }
-}
-
 impl McpServer {
     /// Starts a server over `runner`. Defaults: calls run in the context with run id `mcp`,
     /// actor id `mcp-client` and tenant id `default`, the server calls itself `tool-runtime`
@@ -550,7 +478,7 @@ impl McpServer {
                     approved: false,
                     sampling: rounds::samples(&context),
                 };
-                return Ok(self.start_task(id, &request.name, job).await?.into());
+                return Ok(start_task(self, id, &request.name, job).await?.into());
             }
             if *support == TaskSupport::Required {
                 return Err(ErrorData::missing_required_client_capability(tasks_capability()));
@@ -644,77 +572,6 @@ impl McpServer {
         })
     }
 
-    /// How the call of `pending` goes on in `ctx` (its call's context) after `reply`: refused,
-    /// or run on a runner that decides it (approved exactly this call, once, when it was
-    /// approved; an answered question runs again under the approval it had before it asked,
-    /// if it had one) with the answers its questions get.
-    pub(super) fn going_on(
-        &self,
-        pending: &Pending,
-        reply: Reply,
-        ctx: ToolInvocationContext,
-        sampling: bool,
-    ) -> GoingOn {
-        let (approved, answers) = match reply {
-            Reply::Deny => return GoingOn::Refused(ctx),
-            Reply::Approve => (true, pending.answered.clone()),
-            Reply::Answer(answer) => {
-                let mut answers = pending.answered.clone();
-                if let Some(question) = pending.question.clone() {
-                    answers.push(Answered { question, answer });
-                }
-                (pending.approved, answers)
-            }
-        };
-        let approval = approved.then(|| {
-            Approval::bound(
-                &ctx,
-                &pending.tool,
-                &pending.spec_hash,
-                &pending.call,
-                &pending.arguments,
-            )
-        });
-        let runner = self.inner.runner.deciding(
-            Arc::new(Decided(approval)),
-            &pending.call,
-            &pending.arguments,
-        );
-        let ctx = ctx.with_interactor(Asking::new(answers.clone(), sampling));
-        GoingOn::Runs { runner, ctx, answers, approved }
-    }
-
-    /// Ends the call of `pending` refused by the client's user (`approval_denied`).
-    pub(super) async fn refuse(
-        &self,
-        pending: &Pending,
-        ctx: &ToolInvocationContext,
-    ) -> ToolExecResult {
-        let message = "the client's user refused the call";
-        self.inner.runner.deny_deferred(&pending.tool, &pending.arguments, message, ctx).await
-    }
-
-    /// Where the server keeps calls that wait and tasks, if it does.
-    pub(super) fn rounds(&self) -> Option<&Rounds> {
-        self.inner.rounds.as_ref()
-    }
-
-    /// The tasks this process runs.
-    pub(super) fn running(&self) -> &Running {
-        &self.inner.running
-    }
-
-    /// The tool `id` of the runner's catalog.
-    pub(super) fn tool_of(&self, id: &str) -> Option<Arc<dyn BoundToolRuntime>> {
-        self.inner.runner.catalog().get(id)
-    }
-
-    /// Whether policy requires approval for the tool of `spec`.
-    pub(super) fn needs_approval(&self, spec: &ToolSpec) -> bool {
-        self.inner.runner.policy().decide(spec.name(), spec.effect())
-            == crate::policy::Decision::RequireApproval
-    }
-
     /// Runs the call of `name` on `runner` in `ctx`, the tool's progress and log messages sent
     /// to the client of `context` as they come.
     async fn exec(
@@ -798,34 +655,6 @@ impl McpServer {
     }
 }
 
-/// How a decided call goes on (see [`McpServer::going_on`]).
-pub(super) enum GoingOn {
-    /// Refused: it ends `approval_denied`, in this context.
-    Refused(ToolInvocationContext),
-    /// It runs on `runner` in `ctx`, with `answers`; `approved` when it was approved.
-    Runs { runner: ToolRunner, ctx: ToolInvocationContext, answers: Vec<Answered>, approved: bool },
-}
-
-/// The complete result of a call that ended: done or failed.
-fn complete(outcome: CallOutcome, spec: &ToolSpec) -> CallToolResponse {
-    result_of(outcome, spec).into()
-}
-
-/// The result `tools/call` answers for a call that ended with `outcome`.
-pub(super) fn result_of(outcome: CallOutcome, spec: &ToolSpec) -> CallToolResult {
-    match outcome {
-        CallOutcome::Done(output) => {
-            served_result(&output, served_output(spec).map(|(_, shape)| shape))
-        }
-        CallOutcome::Failed(error) => {
-            CallToolResult::error(vec![ContentBlock::text(error.message)])
-        }
-        CallOutcome::Waiting(waiting) => {
-            CallToolResult::error(vec![ContentBlock::text(waiting.message)])
-        }
-    }
-}
-
 /// How many progress reports and log messages of one call may wait for the client to read
 /// them; past it, new ones are dropped (the call goes on).
 const NOTICE_QUEUE: usize = 64;
@@ -834,53 +663,6 @@ const NOTICE_QUEUE: usize = 64;
 enum Notice {
     Progress(Progress),
     Log(LogMessage),
-}
-
-/// A successful call's result: its parts as content blocks, in order, and `structuredContent`
-/// shaped as the served output schema says (`None`: no schema served, none sent).
-fn served_result(output: &ToolOutput, shape: Option<Shape>) -> CallToolResult {
-    let blocks = output.parts().iter().map(content_block).collect();
-    let mut result = CallToolResult::success(blocks);
-    result.structured_content = match (shape, output.structured()) {
-        (Some(Shape::Object), Some(value)) => Some(value.clone()),
-        (Some(Shape::Wrapped), Some(value)) => Some(json!({"result": value})),
-        _ => None,
-    };
-    result
-}
-
-/// One part as an MCP content block; bytes are base64, as MCP carries them.
-fn content_block(part: &Part) -> ContentBlock {
-    match part {
-        Part::Text(text) => ContentBlock::text(text.clone()),
-        Part::Image(media) => ContentBlock::image(BASE64.encode(&media.data), &media.mime_type),
-        Part::Audio(media) => ContentBlock::audio(BASE64.encode(&media.data), &media.mime_type),
-        Part::Resource(resource) => {
-            let (uri, mime_type) = (resource.uri.clone(), resource.mime_type.clone());
-            ContentBlock::resource(match &resource.body {
-                ResourceBody::Text(text) => ResourceContents::TextResourceContents {
-                    uri,
-                    mime_type,
-                    text: text.clone(),
-                    meta: None,
-                },
-                ResourceBody::Bytes(bytes) => ResourceContents::BlobResourceContents {
-                    uri,
-                    mime_type,
-                    blob: BASE64.encode(bytes),
-                    meta: None,
-                },
-            })
-        }
-        Part::ResourceLink(link) => {
-            let mut resource = rmcp::model::Resource::new(&link.uri, &link.name);
-            resource.mime_type.clone_from(&link.mime_type);
-            resource.description.clone_from(&link.description);
-            ContentBlock::resource_link(resource)
-        }
-        Part::Json(Value::String(text)) => ContentBlock::text(text.clone()),
-        Part::Json(value) => ContentBlock::text(value.to_string()),
-    }
 }
 
 impl McpServerBuilder {
@@ -1115,6 +897,79 @@ impl McpServerBuilder {
     }
 }
 
+impl Host for McpServer {
+    /// How the call of `pending` goes on in `ctx` (its call's context) after `reply`: refused,
+    /// or run on a runner that decides it (approved exactly this call, once, when it was
+    /// approved; an answered question runs again under the approval it had before it asked,
+    /// if it had one) with the answers its questions get.
+    fn going_on(
+        &self,
+        pending: &Pending,
+        reply: Reply,
+        ctx: ToolInvocationContext,
+        sampling: bool,
+    ) -> GoingOn {
+        let (approved, answers) = match reply {
+            Reply::Deny => return GoingOn::Refused(ctx),
+            Reply::Approve => (true, pending.answered.clone()),
+            Reply::Answer(answer) => {
+                let mut answers = pending.answered.clone();
+                if let Some(question) = pending.question.clone() {
+                    answers.push(Answered { question, answer });
+                }
+                (pending.approved, answers)
+            }
+        };
+        let approval = approved.then(|| {
+            Approval::bound(
+                &ctx,
+                &pending.tool,
+                &pending.spec_hash,
+                &pending.call,
+                &pending.arguments,
+            )
+        });
+        let runner = self.inner.runner.deciding(
+            Arc::new(Decided(approval)),
+            &pending.call,
+            &pending.arguments,
+        );
+        let ctx = ctx.with_interactor(Asking::new(answers.clone(), sampling));
+        GoingOn::Runs { runner, ctx, answers, approved }
+    }
+
+    /// Ends the call of `pending` refused by the client's user (`approval_denied`).
+    fn refuse<'a>(
+        &'a self,
+        pending: &'a Pending,
+        ctx: &'a ToolInvocationContext,
+    ) -> impl Future<Output = ToolExecResult> + Send + 'a {
+        let message = "the client's user refused the call";
+        self.inner.runner.deny_deferred(&pending.tool, &pending.arguments, message, ctx)
+    }
+
+    /// Where the server keeps calls that wait and tasks, if it does.
+    fn rounds(&self) -> Option<&Rounds> {
+        self.inner.rounds.as_ref()
+    }
+
+    /// The tasks this process runs.
+    fn running(&self) -> &Running {
+        &self.inner.running
+    }
+
+    /// The tool `id` of the runner's catalog.
+    fn tool_of(&self, id: &str) -> Option<Arc<dyn BoundToolRuntime>> {
+        self.inner.runner.catalog().get(id)
+    }
+
+    /// Whether policy requires approval for the tool of `spec`.
+    fn needs_approval(&self, spec: &ToolSpec) -> bool {
+        self.inner.runner.policy().decide(spec.name(), spec.effect())
+            == crate::policy::Decision::RequireApproval
+    }
+}
+
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         let tasks = self.inner.rounds.is_some() && !self.inner.tasks.is_empty();
@@ -1173,7 +1028,7 @@ impl ServerHandler for McpServer {
         request: rmcp::model::GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
-        self.get_task_of(&self.context_of(&context), &request.task_id).await
+        get_task_of(self, &self.context_of(&context), &request.task_id).await
     }
 
     async fn update_task(
@@ -1183,7 +1038,7 @@ impl ServerHandler for McpServer {
     ) -> Result<(), ErrorData> {
         let ctx = self.context_of(&context);
         let sampling = rounds::samples(&context);
-        self.update_task_of(&ctx, &request.task_id, &request.input_responses, sampling).await
+        update_task_of(self, &ctx, &request.task_id, &request.input_responses, sampling).await
     }
 
     async fn cancel_task(
@@ -1191,7 +1046,7 @@ impl ServerHandler for McpServer {
         request: rmcp::model::CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.cancel_task_of(&self.context_of(&context), &request.task_id).await
+        cancel_task_of(self, &self.context_of(&context), &request.task_id).await
     }
 
     #[allow(deprecated)] // see `logging`
@@ -1287,54 +1142,5 @@ impl std::error::Error for McpServeError {
             Self::Io(error) => Some(error),
             _ => None,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    #[test]
-    fn redacted_schema_keeps_what_redaction_keeps() {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "hits": {"type": "array", "items": {"type": "object", "properties": {
-                    "title": {"type": "string"}, "owner": {"type": "string"}
-                }, "required": ["title", "owner"]}},
-                "total": {"type": "integer"},
-                "cost": {"type": "integer"}
-            },
-            "required": ["hits", "total", "cost"],
-            "additionalProperties": false
-        });
-        let narrowed = narrow(&schema, &["hits.title", "total"]).unwrap();
-        assert_eq!(
-            narrowed,
-            json!({
-                "type": "object",
-                "properties": {
-                    "hits": {"type": "array", "items": {"type": "object", "properties": {
-                        "title": {"type": "string"}
-                    }, "required": ["title"]}},
-                    "total": {"type": "integer"}
-                },
-                "required": ["hits", "total"],
-                "additionalProperties": false
-            })
-        );
-        let nothing = narrow(&schema, &[]).unwrap();
-        assert_eq!(nothing["properties"], json!({}));
-        assert_eq!(nothing["required"], json!([]));
-    }
-
-    #[test]
-    fn a_schema_without_fields_is_never_served_whole_by_narrowing() {
-        // Issue 16 item 12: these used to fall back to the whole schema.
-        assert_eq!(narrow(&json!({"type": "string"}), &["text"]), None);
-        assert_eq!(narrow(&json!({"type": "object"}), &["secret"]), None);
-        assert_eq!(narrow(&json!({"type": "array", "items": {"type": "integer"}}), &["n"]), None);
     }
 }

@@ -7,7 +7,7 @@
 //! `tasks/cancel`.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use rmcp::ErrorData;
@@ -19,11 +19,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::rounds::{Asking, Pending, Rounds, now_ms};
-use super::serve::{GoingOn, McpServer, result_of};
+use super::results::result_of;
+use super::rounds::{Asking, GoingOn, Pending, Reply, Rounds, now_ms};
 use crate::runner::ToolRunner;
-use crate::runtime::{Answered, CallOutcome, ToolErrorCode, ToolInvocationContext};
+use crate::runtime::{
+    Answered, BoundToolRuntime, CallOutcome, ToolErrorCode, ToolExecResult, ToolInvocationContext,
+};
 use crate::schema::Shown;
+use crate::spec::ToolSpec;
 use crate::store::{Decided, RunKey, StoreError, StoredRun, WaitingCall};
 
 /// Whether a tool is served as a task ([`McpServerBuilder::task`](super::McpServerBuilder::task)).
@@ -244,205 +247,229 @@ impl Rounds {
     }
 }
 
-impl McpServer {
-    /// Starts `job` as the task `id` for the tool the client called `served`: saved working,
-    /// then run on this replica in the background. The task's creation, as `tools/call`
-    /// answers it.
-    pub(super) async fn start_task(
+/// What tasks need of the server that runs them.
+pub(super) trait Host: Clone + Send + Sync + 'static {
+    /// Where calls that wait and tasks are kept, if anywhere.
+    fn rounds(&self) -> Option<&Rounds>;
+    /// The tasks this process runs.
+    fn running(&self) -> &Running;
+    /// The tool `id` of the runner's catalog.
+    fn tool_of(&self, id: &str) -> Option<Arc<dyn BoundToolRuntime>>;
+    /// Whether policy requires approval for the tool of `spec`.
+    fn needs_approval(&self, spec: &ToolSpec) -> bool;
+    /// How the call of `pending` goes on in `ctx` (its call's context) after `reply`.
+    fn going_on(
         &self,
-        id: String,
-        served: &str,
-        job: Job,
-    ) -> Result<CreateTaskResult, ErrorData> {
-        let rounds = self.rounds().ok_or_else(|| unknown(&id))?;
-        let now = now_ms();
-        let record = Record {
-            tool: job.tool.clone(),
-            served: served.to_owned(),
-            status: Status::Working,
-            created_at_ms: now,
-            updated_at_ms: now,
-            ttl_ms: rounds.ttl_ms,
-            result: None,
-            error: None,
-            pending: None,
-        };
-        let (tenant, actor) = (job.ctx.tenant_id().to_owned(), job.ctx.actor_id().to_owned());
-        rounds.keep(&tenant, &actor, &id, &record).await.map_err(|error| store_failed(&error))?;
-        let created = CreateTaskResult::new(record.task(&id));
-        self.spawn_task(id, record, job);
-        Ok(created)
-    }
-
-    /// Runs `job` as the task `id` (its record `record`, working) until it ends or waits,
-    /// then keeps what became of it.
-    fn spawn_task(&self, id: String, record: Record, job: Job) {
-        let server = self.clone();
-        let token = CancellationToken::new();
-        server.running().lock().insert(id.clone(), token.clone());
-        tokio::spawn(async move {
-            let Some(rounds) = server.rounds() else { return };
-            let Some(tool) = server.tool_of(&job.tool) else { return };
-            let spec = tool.spec();
-            let (tenant, actor) = (job.ctx.tenant_id().to_owned(), job.ctx.actor_id().to_owned());
-            let key = key_of(&tenant, &id);
-            let ctx = job
-                .ctx
-                .clone()
-                .with_cancellation(token.clone())
-                .with_interactor(Asking::new(job.answers.clone(), job.sampling));
-            let exec = job.runner.exec(spec.name(), job.arguments.clone(), &ctx);
-            // A cancellation recorded by another replica reaches this one within a poll.
-            let watch = async {
-                loop {
-                    tokio::time::sleep(POLL).await;
-                    let cancelled = rounds.store.spent(&key, &[CANCEL.to_owned()]).await;
-                    if cancelled.is_ok_and(|spent| !spent.is_empty()) {
-                        token.cancel();
-                        std::future::pending::<()>().await;
-                    }
-                }
-            };
-            let result = tokio::select! {
-                result = exec => result,
-                () = watch => unreachable!("the watch never ends"),
-            };
-            let arguments = result.args().cloned().unwrap_or(Value::Null);
-            let record = match result.outcome {
-                CallOutcome::Waiting(waiting) => {
-                    let approved =
-                        job.approved || (waiting.question.is_some() && server.needs_approval(spec));
-                    let pending = rounds.pending(
-                        &ctx,
-                        &id,
-                        spec,
-                        &job.request,
-                        arguments,
-                        waiting.waits_for,
-                        waiting.question,
-                        job.answers,
-                        approved,
-                    );
-                    Record { pending: Some(pending), ..record.with_status(Status::InputRequired) }
-                }
-                CallOutcome::Failed(error)
-                    if error.code == ToolErrorCode::Cancelled && token.is_cancelled() =>
-                {
-                    record.with_status(Status::Cancelled)
-                }
-                outcome => completed(record, &result_of(outcome, spec)),
-            };
-            if let Err(error) = rounds.keep(&tenant, &actor, &id, &record).await {
-                tracing::warn!(%error, task = %id, "a task ended and the store could not keep it");
-            }
-            server.running().lock().remove(&id);
-        });
-    }
-
-    /// `tasks/get`: the caller's task `id` as it stands.
-    pub(super) async fn get_task_of(
-        &self,
-        ctx: &ToolInvocationContext,
-        id: &str,
-    ) -> Result<GetTaskResult, ErrorData> {
-        let rounds = self.rounds().ok_or_else(|| unknown(id))?;
-        let (record, _) = rounds.record(ctx, id).await?;
-        Ok(GetTaskResult::new(record.detailed(id)))
-    }
-
-    /// `tasks/update`: the client's answers to what the caller's task `id` waits on. Answered,
-    /// the round is spent in the store and the call goes on here, in the background; not
-    /// answered (its key missing), it waits still; a task that waits on nothing ignores them.
-    pub(super) async fn update_task_of(
-        &self,
-        ctx: &ToolInvocationContext,
-        id: &str,
-        responses: &rmcp::model::InputResponses,
+        pending: &Pending,
+        reply: Reply,
+        ctx: ToolInvocationContext,
         sampling: bool,
-    ) -> Result<(), ErrorData> {
-        let rounds = self.rounds().ok_or_else(|| unknown(id))?;
-        let (record, revision) = rounds.record(ctx, id).await?;
-        // Answers to nothing the task waits on are ignored, as answers to keys it did not ask
-        // for are (SEP-2663).
-        let pending = match (&record.pending, record.status) {
-            (Some(pending), Status::InputRequired) => pending.clone(),
-            _ => return Ok(()),
-        };
-        let Some(reply) = Rounds::reply(&pending, Some(responses))? else { return Ok(()) };
-        let key = key_of(ctx.tenant_id(), id);
-        rounds.spend_at(&key, &pending, &revision, &reply).await?;
-        let Some(tool) = self.tool_of(&pending.tool) else { return Err(unknown(id)) };
-        let spec = tool.spec();
-        if spec.spec_hash() != pending.spec_hash {
-            let message = format!("the tool `{}` changed since the task asked", Shown(spec.name()));
-            return Err(ErrorData::invalid_params(message, None));
-        }
-        let call_ctx = ctx.clone().with_tool_call_id(pending.call.clone());
-        let (tenant, actor) = (ctx.tenant_id(), ctx.actor_id());
-        match self.going_on(&pending, reply, call_ctx, sampling) {
-            GoingOn::Refused(call_ctx) => {
-                let result = self.refuse(&pending, &call_ctx).await;
-                let record = completed(record, &result_of(result.outcome, spec));
-                rounds.keep(tenant, actor, id, &record).await.map_err(|e| store_failed(&e))?;
-            }
-            GoingOn::Runs { runner, ctx: call_ctx, answers, approved } => {
-                let record = Record { pending: None, ..record.with_status(Status::Working) };
-                rounds.keep(tenant, actor, id, &record).await.map_err(|e| store_failed(&e))?;
-                let job = Job {
-                    runner,
-                    ctx: call_ctx,
-                    tool: pending.tool.clone(),
-                    arguments: pending.arguments.clone(),
-                    request: Value::Null,
-                    answers,
-                    approved,
-                    sampling,
-                };
-                self.spawn_task(id.to_owned(), record, job);
-            }
-        }
-        Ok(())
-    }
+    ) -> GoingOn;
+    /// Ends the call of `pending` refused by the client's user (`approval_denied`).
+    fn refuse<'a>(
+        &'a self,
+        pending: &'a Pending,
+        ctx: &'a ToolInvocationContext,
+    ) -> impl Future<Output = ToolExecResult> + Send + 'a;
+}
 
-    /// `tasks/cancel`: the caller's task `id` is cancelled. Running here, its call is
-    /// cancelled now; running on another replica, the cancellation is recorded in the store
-    /// and that replica cancels it within a poll; waiting, it ends cancelled. A task that
-    /// ended stays as it ended.
-    pub(super) async fn cancel_task_of(
-        &self,
-        ctx: &ToolInvocationContext,
-        id: &str,
-    ) -> Result<(), ErrorData> {
-        let rounds = self.rounds().ok_or_else(|| unknown(id))?;
-        // A few tries: the task may change between reading and recording.
-        for _ in 0..3 {
-            let (record, revision) = rounds.record(ctx, id).await?;
-            if record.terminal() {
-                return Ok(());
-            }
-            if let Some(token) = self.running().lock().get(id) {
-                token.cancel();
-                return Ok(());
-            }
-            if record.status == Status::InputRequired {
-                let record = Record { pending: None, ..record.with_status(Status::Cancelled) };
-                let (tenant, actor) = (ctx.tenant_id(), ctx.actor_id());
-                rounds.keep(tenant, actor, id, &record).await.map_err(|e| store_failed(&e))?;
-                return Ok(());
-            }
-            let key = key_of(ctx.tenant_id(), id);
-            let cancel = [Decided::new(CANCEL, "cancelled")];
-            match rounds.store.spend(&key, &revision, &cancel, now_ms()).await {
-                Ok(()) | Err(StoreError::AlreadySpent { .. }) => return Ok(()),
-                Err(StoreError::Moved { .. } | StoreError::Busy { .. }) => continue,
-                Err(StoreError::NotFound { .. } | StoreError::Expired { .. }) => {
-                    return Err(unknown(id));
+/// Starts `job` as the task `id` for the tool the client called `served`: saved working,
+/// then run on this replica in the background. The task's creation, as `tools/call`
+/// answers it.
+pub(super) async fn start_task<H: Host>(
+    host: &H,
+    id: String,
+    served: &str,
+    job: Job,
+) -> Result<CreateTaskResult, ErrorData> {
+    let rounds = host.rounds().ok_or_else(|| unknown(&id))?;
+    let now = now_ms();
+    let record = Record {
+        tool: job.tool.clone(),
+        served: served.to_owned(),
+        status: Status::Working,
+        created_at_ms: now,
+        updated_at_ms: now,
+        ttl_ms: rounds.ttl_ms,
+        result: None,
+        error: None,
+        pending: None,
+    };
+    let (tenant, actor) = (job.ctx.tenant_id().to_owned(), job.ctx.actor_id().to_owned());
+    rounds.keep(&tenant, &actor, &id, &record).await.map_err(|error| store_failed(&error))?;
+    let created = CreateTaskResult::new(record.task(&id));
+    spawn_task(host, id, record, job);
+    Ok(created)
+}
+
+/// Runs `job` as the task `id` (its record `record`, working) until it ends or waits,
+/// then keeps what became of it.
+fn spawn_task<H: Host>(host: &H, id: String, record: Record, job: Job) {
+    let server = host.clone();
+    let token = CancellationToken::new();
+    server.running().lock().insert(id.clone(), token.clone());
+    tokio::spawn(async move {
+        let Some(rounds) = server.rounds() else { return };
+        let Some(tool) = server.tool_of(&job.tool) else { return };
+        let spec = tool.spec();
+        let (tenant, actor) = (job.ctx.tenant_id().to_owned(), job.ctx.actor_id().to_owned());
+        let key = key_of(&tenant, &id);
+        let ctx = job
+            .ctx
+            .clone()
+            .with_cancellation(token.clone())
+            .with_interactor(Asking::new(job.answers.clone(), job.sampling));
+        let exec = job.runner.exec(spec.name(), job.arguments.clone(), &ctx);
+        // A cancellation recorded by another replica reaches this one within a poll.
+        let watch = async {
+            loop {
+                tokio::time::sleep(POLL).await;
+                let cancelled = rounds.store.spent(&key, &[CANCEL.to_owned()]).await;
+                if cancelled.is_ok_and(|spent| !spent.is_empty()) {
+                    token.cancel();
+                    std::future::pending::<()>().await;
                 }
-                Err(error) => return Err(store_failed(&error)),
             }
+        };
+        let result = tokio::select! {
+            result = exec => result,
+            () = watch => unreachable!("the watch never ends"),
+        };
+        let arguments = result.args().cloned().unwrap_or(Value::Null);
+        let record = match result.outcome {
+            CallOutcome::Waiting(waiting) => {
+                let approved =
+                    job.approved || (waiting.question.is_some() && server.needs_approval(spec));
+                let pending = rounds.pending(
+                    &ctx,
+                    &id,
+                    spec,
+                    &job.request,
+                    arguments,
+                    waiting.waits_for,
+                    waiting.question,
+                    job.answers,
+                    approved,
+                );
+                Record { pending: Some(pending), ..record.with_status(Status::InputRequired) }
+            }
+            CallOutcome::Failed(error)
+                if error.code == ToolErrorCode::Cancelled && token.is_cancelled() =>
+            {
+                record.with_status(Status::Cancelled)
+            }
+            outcome => completed(record, &result_of(outcome, spec)),
+        };
+        if let Err(error) = rounds.keep(&tenant, &actor, &id, &record).await {
+            tracing::warn!(%error, task = %id, "a task ended and the store could not keep it");
         }
-        Ok(())
+        server.running().lock().remove(&id);
+    });
+}
+
+/// `tasks/get`: the caller's task `id` as it stands.
+pub(super) async fn get_task_of<H: Host>(
+    host: &H,
+    ctx: &ToolInvocationContext,
+    id: &str,
+) -> Result<GetTaskResult, ErrorData> {
+    let rounds = host.rounds().ok_or_else(|| unknown(id))?;
+    let (record, _) = rounds.record(ctx, id).await?;
+    Ok(GetTaskResult::new(record.detailed(id)))
+}
+
+/// `tasks/update`: the client's answers to what the caller's task `id` waits on. Answered,
+/// the round is spent in the store and the call goes on here, in the background; not
+/// answered (its key missing), it waits still; a task that waits on nothing ignores them.
+pub(super) async fn update_task_of<H: Host>(
+    host: &H,
+    ctx: &ToolInvocationContext,
+    id: &str,
+    responses: &rmcp::model::InputResponses,
+    sampling: bool,
+) -> Result<(), ErrorData> {
+    let rounds = host.rounds().ok_or_else(|| unknown(id))?;
+    let (record, revision) = rounds.record(ctx, id).await?;
+    // Answers to nothing the task waits on are ignored, as answers to keys it did not ask
+    // for are (SEP-2663).
+    let pending = match (&record.pending, record.status) {
+        (Some(pending), Status::InputRequired) => pending.clone(),
+        _ => return Ok(()),
+    };
+    let Some(reply) = Rounds::reply(&pending, Some(responses))? else { return Ok(()) };
+    let key = key_of(ctx.tenant_id(), id);
+    rounds.spend_at(&key, &pending, &revision, &reply).await?;
+    let Some(tool) = host.tool_of(&pending.tool) else { return Err(unknown(id)) };
+    let spec = tool.spec();
+    if spec.spec_hash() != pending.spec_hash {
+        let message = format!("the tool `{}` changed since the task asked", Shown(spec.name()));
+        return Err(ErrorData::invalid_params(message, None));
     }
+    let call_ctx = ctx.clone().with_tool_call_id(pending.call.clone());
+    let (tenant, actor) = (ctx.tenant_id(), ctx.actor_id());
+    match host.going_on(&pending, reply, call_ctx, sampling) {
+        GoingOn::Refused(call_ctx) => {
+            let result = host.refuse(&pending, &call_ctx).await;
+            let record = completed(record, &result_of(result.outcome, spec));
+            rounds.keep(tenant, actor, id, &record).await.map_err(|e| store_failed(&e))?;
+        }
+        GoingOn::Runs { runner, ctx: call_ctx, answers, approved } => {
+            let record = Record { pending: None, ..record.with_status(Status::Working) };
+            rounds.keep(tenant, actor, id, &record).await.map_err(|e| store_failed(&e))?;
+            let job = Job {
+                runner,
+                ctx: call_ctx,
+                tool: pending.tool.clone(),
+                arguments: pending.arguments.clone(),
+                request: Value::Null,
+                answers,
+                approved,
+                sampling,
+            };
+            spawn_task(host, id.to_owned(), record, job);
+        }
+    }
+    Ok(())
+}
+
+/// `tasks/cancel`: the caller's task `id` is cancelled. Running here, its call is
+/// cancelled now; running on another replica, the cancellation is recorded in the store
+/// and that replica cancels it within a poll; waiting, it ends cancelled. A task that
+/// ended stays as it ended.
+pub(super) async fn cancel_task_of<H: Host>(
+    host: &H,
+    ctx: &ToolInvocationContext,
+    id: &str,
+) -> Result<(), ErrorData> {
+    let rounds = host.rounds().ok_or_else(|| unknown(id))?;
+    // A few tries: the task may change between reading and recording.
+    for _ in 0..3 {
+        let (record, revision) = rounds.record(ctx, id).await?;
+        if record.terminal() {
+            return Ok(());
+        }
+        if let Some(token) = host.running().lock().get(id) {
+            token.cancel();
+            return Ok(());
+        }
+        if record.status == Status::InputRequired {
+            let record = Record { pending: None, ..record.with_status(Status::Cancelled) };
+            let (tenant, actor) = (ctx.tenant_id(), ctx.actor_id());
+            rounds.keep(tenant, actor, id, &record).await.map_err(|e| store_failed(&e))?;
+            return Ok(());
+        }
+        let key = key_of(ctx.tenant_id(), id);
+        let cancel = [Decided::new(CANCEL, "cancelled")];
+        match rounds.store.spend(&key, &revision, &cancel, now_ms()).await {
+            Ok(()) | Err(StoreError::AlreadySpent { .. }) => return Ok(()),
+            Err(StoreError::Moved { .. } | StoreError::Busy { .. }) => continue,
+            Err(StoreError::NotFound { .. } | StoreError::Expired { .. }) => {
+                return Err(unknown(id));
+            }
+            Err(error) => return Err(store_failed(&error)),
+        }
+    }
+    Ok(())
 }
 
 /// `record`, completed with `result` (a tool's error is a completed task whose result says

@@ -1,0 +1,200 @@
+//! What a served call answers: the `outputSchema` a tool is served with, and the result of a
+//! call that ended as MCP content blocks and `structuredContent`.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, JsonObject, ResourceContents};
+use serde_json::{Value, json};
+
+use crate::content::{Part, ResourceBody, ToolOutput};
+use crate::runtime::CallOutcome;
+use crate::spec::{Allowed, ToolSpec, allowed_below};
+
+/// How `structuredContent` relates to the structured value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Shape {
+    /// The value is an object: sent as it is.
+    Object,
+    /// The value is anything else: sent as `{"result": value}`.
+    Wrapped,
+}
+
+/// The `outputSchema` served for `spec` and how `structuredContent` is shaped, or `None` when
+/// no schema is served: the tool has none, or redaction keeps no field a schema could name.
+pub(super) fn served_output(spec: &ToolSpec) -> Option<(JsonObject, Shape)> {
+    let schema = spec.output_schema()?.to_json();
+    let served = if spec.redaction_keeps_valid_output() || spec.redaction().is_all() {
+        schema
+    } else {
+        spec.redaction().with_paths(|paths| narrow(&schema, paths))?
+    };
+    if served.get("type").and_then(Value::as_str) == Some("object") {
+        return Some((object(served), Shape::Object));
+    }
+    let wrapped = json!({
+        "type": "object",
+        "properties": {"result": served},
+        "required": ["result"],
+        "additionalProperties": false
+    });
+    Some((object(wrapped), Shape::Wrapped))
+}
+
+/// The part of an output schema that survives redaction with `paths`, mirroring
+/// [`Redaction::apply`](crate::spec::Redaction::apply): properties not allowlisted are removed
+/// (and dropped from `required`), arrays are walked through, an allowlisted property keeps its
+/// whole schema. `None` when nothing below the top names a field (a scalar, an object without
+/// `properties`): redaction lets no such value through as it is, so no schema describes it.
+fn narrow(schema: &Value, paths: &[&str]) -> Option<Value> {
+    let Value::Object(node) = schema else { return None };
+    let mut out = node.clone();
+    if let Some(items) = node.get("items") {
+        out.insert("items".to_owned(), narrow(items, paths)?);
+        return Some(Value::Object(out));
+    }
+    let properties = node.get("properties").and_then(Value::as_object)?;
+    let mut kept = JsonObject::new();
+    for (key, child) in properties {
+        let child = match allowed_below(paths, key) {
+            Allowed::Nothing => None,
+            Allowed::All => Some(child.clone()),
+            Allowed::Below(below) => narrow(child, &below),
+        };
+        if let Some(child) = child {
+            kept.insert(key.clone(), child);
+        }
+    }
+    if let Some(Value::Array(required)) = node.get("required") {
+        let required: Vec<Value> = required
+            .iter()
+            .filter(|name| name.as_str().is_some_and(|name| kept.contains_key(name)))
+            .cloned()
+            .collect();
+        out.insert("required".to_owned(), Value::Array(required));
+    }
+    out.insert("properties".to_owned(), Value::Object(kept));
+    Some(Value::Object(out))
+}
+
+pub(super) fn object(value: Value) -> JsonObject {
+    match value {
+        Value::Object(map) => map,
+        _ => JsonObject::new(),
+    }
+}
+
+/// The complete result of a call that ended: done or failed.
+pub(super) fn complete(outcome: CallOutcome, spec: &ToolSpec) -> CallToolResponse {
+    result_of(outcome, spec).into()
+}
+
+/// The result `tools/call` answers for a call that ended with `outcome`.
+pub(super) fn result_of(outcome: CallOutcome, spec: &ToolSpec) -> CallToolResult {
+    match outcome {
+        CallOutcome::Done(output) => {
+            served_result(&output, served_output(spec).map(|(_, shape)| shape))
+        }
+        CallOutcome::Failed(error) => {
+            CallToolResult::error(vec![ContentBlock::text(error.message)])
+        }
+        CallOutcome::Waiting(waiting) => {
+            CallToolResult::error(vec![ContentBlock::text(waiting.message)])
+        }
+    }
+}
+
+/// A successful call's result: its parts as content blocks, in order, and `structuredContent`
+/// shaped as the served output schema says (`None`: no schema served, none sent).
+fn served_result(output: &ToolOutput, shape: Option<Shape>) -> CallToolResult {
+    let blocks = output.parts().iter().map(content_block).collect();
+    let mut result = CallToolResult::success(blocks);
+    result.structured_content = match (shape, output.structured()) {
+        (Some(Shape::Object), Some(value)) => Some(value.clone()),
+        (Some(Shape::Wrapped), Some(value)) => Some(json!({"result": value})),
+        _ => None,
+    };
+    result
+}
+
+/// One part as an MCP content block; bytes are base64, as MCP carries them.
+fn content_block(part: &Part) -> ContentBlock {
+    match part {
+        Part::Text(text) => ContentBlock::text(text.clone()),
+        Part::Image(media) => ContentBlock::image(BASE64.encode(&media.data), &media.mime_type),
+        Part::Audio(media) => ContentBlock::audio(BASE64.encode(&media.data), &media.mime_type),
+        Part::Resource(resource) => {
+            let (uri, mime_type) = (resource.uri.clone(), resource.mime_type.clone());
+            ContentBlock::resource(match &resource.body {
+                ResourceBody::Text(text) => ResourceContents::TextResourceContents {
+                    uri,
+                    mime_type,
+                    text: text.clone(),
+                    meta: None,
+                },
+                ResourceBody::Bytes(bytes) => ResourceContents::BlobResourceContents {
+                    uri,
+                    mime_type,
+                    blob: BASE64.encode(bytes),
+                    meta: None,
+                },
+            })
+        }
+        Part::ResourceLink(link) => {
+            let mut resource = rmcp::model::Resource::new(&link.uri, &link.name);
+            resource.mime_type.clone_from(&link.mime_type);
+            resource.description.clone_from(&link.description);
+            ContentBlock::resource_link(resource)
+        }
+        Part::Json(Value::String(text)) => ContentBlock::text(text.clone()),
+        Part::Json(value) => ContentBlock::text(value.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn redacted_schema_keeps_what_redaction_keeps() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "hits": {"type": "array", "items": {"type": "object", "properties": {
+                    "title": {"type": "string"}, "owner": {"type": "string"}
+                }, "required": ["title", "owner"]}},
+                "total": {"type": "integer"},
+                "cost": {"type": "integer"}
+            },
+            "required": ["hits", "total", "cost"],
+            "additionalProperties": false
+        });
+        let narrowed = narrow(&schema, &["hits.title", "total"]).unwrap();
+        assert_eq!(
+            narrowed,
+            json!({
+                "type": "object",
+                "properties": {
+                    "hits": {"type": "array", "items": {"type": "object", "properties": {
+                        "title": {"type": "string"}
+                    }, "required": ["title"]}},
+                    "total": {"type": "integer"}
+                },
+                "required": ["hits", "total"],
+                "additionalProperties": false
+            })
+        );
+        let nothing = narrow(&schema, &[]).unwrap();
+        assert_eq!(nothing["properties"], json!({}));
+        assert_eq!(nothing["required"], json!([]));
+    }
+
+    #[test]
+    fn a_schema_without_fields_is_never_served_whole_by_narrowing() {
+        // Issue 16 item 12: these used to fall back to the whole schema.
+        assert_eq!(narrow(&json!({"type": "string"}), &["text"]), None);
+        assert_eq!(narrow(&json!({"type": "object"}), &["secret"]), None);
+        assert_eq!(narrow(&json!({"type": "array", "items": {"type": "integer"}}), &["n"]), None);
+    }
+}
