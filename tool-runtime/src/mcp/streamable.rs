@@ -66,7 +66,10 @@ impl McpServer {
     /// The [session limits](super::HttpLimits) apply: at most
     /// [`max_sessions`](super::HttpLimits::max_sessions) open at once (per service this returns), each
     /// ended after [`session_idle_timeout`](super::HttpLimits::session_idle_timeout) without traffic.
-    /// Connection limits and header timeouts are the mounting server's to set.
+    /// Connection limits and header timeouts are the mounting server's to set, and so is
+    /// `TCP_NODELAY` on its sockets, which [`serve_http`](Self::serve_http) sets: a response
+    /// goes out in pieces, and without it each later piece waits for the client's delayed
+    /// acknowledgement (some 40 ms a request).
     pub fn http_service(&self, config: StreamableHttpServerConfig) -> McpHttpService {
         let limits = self.http_limits();
         let mut session_config = SessionConfig::default();
@@ -120,6 +123,10 @@ impl McpServer {
             let stream = match accepted {
                 Ok((stream, _)) => {
                     backoff = ACCEPT_BACKOFF_MIN;
+                    // A response goes out in pieces (its head, then its events): with Nagle's
+                    // algorithm each later piece waited for the client's delayed ACK, some
+                    // 40 ms a request on loopback.
+                    let _ = stream.set_nodelay(true);
                     stream
                 }
                 Err(error) => {
