@@ -102,12 +102,13 @@ fn start_server() -> Server {
 /// Runs one scenario with `suite` (a command that runs the suite's `conformance`); its exit
 /// status and everything it printed.
 fn run_scenario(suite: &mut Command, url: &str, scenario: &str) -> (bool, String) {
-    let mut child = suite
-        .args(["server", "--url", url, "--scenario", scenario])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("npx runs");
+    run(suite.args(["server", "--url", url, "--scenario", scenario]), scenario)
+}
+
+/// Runs the suite's `command` for `scenario`; its exit status and everything it printed.
+fn run(command: &mut Command, scenario: &str) -> (bool, String) {
+    let mut child =
+        command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("npx runs");
     // A hung suite must not hang `cargo test`; this bounds the wait, it measures nothing.
     let deadline = Instant::now() + Duration::from_secs(120);
     let status = loop {
@@ -116,7 +117,7 @@ fn run_scenario(suite: &mut Command, url: &str, scenario: &str) -> (bool, String
         }
         if Instant::now() > deadline {
             let _ = child.kill();
-            panic!("`conformance server --scenario {scenario}` did not finish within 120 s");
+            panic!("the conformance scenario {scenario} did not finish within 120 s");
         }
         std::thread::sleep(Duration::from_millis(50));
     };
@@ -165,6 +166,33 @@ fn the_official_2026_conformance_suite_passes() {
         node
     };
     passes(node, &server, &SCENARIOS_2026);
+}
+
+/// The client scenarios of the 2026-07-28 suite this crate's MCP import passes (the
+/// `mcp_conformance_client` example), each with the protocol version the suite runs it at.
+const CLIENT_SCENARIOS_2026: [(&str, &str); 4] = [
+    ("initialize", "2025-11-25"),
+    ("tools_call", "2025-11-25"),
+    ("tools_call", "2026-07-28"),
+    ("request-metadata", "2026-07-28"),
+];
+
+#[test]
+fn the_official_2026_conformance_suite_passes_our_client() {
+    let (node, suite) = (crate::support::node24(), crate::support::conformance_2026());
+    let client = crate::support::example_binary("mcp_conformance_client");
+    let mut failures = Vec::new();
+    for (scenario, version) in CLIENT_SCENARIOS_2026 {
+        let mut command = Command::new(&node);
+        command.arg(&suite).args(["client", "--command"]).arg(&client);
+        command.args(["--scenario", scenario, "--spec-version", version]);
+        let (success, output) = run(&mut command, scenario);
+        match summary(&output) {
+            Some((passed, total, 0)) if success && passed == total && total > 0 => {}
+            _ => failures.push(format!("{scenario} ({version}):\n{output}")),
+        }
+    }
+    assert!(failures.is_empty(), "client scenarios failed:\n{}", failures.join("\n\n"));
 }
 
 /// Runs each of `scenarios` with the suite `suite` makes a command of; fails with the output of

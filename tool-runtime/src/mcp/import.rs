@@ -65,6 +65,7 @@ pub struct McpImportOptions {
     max_tools: usize,
     max_description_bytes: usize,
     timeout: Duration,
+    initialize_only: bool,
 }
 
 /// Bytes of an imported tool's description kept by default.
@@ -79,6 +80,7 @@ impl Default for McpImportOptions {
             max_tools: 10_000,
             max_description_bytes: DESCRIPTION_BYTES,
             timeout: Duration::from_secs(60),
+            initialize_only: false,
         }
     }
 }
@@ -88,6 +90,16 @@ impl McpImportOptions {
     /// tool passes redaction.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Connects with the `initialize` handshake (MCP 2025-11-25) without asking
+    /// `server/discover` first, for a server that speaks no 2026-07-28 and answers
+    /// `server/discover` with something other than an error. By default the importer discovers
+    /// first and falls back to `initialize` when the server says it does not know the method.
+    #[must_use]
+    pub fn initialize_only(mut self) -> Self {
+        self.initialize_only = true;
+        self
     }
 
     /// The fields of the structured output (`structuredContent`) of the tool with this imported
@@ -527,9 +539,13 @@ impl McpToolSource {
         let progress = client.progress.clone();
         let timeout = options.timeout;
         // `server/discover` first (2026-07-28), the `initialize` handshake for older servers.
-        let lifecycle = ClientLifecycleMode::Auto {
-            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            legacy_version: Some(ProtocolVersion::V_2025_11_25),
+        let lifecycle = if options.initialize_only {
+            ClientLifecycleMode::Initialize
+        } else {
+            ClientLifecycleMode::Auto {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                legacy_version: Some(ProtocolVersion::V_2025_11_25),
+            }
         };
         let service =
             tokio::time::timeout(timeout, client.serve_with_lifecycle(transport, lifecycle))
