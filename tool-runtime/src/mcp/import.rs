@@ -96,7 +96,6 @@ impl McpImportOptions {
     /// `server/discover` first, for a server that speaks no 2026-07-28 and answers
     /// `server/discover` with something other than an error. By default the importer discovers
     /// first and falls back to `initialize` when the server says it does not know the method.
-    #[must_use]
     pub fn initialize_only(mut self) -> Self {
         self.initialize_only = true;
         self
