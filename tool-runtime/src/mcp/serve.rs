@@ -404,7 +404,7 @@ impl McpServer {
 
     async fn call(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let inner = &self.inner;
@@ -423,44 +423,12 @@ impl McpServer {
         };
         let spec = tool.spec();
         // Already parsed by the transport: handed over as they are, never re-encoded.
-        let args = Value::Object(request.arguments.unwrap_or_default());
-        // A call that waits becomes an input-required result for a client that takes them,
-        // when the server keeps such calls.
+        let args = Value::Object(request.arguments.take().unwrap_or_default());
         // A client of 2026-07-28 is never sent a request within the call: a call that waits
         // becomes an input-required result (when the server keeps such calls), and the tool's
         // questions wait with it. Older clients are asked within the call.
         if !rounds::speaks_2026(&context) {
-            if request.request_state.is_some() {
-                return Err(ErrorData::invalid_params(
-                    "this server issues no requestState for this client: call the tool without it",
-                    None,
-                ));
-            }
-            // The call's questions go to this session's client, whatever the catalog bound, and
-            // so do the approvals the application's approver defers.
-            ctx = ctx.with_interactor(Arc::new(ClientInteractor { peer: context.peer.clone() }));
-            let elicits = context
-                .peer
-                .peer_info()
-                .is_some_and(|info| info.capabilities.elicitation.is_some());
-            let asking;
-            let runner = if elicits {
-                asking = inner.runner.approving_with(|first| {
-                    let peer = context.peer.clone();
-                    Arc::new(ClientApprover { first, peer, served: request.name.to_string() })
-                });
-                &asking
-            } else {
-                &inner.runner
-            };
-            let result = self.exec(runner, spec.name(), args, ctx, &context).await;
-            return Ok(match result.outcome {
-                CallOutcome::Waiting(waiting) => {
-                    // The client cannot be asked: it is told what the call waits for.
-                    CallToolResult::error(vec![ContentBlock::text(waiting.message)]).into()
-                }
-                outcome => complete(outcome, spec),
-            });
+            return self.call_within(&request, spec, args, ctx, &context).await;
         }
         let rounds = inner.rounds.as_ref();
         let task = inner.tasks.get(spec.name()).filter(|_| rounds.is_some());
@@ -533,7 +501,66 @@ impl McpServer {
                 None,
             ));
         };
-        let (pending, revision) = rounds.open(state, &ctx, spec, &args)?;
+        self.next_round(rounds, &request, state, spec, &args, ctx, &context).await
+    }
+
+    /// A call of a client of an older protocol version: its questions, and the approvals the
+    /// runner's approver defers, go to the client within the call (when it declared
+    /// elicitation); a call that waits fails with what it waits for.
+    async fn call_within(
+        &self,
+        request: &CallToolRequestParams,
+        spec: &ToolSpec,
+        args: Value,
+        mut ctx: ToolInvocationContext,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let inner = &self.inner;
+        if request.request_state.is_some() {
+            return Err(ErrorData::invalid_params(
+                "this server issues no requestState for this client: call the tool without it",
+                None,
+            ));
+        }
+        // The call's questions go to this session's client, whatever the catalog bound, and
+        // so do the approvals the application's approver defers.
+        ctx = ctx.with_interactor(Arc::new(ClientInteractor { peer: context.peer.clone() }));
+        let elicits =
+            context.peer.peer_info().is_some_and(|info| info.capabilities.elicitation.is_some());
+        let asking;
+        let runner = if elicits {
+            asking = inner.runner.approving_with(|first| {
+                let peer = context.peer.clone();
+                Arc::new(ClientApprover { first, peer, served: request.name.to_string() })
+            });
+            &asking
+        } else {
+            &inner.runner
+        };
+        let result = self.exec(runner, spec.name(), args, ctx, context).await;
+        Ok(match result.outcome {
+            CallOutcome::Waiting(waiting) => {
+                // The client cannot be asked: it is told what the call waits for.
+                CallToolResult::error(vec![ContentBlock::text(waiting.message)]).into()
+            }
+            outcome => complete(outcome, spec),
+        })
+    }
+
+    /// A round that answers what the call of `state` waits for: checked, spent, and the call
+    /// goes on (it ends, or asks again in a new round).
+    #[allow(clippy::too_many_arguments)]
+    async fn next_round(
+        &self,
+        rounds: &Rounds,
+        request: &CallToolRequestParams,
+        state: &str,
+        spec: &ToolSpec,
+        args: &Value,
+        ctx: ToolInvocationContext,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let (pending, revision) = rounds.open(state, &ctx, spec, args)?;
         let Some(reply) = Rounds::reply(&pending, request.input_responses.as_ref())? else {
             // Not answered: asked again, with the same state.
             return Ok(Rounds::asking(&pending, &request.name, state.to_owned()).into());
@@ -541,7 +568,7 @@ impl McpServer {
         rounds.spend(&pending, &revision, &reply).await?;
         // The call goes on as the round decided: the same call, for the same caller.
         let ctx = ctx.with_tool_call_id(pending.call.clone());
-        let sampling = rounds::samples(&context);
+        let sampling = rounds::samples(context);
         let (runner, ctx, answers, approved) = match self.going_on(&pending, reply, ctx, sampling) {
             GoingOn::Refused(ctx) => {
                 let result = self.refuse(&pending, &ctx).await;
@@ -551,7 +578,7 @@ impl McpServer {
             GoingOn::Runs { runner, ctx, answers, approved } => (runner, ctx, answers, approved),
         };
         let result =
-            self.exec(&runner, spec.name(), pending.arguments.clone(), ctx.clone(), &context).await;
+            self.exec(&runner, spec.name(), pending.arguments.clone(), ctx.clone(), context).await;
         Ok(match result.outcome {
             CallOutcome::Waiting(waiting) => {
                 // It asked (another) question: the next round asks it, with the arguments it ran
