@@ -9,9 +9,9 @@ use crate::support::ctx;
 use serde_json::{Value, json};
 use tool_runtime::catalog::{ToolCatalog, ToolSource};
 use tool_runtime::mcp::rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, JsonObject,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities,
-    ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, InputRequiredResult,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use tool_runtime::mcp::rmcp::service::{RequestContext, RoleServer, RunningService};
 use tool_runtime::mcp::rmcp::{ErrorData, ServerHandler, ServiceExt};
@@ -79,6 +79,30 @@ impl ServerHandler for Hostile {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        // Asks again whatever the answer: a round per call, without end.
+        if request.name == "pester" {
+            let form = json!({"method": "elicitation/create", "params": {
+                "message": "Again?",
+                "requestedSchema": {"type": "object", "properties": {"go": {"type": "boolean"}}}
+            }});
+            let asked = json!({"resultType": "input_required", "inputRequests": {"again": form},
+                "requestState": "round"});
+            return Ok(serde_json::from_value::<InputRequiredResult>(asked).unwrap().into());
+        }
+        // Asks 17 questions at once.
+        if request.name == "crowd" {
+            let forms: serde_json::Map<String, Value> = (0..17)
+                .map(|n| {
+                    let form = json!({"method": "elicitation/create", "params": {
+                        "message": format!("Question {n}?"),
+                        "requestedSchema": {"type": "object", "properties": {}}
+                    }});
+                    (format!("q{n}"), form)
+                })
+                .collect();
+            let asked = json!({"resultType": "input_required", "inputRequests": forms});
+            return Ok(serde_json::from_value::<InputRequiredResult>(asked).unwrap().into());
+        }
         if request.name == "chatty" {
             let token = context.meta.get_progress_token().expect("the importer asks for progress");
             for step in 0..1000 {
@@ -397,4 +421,50 @@ async fn connection_ids_are_refused_in_imported_schemas_at_any_depth_and_spellin
         reasons[0]
     );
     assert!(reasons[1].starts_with("input schema: /properties/connectionId"), "{}", reasons[1]);
+}
+
+/// Who answers every question yes, counting them.
+#[derive(Debug, Default)]
+struct Yes(std::sync::atomic::AtomicUsize);
+
+impl tool_runtime::runtime::Interactor for Yes {
+    fn elicit(
+        &self,
+        _: tool_runtime::runtime::ElicitRequest,
+    ) -> tool_runtime::runtime::InteractFuture<'_, tool_runtime::runtime::ElicitResponse> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let yes = tool_runtime::runtime::ElicitResponse::Accept(json!({"go": true}));
+        Box::pin(async move { Ok(yes) })
+    }
+
+    fn sample(
+        &self,
+        _: tool_runtime::runtime::SampleRequest,
+    ) -> tool_runtime::runtime::InteractFuture<'_, tool_runtime::runtime::Completion> {
+        Box::pin(async { Err(tool_runtime::runtime::InteractError::Unavailable("no".into())) })
+    }
+}
+
+#[tokio::test]
+async fn a_server_that_keeps_asking_is_cut_off_after_ten_rounds_and_one_that_asks_a_crowd_at_once()
+{
+    let tools = vec![Tool::new("pester", "", closed()), Tool::new("crowd", "", closed())];
+    let (source, _, _server) = import(tools, McpImportOptions::new()).await;
+    let catalog = ToolCatalog::builder().source(Arc::new(source)).build().unwrap();
+    let policy = ToolPolicy::from_json(
+        &json!({"allowed_tools": [id("pester"), id("crowd")], "require_approval": []}).to_string(),
+    )
+    .unwrap();
+    let runner = ToolRunner::builder(catalog).policy(policy).build();
+    let user = Arc::new(Yes::default());
+    let asked = ctx().with_interactor(user.clone());
+    let result = runner.exec(&id("pester"), b"{}", &asked).await;
+    let error = result.error().unwrap_or_else(|| panic!("{:?}", result.outcome));
+    assert!(error.message.contains("more than 10 times"), "{}", error.message);
+    assert_eq!(user.0.load(std::sync::atomic::Ordering::SeqCst), 10, "one answer per round");
+
+    let result = runner.exec(&id("crowd"), b"{}", &asked).await;
+    let error = result.error().unwrap_or_else(|| panic!("{:?}", result.outcome));
+    assert!(error.message.contains("17 questions at once"), "{}", error.message);
+    assert_eq!(user.0.load(std::sync::atomic::Ordering::SeqCst), 10, "none of them asked");
 }
