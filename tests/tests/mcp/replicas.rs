@@ -234,15 +234,25 @@ async fn an_approval_crosses_replicas(store: &str, name: &str) {
     let running = replicas.iter_mut().find(|replica| replica.child.id() == ran_on).unwrap();
     running.child.kill().unwrap();
     running.child.wait().unwrap();
-    // The other replica answers for the task, from the store; nothing runs it again.
-    for _ in 0..3 {
-        let got =
-            rpc(&url, "alice-secret", "tasks/get", json!({"taskId": id}), capabilities.clone());
-        let got = got.await;
-        assert_eq!(got["result"]["taskId"], id.as_str(), "{got}");
-        assert_eq!(got["result"]["status"], "working", "{got}");
+    // The other replica answers for the task, from the store: working while the dead
+    // replica's lease lasts, then failed; nothing runs it again.
+    let get =
+        || rpc(&url, "alice-secret", "tasks/get", json!({"taskId": id}), capabilities.clone());
+    let got = get().await;
+    assert_eq!(got["result"]["taskId"], id.as_str(), "{got}");
+    assert_eq!(got["result"]["status"], "working", "{got}");
+    let mut failed = None;
+    for _ in 0..80 {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        let got = get().await;
+        if got["result"]["status"] != "working" {
+            failed = Some(got);
+            break;
+        }
     }
-    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+    let failed = failed.expect("the task reads as failed once the dead replica's lease ran out");
+    assert_eq!(failed["result"]["status"], "failed", "{failed}");
+    assert_eq!(failed["result"]["error"]["code"], -32603, "{failed}");
     let refunds = std::fs::read_to_string(&log).unwrap();
     assert_eq!(refunds.lines().filter(|line| line.ends_with("B-9")).count(), 1, "{refunds}");
     let _ = std::fs::remove_file(&log);

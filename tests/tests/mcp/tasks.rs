@@ -89,3 +89,17 @@ async fn a_task_is_cancelled_and_a_required_task_refuses_a_client_without_the_ex
         tasks(&served.url, "alice-secret", "tasks/get", json!({"taskId": "mcp_nothing"})).await;
     assert_eq!(unknown["error"]["code"], -32602);
 }
+
+#[tokio::test]
+async fn a_task_that_runs_past_its_first_lease_stays_working_while_its_replica_lives() {
+    let served = serve().await;
+    let wait = json!({"name": "shop__wait", "arguments": {"seconds": 30}});
+    let created = tasks(&served.url, "alice-secret", "tools/call", wait).await;
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    // The first lease lasts 5 s; the running replica renews it every 2 s.
+    tokio::time::sleep(Duration::from_millis(6_500)).await;
+    let got = tasks(&served.url, "alice-secret", "tasks/get", json!({"taskId": id})).await;
+    assert_eq!(got["result"]["status"], "working", "{got}");
+    tasks(&served.url, "alice-secret", "tasks/cancel", json!({"taskId": id})).await;
+    assert_eq!(until_not(&served.url, &id, "working").await["result"]["status"], "cancelled");
+}

@@ -896,8 +896,9 @@ impl McpServerBuilder {
     /// With [`TaskSupport::Required`], a client that did not declare the extension is refused
     /// (`-32021`); with [`TaskSupport::Optional`], it gets a plain call.
     ///
-    /// A replica that dies while a task runs leaves it `working` until it expires: the call
-    /// is not run again elsewhere (it may have done part of its work).
+    /// The replica running a task renews a lease on it every 2 s; a replica that dies leaves
+    /// its tasks to read as `failed` within 5 s. The call is not run again elsewhere (it may
+    /// have done part of its work).
     pub fn task(mut self, id: impl Into<String>, support: TaskSupport) -> Self {
         self.tasks.insert(id.into(), support);
         self

@@ -72,6 +72,10 @@ struct Record {
     /// Input required: the call, waiting.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pending: Option<Pending>,
+    /// Working: until when the replica running it vouches for it (it renews the lease while
+    /// the call runs). Past it, the replica is taken for dead and the task reads as failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    lease_until_ms: Option<i64>,
 }
 
 /// The ledger key a `tasks/cancel` spends for a task running on another replica; the replica
@@ -80,6 +84,21 @@ const CANCEL: &str = "cancel";
 
 /// How often a client is asked to poll, and a running task looks for a cancellation.
 const POLL: Duration = Duration::from_millis(500);
+
+/// How long a running task's replica vouches for it; it renews the lease every
+/// [`RENEW_EVERY`] polls (2 s), so a task whose replica died reads as failed within 5 s.
+const LEASE: Duration = Duration::from_secs(5);
+
+/// How many polls between two renewals of a running task's lease.
+const RENEW_EVERY: u32 = 4;
+
+/// The end of a lease taken now.
+fn lease() -> i64 {
+    now_ms().saturating_add(i64::try_from(LEASE.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// What a task whose replica died reads as: failed, with this JSON-RPC error.
+const STOPPED: &str = "the server running the task stopped before it ended; it was not run again";
 
 /// The tasks this process runs: each one's cancellation.
 #[derive(Debug, Default)]
@@ -171,6 +190,24 @@ impl Record {
     fn with_status(mut self, status: Status) -> Self {
         self.status = status;
         self.updated_at_ms = now_ms();
+        if status != Status::Working {
+            self.lease_until_ms = None;
+        }
+        self
+    }
+
+    /// The record as it stands at `now`: a working task whose lease ran out is failed (its
+    /// replica died; nothing runs it again).
+    fn standing_at(mut self, now: i64) -> Self {
+        if let (Status::Working, Some(until)) = (self.status, self.lease_until_ms)
+            && until < now
+        {
+            let error = serde_json::json!({"code": -32603, "message": STOPPED});
+            self.status = Status::Failed;
+            self.updated_at_ms = until;
+            self.error = Some(error);
+            self.lease_until_ms = None;
+        }
         self
     }
 }
@@ -238,7 +275,10 @@ impl Rounds {
             .filter(|stored| stored.actor_id == ctx.actor_id() && stored.expires_at_ms > now_ms())
             .ok_or_else(|| unknown(id))?;
         let sealed = std::str::from_utf8(&stored.state).map_err(|_| unknown(id))?;
-        self.unseal::<Record>(sealed).ok_or_else(|| {
+        let unsealed = self
+            .unseal::<Record>(sealed)
+            .map(|(record, revision)| (record.standing_at(now_ms()), revision));
+        unsealed.ok_or_else(|| {
             ErrorData::internal_error(
                 format!("the task `{}` is stored unsealed or changed", Shown(id)),
                 None,
@@ -294,6 +334,7 @@ pub(super) async fn start_task<H: Host>(
         result: None,
         error: None,
         pending: None,
+        lease_until_ms: Some(lease()),
     };
     let (tenant, actor) = (job.ctx.tenant_id().to_owned(), job.ctx.actor_id().to_owned());
     rounds.keep(&tenant, &actor, &id, &record).await.map_err(|error| store_failed(&error))?;
@@ -320,20 +361,26 @@ fn spawn_task<H: Host>(host: &H, id: String, record: Record, job: Job) {
             .with_cancellation(token.clone())
             .with_interactor(Asking::new(job.answers.clone(), job.sampling));
         let exec = job.runner.exec(spec.name(), job.arguments.clone(), &ctx);
-        // A cancellation recorded by another replica reaches this one within a poll.
-        let watch = async {
-            loop {
-                tokio::time::sleep(POLL).await;
-                let cancelled = rounds.store.spent(&key, &[CANCEL.to_owned()]).await;
-                if cancelled.is_ok_and(|spent| !spent.is_empty()) {
-                    token.cancel();
-                    std::future::pending::<()>().await;
+        tokio::pin!(exec);
+        // Every poll, between two polls of the call (never while it ends): a cancellation
+        // recorded by another replica is looked for, and now and then the lease renewed.
+        let mut polls = 0u32;
+        let result = loop {
+            tokio::select! {
+                result = &mut exec => break result,
+                () = tokio::time::sleep(POLL) => {}
+            }
+            let cancelled = rounds.store.spent(&key, &[CANCEL.to_owned()]).await;
+            if cancelled.is_ok_and(|spent| !spent.is_empty()) {
+                token.cancel();
+            }
+            polls += 1;
+            if polls.is_multiple_of(RENEW_EVERY) {
+                let renewed = Record { lease_until_ms: Some(lease()), ..record.clone() };
+                if let Err(error) = rounds.keep(&tenant, &actor, &id, &renewed).await {
+                    tracing::warn!(%error, task = %id, "a running task's lease was not renewed");
                 }
             }
-        };
-        let result = tokio::select! {
-            result = exec => result,
-            () = watch => unreachable!("the watch never ends"),
         };
         let arguments = result.args().cloned().unwrap_or(Value::Null);
         let record = match result.outcome {
@@ -481,7 +528,28 @@ fn completed(record: Record, result: &CallToolResult) -> Record {
 
 #[cfg(test)]
 mod tests {
-    use super::iso;
+    use super::{Record, Status, iso};
+
+    #[test]
+    fn a_working_task_whose_lease_ran_out_reads_as_failed() {
+        let working = Record {
+            tool: "t".into(),
+            served: "t".into(),
+            status: Status::Working,
+            created_at_ms: 0,
+            updated_at_ms: 0,
+            ttl_ms: 60_000,
+            result: None,
+            error: None,
+            pending: None,
+            lease_until_ms: Some(5_000),
+        };
+        assert_eq!(working.clone().standing_at(4_999).status, Status::Working);
+        let stopped = working.standing_at(5_001);
+        assert_eq!(stopped.status, Status::Failed);
+        assert_eq!(stopped.error.unwrap()["code"], -32603);
+        assert_eq!(stopped.updated_at_ms, 5_000);
+    }
 
     #[test]
     fn timestamps_are_iso_8601_utc() {
