@@ -7,23 +7,30 @@
 //! then `notifications/initialized`), and each `{session}` in them is replaced by its id, so
 //! inputs reach what only a session may ask (`tools/call`, its standing `GET` stream, `DELETE`).
 //!
+//! The server keeps calls that wait (in memory), so a request of 2026-07-28 (no session, its
+//! `_meta` on the request) reaches input-required rounds (an approval, a question) and tasks.
+//!
 //! On any input the server must: not panic; answer or close the connection within a bound
 //! (ten minutes of the runtime's clock, which is paused, so the wait costs nothing: twice the
 //! sessions' idle timeout, after which even a standing stream ends), with at most 1 MiB of
 //! answers; and afterwards still answer a valid `initialize` on a new connection of the same
 //! service.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
+use tool_runtime::agent::StateKey;
 use tool_runtime::catalog::ToolCatalog;
-use tool_runtime::mcp::{HttpLimits, McpServer};
+use tool_runtime::mcp::{HttpLimits, McpServer, TaskSupport};
 use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
-use tool_runtime::runner::ToolRunner;
+use tool_runtime::runner::{DeferAll, ToolRunner};
+use tool_runtime::runtime::{ElicitAnswer, Interact};
+use tool_runtime::store::InMemoryStore;
 
 /// How long a connection may take to be answered or closed, on the paused clock.
 const BOUND: Duration = Duration::from_secs(600);
@@ -67,6 +74,77 @@ impl Tool for Echo {
     }
 }
 
+/// Close a ticket: a state change, which waits for approval (the server's approver defers).
+#[tool(name = "fuzz__close", effect = state_change, redact = ["closed"])]
+struct Close {
+    number: u32,
+}
+
+#[derive(Serialize, ToolSchema)]
+struct Closed {
+    closed: u32,
+}
+
+impl Tool for Close {
+    type Output = Closed;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Closed, ToolError> {
+        Ok(Closed { closed: self.number })
+    }
+}
+
+/// The answer to `fuzz__ask`'s question.
+#[derive(Deserialize, ToolSchema)]
+struct Answer {
+    text: String,
+}
+
+/// Ask the user for a text, then echo it.
+#[tool(name = "fuzz__ask", effect = read_only, redact = ["text"], capabilities = [Interact])]
+struct Ask {}
+
+impl Tool for Ask {
+    type Output = Echoed;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Echoed, ToolError> {
+        let interact = caps.get::<Interact>()?;
+        match interact.elicitation::<Answer>("Which text?").key("text").send().await? {
+            ElicitAnswer::Accept(answer) => Ok(Echoed { text: answer.text }),
+            _ => Err(ToolError::new("no text")),
+        }
+    }
+}
+
+/// The served catalog: `fuzz__echo` (also served as a task), `fuzz__close` (waits for
+/// approval) and `fuzz__ask` (asks a question), with calls that wait kept in memory so that
+/// 2026-07-28 clients get input-required rounds and tasks.
+fn server() -> McpServer {
+    let catalog = ToolCatalog::builder()
+        .register::<Echo>()
+        .register::<Close>()
+        .register::<Ask>()
+        .capability(Interact::unavailable())
+        .build()
+        .expect("a catalog");
+    let policy = ToolPolicy {
+        require_approval: vec![ToolEffect::StateChange],
+        ..ToolPolicy::allowing(["fuzz__*"])
+    };
+    let runner = ToolRunner::builder(catalog).policy(policy).approver(Arc::new(DeferAll)).build();
+    let limits = HttpLimits::new().session_idle_timeout(SESSION_IDLE);
+    McpServer::builder(runner)
+        .http_limits(limits)
+        .store(Arc::new(InMemoryStore::new()), StateKey::new(*b"the fuzzed server's state key!!!"))
+        .task("fuzz__echo", TaskSupport::Optional)
+        .build()
+}
+
 /// The check; see the module's documentation.
 ///
 /// # Panics
@@ -81,10 +159,7 @@ pub fn check(data: &[u8]) {
         .build()
         .expect("a runtime");
     runtime.block_on(async {
-        let catalog = ToolCatalog::builder().register::<Echo>().build().expect("a catalog");
-        let runner = ToolRunner::builder(catalog).policy(ToolPolicy::allowing(["fuzz__*"])).build();
-        let limits = HttpLimits::new().session_idle_timeout(SESSION_IDLE);
-        let server = McpServer::builder(runner).http_limits(limits).build();
+        let server = server();
         let shutdown = CancellationToken::new();
         let mut config =
             McpServer::local_http_config().with_cancellation_token(shutdown.child_token());
