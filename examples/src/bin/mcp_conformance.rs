@@ -453,6 +453,13 @@ fn accepted<T>(answer: ElicitAnswer<T>) -> Result<T, ToolError> {
     }
 }
 
+/// Asks the user to confirm `message` (under the key `confirm`); whether they did.
+async fn confirm(caps: &ToolCapabilities, message: impl Into<String>) -> Result<bool, ToolError> {
+    let interact = caps.get::<Interact>()?;
+    let answer = interact.elicitation::<Confirm>(message).key("confirm").send().await?;
+    Ok(accepted(answer)?.ok)
+}
+
 /// Asks the user's name (an input-required round for 2026-07-28 clients), then greets them.
 #[tool(name = "conformance__test_input_required_result_elicitation", effect = read_only, redact = [], capabilities = [Interact])]
 struct TestInputRequiredElicitation {}
@@ -482,11 +489,9 @@ impl Tool for TestInputRequiredRequestState {
         _: &ToolInvocationContext,
         caps: &ToolCapabilities,
     ) -> Result<Content, ToolError> {
-        let interact = caps.get::<Interact>()?;
-        let answer =
-            interact.elicitation::<Confirm>("Please confirm").key("confirm").send().await?;
+        let confirmed = confirm(caps, "Please confirm").await?;
         // Only a requestState this server sealed brings the call this far.
-        Ok(Content::new().text(format!("state-ok: confirmed={}", accepted(answer)?.ok)))
+        Ok(Content::new().text(format!("state-ok: confirmed={confirmed}")))
     }
 }
 
@@ -501,10 +506,8 @@ impl Tool for TestInputRequiredTamperedState {
         _: &ToolInvocationContext,
         caps: &ToolCapabilities,
     ) -> Result<Content, ToolError> {
-        let interact = caps.get::<Interact>()?;
-        let answer =
-            interact.elicitation::<Confirm>("Please confirm").key("confirm").send().await?;
-        Ok(Content::new().text(format!("confirmed={}", accepted(answer)?.ok)))
+        let confirmed = confirm(caps, "Please confirm").await?;
+        Ok(Content::new().text(format!("confirmed={confirmed}")))
     }
 }
 
@@ -602,9 +605,7 @@ impl Tool for ConfirmDelete {
         caps: &ToolCapabilities,
     ) -> Result<Content, ToolError> {
         let item = self.filename;
-        let question = format!("Delete {item}?");
-        let answer = caps.get::<Interact>()?.elicitation::<Confirm>(question).key("confirm").send();
-        let confirmed = accepted(answer.await?)?.ok;
+        let confirmed = confirm(caps, format!("Delete {item}?")).await?;
         Ok(Content::new().text(if confirmed { format!("deleted {item}") } else { "kept".into() }))
     }
 }

@@ -21,7 +21,8 @@ use tool_runtime::runtime::Capability;
 use tool_runtime::store::{RunStore, SqliteStore};
 use tool_tests::stores::{drop_schema, fresh_file, fresh_schema, postgres_store};
 
-use super::rounds::{Tokens, answering, call, error_message, refund, rpc};
+use super::rounds::{answering, call, error_message, refund, rpc};
+use super::serve::Tokens;
 
 /// Where a replica's refunds are written, one line (the replica's process id) per refund.
 #[derive(Debug, Clone)]
@@ -199,8 +200,8 @@ async fn an_approval_crosses_replicas(store: &str, name: &str) {
     let state = &first["result"]["requestState"];
     let approve = json!({"approval": {"action": "accept", "content": {"approve": true}}});
     // 2 (B): another caller of the same tenant with alice's state: refused.
-    let bob = call(&url, "bob-secret", answering(refund(500), state, approve.clone())).await;
-    assert!(error_message(&bob).contains("another caller"), "{bob}");
+    let carol = call(&url, "carol-secret", answering(refund(500), state, approve.clone())).await;
+    assert!(error_message(&carol).contains("another caller"), "{carol}");
     // 3 (A): not answered, asked again with the same state.
     let again = call(&url, "alice-secret", answering(refund(500), state, json!({}))).await;
     assert_eq!(&again["result"]["requestState"], state, "{again}");

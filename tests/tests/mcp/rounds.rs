@@ -16,7 +16,8 @@ use tool_runtime::prelude::*;
 use tool_runtime::runner::{DeferAll, ToolRunner};
 use tool_runtime::runtime::{Capability, ElicitAnswer, Interact};
 use tool_runtime::store::{InMemoryStore, RunStore, WaitingQuery};
-use tool_tests::fixtures::context;
+
+use super::serve::Tokens;
 
 /// How many refunds ran, per test (each test gives its server its own counter).
 #[derive(Debug, Clone, Default)]
@@ -96,25 +97,6 @@ impl Tool for Ship {
                 Ok(Content::new().text(format!("{} ships to {}", self.order, address.city)))
             }
             _ => Err(ToolError::new("not shipped: no city")),
-        }
-    }
-}
-
-/// Two callers, by bearer token.
-#[derive(Debug)]
-pub(super) struct Tokens;
-
-#[async_trait::async_trait]
-impl tool_runtime::mcp::Authenticator for Tokens {
-    async fn authenticate(
-        &self,
-        request: &tool_runtime::mcp::http::request::Parts,
-    ) -> Result<ToolInvocationContext, tool_runtime::mcp::Unauthorized> {
-        let token = request.headers.get("authorization").and_then(|value| value.to_str().ok());
-        match token {
-            Some("Bearer alice-secret") => Ok(context("mcp", "alice", "acme")),
-            Some("Bearer bob-secret") => Ok(context("mcp", "bob", "acme")),
-            _ => Err(tool_runtime::mcp::Unauthorized::new("a known bearer token is required")),
         }
     }
 }
@@ -247,8 +229,9 @@ async fn an_approval_over_mcp_runs_the_call_once_for_its_caller_only() {
 
     let approve = json!({"approval": {"action": "accept", "content": {"approve": true}}});
     // Another caller, other arguments, a changed state: refused, and nothing runs.
-    let bob = call(&served.url, "bob-secret", answering(refund(500), state, approve.clone())).await;
-    assert!(error_message(&bob).contains("another caller"), "{bob}");
+    let carol = call(&served.url, "carol-secret", answering(refund(500), state, approve.clone()));
+    let carol = carol.await;
+    assert!(error_message(&carol).contains("another caller"), "{carol}");
     let other =
         call(&served.url, "alice-secret", answering(refund(50_000), state, approve.clone()));
     assert!(error_message(&other.await).contains("other arguments"));

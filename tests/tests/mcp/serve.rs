@@ -404,9 +404,10 @@ async fn runner_chains_the_callers_progress_reporter() {
     assert_eq!(progress_events, 2);
 }
 
-/// Bearer tokens of a fixed table: `alice-secret` is alice of acme, `bob-secret` bob of globex.
+/// Bearer tokens of a fixed table: `alice-secret` is alice of acme, `carol-secret` carol of
+/// acme too, `bob-secret` bob of globex.
 #[derive(Debug)]
-struct Tokens;
+pub(super) struct Tokens;
 
 #[async_trait::async_trait]
 impl tool_runtime::mcp::Authenticator for Tokens {
@@ -417,6 +418,7 @@ impl tool_runtime::mcp::Authenticator for Tokens {
         let token = request.headers.get("authorization").and_then(|value| value.to_str().ok());
         let (tenant, actor) = match token {
             Some("Bearer alice-secret") => ("acme", "alice"),
+            Some("Bearer carol-secret") => ("acme", "carol"),
             Some("Bearer bob-secret") => ("globex", "bob"),
             Some(_) => return Err(tool_runtime::mcp::Unauthorized::new("the token is not known")),
             None => return Err(tool_runtime::mcp::Unauthorized::new("a bearer token is required")),

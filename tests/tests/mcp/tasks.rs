@@ -48,11 +48,11 @@ async fn a_refund_served_as_a_task_waits_for_approval_is_approved_with_an_update
     assert_eq!(served.refunds.0.load(Ordering::SeqCst), 0);
 
     // Another caller knows no such task, and cannot answer it.
-    let foreign = tasks(&served.url, "bob-secret", "tasks/get", json!({"taskId": id})).await;
+    let foreign = tasks(&served.url, "carol-secret", "tasks/get", json!({"taskId": id})).await;
     assert_eq!(foreign["error"]["code"], -32602, "{foreign}");
     let approve = json!({"approval": {"action": "accept", "content": {"approve": true}}});
     let update = json!({"taskId": id, "inputResponses": approve});
-    let foreign = tasks(&served.url, "bob-secret", "tasks/update", update.clone()).await;
+    let foreign = tasks(&served.url, "carol-secret", "tasks/update", update.clone()).await;
     assert_eq!(foreign["error"]["code"], -32602, "{foreign}");
 
     // Approved: acked, then it runs, once; answering again changes nothing.

@@ -10,7 +10,6 @@ use super::parking::Parking;
 use super::{Agent, AgentEvent};
 use crate::adapters::{Decoded, ToolCall, ToolResult};
 use crate::catalog::ToolSource;
-use crate::policy::Decision;
 use crate::runtime::{
     Arguments, CallOutcome, Interact, ToolErrorCode, ToolExecResult, ToolInvocationContext,
     ToolInvocationRecord, Waiting,
@@ -133,7 +132,7 @@ impl Agent {
                         // A question no bound backend answers waits for the user's answer.
                         call_ctx = call_ctx.with_deferred_questions(Parking::new(Vec::new()));
                     }
-                    if self.needs_approval(&call.name) {
+                    if self.runner.needs_approval(&call.name) {
                         on_event(AgentEvent::ApprovalRequired {
                             id: call.id.clone(),
                             name: call.name.clone(),
@@ -163,24 +162,13 @@ impl Agent {
                 let arguments = executed.args().cloned().unwrap_or(serde_json::Value::Null);
                 let CallOutcome::Waiting(waiting) = executed.outcome else { continue };
                 // A call that asked got past its approval, if policy required one.
-                let approved = waiting.question.is_some() && self.needs_approval(&call.name);
+                let approved = waiting.question.is_some() && self.runner.needs_approval(&call.name);
                 results[index] = Some(Slot::Waiting { waiting, arguments, approved });
                 continue;
             };
             results[index] = Some(Slot::Done(result));
             records[index] = Some(executed.into_record());
         }
-    }
-
-    /// Whether policy asks an approver about calls of `name` (for the approval-required event).
-    fn needs_approval(&self, name: &str) -> bool {
-        let policy = self.runner.policy();
-        if policy.require_approval.is_empty() && policy.tools.is_empty() {
-            return false;
-        }
-        self.runner.catalog().get(name).is_some_and(|tool| {
-            policy.decide(tool.name(), tool.effect()) == Decision::RequireApproval
-        })
     }
 }
 

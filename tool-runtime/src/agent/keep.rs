@@ -25,11 +25,7 @@ const MAGIC: &str = "tool-runtime-state/1";
 /// The longest header line read: the magic, a key id and an HMAC, with room to spare.
 const MAX_HEADER: usize = 128;
 
-/// Milliseconds since the Unix epoch: the clock the agent's store works on.
-pub(super) fn now_ms() -> i64 {
-    let since = std::time::SystemTime::UNIX_EPOCH.elapsed().unwrap_or_default();
-    i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
-}
+pub(super) use crate::store::now_ms;
 
 /// The bytes a store keeps for `state`, sealed with `key`: the header line, then the JSON.
 fn seal_bytes(state: &RunState, key: &StateKey) -> Vec<u8> {

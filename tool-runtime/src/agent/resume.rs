@@ -14,9 +14,10 @@ use super::state::Loop;
 use super::{Agent, AgentEvent, AgentOutput, Message, StopReason, Usage};
 use crate::adapters::{ToolCall, ToolResult, check_conversation};
 use crate::digest::arguments_hash;
-use crate::runner::{Approval, ApprovalDecision, ApprovalRequest, Approver};
+use crate::runner::{Approval, ApprovalDecision, ApprovalRequest, Approver, ToolRunner};
 use crate::runtime::{Answered, CallOutcome, ToolInvocationContext};
 use crate::store::{self, RunKey, RunStore, StoreError};
+use serde_json::Value;
 
 impl Agent {
     /// Takes up a run that stopped [`Waiting`](StopReason::Waiting) from its `state`, with the
@@ -145,10 +146,12 @@ impl Agent {
                         _ => arguments,
                     };
                     let approved = *approved || verdict != Verdict::Answered;
-                    let approval = approved
-                        .then(|| Approval::bound(&call_ctx, name, spec_hash, &call.id, arguments));
-                    let runner =
-                        self.runner.deciding(Arc::new(Decided(approval)), &call.id, stored);
+                    let runner = deciding_runner(
+                        &self.runner,
+                        &call_ctx,
+                        Waited { name, spec_hash, call_id: &call.id, stored, arguments },
+                        approved,
+                    );
                     let call_ctx = call_ctx.with_deferred_questions(Parking::new(answers.clone()));
                     let executed = runner.exec(name, arguments, &call_ctx).await;
                     if let CallOutcome::Waiting(waiting) = executed.outcome {
@@ -256,12 +259,38 @@ impl Agent {
     }
 }
 
+/// A waiting call, as the runner that decides it needs it: its tool and the tool's spec hash
+/// when it waited, its id, the arguments it waited with and the ones it runs with (an edit's).
+pub(crate) struct Waited<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) spec_hash: &'a str,
+    pub(crate) call_id: &'a str,
+    pub(crate) stored: &'a Value,
+    pub(crate) arguments: &'a Value,
+}
+
+/// The runner that runs the decided call `waited` again in `ctx`: `approved`, its approver
+/// approves exactly this call (run, tenant, actor, tool, spec hash, call id and arguments) and
+/// denies every other; not approved (an answered question of a call that never was), it
+/// denies any approval policy asks for now. The agent's resume and the MCP server's rounds
+/// both decide calls through it.
+pub(crate) fn deciding_runner(
+    runner: &ToolRunner,
+    ctx: &ToolInvocationContext,
+    waited: Waited<'_>,
+    approved: bool,
+) -> ToolRunner {
+    let Waited { name, spec_hash, call_id, stored, arguments } = waited;
+    let approval = approved.then(|| Approval::bound(ctx, name, spec_hash, call_id, arguments));
+    runner.deciding(Arc::new(Decided(approval)), call_id, stored)
+}
+
 /// The approver of one decided call on resume: it approves exactly the call the decision was
 /// made for, bound to run, tenant, actor, tool, spec hash, call id and arguments (the edited
 /// ones, for an edit), and denies anything else. `None`: an answered question of a call that
 /// was never approved, which no approval may reach now.
 #[derive(Debug)]
-pub(crate) struct Decided(pub(crate) Option<Approval>);
+struct Decided(Option<Approval>);
 
 #[async_trait]
 impl Approver for Decided {

@@ -27,6 +27,19 @@ use crate::runtime::{
     SampleRequest, SampleRole,
 };
 
+/// What the client's user did, as an MCP elicitation result says it (an accept without content
+/// accepts an empty object; anything but accept or decline cancels). Within a call or in an
+/// input-required round alike.
+pub(super) fn answer_of(result: rmcp::model::ElicitResult) -> ElicitResponse {
+    match result.action {
+        ElicitationAction::Accept => {
+            ElicitResponse::Accept(result.content.unwrap_or_else(|| Value::Object(Map::new())))
+        }
+        ElicitationAction::Decline => ElicitResponse::Decline,
+        _ => ElicitResponse::Cancel,
+    }
+}
+
 /// The client of one MCP session, answering the questions of the calls it made.
 #[derive(Debug)]
 pub(super) struct ClientInteractor {
@@ -75,13 +88,7 @@ impl Interactor for ClientInteractor {
                     "the client answered with something other than an elicitation result",
                 ));
             };
-            Ok(match result.action {
-                ElicitationAction::Accept => ElicitResponse::Accept(
-                    result.content.unwrap_or_else(|| Value::Object(Map::new())),
-                ),
-                ElicitationAction::Decline => ElicitResponse::Decline,
-                _ => ElicitResponse::Cancel,
-            })
+            Ok(answer_of(result))
         })
     }
 

@@ -94,25 +94,37 @@ impl Drop for ProgressRoute {
     }
 }
 
-/// Tells the server a request was abandoned, unless disarmed: the runner drops a call's future
-/// when it is cancelled or runs out of time.
+/// What a call was waiting on when the runner dropped its future (it was cancelled or ran out
+/// of time): a request, or a task of the server's.
+enum Abandoned {
+    Request(RequestId),
+    Task(String),
+}
+
+/// Tells the server what a call was waiting on was abandoned, unless disarmed (`what` taken).
 struct CancelOnDrop {
     peer: Peer<RoleClient>,
-    id: Option<RequestId>,
+    what: Option<Abandoned>,
 }
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
-        let (Some(id), Ok(runtime)) = (self.id.take(), tokio::runtime::Handle::try_current())
+        let (Some(what), Ok(runtime)) = (self.what.take(), tokio::runtime::Handle::try_current())
         else {
             return;
         };
         let peer = self.peer.clone();
         runtime.spawn(async move {
-            let reason = "the tool call was cancelled".to_owned();
-            let _ = peer
-                .notify_cancelled(CancelledNotificationParam::new(Some(id), Some(reason)))
-                .await;
+            match what {
+                Abandoned::Request(id) => {
+                    let reason = "the tool call was cancelled".to_owned();
+                    let param = CancelledNotificationParam::new(Some(id), Some(reason));
+                    let _ = peer.notify_cancelled(param).await;
+                }
+                Abandoned::Task(id) => {
+                    let _ = peer.cancel_task(CancelTaskParams::new(id)).await;
+                }
+            }
         });
     }
 }
@@ -125,25 +137,6 @@ const MAX_REQUESTS: usize = 16;
 
 /// The most characters of a server's question shown to the user (control characters escaped).
 const QUESTION_CHARS: usize = 4096;
-
-/// Tells the server a task was abandoned, unless disarmed.
-struct CancelTaskOnDrop {
-    peer: Peer<RoleClient>,
-    id: Option<String>,
-}
-
-impl Drop for CancelTaskOnDrop {
-    fn drop(&mut self) {
-        let (Some(id), Ok(runtime)) = (self.id.take(), tokio::runtime::Handle::try_current())
-        else {
-            return;
-        };
-        let peer = self.peer.clone();
-        runtime.spawn(async move {
-            let _ = peer.cancel_task(CancelTaskParams::new(id)).await;
-        });
-    }
-}
 
 /// The server's response as a result, or the tool error that says why there is none.
 fn refused(response: Result<ServerResult, ServiceError>) -> Result<ServerResult, ToolError> {
@@ -273,7 +266,10 @@ impl Remote {
             .map_err(|_| ToolError::retryable("the MCP server cannot be reached"))?;
         // Notifications that beat the subscription were kept for it (`ProgressRoutes`).
         let mut route = self.progress.subscribe(handle.progress_token.clone());
-        let mut guard = CancelOnDrop { peer: self.peer.clone(), id: Some(handle.id.clone()) };
+        let mut guard = CancelOnDrop {
+            peer: self.peer.clone(),
+            what: Some(Abandoned::Request(handle.id.clone())),
+        };
         let response = handle.await_response();
         tokio::pin!(response);
         let mut forwarded = 0;
@@ -295,7 +291,7 @@ impl Remote {
                 response = &mut response => break response,
             }
         };
-        guard.id = None;
+        guard.what = None;
         refused(response)
     }
 
@@ -309,7 +305,8 @@ impl Remote {
     ) -> Result<ToolOutput, ToolError> {
         let id = task.task_id;
         let every = Duration::from_millis(task.poll_interval_ms.unwrap_or(500).clamp(50, 5000));
-        let mut guard = CancelTaskOnDrop { peer: self.peer.clone(), id: Some(id.clone()) };
+        let mut guard =
+            CancelOnDrop { peer: self.peer.clone(), what: Some(Abandoned::Task(id.clone())) };
         loop {
             tokio::time::sleep(every).await;
             let request =
@@ -327,7 +324,7 @@ impl Remote {
                     self.send(request, ctx).await?;
                 }
                 TaskPayload::Completed { result } => {
-                    guard.id = None;
+                    guard.what = None;
                     let result: CallToolResult = serde_json::from_value(Value::Object(result))
                         .map_err(|_| {
                             ToolError::new("the MCP server's task result is not a tool result")
@@ -335,11 +332,11 @@ impl Remote {
                     return self.output(result);
                 }
                 TaskPayload::Failed { .. } => {
-                    guard.id = None;
+                    guard.what = None;
                     return Err(ToolError::new("the MCP server's task failed"));
                 }
                 TaskPayload::Cancelled => {
-                    guard.id = None;
+                    guard.what = None;
                     return Err(ToolError::new("the MCP server cancelled the task"));
                 }
                 _ => {}

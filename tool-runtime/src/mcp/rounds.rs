@@ -15,14 +15,15 @@ use hmac::Mac as _;
 use rmcp::ErrorData;
 use rmcp::model::{
     ClientCapabilities, ElicitRequest as McpElicit, ElicitRequestParams, ElicitResult,
-    ElicitationAction, ElicitationSchema, InputRequest, InputRequests, InputRequiredResult,
-    InputResponses, ProtocolVersion,
+    ElicitationSchema, InputRequest, InputRequests, InputRequiredResult, InputResponses,
+    ProtocolVersion,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
+use super::interact::answer_of;
 use crate::agent::deferred::StateKey;
 use crate::agent::parking::Parking;
 use crate::digest::{arguments_hash, hex};
@@ -33,6 +34,7 @@ use crate::runtime::{
 };
 use crate::schema::Shown;
 use crate::spec::ToolSpec;
+pub(super) use crate::store::now_ms;
 use crate::store::{Decided, RunKey, RunStore, StoreError, StoredRun, WaitingCall};
 
 /// The key of the approval form in `inputRequests` and `inputResponses`.
@@ -215,12 +217,6 @@ pub(super) fn call_id() -> String {
     format!("mcp_{}", hex(&bytes))
 }
 
-/// Milliseconds since the Unix epoch.
-pub(super) fn now_ms() -> i64 {
-    let since = std::time::SystemTime::UNIX_EPOCH.elapsed().unwrap_or_default();
-    i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
-}
-
 fn refused(message: impl Into<String>) -> ErrorData {
     ErrorData::invalid_params(message.into(), None)
 }
@@ -364,41 +360,22 @@ impl Rounds {
         let result: ElicitResult = serde_json::from_value(response.clone()).map_err(|error| {
             refused(format!("the input response `{key}` is not an elicitation result: {error}"))
         })?;
-        Ok(Some(match (&pending.question, result.action) {
-            (Some(_), ElicitationAction::Accept) => Reply::Answer(ElicitResponse::Accept(
-                result.content.unwrap_or_else(|| Value::Object(Map::new())),
+        let answer = answer_of(result);
+        if pending.question.is_some() {
+            return Ok(Some(Reply::Answer(answer)));
+        }
+        match approves(&answer) {
+            Some(true) => Ok(Some(Reply::Approve)),
+            Some(false) => Ok(Some(Reply::Deny)),
+            None => Err(refused(
+                "the input response `approval` must accept with `{\"approve\": true}` or `{\"approve\": false}`",
             )),
-            (Some(_), ElicitationAction::Decline) => Reply::Answer(ElicitResponse::Decline),
-            (Some(_), _) => Reply::Answer(ElicitResponse::Cancel),
-            (None, ElicitationAction::Accept) => {
-                let answer = ElicitResponse::Accept(result.content.unwrap_or(Value::Null));
-                match approves(&answer) {
-                    Some(true) => Reply::Approve,
-                    Some(false) => Reply::Deny,
-                    None => {
-                        return Err(refused(
-                            "the input response `approval` must accept with `{\"approve\": true}` or `{\"approve\": false}`",
-                        ));
-                    }
-                }
-            }
-            (None, _) => Reply::Deny,
-        }))
+        }
     }
 
-    /// Spends the call of `pending` (state `revision`) with `reply`: of two rounds sending the
-    /// same state, one goes on.
+    /// Spends the call of `pending` (state `revision`), kept at `key` (`pending.key()`, or a
+    /// task's), with `reply`: of two rounds sending the same state, one goes on.
     pub(super) async fn spend(
-        &self,
-        pending: &Pending,
-        revision: &str,
-        reply: &Reply,
-    ) -> Result<(), ErrorData> {
-        self.spend_at(&pending.key(), pending, revision, reply).await
-    }
-
-    /// [`spend`](Self::spend) for a call the store keeps at `key` (a task's).
-    pub(super) async fn spend_at(
         &self,
         key: &RunKey,
         pending: &Pending,

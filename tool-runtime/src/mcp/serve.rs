@@ -28,9 +28,9 @@ use super::tasks::{
     update_task_of,
 };
 use crate::agent::deferred::StateKey;
-use crate::agent::resume::Decided;
+use crate::agent::resume::{Waited, deciding_runner};
 use crate::catalog::{ToolSource, shows};
-use crate::runner::{Approval, ToolRunner};
+use crate::runner::ToolRunner;
 use crate::runtime::BoundToolRuntime;
 use crate::runtime::{
     Answered, CallOutcome, ContextIds, LogLevel, LogMessage, LogReporter, Progress,
@@ -462,7 +462,9 @@ impl McpServer {
             if let Some(required) = asking.missing() {
                 return Err(ErrorData::missing_required_client_capability(required));
             }
-            let arguments = result.args().cloned().unwrap_or(Value::Null);
+            // Only a call that waits keeps its arguments (in the next round's state).
+            let arguments = result.is_waiting().then(|| result.args().cloned()).flatten();
+            let arguments = arguments.unwrap_or(Value::Null);
             let waiting = match result.outcome {
                 CallOutcome::Waiting(waiting) => waiting,
                 outcome => return Ok(complete(outcome, spec)),
@@ -481,7 +483,7 @@ impl McpServer {
                 return Ok(CallToolResult::error(vec![ContentBlock::text(message)]).into());
             };
             // A call that asked got past its approval, if policy required one.
-            let approved = waiting.question.is_some() && self.needs_approval(spec);
+            let approved = waiting.question.is_some() && inner.runner.needs_approval(spec.name());
             let pending = rounds.pending(
                 &ctx,
                 &call,
@@ -565,7 +567,7 @@ impl McpServer {
             // Not answered: asked again, with the same state.
             return Ok(Rounds::asking(&pending, &request.name, state.to_owned()).into());
         };
-        rounds.spend(&pending, &revision, &reply).await?;
+        rounds.spend(&pending.key(), &pending, &revision, &reply).await?;
         // The call goes on as the round decided: the same call, for the same caller.
         let ctx = ctx.with_tool_call_id(pending.call.clone());
         let sampling = rounds::samples(context);
@@ -948,20 +950,14 @@ impl Host for McpServer {
                 (pending.approved, answers)
             }
         };
-        let approval = approved.then(|| {
-            Approval::bound(
-                &ctx,
-                &pending.tool,
-                &pending.spec_hash,
-                &pending.call,
-                &pending.arguments,
-            )
-        });
-        let runner = self.inner.runner.deciding(
-            Arc::new(Decided(approval)),
-            &pending.call,
-            &pending.arguments,
-        );
+        let waited = Waited {
+            name: &pending.tool,
+            spec_hash: &pending.spec_hash,
+            call_id: &pending.call,
+            stored: &pending.arguments,
+            arguments: &pending.arguments,
+        };
+        let runner = deciding_runner(&self.inner.runner, &ctx, waited, approved);
         let ctx = ctx.with_interactor(Asking::new(answers.clone(), sampling));
         GoingOn::Runs { runner, ctx, answers, approved }
     }
@@ -989,12 +985,6 @@ impl Host for McpServer {
     /// The tool `id` of the runner's catalog.
     fn tool_of(&self, id: &str) -> Option<Arc<dyn BoundToolRuntime>> {
         self.inner.runner.catalog().get(id)
-    }
-
-    /// Whether policy requires approval for the tool of `spec`.
-    fn needs_approval(&self, spec: &ToolSpec) -> bool {
-        self.inner.runner.policy().decide(spec.name(), spec.effect())
-            == crate::policy::Decision::RequireApproval
     }
 }
 

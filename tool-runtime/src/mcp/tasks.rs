@@ -26,7 +26,6 @@ use crate::runtime::{
     Answered, BoundToolRuntime, CallOutcome, ToolErrorCode, ToolExecResult, ToolInvocationContext,
 };
 use crate::schema::Shown;
-use crate::spec::ToolSpec;
 use crate::store::{Decided, RunKey, StoreError, StoredRun, WaitingCall};
 
 /// Whether a tool is served as a task ([`McpServerBuilder::task`](super::McpServerBuilder::task)).
@@ -295,8 +294,6 @@ pub(super) trait Host: Clone + Send + Sync + 'static {
     fn running(&self) -> &Running;
     /// The tool `id` of the runner's catalog.
     fn tool_of(&self, id: &str) -> Option<Arc<dyn BoundToolRuntime>>;
-    /// Whether policy requires approval for the tool of `spec`.
-    fn needs_approval(&self, spec: &ToolSpec) -> bool;
     /// How the call of `pending` goes on in `ctx` (its call's context) after `reply`.
     fn going_on(
         &self,
@@ -382,11 +379,13 @@ fn spawn_task<H: Host>(host: &H, id: String, record: Record, job: Job) {
                 }
             }
         };
-        let arguments = result.args().cloned().unwrap_or(Value::Null);
+        // Only a call that waits keeps its arguments (in the task's record).
+        let arguments = result.is_waiting().then(|| result.args().cloned()).flatten();
+        let arguments = arguments.unwrap_or(Value::Null);
         let record = match result.outcome {
             CallOutcome::Waiting(waiting) => {
-                let approved =
-                    job.approved || (waiting.question.is_some() && server.needs_approval(spec));
+                let approved = job.approved
+                    || (waiting.question.is_some() && job.runner.needs_approval(spec.name()));
                 let pending = rounds.pending(
                     &ctx,
                     &id,
@@ -445,7 +444,7 @@ pub(super) async fn update_task_of<H: Host>(
     };
     let Some(reply) = Rounds::reply(&pending, Some(responses))? else { return Ok(()) };
     let key = key_of(ctx.tenant_id(), id);
-    rounds.spend_at(&key, &pending, &revision, &reply).await?;
+    rounds.spend(&key, &pending, &revision, &reply).await?;
     let Some(tool) = host.tool_of(&pending.tool) else { return Err(unknown(id)) };
     let spec = tool.spec();
     if spec.spec_hash() != pending.spec_hash {

@@ -419,6 +419,19 @@ impl ToolRunner {
         &self.policy
     }
 
+    /// Whether policy asks the approver about calls of the tool `name` (a tool it does not know
+    /// asks nothing).
+    #[must_use]
+    pub(crate) fn needs_approval(&self, name: &str) -> bool {
+        let policy = &self.policy;
+        if policy.require_approval.is_empty() && policy.tools.is_empty() {
+            return false;
+        }
+        self.catalog.get(name).is_some_and(|tool| {
+            policy.decide(tool.name(), tool.effect()) == crate::policy::Decision::RequireApproval
+        })
+    }
+
     /// This runner with the approver `wrap` makes of its own (an MCP server's, which asks the
     /// client's user about what this one defers).
     #[cfg(feature = "mcp")]

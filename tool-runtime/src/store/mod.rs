@@ -67,6 +67,13 @@ pub use postgres::{PostgresOptions, PostgresStore};
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
 
+/// Milliseconds since the Unix epoch: the clock the stores' callers (the agent, the MCP
+/// server) pass in.
+pub(crate) fn now_ms() -> i64 {
+    let since = std::time::SystemTime::UNIX_EPOCH.elapsed().unwrap_or_default();
+    i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
+}
+
 /// A run's address in a store: its tenant and its run id. Two tenants may use the same run
 /// ids; nothing of one reaches the other.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
