@@ -421,6 +421,7 @@ impl ToolRunner {
 
     /// Whether policy asks the approver about calls of the tool `name` (a tool it does not know
     /// asks nothing).
+    #[cfg(feature = "agent")]
     #[must_use]
     pub(crate) fn needs_approval(&self, name: &str) -> bool {
         let policy = &self.policy;

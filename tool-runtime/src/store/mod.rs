@@ -69,6 +69,7 @@ pub use sqlite::SqliteStore;
 
 /// Milliseconds since the Unix epoch: the clock the stores' callers (the agent, the MCP
 /// server) pass in.
+#[cfg(feature = "agent")]
 pub(crate) fn now_ms() -> i64 {
     let since = std::time::SystemTime::UNIX_EPOCH.elapsed().unwrap_or_default();
     i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
