@@ -9,36 +9,22 @@
 
 use rmcp::model::{
     ClientResult, CreateMessageRequest, CreateMessageRequestParams, ElicitRequest,
-    ElicitRequestParams, ElicitationAction, ElicitationSchema, SamplingMessageContentBlock,
-    ServerRequest,
+    ElicitRequestParams, ElicitationSchema, SamplingMessageContentBlock, ServerRequest,
 };
 use rmcp::service::{Peer, RoleServer};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use super::rounds::{approval_form, approves};
+use super::rounds::{answer_of, approval_form, approves};
 use super::text::{ERROR_CHARS, capped};
 use crate::runner::{ApprovalDecision, ApprovalRequest, Approver};
 use crate::runtime::{
     Completion, ElicitRequest as Elicit, ElicitResponse, InteractError, InteractFuture, Interactor,
     SampleRequest, SampleRole,
 };
-
-/// What the client's user did, as an MCP elicitation result says it (an accept without content
-/// accepts an empty object; anything but accept or decline cancels). Within a call or in an
-/// input-required round alike.
-pub(super) fn answer_of(result: rmcp::model::ElicitResult) -> ElicitResponse {
-    match result.action {
-        ElicitationAction::Accept => {
-            ElicitResponse::Accept(result.content.unwrap_or_else(|| Value::Object(Map::new())))
-        }
-        ElicitationAction::Decline => ElicitResponse::Decline,
-        _ => ElicitResponse::Cancel,
-    }
-}
 
 /// The client of one MCP session, answering the questions of the calls it made.
 #[derive(Debug)]

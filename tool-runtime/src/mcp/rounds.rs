@@ -15,15 +15,14 @@ use hmac::Mac as _;
 use rmcp::ErrorData;
 use rmcp::model::{
     ClientCapabilities, ElicitRequest as McpElicit, ElicitRequestParams, ElicitResult,
-    ElicitationSchema, InputRequest, InputRequests, InputRequiredResult, InputResponses,
-    ProtocolVersion,
+    ElicitationAction, ElicitationSchema, InputRequest, InputRequests, InputRequiredResult,
+    InputResponses, ProtocolVersion,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
-use super::interact::answer_of;
 use crate::agent::deferred::StateKey;
 use crate::agent::parking::Parking;
 use crate::digest::{arguments_hash, hex};
@@ -238,6 +237,19 @@ pub(super) fn approval_form(served: &str, arguments: &Value) -> ElicitRequest {
     });
     let Value::Object(schema) = schema else { unreachable!("an object literal") };
     ElicitRequest { message, schema, key: Some(APPROVAL.to_owned()) }
+}
+
+/// What the client's user did, as an MCP elicitation result says it (an accept without content
+/// accepts an empty object; anything but accept or decline cancels). Within a call or in an
+/// input-required round alike.
+pub(super) fn answer_of(result: ElicitResult) -> ElicitResponse {
+    match result.action {
+        ElicitationAction::Accept => {
+            ElicitResponse::Accept(result.content.unwrap_or_else(|| Value::Object(Map::new())))
+        }
+        ElicitationAction::Decline => ElicitResponse::Decline,
+        _ => ElicitResponse::Cancel,
+    }
 }
 
 /// Whether the user's `answer` to the [approval form](approval_form) approves the call: an
