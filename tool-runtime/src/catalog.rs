@@ -402,6 +402,14 @@ impl VisibleTools {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+
+    /// These tools without those served to MCP clients only ([`ToolSpec::is_mcp_only`]):
+    /// what a model may be offered. The agent offers no others.
+    #[must_use]
+    pub fn for_models(mut self) -> Self {
+        self.0.retain(|tool| !tool.spec().is_mcp_only());
+        self
+    }
 }
 
 impl Serialize for VisibleTools {

@@ -432,6 +432,9 @@ pub struct ToolSpec {
     spec_hash: OnceLock<String>,
     /// Whether redaction leaves every valid output whole (worked out when first asked).
     keeps_valid_output: OnceLock<bool>,
+    /// Whether the input schema may leave the subset providers accept, so that the tool is
+    /// served to MCP clients and never offered to a model.
+    mcp_only: bool,
 }
 
 /// The parts of a `#[tool]`'s spec, all known at compile time.
@@ -497,6 +500,7 @@ impl ToolSpec {
             schema_hash: OnceLock::new(),
             spec_hash: OnceLock::new(),
             keeps_valid_output: OnceLock::new(),
+            mcp_only: false,
         }
     }
 
@@ -504,6 +508,13 @@ impl ToolSpec {
     #[cfg(feature = "dynamic")]
     pub(crate) fn with_capabilities(mut self, capabilities: &'static [CapabilityRef]) -> Self {
         self.capabilities = Cow::Borrowed(capabilities);
+        self
+    }
+
+    /// This spec, for MCP clients only (see [`ToolSpec::is_mcp_only`]).
+    #[cfg(feature = "dynamic")]
+    pub(crate) fn for_mcp_only(mut self) -> Self {
+        self.mcp_only = true;
         self
     }
 
@@ -541,6 +552,7 @@ impl ToolSpec {
             schema_hash: OnceLock::new(),
             spec_hash: OnceLock::new(),
             keeps_valid_output: OnceLock::new(),
+            mcp_only: false,
         }
     }
 
@@ -612,6 +624,14 @@ impl ToolSpec {
     #[must_use]
     pub fn requires_connection(&self) -> bool {
         self.requires_connection
+    }
+
+    /// Whether the tool is for MCP clients only: a run-time tool whose input schema may use all
+    /// of JSON Schema 2020-12 ([`DynamicToolBuilder::mcp_only`](crate::runtime::DynamicToolBuilder::mcp_only)).
+    /// No model is offered it: adapters refuse it, and the agent leaves it out.
+    #[must_use]
+    pub fn is_mcp_only(&self) -> bool {
+        self.mcp_only
     }
 
     /// The capabilities the tool declared; it is handed these and no others.
@@ -773,6 +793,9 @@ impl Serialize for ToolSpec {
             map.serialize_entry("examples", self.examples())?;
         }
         map.serialize_entry("requires_connection", &self.requires_connection)?;
+        if self.mcp_only {
+            map.serialize_entry("mcp_only", &true)?;
+        }
         let capabilities: Vec<&str> = self.capabilities.iter().map(|c| c.name()).collect();
         map.serialize_entry("capabilities", &capabilities)?;
         map.serialize_entry("schema_hash", self.schema_hash())?;

@@ -26,7 +26,9 @@ use tool_runtime::content::{Content, Resource, ResourceBody};
 use tool_runtime::mcp::{McpServer, TaskSupport};
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
-use tool_runtime::runtime::{ElicitAnswer, Interact, LogLevel, SampleRequest};
+use tool_runtime::runtime::{
+    DynamicTool, DynamicToolError, ElicitAnswer, Interact, LogLevel, SampleRequest,
+};
 use tool_runtime::store::InMemoryStore;
 
 /// A 1x1 red PNG.
@@ -590,6 +592,22 @@ impl Tool for FailingJob {
     }
 }
 
+/// Panics (always a task): the server's failure, which its task reports as `failed`.
+#[tool(name = "conformance__protocol_error_job", effect = read_only, redact = [])]
+struct ProtocolErrorJob {}
+
+impl Tool for ProtocolErrorJob {
+    type Output = Content;
+    #[allow(clippy::panic)] // the point of the fixture
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        panic!("protocol_error_job fails as the server would")
+    }
+}
+
 /// Asks for a confirmation before it deletes (a task that waits for its user).
 #[tool(name = "conformance__confirm_delete", effect = read_only, redact = [], capabilities = [Interact])]
 struct ConfirmDelete {
@@ -608,6 +626,66 @@ impl Tool for ConfirmDelete {
         let confirmed = confirm(caps, format!("Delete {item}?")).await?;
         Ok(Content::new().text(if confirmed { format!("deleted {item}") } else { "kept".into() }))
     }
+}
+
+/// Says which region it was routed to: `region` rides in the `Mcp-Param-Region` header too, for
+/// a gateway to route on.
+#[tool(name = "conformance__routed_echo", effect = read_only, redact = [])]
+struct RoutedEcho {
+    /// The region the call is for.
+    region: String,
+}
+
+impl Tool for RoutedEcho {
+    type Output = Content;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        Ok(Content::new().text(format!("routed to {}", self.region)))
+    }
+}
+
+/// A contact form whose input schema uses what JSON Schema 2020-12 has beyond the subset
+/// providers accept (a `$defs` entry with an `$anchor` and a `$ref` to it, `allOf`/`anyOf`,
+/// `if`/`then`/`else`): a tool for MCP clients only, listed as written, never offered to a model.
+fn contact_form() -> Result<DynamicTool, DynamicToolError> {
+    let schema = serde_json::json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {
+            "address": {
+                "$anchor": "postal",
+                "type": "object",
+                "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
+            }
+        },
+        "properties": {
+            "name": {"type": "string"},
+            "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"},
+            "email": {"type": "string"}
+        },
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
+        "additionalProperties": false
+    });
+    DynamicTool::builder(
+        "conformance__json_schema_2020_12_tool",
+        "Record how to reach a contact.",
+        schema,
+    )
+    .effect(ToolEffect::ReadOnly)
+    .mcp_only()
+    .redact_all()
+    .build(|args, _, _| async move {
+        let name = args.get("name").and_then(serde_json::Value::as_str).unwrap_or("someone");
+        Ok(serde_json::Value::String(format!("recorded {name}")))
+    })
 }
 
 /// `Elicitation completed: action=<action>, content=<answer>`.
@@ -649,6 +727,9 @@ fn server() -> Result<McpServer, Box<dyn std::error::Error>> {
         .register::<SlowCompute>()
         .register::<FailingJob>()
         .register::<ConfirmDelete>()
+        .register::<RoutedEcho>()
+        .register::<ProtocolErrorJob>()
+        .register_dynamic(contact_form()?)
         // Served over MCP, the calling client answers; nothing else here can.
         .capability(Interact::unavailable())
         .build()?;
@@ -665,7 +746,9 @@ fn server() -> Result<McpServer, Box<dyn std::error::Error>> {
         .store(Arc::new(InMemoryStore::new()), StateKey::new(key))
         .task("conformance__slow_compute", TaskSupport::Optional)
         .task("conformance__failing_job", TaskSupport::Required)
-        .task("conformance__confirm_delete", TaskSupport::Optional);
+        .task("conformance__protocol_error_job", TaskSupport::Required)
+        .task("conformance__confirm_delete", TaskSupport::Optional)
+        .param_header("conformance__routed_echo", "region", "Region")?;
     for id in ids {
         let bare = id.trim_start_matches("conformance__").to_owned();
         builder = builder.serve_as(id, bare)?;

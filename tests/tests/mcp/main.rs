@@ -10,6 +10,8 @@
 
 mod conformance;
 mod content;
+mod full_schemas;
+mod headers;
 mod import;
 mod import_hostile;
 mod import_rounds;

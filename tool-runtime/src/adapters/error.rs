@@ -126,6 +126,9 @@ pub enum EncodeError {
     },
     /// A run-time schema is not a JSON object schema.
     NotAnObjectSchema(String),
+    /// The tool is for MCP clients only: its input schema leaves the subset providers accept
+    /// ([`DynamicToolBuilder::mcp_only`](crate::runtime::DynamicToolBuilder::mcp_only)).
+    McpOnly(String),
 }
 
 impl fmt::Display for EncodeError {
@@ -142,6 +145,10 @@ impl fmt::Display for EncodeError {
             Self::NotAnObjectSchema(tool) => write!(
                 f,
                 "the input schema of tool `{tool}` is not an object schema; providers take objects only"
+            ),
+            Self::McpOnly(tool) => write!(
+                f,
+                "the tool `{tool}` is for MCP clients only: its input schema leaves the subset providers accept, so no model is offered it"
             ),
         }
     }

@@ -294,7 +294,8 @@ pub trait Adapter: fmt::Debug + Send + Sync {
     ///
     /// # Errors
     ///
-    /// [`EncodeError::NotAnObjectSchema`] for a run-time schema that is not an object.
+    /// [`EncodeError::NotAnObjectSchema`] for a run-time schema that is not an object,
+    /// [`EncodeError::McpOnly`] for a tool served to MCP clients only.
     fn tool(&self, spec: &ToolSpec) -> Result<Value, EncodeError>;
 
     /// The value of the request's tools field (`tools`), after checking the provider's
@@ -495,8 +496,11 @@ fn check_named(specs: &[&ToolSpec], choice: &ToolChoice) -> Result<(), EncodeErr
     }
 }
 
-/// A tool's input schema as a JSON object schema.
+/// A tool's input schema as a JSON object schema; refused for a tool no model is offered.
 fn input_schema(spec: &ToolSpec) -> Result<Map<String, Value>, EncodeError> {
+    if spec.is_mcp_only() {
+        return Err(EncodeError::McpOnly(spec.name().to_owned()));
+    }
     match spec.input_schema().to_json() {
         Value::Object(schema) if schema.get("type").and_then(Value::as_str) == Some("object") => {
             Ok(schema)

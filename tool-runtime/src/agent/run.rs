@@ -54,7 +54,8 @@ impl Agent {
         let deadline = self.config.budget.and_then(|budget| {
             Instant::now().checked_add(budget.saturating_sub(state.elapsed_before))
         });
-        let visible = self.runner.visible_tools(ctx);
+        // A tool served to MCP clients only has a schema no provider takes: never offered.
+        let visible = self.runner.visible_tools(ctx).for_models();
         self.drive(state, &visible, ctx, deadline, on_event).await
     }
 

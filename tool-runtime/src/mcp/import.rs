@@ -777,11 +777,12 @@ impl SourceInner {
         let redact = self.options.redact.get(name).cloned().unwrap_or_default();
         let description =
             cut_description(tool.description.as_deref().unwrap_or_default(), &self.options);
-        let mut builder =
-            DynamicTool::builder(name, description, Value::Object((*tool.input_schema).clone()))
-                .effect(effect)
-                .redact(redact)
-                .imported();
+        let mut input = (*tool.input_schema).clone();
+        super::headers::strip(&mut input);
+        let mut builder = DynamicTool::builder(name, description, Value::Object(input))
+            .effect(effect)
+            .redact(redact)
+            .imported();
         if let Some(output) = &tool.output_schema {
             builder = builder.output_schema(Value::Object((**output).clone()));
         }

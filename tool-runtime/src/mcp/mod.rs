@@ -99,6 +99,7 @@
 //! ```
 
 mod auth;
+mod headers;
 mod import;
 mod interact;
 mod limits;
@@ -113,6 +114,7 @@ mod tasks;
 mod text;
 
 pub use auth::{Authenticator, Unauthorized};
+pub use headers::ParamHeaderError;
 pub use import::{
     McpImportError, McpImportOptions, McpToolSource, RefusalReason, RefusedTool,
     effect_from_annotations,

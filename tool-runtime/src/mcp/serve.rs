@@ -18,6 +18,7 @@ use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::Value;
 
 use super::auth::{Authenticated, Authenticator};
+use super::headers::{self, ParamHeaderError, ParamHeaders};
 use super::interact::{ClientApprover, ClientInteractor};
 use super::limits::{HttpLimits, SessionSlot};
 use super::logging;
@@ -135,6 +136,7 @@ struct Inner {
     rounds: Option<Rounds>,
     tasks: BTreeMap<String, TaskSupport>,
     running: Running,
+    param_headers: ParamHeaders,
 }
 
 /// What one client connection set: the lowest level of log messages it receives. A session of
@@ -200,6 +202,7 @@ pub struct McpServerBuilder {
     authenticator: Option<Arc<dyn Authenticator>>,
     rounds: Option<Rounds>,
     tasks: BTreeMap<String, TaskSupport>,
+    param_headers: ParamHeaders,
 }
 
 impl fmt::Debug for McpServerBuilder {
@@ -308,6 +311,7 @@ impl McpServer {
             authenticator: None,
             rounds: None,
             tasks: BTreeMap::new(),
+            param_headers: ParamHeaders::new(),
         }
     }
 
@@ -343,10 +347,14 @@ impl McpServer {
 
     fn tool(&self, spec: &ToolSpec) -> Tool {
         let hints = self.inner.hints.get(spec.name()).copied().unwrap_or_default();
+        let mut input = object(spec.input_schema().to_json());
+        if let Some(mirrored) = self.inner.param_headers.get(spec.name()) {
+            headers::annotate(&mut input, mirrored);
+        }
         let mut tool = Tool::new_with_raw(
             self.inner.names.name_of(spec.name()).to_owned(),
             Some(spec.description_with_examples().into_owned().into()),
-            object(spec.input_schema().to_json()),
+            input,
         )
         .with_annotations(annotations(spec.effect(), hints));
         if let Some((schema, _)) = served_output(spec) {
@@ -906,6 +914,63 @@ impl McpServerBuilder {
         self
     }
 
+    /// Mirrors the argument `property` of the tool `id` into the HTTP header
+    /// `Mcp-Param-<header>` (MCP 2026-07-28), so that a load balancer or gateway in front of
+    /// replicas can route on it (a region, a tenant, a shard) without reading the body.
+    /// `tools/list` marks the property `"x-mcp-header": "<header>"`; a client of 2026-07-28
+    /// sends the value again in the header (Base64 in `=?base64?...?=` when it is not plain
+    /// ASCII), and a call over HTTP whose header is missing, malformed or differs from the
+    /// argument is refused with `400 Bad Request` and `-32020` before anything runs. Older
+    /// clients send no such headers and are not asked for them.
+    ///
+    /// ```
+    /// use tool_runtime::catalog::ToolCatalog;
+    /// use tool_runtime::mcp::McpServer;
+    /// use tool_runtime::prelude::*;
+    /// use tool_runtime::runner::ToolRunner;
+    ///
+    /// /// Deploy a service to a region.
+    /// #[tool(name = "ops__deploy", effect = state_change, redact = ["id"])]
+    /// struct Deploy { service: String, region: String }
+    /// #[derive(Serialize, ToolSchema)]
+    /// struct Deployed { id: String }
+    /// impl Tool for Deploy {
+    ///     type Output = Deployed;
+    ///     async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Deployed, ToolError> {
+    ///         Ok(Deployed { id: format!("{}@{}", self.service, self.region) })
+    ///     }
+    /// }
+    ///
+    /// let catalog = ToolCatalog::builder().register::<Deploy>().build().unwrap();
+    /// let runner = ToolRunner::builder(catalog).policy(ToolPolicy::allowing(["ops__*"])).build();
+    /// let server = McpServer::builder(runner).param_header("ops__deploy", "region", "Region").unwrap().build();
+    /// let listed = server.tools();
+    /// assert_eq!(listed[0].input_schema["properties"]["region"]["x-mcp-header"], "Region");
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ParamHeaderError`] when the catalog has no tool `id`, its input schema has no
+    /// top-level `property` or it is not a plain string, integer or boolean (optional fields
+    /// are `["string", "null"]`: they cannot be mirrored), `header` is not an HTTP token, or
+    /// the tool mirrors the property or the header (without case) already.
+    pub fn param_header(
+        mut self,
+        id: impl Into<String>,
+        property: impl Into<String>,
+        header: impl Into<String>,
+    ) -> Result<Self, ParamHeaderError> {
+        let (id, property, header) = (id.into(), property.into(), header.into());
+        let Some(tool) = self.runner.catalog().get(&id) else {
+            return Err(ParamHeaderError::UnknownTool(id));
+        };
+        let schema = tool.spec().input_schema().to_json();
+        let mirrored = self.param_headers.entry(id.clone()).or_default();
+        headers::check(&id, &schema, &property, &header, mirrored)?;
+        mirrored.push((property, header));
+        Ok(self)
+    }
+
     /// The server.
     pub fn build(self) -> McpServer {
         McpServer {
@@ -921,6 +986,7 @@ impl McpServerBuilder {
                 rounds: self.rounds,
                 tasks: self.tasks,
                 running: Running::default(),
+                param_headers: self.param_headers,
             }),
             session: Session::new(None),
         }
@@ -997,6 +1063,17 @@ impl ServerHandler for McpServer {
             Some(instructions) => config.with_instructions(instructions.clone()),
             None => config,
         }
+    }
+
+    /// The listed definition of a tool that mirrors arguments into headers, for rmcp's HTTP
+    /// service to check a call's `Mcp-Param-*` headers against its body; `None` for the others
+    /// (they have no such headers to check, and no definition is built per call for them).
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        let id = self.inner.names.id_of(name)?;
+        if !self.inner.param_headers.contains_key(id) || !self.serves(id) {
+            return None;
+        }
+        Some(self.tool(self.tool_of(id)?.spec()))
     }
 
     async fn list_tools(

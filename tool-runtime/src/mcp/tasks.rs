@@ -404,6 +404,12 @@ fn spawn_task<H: Host>(host: &H, id: String, record: Record, job: Job) {
             {
                 record.with_status(Status::Cancelled)
             }
+            // Code that panicked is the server's failure, not a result of the tool's: the
+            // task failed (SEP-2663 keeps `completed` with `isError` for errors a tool returns).
+            CallOutcome::Failed(error) if error.panicked() => {
+                let error = serde_json::json!({"code": -32603, "message": error.message});
+                Record { error: Some(error), pending: None, ..record.with_status(Status::Failed) }
+            }
             outcome => completed(record, &result_of(outcome, spec)),
         };
         if let Err(error) = rounds.keep(&tenant, &actor, &id, &record).await {

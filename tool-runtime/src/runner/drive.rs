@@ -70,6 +70,7 @@ pub(super) fn step_panicked() -> ExecError {
         ToolErrorCode::Execution,
         "the call failed unexpectedly in the runner (a hook, check or event sink panicked)",
     )
+    .after_panic()
 }
 
 /// Runs `step` (user code the runner calls: an event sink, a progress hook), swallowing a
@@ -187,6 +188,7 @@ pub(super) fn catch_decode_panic<R>(decoding: impl FnOnce() -> R) -> Result<R, E
             ToolErrorCode::Execution,
             "the tool failed unexpectedly while decoding its arguments (it panicked)",
         )
+        .after_panic()
     })
 }
 

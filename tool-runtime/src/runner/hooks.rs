@@ -409,6 +409,6 @@ pub(super) async fn caught<T>(
     match CatchUnwind(answer).await {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(error)) => Err(hook_failed(kind, name, error)),
-        Err(()) => Err(hook_failed(kind, name, "it panicked")),
+        Err(()) => Err(hook_failed(kind, name, "it panicked").after_panic()),
     }
 }

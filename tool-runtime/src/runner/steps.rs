@@ -645,6 +645,7 @@ fn run_outcome(
         Ran::Finished(Err(error)) => Err(tool_failed(error, interact)),
         Ran::Panicked => {
             Err(ExecError::new(Code::Execution, "the tool failed unexpectedly (it panicked)")
+                .after_panic()
                 .into())
         }
         Ran::TimedOut => Err(ExecError::new(

@@ -13,7 +13,9 @@ use super::{
     Arguments, BoundToolRuntime, ToolCapabilities, ToolError, ToolInvocationContext, ValidatedArgs,
 };
 use crate::content::ToolOutput;
-use crate::schema::{ArgumentsError, SubsetError, ValidationErrors, check_subset};
+use crate::schema::{
+    ArgumentsError, SubsetError, ValidationErrors, check_object_root, check_subset,
+};
 use crate::spec::{NameError, Redaction, ToolEffect, ToolSpec, check_tool_name};
 
 /// Builds a [`DynamicTool`]: a tool whose schemas arrive at run time.
@@ -61,6 +63,8 @@ pub struct DynamicToolBuilder {
     requires_connection: bool,
     /// Made by the MCP import, the only source allowed the reserved `mcp` namespace.
     imported: bool,
+    /// Served to MCP clients only: the input schema may leave the subset.
+    mcp_only: bool,
 }
 
 /// Why a [`DynamicTool`] was refused.
@@ -157,6 +161,7 @@ impl DynamicTool {
             details: None,
             requires_connection: false,
             imported: false,
+            mcp_only: false,
         }
     }
 }
@@ -242,6 +247,43 @@ impl DynamicToolBuilder {
         self
     }
 
+    /// Lets the input schema use all of JSON Schema 2020-12 (`$defs` and `$ref`, `allOf`,
+    /// `anyOf`, `oneOf`, `if`/`then`/`else`, `const`, `$anchor`, ...) instead of the subset
+    /// providers accept, for a tool served to MCP clients, which take any 2020-12 schema: the
+    /// server lists it exactly as given, and arguments are validated against all of it. No
+    /// model is offered such a tool ([`ToolSpec::is_mcp_only`]): every adapter refuses it
+    /// ([`EncodeError::McpOnly`](crate::adapters::EncodeError::McpOnly)) and the agent leaves it
+    /// out of what it offers (policy still decides who may call it). The schema must still be
+    /// an object schema (`"type": "object"`, as MCP asks) and valid 2020-12; references stay
+    /// within the document (nothing is fetched). The output schema keeps to the subset:
+    /// redaction is checked against it.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tool_runtime::runtime::{BoundToolRuntime, DynamicTool};
+    ///
+    /// let schema = json!({
+    ///     "$schema": "https://json-schema.org/draft/2020-12/schema",
+    ///     "type": "object",
+    ///     "properties": {"phone": {"type": "string"}, "email": {"type": "string"}},
+    ///     "anyOf": [{"required": ["phone"]}, {"required": ["email"]}],
+    ///     "additionalProperties": false
+    /// });
+    /// let refused = DynamicTool::builder("crm__contact", "Add a contact.", schema.clone())
+    ///     .build(|_, _, _| async { Ok(json!({})) });
+    /// assert!(refused.is_err(), "`anyOf` is outside the subset providers accept");
+    ///
+    /// let tool = DynamicTool::builder("crm__contact", "Add a contact.", schema)
+    ///     .mcp_only()
+    ///     .build(|_, _, _| async { Ok(json!({})) })
+    ///     .unwrap();
+    /// assert!(tool.spec().is_mcp_only());
+    /// ```
+    pub fn mcp_only(mut self) -> Self {
+        self.mcp_only = true;
+        self
+    }
+
     /// Marks a tool imported over MCP, which may use the reserved `mcp` namespace.
     #[cfg(feature = "mcp")]
     pub(crate) fn imported(mut self) -> Self {
@@ -268,7 +310,11 @@ impl DynamicToolBuilder {
         {
             return Err(DynamicToolError::ReservedNamespace(self.name));
         }
-        check_subset(&self.input_schema).map_err(DynamicToolError::InputSchema)?;
+        if self.mcp_only {
+            check_object_root(&self.input_schema).map_err(DynamicToolError::InputSchema)?;
+        } else {
+            check_subset(&self.input_schema).map_err(DynamicToolError::InputSchema)?;
+        }
         let input = compile(&self.input_schema)?;
         let output = match &self.output_schema {
             Some(schema) => {
@@ -305,6 +351,7 @@ impl DynamicToolBuilder {
         // An imported tool's server may ask its user (MCP 2026-07-28 input-required rounds):
         // its questions wait as a tool's that declares `Interact` do.
         let spec = if self.imported { spec.with_capabilities(IMPORTED_CAPABILITIES) } else { spec };
+        let spec = if self.mcp_only { spec.for_mcp_only() } else { spec };
         let handler = Arc::new(move |args, ctx, caps| -> DynamicFuture {
             let run = handler(args, ctx, caps);
             Box::pin(async move { run.await.map(Into::into) })

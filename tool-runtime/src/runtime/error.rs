@@ -265,6 +265,9 @@ pub struct ExecError {
     /// [`ToolError`]'s `From<ExecError>`).
     #[serde(skip)]
     question: Option<Box<ElicitRequest>>,
+    /// Whether code the runner called panicked (see [`ExecError::panicked`]).
+    #[serde(skip)]
+    panicked: bool,
 }
 
 /// What the tool returned when the runner refused its result over a limit (step 10) or because
@@ -289,7 +292,32 @@ impl ExecError {
             step: None,
             refused: None,
             question: None,
+            panicked: false,
         }
+    }
+
+    /// This error, marked as the failure of code that panicked.
+    #[cfg(feature = "runner")]
+    pub(crate) fn after_panic(mut self) -> Self {
+        self.panicked = true;
+        self
+    }
+
+    /// Whether the call failed because code the runner called panicked: the tool (its `run`,
+    /// or the decoding of its arguments), a hook, a check or an event sink. Its code is
+    /// [`Execution`](ToolErrorCode::Execution) or [`HookFailed`](ToolErrorCode::HookFailed),
+    /// as for an error the code returned; this tells the two apart (an MCP task reads as
+    /// `failed` after a panic, `completed` with `isError` after a returned error). Not kept
+    /// when the error is serialised.
+    ///
+    /// ```
+    /// use tool_runtime::runtime::{ExecError, ToolErrorCode};
+    ///
+    /// assert!(!ExecError::new(ToolErrorCode::Execution, "disk full").panicked());
+    /// ```
+    #[must_use]
+    pub fn panicked(&self) -> bool {
+        self.panicked
     }
 
     /// The error of a result refused over its limits: `limited` ends with the refusal, whose

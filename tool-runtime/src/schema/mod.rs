@@ -52,6 +52,8 @@ pub use fast::decode_checked;
 #[cfg(feature = "schemars")]
 pub use schemars_interop::{schemars_schema, to_schemars};
 pub use strict::{JsonError, parse_json};
+#[cfg(feature = "dynamic")]
+pub(crate) use subset::check_object_root;
 pub use subset::{SubsetError, check_subset};
 
 /// A type that has a schema in the allowed subset and may therefore appear in a tool's input or

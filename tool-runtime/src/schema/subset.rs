@@ -110,6 +110,61 @@ pub fn check_subset(schema: &Value) -> Result<(), SubsetError> {
     check_node(map, &mut pointer, 0)
 }
 
+/// Checks a schema that may use all of JSON Schema 2020-12 (a tool served to MCP clients
+/// only): its root is an object schema, no property anywhere in it (its `$defs`, its branches)
+/// is a connection id, and it nests at most 32 levels deep. Reports the first offending place.
+#[cfg(feature = "dynamic")]
+pub(crate) fn check_object_root(schema: &Value) -> Result<(), SubsetError> {
+    let Value::Object(map) = schema else {
+        return Err(error(String::new(), "a tool's schema must be a JSON object"));
+    };
+    if !matches!(map.get("type"), Some(Value::String(kind)) if kind == "object") {
+        return Err(error(
+            "/type".to_owned(),
+            "a tool's arguments must be an object: `\"type\": \"object\"`",
+        ));
+    }
+    no_connection_ids(schema, &mut String::new(), 0)
+}
+
+/// Walks every value of a 2020-12 schema for `properties` that name a connection id.
+#[cfg(feature = "dynamic")]
+fn no_connection_ids(value: &Value, pointer: &mut String, depth: usize) -> Result<(), SubsetError> {
+    if depth > MAX_DEPTH {
+        return Err(error(pointer.clone(), format!("nested deeper than {MAX_DEPTH} levels")));
+    }
+    let base = pointer.len();
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::Object(properties)) = map.get("properties")
+                && let Some(name) =
+                    properties.keys().find(|name| tool_rules::is_connection_id(name))
+            {
+                return Err(error(
+                    format!("{pointer}/properties/{}", escape(name)),
+                    "a connection id property: connections travel in the invocation context, never in a tool's arguments or results",
+                ));
+            }
+            for (key, child) in map {
+                pointer.push('/');
+                pointer.push_str(&escape(key));
+                no_connection_ids(child, pointer, depth + 1)?;
+                pointer.truncate(base);
+            }
+        }
+        Value::Array(items) => {
+            for (index, child) in items.iter().enumerate() {
+                pointer.push('/');
+                pointer.push_str(&index.to_string());
+                no_connection_ids(child, pointer, depth + 1)?;
+                pointer.truncate(base);
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
 fn error(pointer: String, reason: impl Into<String>) -> SubsetError {
     SubsetError { pointer, reason: reason.into() }
 }
