@@ -27,7 +27,7 @@ use tool_runtime::mcp::{McpServer, TaskSupport};
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
 use tool_runtime::runtime::{
-    DynamicTool, DynamicToolError, ElicitAnswer, Interact, LogLevel, SampleRequest,
+    DynamicTool, DynamicToolError, ElicitAnswer, Interact, InteractKind, LogLevel, SampleRequest,
 };
 use tool_runtime::store::InMemoryStore;
 
@@ -480,6 +480,98 @@ impl Tool for TestInputRequiredElicitation {
     }
 }
 
+/// Asks the user's name, the client's model for a greeting and the client's roots, all in one
+/// round.
+#[tool(name = "conformance__test_input_required_result_multiple_inputs", effect = read_only, redact = [], capabilities = [Interact])]
+struct TestInputRequiredMultipleInputs {}
+
+impl Tool for TestInputRequiredMultipleInputs {
+    type Output = Content;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        let interact = caps.get::<Interact>()?;
+        let (name, greeting, roots) = tokio::join!(
+            interact.elicitation::<Name>("What is your name?").key("user_name").send(),
+            interact.sample(SampleRequest::new("Greet the user.").max_tokens(50)),
+            interact.roots(),
+        );
+        let (name, greeting, roots) = (accepted(name?)?.name, greeting?.text, roots?);
+        Ok(Content::new().text(format!("{greeting} {name} ({} roots)", roots.len())))
+    }
+}
+
+/// Asks only what the client declared it takes: the model's answer, the user's name.
+#[tool(name = "conformance__test_input_required_result_capabilities", effect = read_only, redact = [], capabilities = [Interact])]
+struct TestInputRequiredCapabilities {}
+
+impl Tool for TestInputRequiredCapabilities {
+    type Output = Content;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        let interact = caps.get::<Interact>()?;
+        let sample = async {
+            if !interact.offers(InteractKind::Sample) {
+                return Ok(None);
+            }
+            interact.sample(SampleRequest::new("What is 2 + 2?").max_tokens(10)).await.map(Some)
+        };
+        let elicit = async {
+            if !interact.offers(InteractKind::Elicit) {
+                return Ok(None);
+            }
+            interact.elicitation::<Name>("What is your name?").send().await.map(Some)
+        };
+        let (completion, name) = tokio::join!(sample, elicit);
+        let (completion, name) = (completion?, name?);
+        let answer = completion.map_or_else(|| "no model".to_owned(), |c| c.text);
+        let name = match name {
+            Some(answer) => accepted(answer)?.name,
+            None => "no user".to_owned(),
+        };
+        Ok(Content::new().text(format!("{answer}; {name}")))
+    }
+}
+
+/// Asks the client's model a question in an input-required round.
+#[tool(name = "conformance__test_input_required_result_sampling", effect = read_only, redact = [], capabilities = [Interact])]
+struct TestInputRequiredSampling {}
+
+impl Tool for TestInputRequiredSampling {
+    type Output = Content;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        let interact = caps.get::<Interact>()?;
+        let request = SampleRequest::new("What is the capital of France?").max_tokens(100);
+        Ok(Content::new().text(interact.sample(request).await?.text))
+    }
+}
+
+/// Asks the client's roots in an input-required round and names them.
+#[tool(name = "conformance__test_input_required_result_list_roots", effect = read_only, redact = [], capabilities = [Interact])]
+struct TestInputRequiredListRoots {}
+
+impl Tool for TestInputRequiredListRoots {
+    type Output = Content;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        let roots = caps.get::<Interact>()?.roots().await?;
+        let uris: Vec<&str> = roots.iter().map(|root| root.uri.as_str()).collect();
+        Ok(Content::new().text(format!("roots: {}", uris.join(", "))))
+    }
+}
+
 /// Asks for a confirmation; the answer arrives with the server's sealed `requestState`.
 #[tool(name = "conformance__test_input_required_result_request_state", effect = read_only, redact = [], capabilities = [Interact])]
 struct TestInputRequiredRequestState {}
@@ -589,6 +681,34 @@ impl Tool for FailingJob {
     ) -> Result<Content, ToolError> {
         tokio::time::sleep(Duration::from_secs(1)).await;
         Err(ToolError::new("the job failed"))
+    }
+}
+
+/// Asks two questions at once (a task whose client may answer them one at a time).
+#[tool(name = "conformance__multi_input", effect = read_only, redact = [], capabilities = [Interact])]
+struct MultiInput {}
+
+impl Tool for MultiInput {
+    type Output = Content;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        let interact = caps.get::<Interact>()?;
+        let (first, second) = tokio::join!(
+            interact.elicitation::<Name>("Who goes first?").key("first").send(),
+            interact.elicitation::<Name>("Who goes second?").key("second").send(),
+        );
+        let answered = |answer: Result<ElicitAnswer<Name>, _>| match answer {
+            Ok(ElicitAnswer::Accept(name)) => Ok(name.name),
+            Ok(_) => Ok("nobody".to_owned()),
+            // An answer with more than the name is still an answer to this question.
+            Err(tool_runtime::runtime::InteractError::InvalidAnswer(_)) => Ok("someone".to_owned()),
+            Err(error) => Err(error),
+        };
+        let (first, second) = (answered(first)?, answered(second)?);
+        Ok(Content::new().text(format!("{first}, then {second}")))
     }
 }
 
@@ -720,6 +840,11 @@ fn server() -> Result<McpServer, Box<dyn std::error::Error>> {
         .register::<TestInputRequiredRequestState>()
         .register::<TestInputRequiredTamperedState>()
         .register::<TestInputRequiredMultiRound>()
+        .register::<TestInputRequiredMultipleInputs>()
+        .register::<TestInputRequiredCapabilities>()
+        .register::<TestInputRequiredSampling>()
+        .register::<TestInputRequiredListRoots>()
+        .register::<MultiInput>()
         .register::<TestLoggingTool>()
         .register::<TestMissingCapability>()
         .register::<TestStreamingElicitation>()
@@ -748,6 +873,7 @@ fn server() -> Result<McpServer, Box<dyn std::error::Error>> {
         .task("conformance__failing_job", TaskSupport::Required)
         .task("conformance__protocol_error_job", TaskSupport::Required)
         .task("conformance__confirm_delete", TaskSupport::Optional)
+        .task("conformance__multi_input", TaskSupport::Optional)
         .param_header("conformance__routed_echo", "region", "Region")?;
     for id in ids {
         let bare = id.trim_start_matches("conformance__").to_owned();

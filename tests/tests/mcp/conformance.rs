@@ -32,7 +32,7 @@ const SCENARIOS: [&str; 17] = [
 /// its stateless requests, routing headers, caching hints, input-required rounds and tasks, and
 /// the 2025 scenarios again as this version checks them. (Not `tasks-status-notifications`: it
 /// checks notifications a server may send, and this one sends none, so it has no check to fail.)
-const SCENARIOS_2026: [&str; 34] = [
+const SCENARIOS_2026: [&str; 39] = [
     "server-initialize",
     "server-session-lifecycle",
     "server-stateless",
@@ -60,6 +60,10 @@ const SCENARIOS_2026: [&str; 34] = [
     "input-required-result-tampered-state",
     "input-required-result-ignore-extra-params",
     "input-required-result-validate-input",
+    "input-required-result-multiple-input-requests",
+    "input-required-result-capability-check",
+    "input-required-result-basic-sampling",
+    "input-required-result-basic-list-roots",
     "tasks-capability-negotiation",
     "tasks-wire-fields",
     "tasks-request-state-removal",
@@ -67,6 +71,7 @@ const SCENARIOS_2026: [&str; 34] = [
     "tasks-dispatch-and-envelope",
     "tasks-required-task-error",
     "tasks-lifecycle",
+    "tasks-mrtr-input",
 ];
 
 /// The example server, killed when dropped.

@@ -15,6 +15,7 @@ mod headers;
 mod import;
 mod import_hostile;
 mod import_rounds;
+mod inputs;
 mod interact;
 mod python_client;
 mod replicas;

@@ -347,13 +347,13 @@ async fn python_sdk_answers_sampling_and_elicitation_over_http() {
     );
 
     // 2026-07-28 forbids server-to-client requests within a call: the client is asked nothing
-    // there. This server keeps no calls that wait (no `store`), so the question cannot become an
-    // input-required round either (see `rounds.rs`), and sampling is not served as one.
+    // there. This server keeps no calls that wait (no `store`), so neither the completion nor
+    // the question can become an input-required round (see `rounds.rs`).
     let auto = &report["auto"];
     assert_eq!(auto["protocol_version"], "2026-07-28");
     assert!(auto["asked"].as_array().unwrap().is_empty(), "{auto}");
     for (tool, expected) in [
-        ("ask__sample", "asks MCP 2026-07-28 clients for no completions"),
+        ("ask__sample", "this server keeps no calls that wait"),
         ("ask__profile", "this server keeps no calls that wait"),
     ] {
         let result = &auto["calls"][tool]["result"];

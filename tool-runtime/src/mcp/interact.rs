@@ -1,29 +1,24 @@
-//! A served call's questions, put to the MCP client of its session: elicitation as
-//! `elicitation/create`, sampling as `sampling/createMessage`, each only when the client
-//! declared the capability.
+//! A served call's questions, put within the call to the MCP client of its session (clients
+//! before 2026-07-28): elicitation as `elicitation/create`, sampling as
+//! `sampling/createMessage`, roots as `roots/list`, each only when the client declared the
+//! capability.
 //!
 //! rmcp marks sampling deprecated (SEP-2577 plans to replace it); the protocol versions clients
-//! speak today, and the official conformance suite, still use it. This module is the one place
-//! that names its types.
+//! speak today, and the official conformance suite, still use it.
 #![allow(deprecated)]
-
-use rmcp::model::{
-    ClientResult, CreateMessageRequest, CreateMessageRequestParams, ElicitRequest,
-    ElicitRequestParams, ElicitationSchema, SamplingMessageContentBlock, ServerRequest,
-};
-use rmcp::service::{Peer, RoleServer};
-use serde_json::{Value, json};
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use rmcp::model::{ClientResult, CreateMessageRequest, ElicitRequest, ServerRequest};
+use rmcp::service::{Peer, RoleServer};
 
-use super::rounds::{answer_of, approval_form, approves};
-use super::text::{ERROR_CHARS, capped};
+use super::rounds::{approval_form, approves};
+use super::wire::{answer_of, completion_of, elicit_params, failed, roots_of, sampling_params};
 use crate::runner::{ApprovalDecision, ApprovalRequest, Approver};
 use crate::runtime::{
-    Completion, ElicitRequest as Elicit, ElicitResponse, InteractError, InteractFuture, Interactor,
-    SampleRequest, SampleRole,
+    Completion, ElicitRequest as Elicit, ElicitResponse, InteractError, InteractFuture,
+    InteractKind, Interactor, Root, SampleRequest,
 };
 
 /// The client of one MCP session, answering the questions of the calls it made.
@@ -33,37 +28,35 @@ pub(super) struct ClientInteractor {
 }
 
 impl ClientInteractor {
-    fn declared(&self, which: &str) -> Result<(), InteractError> {
-        let declared = self.peer.peer_info().is_some_and(|info| match which {
-            "elicitation" => info.capabilities.elicitation.is_some(),
-            _ => info.capabilities.sampling.is_some(),
-        });
-        if declared {
-            Ok(())
-        } else {
-            Err(InteractError::Unavailable(format!(
-                "the MCP client did not declare the `{which}` capability"
-            )))
-        }
+    /// Whether the client declared what `kind` needs.
+    fn offered(&self, kind: InteractKind) -> bool {
+        self.peer.peer_info().is_some_and(|info| match kind {
+            InteractKind::Elicit => info.capabilities.elicitation.is_some(),
+            InteractKind::Sample => info.capabilities.sampling.is_some(),
+            InteractKind::Roots => info.capabilities.roots.is_some(),
+        })
     }
-}
 
-fn failed(error: impl std::fmt::Display) -> InteractError {
-    InteractError::Failed(capped(&error.to_string(), ERROR_CHARS))
+    fn declared(&self, kind: InteractKind) -> Result<(), InteractError> {
+        if self.offered(kind) {
+            return Ok(());
+        }
+        let which = match kind {
+            InteractKind::Elicit => "elicitation",
+            InteractKind::Sample => "sampling",
+            InteractKind::Roots => "roots",
+        };
+        Err(InteractError::Unavailable(format!(
+            "the MCP client did not declare the `{which}` capability"
+        )))
+    }
 }
 
 impl Interactor for ClientInteractor {
     fn elicit(&self, request: Elicit) -> InteractFuture<'_, ElicitResponse> {
         Box::pin(async move {
-            self.declared("elicitation")?;
-            let requested_schema: ElicitationSchema =
-                serde_json::from_value(Value::Object(request.schema))
-                    .map_err(|error| InteractError::UnsupportedSchema(error.to_string()))?;
-            let params = ElicitRequestParams::FormElicitationParams {
-                meta: None,
-                message: request.message,
-                requested_schema,
-            };
+            self.declared(InteractKind::Elicit)?;
+            let params = elicit_params(request)?;
             let answer = self
                 .peer
                 .send_request(ServerRequest::ElicitRequest(ElicitRequest::new(params)))
@@ -80,27 +73,8 @@ impl Interactor for ClientInteractor {
 
     fn sample(&self, request: SampleRequest) -> InteractFuture<'_, Completion> {
         Box::pin(async move {
-            self.declared("sampling")?;
-            let messages: Vec<Value> = request
-                .messages
-                .iter()
-                .map(|message| {
-                    let role = match message.role {
-                        SampleRole::User => "user",
-                        SampleRole::Assistant => "assistant",
-                    };
-                    json!({"role": role, "content": {"type": "text", "text": message.text}})
-                })
-                .collect();
-            let mut params = json!({"messages": messages, "maxTokens": request.max_tokens});
-            if let Some(system) = request.system {
-                params["systemPrompt"] = Value::String(system);
-            }
-            if let Some(temperature) = request.temperature {
-                params["temperature"] = json!(temperature);
-            }
-            let params: CreateMessageRequestParams =
-                serde_json::from_value(params).map_err(failed)?;
+            self.declared(InteractKind::Sample)?;
+            let params = sampling_params(&request)?;
             let answer = self
                 .peer
                 .send_request(ServerRequest::CreateMessageRequest(CreateMessageRequest::new(
@@ -111,19 +85,19 @@ impl Interactor for ClientInteractor {
             let ClientResult::CreateMessageResult(result) = answer else {
                 return Err(failed("the client answered with something other than a completion"));
             };
-            let text = result
-                .message
-                .content
-                .into_vec()
-                .into_iter()
-                .filter_map(|block| match block {
-                    SamplingMessageContentBlock::Text(text) => Some(text.text),
-                    _ => None,
-                })
-                .collect::<Vec<_>>()
-                .join("");
-            Ok(Completion { text, model: Some(result.model), stop_reason: result.stop_reason })
+            Ok(completion_of(*result))
         })
+    }
+
+    fn roots(&self) -> InteractFuture<'_, Vec<Root>> {
+        Box::pin(async move {
+            self.declared(InteractKind::Roots)?;
+            Ok(roots_of(self.peer.list_roots().await.map_err(failed)?))
+        })
+    }
+
+    fn offers(&self, kind: InteractKind) -> bool {
+        self.offered(kind)
     }
 }
 

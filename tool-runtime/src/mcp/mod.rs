@@ -98,6 +98,7 @@
 //! # Ok(()) }
 //! ```
 
+mod asks;
 mod auth;
 mod headers;
 mod import;
@@ -112,6 +113,7 @@ mod serve;
 mod streamable;
 mod tasks;
 mod text;
+mod wire;
 
 pub use auth::{Authenticator, Unauthorized};
 pub use headers::ParamHeaderError;

@@ -6,31 +6,28 @@
 //! for this call, spends it in the [store](crate::store) (so it is good once) and goes on from
 //! there: the approved call runs, the answered question is answered, a denied call is refused.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::Mac as _;
 use rmcp::ErrorData;
 use rmcp::model::{
-    ClientCapabilities, ElicitRequest as McpElicit, ElicitRequestParams, ElicitResult,
-    ElicitationAction, ElicitationSchema, InputRequest, InputRequests, InputRequiredResult,
+    ElicitRequest as McpElicit, ElicitResult, InputRequest, InputRequests, InputRequiredResult,
     InputResponses, ProtocolVersion,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
+use super::asks::{Answer, Ask, Given};
+use super::wire::{answer_of, elicit_params};
 use crate::agent::deferred::StateKey;
-use crate::agent::parking::Parking;
 use crate::digest::{arguments_hash, hex};
 use crate::runner::ToolRunner;
-use crate::runtime::{
-    Answered, Completion, ElicitRequest, ElicitResponse, InteractError, InteractFuture, Interactor,
-    SampleRequest, ToolInvocationContext, WaitsFor,
-};
+use crate::runtime::{ElicitRequest, ElicitResponse, ToolInvocationContext, WaitsFor};
 use crate::schema::Shown;
 use crate::spec::ToolSpec;
 pub(super) use crate::store::now_ms;
@@ -38,10 +35,6 @@ use crate::store::{Decided, RunKey, RunStore, StoreError, StoredRun, WaitingCall
 
 /// The key of the approval form in `inputRequests` and `inputResponses`.
 pub(super) const APPROVAL: &str = "approval";
-
-/// The key of a tool's question in `inputRequests` and `inputResponses`, unless it names one
-/// ([`ElicitRequest::key`]).
-pub(super) const QUESTION: &str = "question";
 
 /// What a `requestState` starts with: the version of its layout.
 const LAYOUT: &str = "trs1";
@@ -77,13 +70,18 @@ pub(super) struct Pending {
     pub(super) arguments: Value,
     /// What it waits for.
     pub(super) waits_for: WaitsFor,
-    /// The question it waits on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(super) question: Option<ElicitRequest>,
-    /// The questions it asked before, with their answers, in order.
+    /// What the round asks the client, in the order the call asked; empty when the call waits
+    /// for approval.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(super) answered: Vec<Answered>,
-    /// Whether the call was approved before it asked its question.
+    pub(super) asks: Vec<Ask>,
+    /// What the client gave the call's requests of earlier rounds, in the order they were
+    /// asked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(super) given: Vec<Answer>,
+    /// The answers this round has already (a task's update that answered part of it), by key.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(super) partial: BTreeMap<String, Given>,
+    /// Whether the call was approved before it asked.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(super) approved: bool,
     /// When the state expires, in milliseconds since the Unix epoch.
@@ -92,21 +90,13 @@ pub(super) struct Pending {
 
 impl Pending {
     /// The key a round of it spends in the store's ledger, as the agent's are: the call id for
-    /// the approval, `<call id>#answer-<n>` for the answer to its `n`th question (a call is
-    /// decided once per question).
+    /// the approval, `<call id>#answer-<n>` for the round whose answers are the `n`th (and
+    /// later) the call gets (a call is decided once per round).
     fn ledger_key(&self) -> String {
-        match self.waits_for {
-            WaitsFor::Elicitation => format!("{}#answer-{}", self.call, self.answered.len() + 1),
-            _ => self.call.clone(),
-        }
-    }
-
-    /// The key of its form in `inputRequests`: the question's own, else `question`, or
-    /// `approval`.
-    pub(super) fn input_key(&self) -> &str {
-        match &self.question {
-            Some(question) => question.key.as_deref().unwrap_or(QUESTION),
-            None => APPROVAL,
+        if self.asks.is_empty() {
+            self.call.clone()
+        } else {
+            format!("{}#answer-{}", self.call, self.given.len() + 1)
         }
     }
 
@@ -116,12 +106,13 @@ impl Pending {
     }
 }
 
-/// What the client's user said to the round's form.
+/// What the client said to the round.
 pub(super) enum Reply {
-    /// Run the call (approved) or go on with the answer.
+    /// Run the call (approved).
     Approve,
     Deny,
-    Answer(ElicitResponse),
+    /// Go on with these answers to what the round asked, in its order.
+    Answers(Vec<Answer>),
 }
 
 impl Reply {
@@ -129,9 +120,19 @@ impl Reply {
         match self {
             Self::Approve => "approved",
             Self::Deny => "denied",
-            Self::Answer(_) => "answered",
+            Self::Answers(_) => "answered",
         }
     }
+}
+
+/// What a round's `inputResponses` come to.
+pub(super) enum Replied {
+    /// They answer nothing more of it: it is asked again.
+    Nothing,
+    /// They answer part of it (these, by key, with what it had): the rest is asked again.
+    Partial(BTreeMap<String, Given>),
+    /// They decide it.
+    Full(Reply),
 }
 
 /// Whether the client of this request speaks 2026-07-28 or later: it takes input-required
@@ -147,60 +148,6 @@ pub(super) fn speaks_2026(context: &RequestContext<RoleServer>) -> bool {
 /// session): its user can be asked.
 pub(super) fn elicits(context: &RequestContext<RoleServer>) -> bool {
     context.client_capabilities().is_some_and(|caps| caps.elicitation.is_some())
-}
-
-/// Whether the client of this request declared sampling.
-pub(super) fn samples(context: &RequestContext<RoleServer>) -> bool {
-    context.client_capabilities().is_some_and(|caps| caps.sampling.is_some())
-}
-
-/// Who answers the questions of a call for a client of 2026-07-28 (set on the call's context
-/// as its session's interactor): the answers given in earlier rounds, in order, then the first
-/// question without one makes the call wait (a round asks it). No completion is asked of such
-/// a client (sampling in input-required rounds is not served); a call that asks for one from a
-/// client that did not declare sampling needs a capability the client lacks.
-#[derive(Debug)]
-pub(super) struct Asking {
-    parking: Arc<Parking>,
-    sampling_declared: bool,
-    sampled: AtomicBool,
-}
-
-impl Asking {
-    /// The interactor of a call, `answered` so far, of a client that declared sampling or not.
-    pub(super) fn new(answered: Vec<Answered>, sampling_declared: bool) -> Arc<Self> {
-        Arc::new(Self {
-            parking: Parking::new(answered),
-            sampling_declared,
-            sampled: AtomicBool::new(false),
-        })
-    }
-
-    /// The capabilities the call needed and the client did not declare: sampling, when the
-    /// call asked for a completion.
-    pub(super) fn missing(&self) -> Option<ClientCapabilities> {
-        (self.sampled.load(Ordering::Relaxed) && !self.sampling_declared).then(|| {
-            let mut required = ClientCapabilities::default();
-            required.sampling = Some(Default::default());
-            required
-        })
-    }
-}
-
-impl Interactor for Asking {
-    fn elicit(&self, request: ElicitRequest) -> InteractFuture<'_, ElicitResponse> {
-        self.parking.elicit(request)
-    }
-
-    fn sample(&self, _: SampleRequest) -> InteractFuture<'_, Completion> {
-        self.sampled.store(true, Ordering::Relaxed);
-        Box::pin(async {
-            Err(InteractError::Unavailable(
-                "this server asks MCP 2026-07-28 clients for no completions (sampling in input-required rounds is not served)"
-                    .to_owned(),
-            ))
-        })
-    }
 }
 
 /// A fresh call id, unique across processes and hosts: 128 random bits.
@@ -239,19 +186,6 @@ pub(super) fn approval_form(served: &str, arguments: &Value) -> ElicitRequest {
     ElicitRequest { message, schema, key: Some(APPROVAL.to_owned()) }
 }
 
-/// What the client's user did, as an MCP elicitation result says it (an accept without content
-/// accepts an empty object; anything but accept or decline cancels). Within a call or in an
-/// input-required round alike.
-pub(super) fn answer_of(result: ElicitResult) -> ElicitResponse {
-    match result.action {
-        ElicitationAction::Accept => {
-            ElicitResponse::Accept(result.content.unwrap_or_else(|| Value::Object(Map::new())))
-        }
-        ElicitationAction::Decline => ElicitResponse::Decline,
-        _ => ElicitResponse::Cancel,
-    }
-}
-
 /// Whether the user's `answer` to the [approval form](approval_form) approves the call: an
 /// accept with `{"approve": true}`. `None` for an accept that says neither yes nor no.
 pub(super) fn approves(answer: &ElicitResponse) -> Option<bool> {
@@ -272,8 +206,8 @@ impl Rounds {
         request: &Value,
         arguments: Value,
         waits_for: WaitsFor,
-        question: Option<ElicitRequest>,
-        answered: Vec<Answered>,
+        asks: Vec<Ask>,
+        given: Vec<Answer>,
         approved: bool,
     ) -> Pending {
         let ttl = i64::try_from(self.ttl_ms).unwrap_or(i64::MAX);
@@ -286,8 +220,9 @@ impl Rounds {
             request: arguments_hash(request),
             arguments,
             waits_for,
-            question,
-            answered,
+            asks,
+            given,
+            partial: BTreeMap::new(),
             approved,
             expires_at_ms: now_ms().saturating_add(ttl),
         }
@@ -358,31 +293,46 @@ impl Rounds {
         Ok((pending, mac))
     }
 
-    /// What the client's user said in `responses` to the form of `pending`; `None` when the
-    /// responses do not answer it (the round is asked again). Keys it did not ask for are
-    /// ignored.
+    /// What `responses` say to the round of `pending`: the approval decided, or answers to
+    /// its requests (all of them, or some: kept for the next round), or nothing it asked.
+    /// Keys it did not ask for are ignored; a response that is not of the kind asked is
+    /// refused.
     pub(super) fn reply(
         pending: &Pending,
         responses: Option<&InputResponses>,
-    ) -> Result<Option<Reply>, ErrorData> {
-        let key = pending.input_key();
-        let Some(response) = responses.and_then(|responses| responses.get(key)) else {
-            return Ok(None);
-        };
-        let result: ElicitResult = serde_json::from_value(response.clone()).map_err(|error| {
-            refused(format!("the input response `{key}` is not an elicitation result: {error}"))
-        })?;
-        let answer = answer_of(result);
-        if pending.question.is_some() {
-            return Ok(Some(Reply::Answer(answer)));
+    ) -> Result<Replied, ErrorData> {
+        if pending.asks.is_empty() {
+            let Some(response) = responses.and_then(|responses| responses.get(APPROVAL)) else {
+                return Ok(Replied::Nothing);
+            };
+            let result: ElicitResult =
+                serde_json::from_value(response.clone()).map_err(|error| {
+                    refused(format!(
+                        "the input response `approval` is not an elicitation result: {error}"
+                    ))
+                })?;
+            return match approves(&answer_of(result)) {
+                Some(true) => Ok(Replied::Full(Reply::Approve)),
+                Some(false) => Ok(Replied::Full(Reply::Deny)),
+                None => Err(refused(
+                    "the input response `approval` must accept with `{\"approve\": true}` or `{\"approve\": false}`",
+                )),
+            };
         }
-        match approves(&answer) {
-            Some(true) => Ok(Some(Reply::Approve)),
-            Some(false) => Ok(Some(Reply::Deny)),
-            None => Err(refused(
-                "the input response `approval` must accept with `{\"approve\": true}` or `{\"approve\": false}`",
-            )),
+        let mut got = pending.partial.clone();
+        for ask in &pending.asks {
+            if let Some(response) = responses.and_then(|responses| responses.get(ask.key())) {
+                got.insert(ask.key().to_owned(), ask.read(response).map_err(refused)?);
+            }
         }
+        if pending.asks.iter().all(|ask| got.contains_key(ask.key())) {
+            let answers = pending.asks.iter().map(|ask| Answer {
+                given: got.remove(ask.key()).unwrap_or(Given::Elicit(ElicitResponse::Cancel)),
+                ask: ask.clone(),
+            });
+            return Ok(Replied::Full(Reply::Answers(answers.collect())));
+        }
+        Ok(if got == pending.partial { Replied::Nothing } else { Replied::Partial(got) })
     }
 
     /// Spends the call of `pending` (state `revision`), kept at `key` (`pending.key()`, or a
@@ -410,6 +360,22 @@ impl Rounds {
             }
             Err(error) => Err(ErrorData::internal_error(
                 format!("the store refused the round: {}", Shown(&error.to_string())),
+                None,
+            )),
+        }
+    }
+
+    /// Checks that `revision` is still the state the store keeps for the call of `pending`: a
+    /// state answered in part is replaced by a new one, and must not be answered in part again
+    /// once it was (or once its call ended).
+    pub(super) async fn current(&self, pending: &Pending, revision: &str) -> Result<(), ErrorData> {
+        match self.store.load(&pending.key()).await {
+            Ok(Some(run)) if run.revision == revision => Ok(()),
+            Ok(_) => {
+                Err(refused("the requestState was used already: call the tool again without it"))
+            }
+            Err(error) => Err(ErrorData::internal_error(
+                format!("the store could not be read: {}", Shown(&error.to_string())),
                 None,
             )),
         }
@@ -448,25 +414,21 @@ impl Rounds {
         Ok(Self::asking(pending, served, state))
     }
 
-    /// The input-required result asking what `pending` waits for, with `state`.
+    /// The input-required result asking what `pending` waits for and does not have yet,
+    /// with `state`.
     pub(super) fn asking(pending: &Pending, served: &str, state: String) -> InputRequiredResult {
-        let key = pending.input_key().to_owned();
-        let ElicitRequest { message, schema, .. } = match &pending.question {
-            Some(question) => question.clone(),
-            None => approval_form(served, &pending.arguments),
-        };
         let mut requests = InputRequests::new();
-        // A schema the client's form cannot take was refused when the tool asked (see
-        // `Interact::elicit`); the approval form is one of flat primitives.
-        if let Ok(requested_schema) =
-            serde_json::from_value::<ElicitationSchema>(Value::Object(schema))
-        {
-            let params = ElicitRequestParams::FormElicitationParams {
-                meta: None,
-                message,
-                requested_schema,
-            };
-            requests.insert(key, InputRequest::Elicitation(McpElicit::new(params)));
+        if pending.asks.is_empty() {
+            // The approval form is one of flat primitives: it always makes a form.
+            if let Ok(params) = elicit_params(approval_form(served, &pending.arguments)) {
+                requests
+                    .insert(APPROVAL.to_owned(), InputRequest::Elicitation(McpElicit::new(params)));
+            }
+        }
+        for ask in pending.asks.iter().filter(|ask| !pending.partial.contains_key(ask.key())) {
+            if let Some(request) = ask.input_request() {
+                requests.insert(ask.key().to_owned(), request);
+            }
         }
         InputRequiredResult::new(Some(requests), Some(state))
     }
@@ -484,5 +446,5 @@ pub(super) enum GoingOn {
     /// Refused: it ends `approval_denied`, in this context.
     Refused(ToolInvocationContext),
     /// It runs on `runner` in `ctx`, with `answers`; `approved` when it was approved.
-    Runs { runner: ToolRunner, ctx: ToolInvocationContext, answers: Vec<Answered>, approved: bool },
+    Runs { runner: ToolRunner, ctx: ToolInvocationContext, answers: Vec<Answer>, approved: bool },
 }

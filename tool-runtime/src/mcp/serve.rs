@@ -17,13 +17,14 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::Value;
 
+use super::asks::{Answer, Asking, Offered};
 use super::auth::{Authenticated, Authenticator};
 use super::headers::{self, ParamHeaderError, ParamHeaders};
 use super::interact::{ClientApprover, ClientInteractor};
 use super::limits::{HttpLimits, SessionSlot};
 use super::logging;
 use super::results::{complete, object, served_output};
-use super::rounds::{self, Asking, GoingOn, Pending, Reply, Rounds};
+use super::rounds::{self, GoingOn, Pending, Replied, Reply, Rounds};
 use super::tasks::{
     Host, Job, Running, TaskSupport, cancel_task_of, get_task_of, start_task, tasks_capability,
     update_task_of,
@@ -34,8 +35,8 @@ use crate::catalog::{ToolSource, shows};
 use crate::runner::ToolRunner;
 use crate::runtime::BoundToolRuntime;
 use crate::runtime::{
-    Answered, CallOutcome, ContextIds, LogLevel, LogMessage, LogReporter, Progress,
-    ProgressReporter, ToolExecResult, ToolInvocationContext,
+    CallOutcome, ContextIds, LogLevel, LogMessage, LogReporter, Progress, ProgressReporter,
+    ToolExecResult, ToolInvocationContext,
 };
 use crate::schema::Shown;
 use crate::spec::{ToolEffect, ToolSpec};
@@ -452,7 +453,7 @@ impl McpServer {
                     request: args,
                     answers: Vec::new(),
                     approved: false,
-                    sampling: rounds::samples(&context),
+                    offered: Offered::of(&context),
                 };
                 return Ok(start_task(self, id, &request.name, job).await?.into());
             }
@@ -461,9 +462,9 @@ impl McpServer {
             }
         }
         let Some(state) = request.request_state.as_deref() else {
-            // A first round: the call's questions wait for the client's user, as approvals do.
+            // A first round: what the call asks waits for the client, as approvals do.
             let call = rounds::call_id();
-            let asking = Asking::new(Vec::new(), rounds::samples(&context));
+            let asking = Asking::new(Vec::new(), Offered::of(&context));
             ctx = ctx.with_tool_call_id(call.clone()).with_interactor(asking.clone());
             let result =
                 self.exec(&inner.runner, spec.name(), args.clone(), ctx.clone(), &context).await;
@@ -477,7 +478,8 @@ impl McpServer {
                 CallOutcome::Waiting(waiting) => waiting,
                 outcome => return Ok(complete(outcome, spec)),
             };
-            if !rounds::elicits(&context) {
+            let asks = asking.asked();
+            if asks.is_empty() && !rounds::elicits(&context) {
                 // Deciding it takes the client's user, whom this client cannot be asked for.
                 let mut required = rmcp::model::ClientCapabilities::default();
                 required.elicitation = Some(Default::default());
@@ -491,7 +493,7 @@ impl McpServer {
                 return Ok(CallToolResult::error(vec![ContentBlock::text(message)]).into());
             };
             // A call that asked got past its approval, if policy required one.
-            let approved = waiting.question.is_some() && inner.runner.needs_approval(spec.name());
+            let approved = !asks.is_empty() && inner.runner.needs_approval(spec.name());
             let pending = rounds.pending(
                 &ctx,
                 &call,
@@ -499,7 +501,7 @@ impl McpServer {
                 &args,
                 arguments,
                 waiting.waits_for,
-                waiting.question,
+                asks,
                 Vec::new(),
                 approved,
             );
@@ -571,15 +573,25 @@ impl McpServer {
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let (pending, revision) = rounds.open(state, &ctx, spec, args)?;
-        let Some(reply) = Rounds::reply(&pending, request.input_responses.as_ref())? else {
+        let reply = match Rounds::reply(&pending, request.input_responses.as_ref())? {
             // Not answered: asked again, with the same state.
-            return Ok(Rounds::asking(&pending, &request.name, state.to_owned()).into());
+            Replied::Nothing => {
+                return Ok(Rounds::asking(&pending, &request.name, state.to_owned()).into());
+            }
+            // Answered in part: what is missing is asked again, the rest kept in a new state
+            // (this one is spent with it: the store keeps the newer).
+            Replied::Partial(partial) => {
+                rounds.current(&pending, &revision).await?;
+                let next = Pending { partial, ..pending };
+                return Ok(rounds.ask(&next, &request.name).await?.into());
+            }
+            Replied::Full(reply) => reply,
         };
         rounds.spend(&pending.key(), &pending, &revision, &reply).await?;
         // The call goes on as the round decided: the same call, for the same caller.
         let ctx = ctx.with_tool_call_id(pending.call.clone());
-        let sampling = rounds::samples(context);
-        let (runner, ctx, answers, approved) = match self.going_on(&pending, reply, ctx, sampling) {
+        let offered = Offered::of(context);
+        let (runner, ctx, answers, approved) = match self.going_on(&pending, reply, ctx) {
             GoingOn::Refused(ctx) => {
                 let result = self.refuse(&pending, &ctx).await;
                 rounds.end(&pending).await;
@@ -587,16 +599,22 @@ impl McpServer {
             }
             GoingOn::Runs { runner, ctx, answers, approved } => (runner, ctx, answers, approved),
         };
+        let asking = Asking::new(answers.clone(), offered);
+        let ctx = ctx.with_interactor(asking.clone());
         let result =
             self.exec(&runner, spec.name(), pending.arguments.clone(), ctx.clone(), context).await;
+        if let Some(required) = asking.missing() {
+            rounds.end(&pending).await;
+            return Err(ErrorData::missing_required_client_capability(required));
+        }
         Ok(match result.outcome {
             CallOutcome::Waiting(waiting) => {
-                // It asked (another) question: the next round asks it, with the arguments it ran
-                // with.
+                // It asked more: the next round asks it, with the arguments it ran with.
                 let next = Pending {
                     waits_for: waiting.waits_for,
-                    question: waiting.question,
-                    answered: answers,
+                    asks: asking.asked(),
+                    given: answers,
+                    partial: std::collections::BTreeMap::new(),
                     approved,
                     ..pending
                 };
@@ -827,9 +845,11 @@ impl McpServerBuilder {
     /// declares elicitation can decide them: a call that waits for approval, or for its
     /// user's answer to a question the tool asks ([`Interact`](crate::runtime::Interact)),
     /// ends its `tools/call` with an input-required result instead of an error. Its
-    /// `inputRequests` hold one elicitation form: `approval` (a yes/no, `{"approve": true}`,
-    /// with the tool and the arguments that will run) or `question` (the tool's question);
-    /// its `requestState` carries the call, sealed with `key`.
+    /// `inputRequests` hold the elicitation form `approval` (a yes/no, `{"approve": true}`,
+    /// with the tool and the arguments that will run), or everything the tool asked before it
+    /// stopped: questions (`question`, or the key the tool gave), completions from the
+    /// client's model (`completion`) and its roots (`roots`), each only if the client declared
+    /// the capability (else `-32021`); its `requestState` carries the call, sealed with `key`.
     ///
     /// The client calls again with the same tool, the same arguments, its answer in
     /// `inputResponses` and the `requestState`. Any server sharing `store` and `key` takes it
@@ -998,22 +1018,14 @@ impl Host for McpServer {
     /// or run on a runner that decides it (approved exactly this call, once, when it was
     /// approved; an answered question runs again under the approval it had before it asked,
     /// if it had one) with the answers its questions get.
-    fn going_on(
-        &self,
-        pending: &Pending,
-        reply: Reply,
-        ctx: ToolInvocationContext,
-        sampling: bool,
-    ) -> GoingOn {
+    fn going_on(&self, pending: &Pending, reply: Reply, ctx: ToolInvocationContext) -> GoingOn {
         let (approved, answers) = match reply {
             Reply::Deny => return GoingOn::Refused(ctx),
-            Reply::Approve => (true, pending.answered.clone()),
-            Reply::Answer(answer) => {
-                let mut answers = pending.answered.clone();
-                if let Some(question) = pending.question.clone() {
-                    answers.push(Answered { question, answer });
-                }
-                (pending.approved, answers)
+            Reply::Approve => (true, pending.given.clone()),
+            Reply::Answers(answers) => {
+                let mut given: Vec<Answer> = pending.given.clone();
+                given.extend(answers);
+                (pending.approved, given)
             }
         };
         let waited = Waited {
@@ -1024,7 +1036,6 @@ impl Host for McpServer {
             arguments: &pending.arguments,
         };
         let runner = deciding_runner(&self.inner.runner, &ctx, waited, approved);
-        let ctx = ctx.with_interactor(Asking::new(answers.clone(), sampling));
         GoingOn::Runs { runner, ctx, answers, approved }
     }
 
@@ -1132,8 +1143,8 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let ctx = self.context_of(&context);
-        let sampling = rounds::samples(&context);
-        update_task_of(self, &ctx, &request.task_id, &request.input_responses, sampling).await
+        let offered = Offered::of(&context);
+        update_task_of(self, &ctx, &request.task_id, &request.input_responses, offered).await
     }
 
     async fn cancel_task(

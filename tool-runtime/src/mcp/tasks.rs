@@ -19,11 +19,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::asks::{Answer, Asking, Offered};
 use super::results::result_of;
-use super::rounds::{Asking, GoingOn, Pending, Reply, Rounds, now_ms};
+use super::rounds::{GoingOn, Pending, Replied, Reply, Rounds, now_ms};
 use crate::runner::ToolRunner;
 use crate::runtime::{
-    Answered, BoundToolRuntime, CallOutcome, ToolErrorCode, ToolExecResult, ToolInvocationContext,
+    BoundToolRuntime, CallOutcome, ToolErrorCode, ToolExecResult, ToolInvocationContext,
 };
 use crate::schema::Shown;
 use crate::store::{Decided, RunKey, StoreError, StoredRun, WaitingCall};
@@ -220,9 +221,10 @@ pub(super) struct Job {
     /// The arguments it runs with, and the ones the client sent (a round is bound to them).
     pub(super) arguments: Value,
     pub(super) request: Value,
-    pub(super) answers: Vec<Answered>,
+    pub(super) answers: Vec<Answer>,
     pub(super) approved: bool,
-    pub(super) sampling: bool,
+    /// What the client declared it takes within rounds.
+    pub(super) offered: Offered,
 }
 
 impl Rounds {
@@ -295,13 +297,7 @@ pub(super) trait Host: Clone + Send + Sync + 'static {
     /// The tool `id` of the runner's catalog.
     fn tool_of(&self, id: &str) -> Option<Arc<dyn BoundToolRuntime>>;
     /// How the call of `pending` goes on in `ctx` (its call's context) after `reply`.
-    fn going_on(
-        &self,
-        pending: &Pending,
-        reply: Reply,
-        ctx: ToolInvocationContext,
-        sampling: bool,
-    ) -> GoingOn;
+    fn going_on(&self, pending: &Pending, reply: Reply, ctx: ToolInvocationContext) -> GoingOn;
     /// Ends the call of `pending` refused by the client's user (`approval_denied`).
     fn refuse<'a>(
         &'a self,
@@ -352,11 +348,8 @@ fn spawn_task<H: Host>(host: &H, id: String, record: Record, job: Job) {
         let spec = tool.spec();
         let (tenant, actor) = (job.ctx.tenant_id().to_owned(), job.ctx.actor_id().to_owned());
         let key = key_of(&tenant, &id);
-        let ctx = job
-            .ctx
-            .clone()
-            .with_cancellation(token.clone())
-            .with_interactor(Asking::new(job.answers.clone(), job.sampling));
+        let asking = Asking::new(job.answers.clone(), job.offered);
+        let ctx = job.ctx.clone().with_cancellation(token.clone()).with_interactor(asking.clone());
         let exec = job.runner.exec(spec.name(), job.arguments.clone(), &ctx);
         tokio::pin!(exec);
         // Every poll, between two polls of the call (never while it ends): a cancellation
@@ -384,8 +377,9 @@ fn spawn_task<H: Host>(host: &H, id: String, record: Record, job: Job) {
         let arguments = arguments.unwrap_or(Value::Null);
         let record = match result.outcome {
             CallOutcome::Waiting(waiting) => {
-                let approved = job.approved
-                    || (waiting.question.is_some() && job.runner.needs_approval(spec.name()));
+                let asks = asking.asked();
+                let approved =
+                    job.approved || (!asks.is_empty() && job.runner.needs_approval(spec.name()));
                 let pending = rounds.pending(
                     &ctx,
                     &id,
@@ -393,7 +387,7 @@ fn spawn_task<H: Host>(host: &H, id: String, record: Record, job: Job) {
                     &job.request,
                     arguments,
                     waiting.waits_for,
-                    waiting.question,
+                    asks,
                     job.answers,
                     approved,
                 );
@@ -438,7 +432,7 @@ pub(super) async fn update_task_of<H: Host>(
     ctx: &ToolInvocationContext,
     id: &str,
     responses: &rmcp::model::InputResponses,
-    sampling: bool,
+    offered: Offered,
 ) -> Result<(), ErrorData> {
     let rounds = host.rounds().ok_or_else(|| unknown(id))?;
     let (record, revision) = rounds.record(ctx, id).await?;
@@ -448,7 +442,19 @@ pub(super) async fn update_task_of<H: Host>(
         (Some(pending), Status::InputRequired) => pending.clone(),
         _ => return Ok(()),
     };
-    let Some(reply) = Rounds::reply(&pending, Some(responses))? else { return Ok(()) };
+    let reply = match Rounds::reply(&pending, Some(responses))? {
+        Replied::Nothing => return Ok(()),
+        // Answered in part: kept, and the task waits for the rest (`tasks/get` shows only
+        // what is still asked).
+        Replied::Partial(partial) => {
+            let pending = Pending { partial, ..pending };
+            let record = Record { pending: Some(pending), ..record };
+            let (tenant, actor) = (ctx.tenant_id(), ctx.actor_id());
+            rounds.keep(tenant, actor, id, &record).await.map_err(|e| store_failed(&e))?;
+            return Ok(());
+        }
+        Replied::Full(reply) => reply,
+    };
     let key = key_of(ctx.tenant_id(), id);
     rounds.spend(&key, &pending, &revision, &reply).await?;
     let Some(tool) = host.tool_of(&pending.tool) else { return Err(unknown(id)) };
@@ -459,7 +465,7 @@ pub(super) async fn update_task_of<H: Host>(
     }
     let call_ctx = ctx.clone().with_tool_call_id(pending.call.clone());
     let (tenant, actor) = (ctx.tenant_id(), ctx.actor_id());
-    match host.going_on(&pending, reply, call_ctx, sampling) {
+    match host.going_on(&pending, reply, call_ctx) {
         GoingOn::Refused(call_ctx) => {
             let result = host.refuse(&pending, &call_ctx).await;
             let record = completed(record, &result_of(result.outcome, spec));
@@ -476,7 +482,7 @@ pub(super) async fn update_task_of<H: Host>(
                 request: Value::Null,
                 answers,
                 approved,
-                sampling,
+                offered,
             };
             spawn_task(host, id.to_owned(), record, job);
         }

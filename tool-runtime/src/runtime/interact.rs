@@ -1,5 +1,6 @@
-//! Asking, in the middle of a call: the user for structured input ([`Interact::elicit`]) and a
-//! model for a completion ([`Interact::sample`]), through the [`Interact`] capability.
+//! Asking, in the middle of a call: the user for structured input ([`Interact::elicit`]), a
+//! model for a completion ([`Interact::sample`]) and an MCP client for its roots
+//! ([`Interact::roots`]), through the [`Interact`] capability.
 
 use std::fmt;
 use std::future::Future;
@@ -84,7 +85,8 @@ impl<T> ElicitAnswer<T> {
 }
 
 /// Who speaks a message of a [`SampleRequest`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum SampleRole {
     /// The user.
     User,
@@ -93,7 +95,8 @@ pub enum SampleRole {
 }
 
 /// One message of a [`SampleRequest`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SampleMessage {
     /// Who speaks it.
     pub role: SampleRole,
@@ -111,7 +114,8 @@ pub struct SampleMessage {
 /// assert_eq!(request.messages.len(), 1);
 /// assert_eq!(request.max_tokens, 200);
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct SampleRequest {
     /// The conversation, oldest first.
@@ -165,7 +169,8 @@ impl SampleRequest {
 }
 
 /// A model's answer to a [`SampleRequest`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Completion {
     /// The text the model wrote.
     pub text: String,
@@ -173,6 +178,52 @@ pub struct Completion {
     pub model: Option<String>,
     /// Why it stopped, when known (`endTurn`, `maxTokens`, ...).
     pub stop_reason: Option<String>,
+}
+
+/// A root the client shares with its server (MCP `roots/list`): a directory or a place the
+/// server may work in, by URI (`file:///home/ann/project`), with an optional display name.
+///
+/// ```
+/// use tool_runtime::runtime::Root;
+///
+/// let root = Root::new("file:///srv/repo").name("repo");
+/// assert_eq!(root.name.as_deref(), Some("repo"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Root {
+    /// Where it is.
+    pub uri: String,
+    /// What to call it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+impl Root {
+    /// A root at `uri`, without a name.
+    pub fn new(uri: impl Into<String>) -> Self {
+        Self { uri: uri.into(), name: None }
+    }
+
+    /// Names it.
+    #[must_use]
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+}
+
+/// What a call can ask through [`Interact`], to see beforehand whether it is offered
+/// ([`Interact::offers`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum InteractKind {
+    /// A question for the user ([`Interact::elicit`]).
+    Elicit,
+    /// A completion from a model ([`Interact::sample`]).
+    Sample,
+    /// The roots the client shares ([`Interact::roots`]).
+    Roots,
 }
 
 /// Why [`Interact::elicit`] or [`Interact::sample`] gave no answer. Converts into a
@@ -259,15 +310,32 @@ pub trait Interactor: Send + Sync + fmt::Debug {
     fn answers_questions(&self) -> bool {
         true
     }
+
+    /// The roots the client shares (MCP `roots/list`). By default there are none to ask for:
+    /// [`InteractError::Unavailable`].
+    fn roots(&self) -> InteractFuture<'_, Vec<Root>> {
+        Box::pin(async {
+            Err(InteractError::Unavailable("nothing here shares roots with the tool".to_owned()))
+        })
+    }
+
+    /// Whether this backend takes requests of `kind` (an MCP client: whether it declared the
+    /// capability). By default questions and completions, not roots: a backend that lists
+    /// roots says so.
+    fn offers(&self, kind: InteractKind) -> bool {
+        kind != InteractKind::Roots
+    }
 }
 
 /// The capability to ask the user ([`elicit`](Self::elicit)) or a model
-/// ([`sample`](Self::sample)) mid-call. A tool declares it (`capabilities = [Interact]`); the
-/// application binds one on the catalog with the backend that answers outside MCP, and an
-/// [`McpServer`](crate::mcp::McpServer) answers through the client of the session that made
-/// the call, whatever is bound: elicitation becomes `elicitation/create`, sampling
-/// `sampling/createMessage`, each only if the client declared the capability (otherwise
-/// [`InteractError::Unavailable`]). In the agent loop, bind
+/// ([`sample`](Self::sample)) mid-call, or to list the client's [`roots`](Self::roots). A tool
+/// declares it (`capabilities = [Interact]`); the application binds one on the catalog with
+/// the backend that answers outside MCP, and an [`McpServer`](crate::mcp::McpServer) answers
+/// through the client that made the call, whatever is bound: elicitation becomes
+/// `elicitation/create`, sampling `sampling/createMessage`, roots `roots/list` (within the
+/// call for clients before 2026-07-28, in input-required rounds for 2026-07-28), each only if
+/// the client declared the capability (otherwise [`InteractError::Unavailable`]; see
+/// [`offers`](Self::offers)). In the agent loop, bind
 /// `Interact::new(ChatModelSampler::new(model))` (feature `agent`): sampling asks the agent's
 /// model, and elicitation is a deferred decision: the call waits for the user's answer, the
 /// run stops with its state, and the answer comes with the resume (see
@@ -440,6 +508,36 @@ impl Interact {
     /// [`InteractError::Unavailable`] or [`InteractError::Failed`] from the backend.
     pub async fn sample(&self, request: SampleRequest) -> Result<Completion, InteractError> {
         self.backend()?.sample(request).await
+    }
+
+    /// The roots the client shares with the server (MCP `roots/list`): the directories or
+    /// places a tool served over MCP may work in.
+    ///
+    /// # Errors
+    ///
+    /// [`InteractError::Unavailable`] when the client declared no roots (or nothing here shares
+    /// any), [`InteractError::Failed`] from the backend.
+    pub async fn roots(&self) -> Result<Vec<Root>, InteractError> {
+        self.backend()?.roots().await
+    }
+
+    /// Whether a request of `kind` can be asked in this call: served over MCP, whether the
+    /// calling client declared the capability; otherwise whether the bound backend takes it
+    /// (questions also when the agent loop defers them). A tool that can do without an
+    /// answer asks only what is offered, rather than fail on what is not.
+    ///
+    /// ```
+    /// use tool_runtime::runtime::{Interact, InteractKind};
+    ///
+    /// assert!(!Interact::unavailable().offers(InteractKind::Sample));
+    /// ```
+    #[must_use]
+    pub fn offers(&self, kind: InteractKind) -> bool {
+        let asker = match kind {
+            InteractKind::Elicit => self.questions.as_ref().or(self.backend.as_ref()),
+            InteractKind::Sample | InteractKind::Roots => self.backend.as_ref(),
+        };
+        asker.is_some_and(|asker| asker.offers(kind))
     }
 }
 

@@ -36,7 +36,8 @@ pub use error::{CallStep, ExecError, RefusedOutput, ToolError, ToolErrorCode};
 pub use events::{ChannelSink, CollectingSink, EventOutcome, EventSink, NullSink, ToolEvent};
 pub use interact::{
     Answered, Completion, ElicitAnswer, ElicitRequest, ElicitResponse, Elicitation, Interact,
-    InteractError, InteractFuture, Interactor, SampleMessage, SampleRequest, SampleRole,
+    InteractError, InteractFuture, InteractKind, Interactor, Root, SampleMessage, SampleRequest,
+    SampleRole,
 };
 pub use outcome::{CallOutcome, Waiting, WaitsFor};
 pub use result::{ToolCallCounts, ToolCallStats, ToolExecResult, ToolInvocationRecord};
