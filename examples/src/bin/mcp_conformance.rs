@@ -684,6 +684,26 @@ impl Tool for FailingJob {
     }
 }
 
+/// Asks the user's name within `tools/call`, then works on as a task.
+#[tool(name = "conformance__test_tool_with_task", effect = read_only, redact = [], capabilities = [Interact])]
+struct TestToolWithTask {}
+
+impl Tool for TestToolWithTask {
+    type Output = Content;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        let interact = caps.get::<Interact>()?;
+        let answer =
+            interact.elicitation::<Name>("What is your name?").key("user_name").send().await?;
+        let name = accepted(answer)?.name;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        Ok(Content::new().text(format!("Done for {name}")))
+    }
+}
+
 /// Asks two questions at once (a task whose client may answer them one at a time).
 #[tool(name = "conformance__multi_input", effect = read_only, redact = [], capabilities = [Interact])]
 struct MultiInput {}
@@ -845,6 +865,7 @@ fn server() -> Result<McpServer, Box<dyn std::error::Error>> {
         .register::<TestInputRequiredSampling>()
         .register::<TestInputRequiredListRoots>()
         .register::<MultiInput>()
+        .register::<TestToolWithTask>()
         .register::<TestLoggingTool>()
         .register::<TestMissingCapability>()
         .register::<TestStreamingElicitation>()
@@ -874,6 +895,8 @@ fn server() -> Result<McpServer, Box<dyn std::error::Error>> {
         .task("conformance__protocol_error_job", TaskSupport::Required)
         .task("conformance__confirm_delete", TaskSupport::Optional)
         .task("conformance__multi_input", TaskSupport::Optional)
+        .task("conformance__test_tool_with_task", TaskSupport::Required)
+        .ask_before_task("conformance__test_tool_with_task")
         .param_header("conformance__routed_echo", "region", "Region")?;
     for id in ids {
         let bare = id.trim_start_matches("conformance__").to_owned();

@@ -32,7 +32,7 @@ const SCENARIOS: [&str; 17] = [
 /// its stateless requests, routing headers, caching hints, input-required rounds and tasks, and
 /// the 2025 scenarios again as this version checks them. (Not `tasks-status-notifications`: it
 /// checks notifications a server may send, and this one sends none, so it has no check to fail.)
-const SCENARIOS_2026: [&str; 39] = [
+const SCENARIOS_2026: [&str; 40] = [
     "server-initialize",
     "server-session-lifecycle",
     "server-stateless",
@@ -72,6 +72,7 @@ const SCENARIOS_2026: [&str; 39] = [
     "tasks-required-task-error",
     "tasks-lifecycle",
     "tasks-mrtr-input",
+    "tasks-mrtr-composition",
 ];
 
 /// The example server, killed when dropped.

@@ -79,6 +79,26 @@ impl Tool for Polite {
     }
 }
 
+/// Ask the user's name, then work a while on it (a task, once the name is known).
+#[tool(name = "survey__onboard", effect = read_only, redact = [], capabilities = [Interact, Ran])]
+struct Onboard {}
+
+impl Tool for Onboard {
+    type Output = Content;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        caps: &ToolCapabilities,
+    ) -> Result<Content, ToolError> {
+        let interact = caps.get::<Interact>()?;
+        let name = interact.elicit::<Name>("Your name?").await?.accepted();
+        let name = name.map_or_else(|| "nobody".to_owned(), |answer| answer.name);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        caps.get::<Ran>()?.0.fetch_add(1, Ordering::SeqCst);
+        Ok(Content::new().text(format!("onboarded {name}")))
+    }
+}
+
 struct Served {
     url: String,
     ran: Ran,
@@ -96,6 +116,7 @@ async fn serve() -> Served {
     let catalog = ToolCatalog::builder()
         .register::<Survey>()
         .register::<Polite>()
+        .register::<Onboard>()
         .capability(ran.clone())
         .capability(Interact::unavailable())
         .build()
@@ -105,6 +126,8 @@ async fn serve() -> Served {
         .authenticator(Arc::new(Tokens))
         .store(Arc::new(InMemoryStore::new()), StateKey::new(*b"the replicas' shared secret!!!!!"))
         .task("survey__start", TaskSupport::Optional)
+        .task("survey__onboard", TaskSupport::Required)
+        .ask_before_task("survey__onboard")
         .build();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
@@ -260,4 +283,41 @@ async fn a_task_waits_until_every_request_is_answered_one_update_at_a_time() {
     let text = &done["result"]["result"]["content"][0]["text"];
     assert_eq!(text, "Hi Bo in file:///a,file:///b");
     assert_eq!(served.ran.0.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_task_that_asks_first_asks_in_rounds_then_runs_as_a_task() {
+    let served = serve().await;
+    let declares = json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let send = |method: &'static str, params: Value| {
+        rpc(&served.url, "alice-secret", method, params, declares.clone())
+    };
+    let onboard = json!({"name": "survey__onboard", "arguments": {}});
+    let first = send("tools/call", onboard.clone()).await;
+    let round = &first["result"];
+    assert_eq!(round["resultType"], "input_required", "{first}");
+    assert!(round.get("taskId").is_none(), "no task before the call has what it asks");
+
+    let answered =
+        answering(onboard.clone(), &round["requestState"], json!({"question": name("Cy")}));
+    let created = send("tools/call", answered).await;
+    let created = &created["result"];
+    assert_eq!(created["resultType"], "task", "{created}");
+    assert!(created.get("requestState").is_none() && created.get("inputRequests").is_none());
+    let id = created["taskId"].as_str().unwrap().to_owned();
+    let mut got = send("tasks/get", json!({"taskId": id})).await;
+    for _ in 0..100 {
+        if got["result"]["status"] == "completed" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        got = send("tasks/get", json!({"taskId": id})).await;
+    }
+    assert_eq!(got["result"]["result"]["content"][0]["text"], "onboarded Cy", "{got}");
+    assert_eq!(served.ran.0.load(Ordering::SeqCst), 1);
+
+    // A client that takes no tasks cannot have it (the task is required).
+    let refused =
+        rpc(&served.url, "alice-secret", "tools/call", onboard, json!({"elicitation": {}}));
+    assert_eq!(refused.await["error"]["code"], -32021);
 }

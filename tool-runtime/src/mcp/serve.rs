@@ -1,7 +1,7 @@
 //! Serving a catalog as an MCP server: `tools/list` from the policy-filtered catalog,
 //! `tools/call` through [`ToolRunner::exec`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -26,8 +26,8 @@ use super::logging;
 use super::results::{complete, object, served_output};
 use super::rounds::{self, GoingOn, Pending, Replied, Reply, Rounds};
 use super::tasks::{
-    Host, Job, Running, TaskSupport, cancel_task_of, get_task_of, start_task, tasks_capability,
-    update_task_of,
+    Host, Inline, Job, Running, TaskSupport, cancel_task_of, get_task_of, start_after_questions,
+    start_task, tasks_capability, update_task_of,
 };
 use crate::agent::deferred::StateKey;
 use crate::agent::resume::{Waited, deciding_runner};
@@ -138,6 +138,7 @@ struct Inner {
     tasks: BTreeMap<String, TaskSupport>,
     running: Running,
     param_headers: ParamHeaders,
+    ask_first: BTreeSet<String>,
 }
 
 /// What one client connection set: the lowest level of log messages it receives. A session of
@@ -204,6 +205,7 @@ pub struct McpServerBuilder {
     rounds: Option<Rounds>,
     tasks: BTreeMap<String, TaskSupport>,
     param_headers: ParamHeaders,
+    ask_first: BTreeSet<String>,
 }
 
 impl fmt::Debug for McpServerBuilder {
@@ -313,6 +315,7 @@ impl McpServer {
             rounds: None,
             tasks: BTreeMap::new(),
             param_headers: ParamHeaders::new(),
+            ask_first: BTreeSet::new(),
         }
     }
 
@@ -441,9 +444,11 @@ impl McpServer {
         }
         let rounds = inner.rounds.as_ref();
         let task = inner.tasks.get(spec.name()).filter(|_| rounds.is_some());
+        let takes_tasks = context.client_capabilities().is_some_and(|caps| caps.supports_tasks());
+        // A task tool that asks first becomes a task only once it has what it asks.
+        let ask_first = task.is_some() && takes_tasks && inner.ask_first.contains(spec.name());
         if let (Some(support), None) = (task, &request.request_state) {
-            let declared = context.client_capabilities().is_some_and(|caps| caps.supports_tasks());
-            if declared {
+            if takes_tasks && !ask_first {
                 let id = rounds::call_id();
                 let job = Job {
                     runner: inner.runner.clone(),
@@ -457,17 +462,34 @@ impl McpServer {
                 };
                 return Ok(start_task(self, id, &request.name, job).await?.into());
             }
-            if *support == TaskSupport::Required {
+            if *support == TaskSupport::Required && !takes_tasks {
                 return Err(ErrorData::missing_required_client_capability(tasks_capability()));
             }
         }
         let Some(state) = request.request_state.as_deref() else {
             // A first round: what the call asks waits for the client, as approvals do.
             let call = rounds::call_id();
-            let asking = Asking::new(Vec::new(), Offered::of(&context));
-            ctx = ctx.with_tool_call_id(call.clone()).with_interactor(asking.clone());
-            let result =
-                self.exec(&inner.runner, spec.name(), args.clone(), ctx.clone(), &context).await;
+            ctx = ctx.with_tool_call_id(call.clone());
+            let (result, asking) = if ask_first {
+                let job = Job {
+                    runner: inner.runner.clone(),
+                    ctx: ctx.clone(),
+                    tool: spec.name().to_owned(),
+                    arguments: args.clone(),
+                    request: args.clone(),
+                    answers: Vec::new(),
+                    approved: false,
+                    offered: Offered::of(&context),
+                };
+                match start_after_questions(self, call.clone(), &request.name, job).await? {
+                    Inline::Task(created) => return Ok(created.into()),
+                    Inline::Stopped(result, asking) => (result, asking),
+                }
+            } else {
+                let asking = Asking::new(Vec::new(), Offered::of(&context));
+                let ctx = ctx.clone().with_interactor(asking.clone());
+                (self.exec(&inner.runner, spec.name(), args.clone(), ctx, &context).await, asking)
+            };
             if let Some(required) = asking.missing() {
                 return Err(ErrorData::missing_required_client_capability(required));
             }
@@ -513,7 +535,7 @@ impl McpServer {
                 None,
             ));
         };
-        self.next_round(rounds, &request, state, spec, &args, ctx, &context).await
+        self.next_round(rounds, &request, state, spec, &args, ctx, &context, ask_first).await
     }
 
     /// A call of a client of an older protocol version: its questions, and the approvals the
@@ -571,6 +593,7 @@ impl McpServer {
         args: &Value,
         ctx: ToolInvocationContext,
         context: &RequestContext<RoleServer>,
+        ask_first: bool,
     ) -> Result<CallToolResponse, ErrorData> {
         let (pending, revision) = rounds.open(state, &ctx, spec, args)?;
         let reply = match Rounds::reply(&pending, request.input_responses.as_ref())? {
@@ -599,10 +622,31 @@ impl McpServer {
             }
             GoingOn::Runs { runner, ctx, answers, approved } => (runner, ctx, answers, approved),
         };
-        let asking = Asking::new(answers.clone(), offered);
-        let ctx = ctx.with_interactor(asking.clone());
-        let result =
-            self.exec(&runner, spec.name(), pending.arguments.clone(), ctx.clone(), context).await;
+        let (result, asking) = if ask_first {
+            // It had what it asked for: it goes on as a task, unless it asks more at once.
+            let job = Job {
+                runner: runner.clone(),
+                ctx,
+                tool: spec.name().to_owned(),
+                arguments: pending.arguments.clone(),
+                request: args.clone(),
+                answers: answers.clone(),
+                approved,
+                offered,
+            };
+            match start_after_questions(self, pending.call.clone(), &request.name, job).await? {
+                Inline::Task(created) => {
+                    rounds.end(&pending).await;
+                    return Ok(created.into());
+                }
+                Inline::Stopped(result, asking) => (result, asking),
+            }
+        } else {
+            let asking = Asking::new(answers.clone(), offered);
+            let ctx = ctx.with_interactor(asking.clone());
+            let args = pending.arguments.clone();
+            (self.exec(&runner, spec.name(), args, ctx, context).await, asking)
+        };
         if let Some(required) = asking.missing() {
             rounds.end(&pending).await;
             return Err(ErrorData::missing_required_client_capability(required));
@@ -934,6 +978,19 @@ impl McpServerBuilder {
         self
     }
 
+    /// Lets the calls of the [task](Self::task) tool `id` ask what they need within
+    /// `tools/call` before they become tasks (MCP 2026-07-28 with tasks, SEP-2663): each call
+    /// first runs within its request, and one that stops on what it asks (its user's answer,
+    /// a completion, roots) is answered with an input-required round, as a plain call's is;
+    /// once it has everything and goes on (past a moment within the request), it becomes a
+    /// task, and the client gets the task's creation. A call that ends within that moment is a
+    /// task that ended already. Without it, a task tool's call is a task from its first
+    /// request, and what it asks is asked through `tasks/get` and `tasks/update`.
+    pub fn ask_before_task(mut self, id: impl Into<String>) -> Self {
+        self.ask_first.insert(id.into());
+        self
+    }
+
     /// Mirrors the argument `property` of the tool `id` into the HTTP header
     /// `Mcp-Param-<header>` (MCP 2026-07-28), so that a load balancer or gateway in front of
     /// replicas can route on it (a region, a tenant, a shard) without reading the body.
@@ -1007,6 +1064,7 @@ impl McpServerBuilder {
                 tasks: self.tasks,
                 running: Running::default(),
                 param_headers: self.param_headers,
+                ask_first: self.ask_first,
             }),
             session: Session::new(None),
         }

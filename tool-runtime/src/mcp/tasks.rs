@@ -7,6 +7,8 @@
 //! `tasks/cancel`.
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -306,6 +308,63 @@ pub(super) trait Host: Clone + Send + Sync + 'static {
     ) -> impl Future<Output = ToolExecResult> + Send + 'a;
 }
 
+/// A task's call, under way: its cancellation, who answers what it asks, and the call itself
+/// (it runs as it is polled).
+pub(super) struct Started {
+    token: CancellationToken,
+    pub(super) asking: Arc<Asking>,
+    ctx: ToolInvocationContext,
+    exec: Pin<Box<dyn Future<Output = ToolExecResult> + Send>>,
+}
+
+impl Job {
+    /// The call of this job, ready to run: in its context, with the answers it was given, a
+    /// cancellation of its own.
+    fn start(&self) -> Started {
+        let token = CancellationToken::new();
+        let asking = Asking::new(self.answers.clone(), self.offered);
+        let ctx = self.ctx.clone().with_cancellation(token.clone()).with_interactor(asking.clone());
+        let (runner, tool, arguments) =
+            (self.runner.clone(), self.tool.clone(), self.arguments.clone());
+        let call_ctx = ctx.clone();
+        let exec = Box::pin(async move { runner.exec(&tool, arguments, &call_ctx).await });
+        Started { token, asking, ctx, exec }
+    }
+}
+
+/// How long a call that asks before it becomes a task runs within its request: long enough
+/// to ask, short enough that a client is not kept waiting on a long call.
+const INLINE: Duration = Duration::from_millis(20);
+
+/// What a call that asks before it becomes a task came to within its request.
+pub(super) enum Inline {
+    /// It stopped on what it asks (or needs what the client did not declare): answered as any
+    /// call's round is, with who it asked.
+    Stopped(ToolExecResult, Arc<Asking>),
+    /// It goes on (or ended already) as a task: its creation.
+    Task(CreateTaskResult),
+}
+
+/// Runs `job` within the request for a moment ([`McpServerBuilder::ask_before_task`](super::McpServerBuilder::ask_before_task)):
+/// a call that stops on what it asks is answered as a round; any other goes on as the task `id`,
+/// running or ended already.
+pub(super) async fn start_after_questions<H: Host>(
+    host: &H,
+    id: String,
+    served: &str,
+    job: Job,
+) -> Result<Inline, ErrorData> {
+    let mut started = job.start();
+    if let Ok(result) = tokio::time::timeout(INLINE, &mut started.exec).await {
+        let stopped = result.is_waiting() && !started.asking.asked().is_empty();
+        if stopped || started.asking.missing().is_some() {
+            return Ok(Inline::Stopped(result, started.asking));
+        }
+        started.exec = Box::pin(std::future::ready(result));
+    }
+    Ok(Inline::Task(keep_started(host, id, served, job, started).await?))
+}
+
 /// Starts `job` as the task `id` for the tool the client called `served`: saved working,
 /// then run on this replica in the background. The task's creation, as `tools/call`
 /// answers it.
@@ -314,6 +373,19 @@ pub(super) async fn start_task<H: Host>(
     id: String,
     served: &str,
     job: Job,
+) -> Result<CreateTaskResult, ErrorData> {
+    let started = job.start();
+    keep_started(host, id, served, job, started).await
+}
+
+/// Saves the task `id` of `job`, whose call is `started`, as working and runs it on in the
+/// background; its creation.
+async fn keep_started<H: Host>(
+    host: &H,
+    id: String,
+    served: &str,
+    job: Job,
+    started: Started,
 ) -> Result<CreateTaskResult, ErrorData> {
     let rounds = host.rounds().ok_or_else(|| unknown(&id))?;
     let now = now_ms();
@@ -332,15 +404,15 @@ pub(super) async fn start_task<H: Host>(
     let (tenant, actor) = (job.ctx.tenant_id().to_owned(), job.ctx.actor_id().to_owned());
     rounds.keep(&tenant, &actor, &id, &record).await.map_err(|error| store_failed(&error))?;
     let created = CreateTaskResult::new(record.task(&id));
-    spawn_task(host, id, record, job);
+    spawn_task(host, id, record, job, started);
     Ok(created)
 }
 
-/// Runs `job` as the task `id` (its record `record`, working) until it ends or waits,
-/// then keeps what became of it.
-fn spawn_task<H: Host>(host: &H, id: String, record: Record, job: Job) {
+/// Runs `started`, the call of `job`, as the task `id` (its record `record`, working) until
+/// it ends or waits, then keeps what became of it.
+fn spawn_task<H: Host>(host: &H, id: String, record: Record, job: Job, started: Started) {
     let server = host.clone();
-    let token = CancellationToken::new();
+    let Started { token, asking, ctx, mut exec } = started;
     server.running().lock().insert(id.clone(), token.clone());
     tokio::spawn(async move {
         let Some(rounds) = server.rounds() else { return };
@@ -348,10 +420,6 @@ fn spawn_task<H: Host>(host: &H, id: String, record: Record, job: Job) {
         let spec = tool.spec();
         let (tenant, actor) = (job.ctx.tenant_id().to_owned(), job.ctx.actor_id().to_owned());
         let key = key_of(&tenant, &id);
-        let asking = Asking::new(job.answers.clone(), job.offered);
-        let ctx = job.ctx.clone().with_cancellation(token.clone()).with_interactor(asking.clone());
-        let exec = job.runner.exec(spec.name(), job.arguments.clone(), &ctx);
-        tokio::pin!(exec);
         // Every poll, between two polls of the call (never while it ends): a cancellation
         // recorded by another replica is looked for, and now and then the lease renewed.
         let mut polls = 0u32;
@@ -484,7 +552,8 @@ pub(super) async fn update_task_of<H: Host>(
                 approved,
                 offered,
             };
-            spawn_task(host, id.to_owned(), record, job);
+            let started = job.start();
+            spawn_task(host, id.to_owned(), record, job, started);
         }
     }
     Ok(())
