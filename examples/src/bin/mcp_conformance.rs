@@ -23,7 +23,8 @@ use tool_runtime::agent::StateKey;
 
 use tool_runtime::catalog::{ToolCatalog, ToolSource};
 use tool_runtime::content::{Content, Resource, ResourceBody};
-use tool_runtime::mcp::{McpServer, TaskSupport};
+use tool_runtime::mcp::rmcp::model::{PromptMessage, Role};
+use tool_runtime::mcp::{McpPrompt, McpServer, TaskSupport};
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
 use tool_runtime::runtime::{
@@ -828,6 +829,46 @@ fn contact_form() -> Result<DynamicTool, DynamicToolError> {
     })
 }
 
+/// The context a prompt asks for.
+#[derive(Debug, Serialize, Deserialize, ToolSchema)]
+struct PromptContext {
+    context: String,
+}
+
+/// The prompts the suite gets: a plain one, one with arguments, one that asks first.
+fn prompts() -> [McpPrompt; 3] {
+    let simple = McpPrompt::new("test_simple_prompt", "A prompt without arguments.", |_| async {
+        Ok(vec![PromptMessage::new_text(Role::User, "This is a simple prompt for testing.")])
+    });
+    let with_arguments =
+        McpPrompt::new("test_prompt_with_arguments", "A prompt with two arguments.", |request| {
+            let arg = |name: &str| request.arguments.get(name).cloned().unwrap_or_default();
+            let text =
+                format!("Prompt with arguments: arg1='{}', arg2='{}'", arg("arg1"), arg("arg2"));
+            async move { Ok(vec![PromptMessage::new_text(Role::User, text)]) }
+        })
+        .argument("arg1", "First test argument", true)
+        .argument("arg2", "Second test argument", true);
+    let asking = McpPrompt::new(
+        "test_input_required_result_prompt",
+        "A prompt that asks its user for context first.",
+        |request| async move {
+            let answer = request
+                .interact
+                .elicitation::<PromptContext>("What context should the prompt use?")
+                .key("user_context")
+                .send()
+                .await?;
+            let context = accepted(answer)?.context;
+            Ok(vec![PromptMessage::new_text(
+                Role::User,
+                format!("Answer within this context: {context}"),
+            )])
+        },
+    );
+    [simple, with_arguments, asking]
+}
+
 /// `Elicitation completed: action=<action>, content=<answer>`.
 fn completed<T: Serialize>(answer: ElicitAnswer<T>) -> Result<String, ToolError> {
     Ok(match answer {
@@ -901,6 +942,9 @@ fn server() -> Result<McpServer, Box<dyn std::error::Error>> {
     for id in ids {
         let bare = id.trim_start_matches("conformance__").to_owned();
         builder = builder.serve_as(id, bare)?;
+    }
+    for prompt in prompts() {
+        builder = builder.prompt(prompt)?;
     }
     Ok(builder.build())
 }

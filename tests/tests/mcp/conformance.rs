@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The scenarios the server passes.
-const SCENARIOS: [&str; 17] = [
+const SCENARIOS: [&str; 20] = [
     "server-initialize",
     "ping",
     "logging-set-level",
@@ -26,13 +26,17 @@ const SCENARIOS: [&str; 17] = [
     "elicitation-sep1034-defaults",
     "elicitation-sep1330-enums",
     "dns-rebinding-protection",
+    "prompts-list",
+    "prompts-get-simple",
+    "prompts-get-with-args",
 ];
 
 /// The scenarios of the 2026-07-28 suite (`0.2.0-alpha.12`, on Node 24) the server passes:
-/// its stateless requests, routing headers, caching hints, input-required rounds and tasks, and
-/// the 2025 scenarios again as this version checks them. (Not `tasks-status-notifications`: it
-/// checks notifications a server may send, and this one sends none, so it has no check to fail.)
-const SCENARIOS_2026: [&str; 40] = [
+/// its stateless requests, routing headers, full 2020-12 schemas, caching hints, input-required
+/// rounds (prompts included), tasks, and the 2025 scenarios again as this version checks them.
+/// (Not `tasks-status-notifications`: this suite skips it, pending its move to the
+/// `subscriptions/listen` stream, so it has no check to pass.)
+const SCENARIOS_2026: [&str; 44] = [
     "server-initialize",
     "server-session-lifecycle",
     "server-stateless",
@@ -64,6 +68,10 @@ const SCENARIOS_2026: [&str; 40] = [
     "input-required-result-capability-check",
     "input-required-result-basic-sampling",
     "input-required-result-basic-list-roots",
+    "input-required-result-non-tool-request",
+    "prompts-list",
+    "prompts-get-simple",
+    "prompts-get-with-args",
     "tasks-capability-negotiation",
     "tasks-wire-fields",
     "tasks-request-state-removal",

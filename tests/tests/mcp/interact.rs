@@ -195,10 +195,10 @@ fn runner(interact: Interact) -> ToolRunner {
 
 /// A client that answers sampling and elicitation as told, and records what it was asked.
 #[derive(Clone)]
-struct Client {
+pub(super) struct Client {
     capable: bool,
-    elicit: Arc<Mutex<(ElicitationAction, Value)>>,
-    asked: Arc<Mutex<Vec<Value>>>,
+    pub(super) elicit: Arc<Mutex<(ElicitationAction, Value)>>,
+    pub(super) asked: Arc<Mutex<Vec<Value>>>,
 }
 
 impl ClientHandler for Client {
@@ -233,7 +233,15 @@ impl ClientHandler for Client {
 }
 
 async fn connect(capable: bool) -> (RunningService<RoleClient, Client>, Client) {
-    let server = McpServer::builder(runner(Interact::unavailable())).build();
+    connect_to(McpServer::builder(runner(Interact::unavailable())).build(), capable).await
+}
+
+/// A client of `server` (2025-11-25, over an in-memory pipe) that declares sampling and
+/// elicitation when `capable`.
+pub(super) async fn connect_to(
+    server: McpServer,
+    capable: bool,
+) -> (RunningService<RoleClient, Client>, Client) {
     let (ours, theirs) = tokio::io::duplex(64 * 1024);
     tokio::spawn(async move {
         if let Ok(running) = server.serve(theirs).await {

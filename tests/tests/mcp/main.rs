@@ -17,6 +17,7 @@ mod import_hostile;
 mod import_rounds;
 mod inputs;
 mod interact;
+mod prompts;
 mod python_client;
 mod replicas;
 mod rounds;

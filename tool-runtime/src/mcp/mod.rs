@@ -106,6 +106,7 @@ mod interact;
 mod limits;
 mod logging;
 mod names;
+mod prompts;
 mod remote;
 mod results;
 mod rounds;
@@ -123,6 +124,7 @@ pub use import::{
 };
 pub use limits::HttpLimits;
 pub use names::{ServerName, ServerNameError, imported_tool_name};
+pub use prompts::{McpPrompt, PromptFuture, PromptRequest};
 pub use serve::{
     McpServeError, McpServer, McpServerBuilder, ServedNameError, ToolHints, annotations,
 };

@@ -23,6 +23,7 @@ use super::headers::{self, ParamHeaderError, ParamHeaders};
 use super::interact::{ClientApprover, ClientInteractor};
 use super::limits::{HttpLimits, SessionSlot};
 use super::logging;
+use super::prompts::{self, McpPrompt};
 use super::results::{complete, object, served_output};
 use super::rounds::{self, GoingOn, Pending, Replied, Reply, Rounds};
 use super::tasks::{
@@ -139,6 +140,7 @@ struct Inner {
     running: Running,
     param_headers: ParamHeaders,
     ask_first: BTreeSet<String>,
+    prompts: BTreeMap<String, McpPrompt>,
 }
 
 /// What one client connection set: the lowest level of log messages it receives. A session of
@@ -206,6 +208,7 @@ pub struct McpServerBuilder {
     tasks: BTreeMap<String, TaskSupport>,
     param_headers: ParamHeaders,
     ask_first: BTreeSet<String>,
+    prompts: BTreeMap<String, McpPrompt>,
 }
 
 impl fmt::Debug for McpServerBuilder {
@@ -316,6 +319,7 @@ impl McpServer {
             tasks: BTreeMap::new(),
             param_headers: ParamHeaders::new(),
             ask_first: BTreeSet::new(),
+            prompts: BTreeMap::new(),
         }
     }
 
@@ -1048,6 +1052,44 @@ impl McpServerBuilder {
         Ok(self)
     }
 
+    /// Offers `prompt` to clients (`prompts/list`, `prompts/get`). Its handler may ask the
+    /// client first, as a tool with [`Interact`](crate::runtime::Interact) does: within the
+    /// request for clients before 2026-07-28, in input-required rounds for 2026-07-28 (the
+    /// `requestState` sealed with the [store](Self::store)'s key, bound to the caller, the
+    /// prompt and its arguments; a prompt has no side effects, so a state is not spent).
+    ///
+    /// ```
+    /// use tool_runtime::catalog::ToolCatalog;
+    /// use tool_runtime::mcp::{McpPrompt, McpServer};
+    /// use tool_runtime::mcp::rmcp::model::{PromptMessage, Role};
+    /// use tool_runtime::runner::ToolRunner;
+    ///
+    /// let runner = ToolRunner::builder(ToolCatalog::builder().build().unwrap()).build();
+    /// let greet = McpPrompt::new("greet", "Greet someone.", |request| async move {
+    ///     let name = request.arguments.get("name").cloned().unwrap_or_default();
+    ///     Ok(vec![PromptMessage::new_text(Role::User, format!("Say hello to {name}."))])
+    /// })
+    /// .argument("name", "Who to greet.", true);
+    /// let server = McpServer::builder(runner).prompt(greet).unwrap().build();
+    /// # let _ = server;
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ServedNameError`] when the name breaks MCP's name rule (1 to 128 characters of
+    /// `a-z`, `A-Z`, `0-9`, `_`, `-` and `.`) or another prompt has it.
+    pub fn prompt(mut self, prompt: McpPrompt) -> Result<Self, ServedNameError> {
+        let name = prompt.name().to_owned();
+        if !served_name_ok(&name) {
+            return Err(ServedNameError::Invalid { name });
+        }
+        if self.prompts.contains_key(&name) {
+            return Err(ServedNameError::Taken { by: name.clone(), name });
+        }
+        self.prompts.insert(name, prompt);
+        Ok(self)
+    }
+
     /// The server.
     pub fn build(self) -> McpServer {
         McpServer {
@@ -1065,6 +1107,7 @@ impl McpServerBuilder {
                 running: Running::default(),
                 param_headers: self.param_headers,
                 ask_first: self.ask_first,
+                prompts: self.prompts,
             }),
             session: Session::new(None),
         }
@@ -1153,14 +1196,29 @@ impl ServerHandler for McpServer {
         Ok(ListToolsResult::with_all_items(self.tools_for(&self.context_of(&context))))
     }
 
-    // A server of tools serves no prompts and no resources: their lists are empty (with the
-    // caching hints 2026-07-28 asks for), so clients that list everything get an answer.
+    // Prompts are the application's (`McpServerBuilder::prompt`); a server of tools serves no
+    // resources: that list is empty (with the caching hints 2026-07-28 asks for), so clients
+    // that list everything get an answer.
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListPromptsResult, ErrorData> {
-        Ok(rmcp::model::ListPromptsResult::with_all_items(Vec::new()))
+        let listed = self.inner.prompts.values().map(|prompt| prompt.listed().clone());
+        Ok(rmcp::model::ListPromptsResult::with_all_items(listed.collect()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: rmcp::model::GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, ErrorData> {
+        let Some(prompt) = self.inner.prompts.get(&request.name) else {
+            let message = format!("unknown prompt `{}`", Shown(&request.name));
+            return Err(ErrorData::invalid_params(message, None));
+        };
+        let ctx = self.context_of(&context).with_cancellation(context.ct.clone());
+        prompts::get_prompt(prompt, request, ctx, self.inner.rounds.as_ref(), &context).await
     }
 
     async fn list_resources(
