@@ -25,11 +25,12 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 use tool_runtime::agent::StateKey;
 use tool_runtime::catalog::ToolCatalog;
-use tool_runtime::mcp::{HttpLimits, McpServer, TaskSupport};
+use tool_runtime::mcp::rmcp::model::{PromptMessage, Role};
+use tool_runtime::mcp::{HttpLimits, McpPrompt, McpServer, TaskSupport};
 use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::{DeferAll, ToolRunner};
-use tool_runtime::runtime::{ElicitAnswer, Interact};
+use tool_runtime::runtime::{ElicitAnswer, Interact, SampleRequest};
 use tool_runtime::store::InMemoryStore;
 
 /// How long a connection may take to be answered or closed, on the paused clock.
@@ -114,16 +115,37 @@ impl Tool for Ask {
         caps: &ToolCapabilities,
     ) -> Result<Echoed, ToolError> {
         let interact = caps.get::<Interact>()?;
-        match interact.elicitation::<Answer>("Which text?").key("text").send().await? {
-            ElicitAnswer::Accept(answer) => Ok(Echoed { text: answer.text }),
+        // Everything at once: one round asks a question, a completion and the roots.
+        let (answer, completion, roots) = tokio::join!(
+            interact.elicitation::<Answer>("Which text?").key("text").send(),
+            interact.sample(SampleRequest::new("Say a text.").max_tokens(10)),
+            interact.roots(),
+        );
+        let (completion, roots) = (completion?, roots?);
+        match answer? {
+            ElicitAnswer::Accept(answer) => {
+                Ok(Echoed { text: format!("{} {} {}", answer.text, completion.text, roots.len()) })
+            }
             _ => Err(ToolError::new("no text")),
         }
     }
 }
 
-/// The served catalog: `fuzz__echo` (also served as a task), `fuzz__close` (waits for
-/// approval) and `fuzz__ask` (asks a question), with calls that wait kept in memory so that
-/// 2026-07-28 clients get input-required rounds and tasks.
+/// A prompt that asks the user for a topic first.
+fn prompt() -> McpPrompt {
+    McpPrompt::new("fuzz_prompt", "Write about a topic.", |request| async move {
+        let answer = request.interact.elicitation::<Answer>("Which topic?").send().await?;
+        let text = answer.accepted().map_or_else(String::new, |answer| answer.text);
+        Ok(vec![PromptMessage::new_text(Role::User, text)])
+    })
+    .argument("style", "How to write.", false)
+}
+
+/// The served catalog: `fuzz__echo` (also served as a task, its text mirrored into the
+/// `Mcp-Param-Text` header), `fuzz__close` (waits for approval) and `fuzz__ask` (asks a
+/// question, a completion and the roots at once; a task once answered), and a prompt that asks
+/// first, with calls that wait kept in memory so that 2026-07-28 clients get input-required
+/// rounds and tasks.
 fn server() -> McpServer {
     let catalog = ToolCatalog::builder()
         .register::<Echo>()
@@ -142,6 +164,12 @@ fn server() -> McpServer {
         .http_limits(limits)
         .store(Arc::new(InMemoryStore::new()), StateKey::new(*b"the fuzzed server's state key!!!"))
         .task("fuzz__echo", TaskSupport::Optional)
+        .task("fuzz__ask", TaskSupport::Optional)
+        .ask_before_task("fuzz__ask")
+        .param_header("fuzz__echo", "text", "Text")
+        .expect("`text` is a string property of `fuzz__echo`")
+        .prompt(prompt())
+        .expect("one prompt, its name valid")
         .build()
 }
 

@@ -43,6 +43,8 @@ fn server() -> McpServer {
         .store(Arc::new(InMemoryStore::new()), StateKey::new(*b"the replicas' shared secret!!!!!"))
         .prompt(explain())
         .unwrap()
+        .prompt(McpPrompt::new("boom", "Panics.", |_| async { panic!("a prompt handler's bug") }))
+        .unwrap()
         .build()
 }
 
@@ -66,8 +68,9 @@ fn explaining(topic: &str) -> Value {
 async fn a_prompt_asks_a_2026_client_in_a_round_bound_to_its_caller_and_arguments() {
     let (url, shutdown) = serve().await;
     let listed = rpc(&url, "alice-secret", "prompts/list", json!({}), json!({})).await;
-    assert_eq!(listed["result"]["prompts"][0]["name"], "explain", "{listed}");
-    assert_eq!(listed["result"]["prompts"][0]["arguments"][0]["required"], true);
+    let explain = &listed["result"]["prompts"][1];
+    assert_eq!(explain["name"], "explain", "{listed}");
+    assert_eq!(explain["arguments"][0]["required"], true);
 
     let first = get(&url, "alice-secret", explaining("tides")).await;
     let result = &first["result"];
@@ -112,6 +115,12 @@ async fn bad_prompt_requests_are_refused_with_what_is_wrong() {
         assert_eq!(refused["error"]["code"], -32602, "{refused}");
         assert!(refused["error"]["message"].as_str().unwrap().contains(says), "{refused}");
     }
+    // A handler that panics fails its request; the server goes on.
+    let failed = get(&url, "alice-secret", json!({"name": "boom"})).await;
+    assert_eq!(failed["error"]["code"], -32603, "{failed}");
+    assert!(failed["error"]["message"].as_str().unwrap().contains("panicked"), "{failed}");
+    let listed = rpc(&url, "alice-secret", "prompts/list", json!({}), json!({})).await;
+    assert_eq!(listed["result"]["prompts"].as_array().unwrap().len(), 2, "{listed}");
     shutdown.cancel();
     let runner = ToolRunner::builder(ToolCatalog::builder().build().unwrap()).build();
     let twice = McpServer::builder(runner).prompt(explain()).unwrap().prompt(explain());

@@ -21,6 +21,7 @@ use super::asks::{Answer, Ask, Asking, Offered};
 use super::interact::ClientInteractor;
 use super::rounds::{self, Rounds, now_ms};
 use crate::digest::parts_hash;
+use crate::runner::CatchUnwind;
 use crate::runtime::interact::Asker;
 use crate::runtime::{Interact, ToolError, ToolInvocationContext};
 use crate::schema::Shown;
@@ -175,7 +176,7 @@ pub(super) async fn get_prompt(
         // An older client is asked within the request.
         let client = Arc::new(ClientInteractor { peer: context.peer.clone() });
         let interact = Interact::unavailable().for_call(&Asker::Session(client));
-        let made = (prompt.handler)(PromptRequest { arguments, interact, ctx }).await;
+        let made = made(prompt, PromptRequest { arguments, interact, ctx }).await;
         return made.map(|messages| GetPromptResult::new(messages).into()).map_err(failed);
     }
     let hash = arguments_hash(&arguments);
@@ -233,7 +234,7 @@ pub(super) async fn get_prompt(
     };
     let asking = Asking::new(given.clone(), Offered::of(context));
     let interact = Interact::unavailable().for_call(&Asker::Session(asking.clone()));
-    let made = (prompt.handler)(PromptRequest { arguments, interact, ctx: ctx.clone() }).await;
+    let made = made(prompt, PromptRequest { arguments, interact, ctx: ctx.clone() }).await;
     if let Some(required) = asking.missing() {
         return Err(ErrorData::missing_required_client_capability(required));
     }
@@ -261,6 +262,14 @@ pub(super) async fn get_prompt(
             let (sealed, _) = rounds.seal(&state);
             Ok(asking_for(&asks, sealed).into())
         }
+    }
+}
+
+/// What `prompt`'s handler makes of `request`; a handler that panics fails.
+async fn made(prompt: &McpPrompt, request: PromptRequest) -> Result<Vec<PromptMessage>, ToolError> {
+    match CatchUnwind((prompt.handler)(request)).await {
+        Ok(made) => made,
+        Err(()) => Err(ToolError::new("the prompt failed unexpectedly (it panicked)")),
     }
 }
 

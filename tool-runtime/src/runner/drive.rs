@@ -165,7 +165,7 @@ pub(super) async fn within_budget<F: Future + Unpin>(
 }
 
 /// Turns a panic while polling into an error.
-pub(super) struct CatchUnwind<F>(pub(super) F);
+pub(crate) struct CatchUnwind<F>(pub(crate) F);
 
 impl<F: Future + Unpin> Future for CatchUnwind<F> {
     type Output = Result<F::Output, ()>;

@@ -76,6 +76,8 @@ mod deferred;
 
 mod calls;
 mod drive;
+#[cfg(feature = "mcp")]
+pub(crate) use drive::CatchUnwind;
 pub mod hooks;
 mod limits;
 mod steps;
