@@ -16,6 +16,8 @@ use tool_runtime::runner::ToolRunner;
 use tool_runtime::runtime::Capability;
 use tool_tests::fixtures::context;
 
+use super::support::on_loopback;
+
 /// How many deploys ran.
 #[derive(Debug, Clone, Default)]
 struct Deploys(Arc<AtomicUsize>);
@@ -57,18 +59,15 @@ fn runner(deploys: &Deploys) -> ToolRunner {
 }
 
 /// A server mirroring `region` into `Mcp-Param-Region` and `replicas` into
-/// `Mcp-Param-Replicas`, over HTTP on a port of its own; its URL.
-async fn serve(deploys: &Deploys) -> String {
+/// `Mcp-Param-Replicas`, over HTTP on a port of its own; its URL and shutdown guard.
+async fn serve(deploys: &Deploys) -> (String, tokio_util::sync::DropGuard) {
     let server = McpServer::builder(runner(deploys))
         .param_header("ops__deploy", "region", "Region")
         .unwrap()
         .param_header("ops__deploy", "replicas", "Replicas")
         .unwrap()
         .build();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(server.serve_http(listener, tokio_util::sync::CancellationToken::new()));
-    url
+    on_loopback(server).await
 }
 
 /// One stateless 2026-07-28 `tools/call` of `ops__deploy` with `arguments` and the extra
@@ -103,7 +102,7 @@ async fn deploy(url: &str, arguments: Value, headers: &[(&str, &str)]) -> (u16, 
 #[tokio::test]
 async fn a_call_whose_param_headers_differ_from_its_arguments_is_refused_before_it_runs() {
     let deploys = Deploys::default();
-    let url = serve(&deploys).await;
+    let (url, _shutdown) = serve(&deploys).await;
     let args = |region: &str| json!({"service": "api", "region": region, "replicas": 3});
 
     let (status, ok) = deploy(
@@ -150,7 +149,7 @@ async fn a_call_whose_param_headers_differ_from_its_arguments_is_refused_before_
 #[tokio::test]
 async fn the_listing_marks_the_mirrored_properties_and_the_import_sends_their_headers() {
     let deploys = Deploys::default();
-    let url = serve(&deploys).await;
+    let (url, _shutdown) = serve(&deploys).await;
     let options = McpImportOptions::new().redact("mcp__ops__ops__deploy", ["at"]);
     let source =
         McpToolSource::connect_http(ServerName::new("ops").unwrap(), &url, options).await.unwrap();

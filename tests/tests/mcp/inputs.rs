@@ -11,15 +11,24 @@ use serde_json::{Value, json};
 use tool_runtime::agent::StateKey;
 use tool_runtime::catalog::ToolCatalog;
 use tool_runtime::content::Content;
+use tool_runtime::content::Part;
+use tool_runtime::mcp::rmcp::transport::StreamableHttpClientTransport;
+use tool_runtime::mcp::rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use tool_runtime::mcp::{McpImportOptions, McpToolSource, ServerName};
 use tool_runtime::mcp::{McpServer, TaskSupport};
 use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
-use tool_runtime::runtime::{Capability, Interact, InteractKind, SampleRequest};
+use tool_runtime::runtime::{
+    Capability, Completion, ElicitRequest, ElicitResponse, Interact, InteractFuture, InteractKind,
+    Interactor, Root, SampleRequest,
+};
 use tool_runtime::store::InMemoryStore;
+use tool_tests::fixtures::context;
 
 use super::rounds::{answering, rpc};
 use super::serve::Tokens;
+use super::support::on_loopback;
 
 /// How many surveys ran to their end.
 #[derive(Debug, Clone, Default)]
@@ -102,13 +111,7 @@ impl Tool for Onboard {
 struct Served {
     url: String,
     ran: Ran,
-    shutdown: tokio_util::sync::CancellationToken,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        self.shutdown.cancel();
-    }
+    _shutdown: tokio_util::sync::DropGuard,
 }
 
 async fn serve() -> Served {
@@ -129,11 +132,8 @@ async fn serve() -> Served {
         .task("survey__onboard", TaskSupport::Required)
         .ask_before_task("survey__onboard")
         .build();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let shutdown = tokio_util::sync::CancellationToken::new();
-    tokio::spawn(server.serve_http(listener, shutdown.clone()));
-    Served { url, ran, shutdown }
+    let (url, shutdown) = on_loopback(server).await;
+    Served { url, ran, _shutdown: shutdown }
 }
 
 /// Everything a client can be asked within rounds.
@@ -320,4 +320,55 @@ async fn a_task_that_asks_first_asks_in_rounds_then_runs_as_a_task() {
     let refused =
         rpc(&served.url, "alice-secret", "tools/call", onboard, json!({"elicitation": {}}));
     assert_eq!(refused.await["error"]["code"], -32021);
+}
+
+/// A user at a screen with a model at hand and a project open: answers everything.
+#[derive(Debug, Default)]
+struct Everything(std::sync::Mutex<Vec<String>>);
+
+impl Interactor for Everything {
+    fn elicit(&self, request: ElicitRequest) -> InteractFuture<'_, ElicitResponse> {
+        self.0.lock().unwrap().push(format!("asked {}", request.message));
+        Box::pin(async { Ok(ElicitResponse::Accept(json!({"name": "Dee"}))) })
+    }
+
+    fn sample(&self, request: SampleRequest) -> InteractFuture<'_, Completion> {
+        self.0.lock().unwrap().push(format!("sampled {}", request.messages[0].text));
+        Box::pin(async {
+            Ok(Completion { text: "Welcome".into(), model: None, stop_reason: None })
+        })
+    }
+
+    fn roots(&self) -> InteractFuture<'_, Vec<Root>> {
+        Box::pin(async { Ok(vec![Root::new("file:///work").name("work")]) })
+    }
+
+    fn offers(&self, _: InteractKind) -> bool {
+        true
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_imported_round_asks_the_importing_calls_user_its_model_and_its_roots() {
+    let served = serve().await;
+    let config = StreamableHttpClientTransportConfig::with_uri(served.url.clone())
+        .auth_header("alice-secret");
+    let transport = StreamableHttpClientTransport::from_config(config);
+    let name = ServerName::new("survey").unwrap();
+    let source = McpToolSource::connect(name, transport, McpImportOptions::new()).await.unwrap();
+    let catalog = ToolCatalog::builder()
+        .source(Arc::new(source))
+        .capability(Interact::unavailable())
+        .build()
+        .unwrap();
+    let policy = ToolPolicy::allowing(["mcp__survey__survey__start"]);
+    let runner = ToolRunner::builder(catalog).policy(policy).build();
+    let user = Arc::new(Everything::default());
+    let ctx = context("run-1", "ana", "acme").with_interactor(user.clone());
+    let result = runner.exec("mcp__survey__survey__start", json!({}), &ctx).await;
+    let parts = result.output().unwrap_or_else(|| panic!("{result:?}")).parts();
+    assert_eq!(parts, [Part::Text("Welcome Dee in file:///work".into())]);
+    let asked = user.0.lock().unwrap().clone();
+    assert_eq!(asked, ["sampled Greet them.", "asked Your name?"], "one round, in key order");
+    assert_eq!(served.ran.0.load(Ordering::SeqCst), 1);
 }

@@ -18,6 +18,7 @@ use tool_runtime::store::InMemoryStore;
 use super::interact::connect_to;
 use super::rounds::rpc;
 use super::serve::Tokens;
+use super::support::on_loopback;
 
 #[derive(Debug, Serialize, Deserialize, ToolSchema)]
 struct Audience {
@@ -48,14 +49,6 @@ fn server() -> McpServer {
         .build()
 }
 
-async fn serve() -> (String, tokio_util::sync::CancellationToken) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let shutdown = tokio_util::sync::CancellationToken::new();
-    tokio::spawn(server().serve_http(listener, shutdown.clone()));
-    (url, shutdown)
-}
-
 async fn get(url: &str, token: &str, params: Value) -> Value {
     rpc(url, token, "prompts/get", params, json!({"elicitation": {}})).await
 }
@@ -66,7 +59,7 @@ fn explaining(topic: &str) -> Value {
 
 #[tokio::test]
 async fn a_prompt_asks_a_2026_client_in_a_round_bound_to_its_caller_and_arguments() {
-    let (url, shutdown) = serve().await;
+    let (url, shutdown) = on_loopback(server()).await;
     let listed = rpc(&url, "alice-secret", "prompts/list", json!({}), json!({})).await;
     let explain = &listed["result"]["prompts"][1];
     assert_eq!(explain["name"], "explain", "{listed}");
@@ -100,12 +93,12 @@ async fn a_prompt_asks_a_2026_client_in_a_round_bound_to_its_caller_and_argument
     let mut tampered = answered(explaining("tides"));
     tampered["requestState"] = json!(format!("{}x", state.as_str().unwrap()));
     assert_eq!(get(&url, "alice-secret", tampered).await["error"]["code"], -32602);
-    shutdown.cancel();
+    drop(shutdown);
 }
 
 #[tokio::test]
 async fn bad_prompt_requests_are_refused_with_what_is_wrong() {
-    let (url, shutdown) = serve().await;
+    let (url, shutdown) = on_loopback(server()).await;
     for (params, says) in [
         (json!({"name": "summarise"}), "unknown prompt"),
         (json!({"name": "explain"}), "needs the argument `topic`"),
@@ -121,7 +114,7 @@ async fn bad_prompt_requests_are_refused_with_what_is_wrong() {
     assert!(failed["error"]["message"].as_str().unwrap().contains("panicked"), "{failed}");
     let listed = rpc(&url, "alice-secret", "prompts/list", json!({}), json!({})).await;
     assert_eq!(listed["result"]["prompts"].as_array().unwrap().len(), 2, "{listed}");
-    shutdown.cancel();
+    drop(shutdown);
     let runner = ToolRunner::builder(ToolCatalog::builder().build().unwrap()).build();
     let twice = McpServer::builder(runner).prompt(explain()).unwrap().prompt(explain());
     assert!(matches!(twice.err(), Some(ServedNameError::Taken { .. })));

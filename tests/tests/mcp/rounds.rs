@@ -18,6 +18,7 @@ use tool_runtime::runtime::{Capability, ElicitAnswer, Interact};
 use tool_runtime::store::{InMemoryStore, RunStore, WaitingQuery};
 
 use super::serve::Tokens;
+use super::support::on_loopback;
 
 /// How many refunds ran, per test (each test gives its server its own counter).
 #[derive(Debug, Clone, Default)]
@@ -106,13 +107,7 @@ pub(super) struct Served {
     pub(super) url: String,
     pub(super) store: Arc<InMemoryStore>,
     pub(super) refunds: Refunds,
-    shutdown: tokio_util::sync::CancellationToken,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        self.shutdown.cancel();
-    }
+    _shutdown: tokio_util::sync::DropGuard,
 }
 
 pub(super) async fn serve() -> Served {
@@ -144,12 +139,8 @@ pub(super) async fn serve_with(authenticator: Option<Arc<Tokens>>) -> Served {
     if let Some(authenticator) = authenticator {
         server = server.authenticator(authenticator);
     }
-    let server = server.build();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let shutdown = tokio_util::sync::CancellationToken::new();
-    tokio::spawn(server.serve_http(listener, shutdown.clone()));
-    Served { url, store, refunds, shutdown }
+    let (url, shutdown) = on_loopback(server.build()).await;
+    Served { url, store, refunds, _shutdown: shutdown }
 }
 
 /// One stateless 2026-07-28 `tools/call` as `token`: its JSON-RPC response.

@@ -12,6 +12,18 @@ use tool_runtime::prelude::ToolInvocationContext;
 use tool_tests::fixtures::context;
 use tool_tests::python::{PinnedVenv, install_once};
 
+/// `server` over HTTP on a loopback port of its own: its URL (`http://127.0.0.1:<port>/mcp`)
+/// and the guard that shuts it down when dropped.
+pub async fn on_loopback(
+    server: tool_runtime::mcp::McpServer,
+) -> (String, tokio_util::sync::DropGuard) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a loopback port");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("a bound address"));
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    tokio::spawn(server.serve_http(listener, shutdown.clone()));
+    (url, shutdown.drop_guard())
+}
+
 /// The context the import and interaction suites call tools with.
 pub fn ctx() -> ToolInvocationContext {
     context("run", "actor", "tenant")

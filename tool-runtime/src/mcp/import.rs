@@ -382,11 +382,29 @@ impl ClientHandler for ImportClient {
         Ok(ElicitResult::new(ElicitationAction::Cancel))
     }
 
+    /// A server of an older protocol version asks for a completion within a call: as for a
+    /// question, nothing here knows which call it is for, so it is refused. Servers of
+    /// 2026-07-28 ask in input-required rounds, which reach what answers the call's requests.
+    #[allow(deprecated)] // sampling: see `wire`
+    async fn create_message(
+        &self,
+        _params: rmcp::model::CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
+        Err(rmcp::ErrorData::invalid_request(
+            "this client gives completions only in input-required rounds (MCP 2026-07-28), where it knows the call they are for",
+            None,
+        ))
+    }
+
     fn get_info(&self) -> ClientConfig {
-        // Elicitation: a server's questions in input-required rounds reach the call's user.
+        // Elicitation, sampling, roots: what a server asks in input-required rounds reaches
+        // what answers the call's requests (its user, its model, its roots).
         // Tasks: a server may answer a call with a task, which the call follows to its end.
         let mut capabilities = ClientCapabilities::builder().enable_tasks().build();
         capabilities.elicitation = Some(Default::default());
+        capabilities.sampling = Some(Default::default());
+        capabilities.roots = Some(Default::default());
         ClientConfig::new(
             capabilities,
             Implementation::new("tool-runtime", env!("CARGO_PKG_VERSION")),

@@ -15,12 +15,17 @@ use rmcp::model::{
     ProgressToken, RequestId, ResourceContents, ServerResult, Task, TaskPayload, UpdateTaskParams,
     UpdateTaskRequest,
 };
+#[allow(deprecated)] // sampling: see `wire`
+use rmcp::model::{CreateMessageRequestParams, SamplingMessageContentBlock};
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use serde_json::{Value, json};
 
 use super::text::capped;
 use crate::content::{Part, Resource, ResourceBody, ResourceLink, ToolOutput};
-use crate::runtime::{ElicitRequest, ToolCapabilities, ToolError, ToolInvocationContext};
+use crate::runtime::{
+    ElicitRequest, Interact, InteractError, SampleRequest, SampleRole, ToolCapabilities, ToolError,
+    ToolInvocationContext,
+};
 
 /// Routes `notifications/progress` to the call that owns the progress token.
 ///
@@ -153,10 +158,13 @@ fn refused(response: Result<ServerResult, ServiceError>) -> Result<ServerResult,
 /// The answers to a round's `requests`, each from who answers the questions of the call of
 /// `ctx` (the client of the MCP session the call serves, the agent loop's user: a question that
 /// waits makes the call wait, and its answer comes back when the call runs again). A
-/// question is asked under its key in the round. Completions (sampling) are not given.
+/// question is asked under its key in the round; a completion (sampling) and the roots go to
+/// what answers them for the call (`interact`: the serving session's client, the backend the
+/// application bound); with nothing that lists roots, the list is empty.
 async fn answer(
     requests: InputRequests,
     ctx: &ToolInvocationContext,
+    interact: Option<&Interact>,
 ) -> Result<InputResponses, ToolError> {
     if requests.len() > MAX_REQUESTS {
         return Err(ToolError::new(format!(
@@ -192,16 +200,77 @@ async fn answer(
                 let answer = asker.elicit(question).await?;
                 serde_json::to_value(answer).unwrap_or(Value::Null)
             }
-            InputRequest::ListRoots(_) => json!({"roots": []}),
-            _ => {
-                return Err(ToolError::new(
-                    "the MCP server asks for a completion (sampling), which this client does not give",
-                ));
+            InputRequest::ListRoots(_) => {
+                let roots = match interact {
+                    Some(interact) => match interact.roots().await {
+                        Ok(roots) => roots,
+                        Err(InteractError::Unavailable(_)) => Vec::new(),
+                        Err(error) => return Err(error.into()),
+                    },
+                    None => Vec::new(),
+                };
+                json!({"roots": roots})
             }
+            #[allow(deprecated)] // sampling: see `wire`
+            InputRequest::CreateMessage(create) => {
+                let interact = interact.ok_or_else(|| {
+                    ToolError::new(
+                        "the MCP server asks for a completion and nothing here gives one",
+                    )
+                })?;
+                let completion = interact.sample(sample_request(&create.params)?).await?;
+                json!({
+                    "role": "assistant",
+                    "content": {"type": "text", "text": completion.text},
+                    "model": completion.model.unwrap_or_default(),
+                    "stopReason": completion.stop_reason,
+                })
+            }
+            _ => return Err(ToolError::new("the MCP server asks for input of an unknown kind")),
         };
         responses.insert(key, response);
     }
     Ok(responses)
+}
+
+/// A server's `sampling/createMessage` request as this crate asks for a completion: its text
+/// messages (each cut to [`QUESTION_CHARS`]), instructions and budget. A message that is not
+/// text is refused.
+#[allow(deprecated)] // sampling: see `wire`
+fn sample_request(params: &CreateMessageRequestParams) -> Result<SampleRequest, ToolError> {
+    let Some((first, rest)) = params.messages.split_first() else {
+        return Err(ToolError::new("the MCP server asks for a completion of no messages"));
+    };
+    let text = |message: &rmcp::model::SamplingMessage| -> Result<(SampleRole, String), ToolError> {
+        let role = match message.role {
+            rmcp::model::Role::User => SampleRole::User,
+            rmcp::model::Role::Assistant => SampleRole::Assistant,
+        };
+        let mut text = String::new();
+        for block in message.content.clone().into_vec() {
+            let SamplingMessageContentBlock::Text(block) = block else {
+                return Err(ToolError::new(
+                    "the MCP server asks for a completion of more than text, which this client does not give",
+                ));
+            };
+            text.push_str(&block.text);
+        }
+        Ok((role, capped(&text, QUESTION_CHARS)))
+    };
+    let (role, first) = text(first)?;
+    let mut request = SampleRequest::new(first).max_tokens(params.max_tokens);
+    request.messages[0].role = role;
+    for message in rest {
+        let (role, text) = text(message)?;
+        request = request.message(role, text);
+    }
+    if let Some(system) = &params.system_prompt {
+        request = request.system(capped(system, QUESTION_CHARS));
+    }
+    if let Some(temperature) = params.temperature {
+        request = request.temperature(temperature);
+    }
+    Ok(request)
 }
 
 /// How one imported tool reaches its server.
@@ -220,8 +289,9 @@ impl Remote {
         &self,
         args: Value,
         ctx: &ToolInvocationContext,
-        _caps: &ToolCapabilities,
+        caps: &ToolCapabilities,
     ) -> Result<ToolOutput, ToolError> {
+        let interact = caps.get::<Interact>().ok();
         let Value::Object(arguments) = args else {
             return Err(ToolError::new("the arguments of an MCP tool must be an object"));
         };
@@ -234,11 +304,11 @@ impl Remote {
                 ServerResult::CallToolResult(result) => return self.output(result),
                 ServerResult::InputRequiredResult(asked) => {
                     let requests = asked.input_requests.unwrap_or_default();
-                    params.input_responses = Some(answer(requests, ctx).await?);
+                    params.input_responses = Some(answer(requests, ctx, interact).await?);
                     params.request_state = asked.request_state;
                 }
                 ServerResult::CreateTaskResult(created) => {
-                    return self.follow(created.task, ctx).await;
+                    return self.follow(created.task, ctx, interact).await;
                 }
                 _ => {
                     return Err(ToolError::new(
@@ -302,6 +372,7 @@ impl Remote {
         &self,
         task: Task,
         ctx: &ToolInvocationContext,
+        interact: Option<&Interact>,
     ) -> Result<ToolOutput, ToolError> {
         let id = task.task_id;
         let every = Duration::from_millis(task.poll_interval_ms.unwrap_or(500).clamp(50, 5000));
@@ -318,7 +389,7 @@ impl Remote {
             };
             match got.task.payload {
                 TaskPayload::InputRequired { input_requests } => {
-                    let responses = answer(input_requests, ctx).await?;
+                    let responses = answer(input_requests, ctx, interact).await?;
                     let update = UpdateTaskParams::new(&id, responses);
                     let request = ClientRequest::UpdateTaskRequest(UpdateTaskRequest::new(update));
                     self.send(request, ctx).await?;

@@ -97,6 +97,14 @@ impl std::error::Error for SubsetError {}
 ///
 /// [`SubsetError`] naming the first construct outside the subset.
 pub fn check_subset(schema: &Value) -> Result<(), SubsetError> {
+    let map = object_root(schema)?;
+    let mut pointer = String::new();
+    check_node(map, &mut pointer, 0)
+}
+
+/// The root of a tool's schema, which must be an object schema (a tool's arguments are an
+/// object).
+fn object_root(schema: &Value) -> Result<&Map<String, Value>, SubsetError> {
     let Value::Object(map) = schema else {
         return Err(error(String::new(), "a tool's schema must be a JSON object"));
     };
@@ -106,8 +114,7 @@ pub fn check_subset(schema: &Value) -> Result<(), SubsetError> {
             "a tool's arguments must be an object: `\"type\": \"object\"`",
         ));
     }
-    let mut pointer = String::new();
-    check_node(map, &mut pointer, 0)
+    Ok(map)
 }
 
 /// Checks a schema that may use all of JSON Schema 2020-12 (a tool served to MCP clients
@@ -115,15 +122,7 @@ pub fn check_subset(schema: &Value) -> Result<(), SubsetError> {
 /// is a connection id, and it nests at most 32 levels deep. Reports the first offending place.
 #[cfg(feature = "dynamic")]
 pub(crate) fn check_object_root(schema: &Value) -> Result<(), SubsetError> {
-    let Value::Object(map) = schema else {
-        return Err(error(String::new(), "a tool's schema must be a JSON object"));
-    };
-    if !matches!(map.get("type"), Some(Value::String(kind)) if kind == "object") {
-        return Err(error(
-            "/type".to_owned(),
-            "a tool's arguments must be an object: `\"type\": \"object\"`",
-        ));
-    }
+    object_root(schema)?;
     no_connection_ids(schema, &mut String::new(), 0)
 }
 
