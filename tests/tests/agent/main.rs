@@ -12,6 +12,7 @@
 
 mod agent_loop;
 mod call_ids;
+mod config;
 mod deferred;
 mod durable;
 mod example_app;

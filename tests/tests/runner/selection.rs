@@ -339,3 +339,36 @@ fn a_name_indexed_twice_is_offered_once() {
     assert_eq!(selection.names().collect::<Vec<_>>(), ["weather__get_forecast"]);
     assert_eq!(selection.ranked().len(), 1);
 }
+
+/// Selection set in configuration (`AgentConfig::selection`, read from TOML as an application
+/// would) offers what the same `Bm25Selector` set by hand offers: the best few, and the tools
+/// named `always`.
+#[tokio::test]
+async fn selection_read_from_configuration_offers_what_the_selector_would() {
+    let catalog = std::sync::Arc::new(catalog());
+    let everything: Vec<String> =
+        DOMAINS.iter().map(|(prefix, _, _)| format!("{prefix}__*")).collect();
+    let runner = tool_runtime::runner::ToolRunner::builder(catalog.clone())
+        .policy(ToolPolicy::allowing(everything))
+        .build();
+    let (request, label) = REQUESTS[0];
+    let always = REQUESTS[1].1;
+    let config: tool_runtime::agent::AgentConfig =
+        toml::from_str(&format!("[selection]\ntop_k = 3\nalways = [\"{always}\"]\n")).unwrap();
+    let offered = |agent: Agent| async move {
+        let ctx = context("run", "user", "t");
+        let output = agent.run(vec![Message::user(request)], &ctx, &|_| {}).await;
+        output.done.offered
+    };
+    let model = || std::sync::Arc::new(ScriptedModel::new([ScriptedTurn::openai_text("Done.")]));
+    let configured = offered(Agent::new(model(), runner.clone()).with_config(config)).await;
+    let selector = Bm25Selector::new(catalog.as_ref()).top_k(3).always([always]);
+    let by_hand =
+        offered(Agent::new(model(), runner).with_selector(std::sync::Arc::new(selector))).await;
+    assert_eq!(configured, by_hand);
+    assert_eq!(configured[0].len(), 4, "three picked and the one always offered");
+    assert!(
+        configured[0].iter().any(|name| name == always)
+            && configured[0].iter().any(|name| name == label)
+    );
+}

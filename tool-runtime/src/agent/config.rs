@@ -4,10 +4,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
 use super::ChatModel;
 use super::deferred::StateKey;
 use crate::adapters::ToolChoice;
-use crate::catalog::select::ToolSelector;
+use crate::catalog::select::{Bm25Selector, DEFAULT_TOP_K, ToolSelector};
 use crate::runner::ToolRunner;
 use crate::spec::ToolEffect;
 use crate::store::RunStore;
@@ -27,28 +29,60 @@ use crate::store::RunStore;
 /// };
 /// assert_eq!(config.max_concurrent, 4);
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Or read it from configuration, as a policy is: any serde format (JSON, TOML, YAML), every
+/// key optional (a missing one keeps its default), durations in milliseconds (`budget_ms`,
+/// `state_ttl_ms`), and a key it does not know refused with its name, so a typo is an error
+/// rather than a setting silently lost:
+///
+/// ```
+/// use std::time::Duration;
+/// use tool_runtime::adapters::ChoiceMode;
+/// use tool_runtime::agent::AgentConfig;
+///
+/// let config = AgentConfig::from_json(r#"{
+///     "max_iterations": 8,
+///     "run_alone": ["state_change"],
+///     "budget_ms": 90000,
+///     "choice": {"mode": "required", "parallel": false},
+///     "selection": {"top_k": 12, "always": ["core__time"]}
+/// }"#).unwrap();
+/// assert_eq!(config.budget, Some(Duration::from_secs(90)));
+/// assert_eq!(config.choice.mode, ChoiceMode::Required);
+/// assert_eq!(config.selection.unwrap().top_k, 12);
+///
+/// let typo = AgentConfig::from_json(r#"{"max_iteration": 8}"#).unwrap_err();
+/// assert!(typo.to_string().contains("unknown field `max_iteration`"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct AgentConfig {
     /// Model turns that may call tools (default 6). When they are used up, the model is told
     /// so and asked once more with `tool_choice = none` for its answer.
     pub max_iterations: usize,
-    /// Calls of one turn that run at the same time (default 4).
+    /// Calls of one turn that run at the same time (default 4; 0 runs them one at a time).
     pub max_concurrent: usize,
     /// Calls of tools with these effects run alone, after the calls before them and before
     /// the calls after them (default: none).
     pub run_alone: Vec<ToolEffect>,
-    /// Wall-clock budget of the whole run (default: none).
+    /// Wall-clock budget of the whole run (default: none). In configuration: `budget_ms`.
+    #[serde(rename = "budget_ms", with = "millis::optional")]
     pub budget: Option<Duration>,
     /// The tool choice of every turn but the last (default: auto).
     pub choice: ToolChoice,
     /// How long a run that waits stays resumable in the agent's store (default 7 days):
     /// from then on a resume is refused ([`StoreError::Expired`](crate::store::StoreError::Expired)),
-    /// and [`RunStore::expire`] deletes it.
+    /// and [`RunStore::expire`] deletes it. In configuration: `state_ttl_ms`.
+    #[serde(rename = "state_ttl_ms", with = "millis")]
     pub state_ttl: Duration,
     /// The largest sealed state the agent stores or reads back from its store (default
     /// 16 MiB): a larger one is not stored, and one read back is refused before it is parsed
     /// ([`StoreError::TooLarge`](crate::store::StoreError::TooLarge)).
     pub max_state_bytes: usize,
+    /// Offer each turn only the tools a BM25 selector over the runner's catalog picks for the
+    /// latest user message (default: none, every visible tool is offered). Applied by
+    /// [`Agent::with_config`]; [`Agent::with_selector`] sets any selector instead.
+    pub selection: Option<SelectionSettings>,
 }
 
 impl Default for AgentConfig {
@@ -61,6 +95,78 @@ impl Default for AgentConfig {
             choice: ToolChoice::auto(),
             state_ttl: Duration::from_secs(7 * 24 * 60 * 60),
             max_state_bytes: 16 << 20,
+            selection: None,
+        }
+    }
+}
+
+impl AgentConfig {
+    /// Reads a configuration from JSON (see the example above; other formats through serde).
+    ///
+    /// # Errors
+    ///
+    /// The parse error, naming the unknown or malformed key.
+    pub fn from_json(json: &str) -> Result<Self, serde_json::Error> {
+        serde_json::from_str(json)
+    }
+}
+
+/// How the agent picks the tools each turn offers ([`AgentConfig::selection`]): a
+/// [`Bm25Selector`] with these settings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SelectionSettings {
+    /// How many of the best-matching tools are offered (default 16, as
+    /// [`Bm25Selector`]'s).
+    pub top_k: usize,
+    /// Tools offered every turn, matched or not (by name).
+    pub always: Vec<String>,
+}
+
+impl Default for SelectionSettings {
+    fn default() -> Self {
+        Self { top_k: DEFAULT_TOP_K, always: Vec::new() }
+    }
+}
+
+/// Durations as whole milliseconds, in configuration.
+mod millis {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(
+        duration: &Duration,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u64(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX))
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Duration, D::Error> {
+        u64::deserialize(deserializer).map(Duration::from_millis)
+    }
+
+    pub(super) mod optional {
+        use std::time::Duration;
+
+        use serde::{Deserialize, Deserializer, Serializer};
+
+        pub(in super::super) fn serialize<S: Serializer>(
+            duration: &Option<Duration>,
+            serializer: S,
+        ) -> Result<S::Ok, S::Error> {
+            match duration {
+                Some(duration) => super::serialize(duration, serializer),
+                None => serializer.serialize_none(),
+            }
+        }
+
+        pub(in super::super) fn deserialize<'de, D: Deserializer<'de>>(
+            deserializer: D,
+        ) -> Result<Option<Duration>, D::Error> {
+            Ok(Option::<u64>::deserialize(deserializer)?.map(Duration::from_millis))
         }
     }
 }
@@ -178,9 +284,17 @@ impl Agent {
         self
     }
 
-    /// Replaces the configuration.
+    /// Replaces the configuration. One with [`selection`](AgentConfig::selection) also sets
+    /// the selector: a [`Bm25Selector`] over the runner's catalog as it is now, with those
+    /// settings (call [`with_selector`](Self::with_selector) after it for another).
     #[must_use]
     pub fn with_config(mut self, config: AgentConfig) -> Self {
+        if let Some(selection) = &config.selection {
+            let selector = Bm25Selector::new(self.runner.catalog())
+                .top_k(selection.top_k)
+                .always(selection.always.iter().cloned());
+            self.selector = Some(Arc::new(selector));
+        }
         self.config = config;
         self
     }

@@ -77,7 +77,7 @@ mod waiting;
 pub use crate::adapters::openai_sse;
 #[doc(no_inline)]
 pub use crate::adapters::{Message, ModelRequest, Usage};
-pub use config::{Agent, AgentConfig};
+pub use config::{Agent, AgentConfig, SelectionSettings};
 #[doc(no_inline)]
 pub use deferred::{Decisions, RunState, StateKey};
 pub use events::{AgentDone, AgentEvent, AgentOutput, StopReason};

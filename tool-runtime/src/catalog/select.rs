@@ -176,7 +176,7 @@ const FIELD_WEIGHTS: [f32; FIELDS] = [3.0, 1.0, 1.0];
 /// The most distinct terms one field of one tool brings into the index.
 const MAX_FIELD_TERMS: usize = 256;
 /// How many tools are ranked in by default.
-const DEFAULT_TOP_K: usize = 16;
+pub(crate) const DEFAULT_TOP_K: usize = 16;
 
 /// Words too common to say what a request is about.
 const STOP_WORDS: &[&str] = &[

@@ -3,6 +3,7 @@
 //! tools load only when searched for ([`DeferLoading`]). Each
 //! [`Adapter`](crate::adapters::Adapter) encodes them into its provider's whole request body.
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::spec::ToolSpec;
@@ -145,8 +146,11 @@ impl RequestOptions {
     }
 }
 
-/// Whether and which tools the model must call.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// Whether and which tools the model must call. In configuration: `"auto"`, `"none"`,
+/// `"required"`, `"validated"`, `{"tool": "<name>"}`, `{"allowed": {"tools": [...],
+/// "required": false}}`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum ChoiceMode {
     /// The model decides (the default everywhere).
     #[default]
@@ -187,7 +191,8 @@ pub enum ChoiceMode {
 /// assert_eq!(choice.mode, ChoiceMode::Tool("docs__search".into()));
 /// assert_eq!(choice.parallel, Some(false));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct ToolChoice {
     /// Whether and which tools must be called.
     pub mode: ChoiceMode,
