@@ -469,6 +469,7 @@ async fn events_stream_text_calls_iterations_and_one_done() {
         .iter()
         .map(|event| match event {
             AgentEvent::IterationStarted { .. } => "iteration",
+            AgentEvent::ModelRequested { .. } => "request",
             AgentEvent::ToolCallStarted { .. } => "call",
             AgentEvent::ToolCallArgumentsDelta { .. } => "args",
             AgentEvent::ToolCallResult { .. } => "result",
@@ -484,11 +485,13 @@ async fn events_stream_text_calls_iterations_and_one_done() {
         compact,
         [
             "iteration",
+            "request",
             "call",
             "args",
             "finished",
             "result",
             "iteration",
+            "request",
             "text",
             "finished",
             "done"
@@ -721,4 +724,47 @@ async fn usage_is_read_from_the_decoded_turn_and_its_sum_saturates() {
         .filter(|event| matches!(event, AgentEvent::Usage { .. }))
         .count();
     assert_eq!(reported, 2);
+}
+
+/// The prompt hashes of a run's model requests, in order.
+async fn prompt_hashes(runner: ToolRunner, messages: Vec<Message>) -> Vec<(String, usize)> {
+    let model = ScriptedModel::new([
+        ScriptedTurn::openai_calls(&[("c1", "test__wait", r#"{"label": "a", "millis": 1}"#)]),
+        ScriptedTurn::openai_text("done"),
+    ]);
+    let (events, sink) = collect();
+    Agent::new(Arc::new(model), runner).run(messages, &ctx(), &sink).await;
+    let events = events.lock().unwrap();
+    events
+        .iter()
+        .filter_map(|event| match event {
+            AgentEvent::ModelRequested { prompt_hash, tools, .. } => {
+                Some((prompt_hash.clone(), *tools))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn each_model_request_reports_a_hash_of_its_instructions_and_tools() {
+    let gauge = Arc::new(Gauge::default());
+    let conversation = |system: &str| vec![Message::system(system), Message::user("go")];
+    let base = prompt_hashes(runner(&gauge, ALLOW, None), conversation("Be brief.")).await;
+    assert_eq!(base.len(), 2);
+    assert_eq!(base[0], base[1], "same instructions and tools, turn after turn");
+    assert_eq!(base[0].0.len(), 64);
+    let visible = runner(&gauge, ALLOW, None).visible_tools(&ctx()).len();
+    assert_eq!(base[0].1, visible);
+    let again = prompt_hashes(runner(&gauge, ALLOW, None), conversation("Be brief.")).await;
+    assert_eq!(again, base, "the same request hashes the same in another run");
+
+    // Other instructions, or other tools offered: another hash.
+    let instructions =
+        prompt_hashes(runner(&gauge, ALLOW, None), conversation("Be thorough.")).await;
+    assert_ne!(instructions[0].0, base[0].0);
+    let fewer = r#"{"allowed_tools": ["test__wait"], "require_approval": []}"#;
+    let tools = prompt_hashes(runner(&gauge, fewer, None), conversation("Be brief.")).await;
+    assert_eq!(tools[0].1, 1);
+    assert_ne!(tools[0].0, base[0].0);
 }

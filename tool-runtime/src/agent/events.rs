@@ -144,6 +144,20 @@ pub enum AgentEvent {
         /// The offered tools' names, sorted.
         names: Vec<String>,
     },
+    /// The model is asked for a turn: what it was sent, as a hash (SHA-256, hex) over the
+    /// system text, the offered tools (each by name and spec hash, in the order sent) and the
+    /// tool choice. Two requests with the same hash offered the model the same instructions
+    /// and tools; a change (a selector's pick, a tool redefined, new instructions) shows as a
+    /// new hash, and a provider's prompt cache is likely lost with it. The conversation
+    /// itself is not hashed.
+    ModelRequested {
+        /// 1-based.
+        iteration: usize,
+        /// The hash, 64 hex characters.
+        prompt_hash: String,
+        /// How many tools were offered.
+        tools: usize,
+    },
     /// A model turn ended.
     IterationFinished {
         /// 1-based.

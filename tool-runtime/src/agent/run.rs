@@ -112,6 +112,11 @@ impl Agent {
                 None => specs.as_slice(),
             };
             let choice = if last { &none } else { &self.config.choice };
+            on_event(AgentEvent::ModelRequested {
+                iteration: state.iterations,
+                prompt_hash: prompt_hash(&state.messages, tools, choice),
+                tools: tools.len(),
+            });
             let request = ModelRequest { messages: &state.messages, tools, choice };
             let stream = TurnStream::new(std::mem::take(&mut state.ids));
             let answered = self.ask_model(request, &stream, ctx, deadline, on_event).await;
@@ -146,4 +151,27 @@ impl Agent {
             }
         }
     }
+}
+
+/// The hash of what a model request sends besides the conversation: the system text, the
+/// offered tools (name and spec hash, in order) and the tool choice (see
+/// [`AgentEvent::ModelRequested`]).
+fn prompt_hash(messages: &[Message], tools: &[&ToolSpec], choice: &ToolChoice) -> String {
+    // A choice always serialises (strings and booleans).
+    let choice = serde_json::to_string(choice).unwrap_or_default();
+    let system: Vec<&str> = messages
+        .iter()
+        .filter_map(|message| match message {
+            Message::System(text) => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    // Each list is preceded by its length, so that no two requests hash the same parts.
+    let counts = [system.len().to_string(), tools.len().to_string()];
+    let parts = std::iter::once(counts[0].as_str())
+        .chain(system)
+        .chain(std::iter::once(counts[1].as_str()))
+        .chain(tools.iter().flat_map(|spec| [spec.name(), spec.spec_hash()]))
+        .chain(std::iter::once(choice.as_str()));
+    crate::digest::hex(&crate::digest::parts_hash(parts))
 }
