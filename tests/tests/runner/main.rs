@@ -11,6 +11,7 @@
 mod approvals;
 mod events_paired;
 mod faults;
+mod hand_written;
 mod hooks;
 mod output_shapes;
 mod pipeline;

@@ -9,7 +9,9 @@ use serde_json::Value;
 
 use super::{CapabilityRef, Tool, ToolCapabilities, ToolError, ToolInvocationContext};
 use crate::content::{IntoToolOutput, ToolOutput};
-use crate::schema::{ArgumentsError, ToolSchema, ValidationErrors, decode_checked, parse_json};
+use crate::schema::{
+    ArgumentsError, ArgumentsValidator, ToolSchema, ValidationErrors, decode_checked, parse_json,
+};
 use crate::spec::{SpecSchema, ToolEffect, ToolSpec};
 
 /// The arguments of one call, as they reach a tool: JSON text as the model sent it, or a value
@@ -115,9 +117,60 @@ impl ValidatedArgs {
     }
 
     /// Arguments validated as a value, with no typed form (run-time tools).
-    #[cfg(feature = "dynamic")]
     pub(crate) fn untyped(value: Value) -> Self {
         Self { json: ArgsJson::from_value(value), typed: None }
+    }
+
+    /// `args` as validated arguments once `validator` passed them: how a tool written by hand
+    /// ([`BoundToolRuntime::arguments`]) brings its own validation and still hands the runner
+    /// arguments it can trust as it trusts a `#[tool]`'s. Raw text is parsed strictly first
+    /// (one JSON value, no duplicate keys); the arguments must be a JSON object; the validator
+    /// sees the parsed value and reports every problem it finds.
+    ///
+    /// ```
+    /// use serde_json::{Value, json};
+    /// use tool_runtime::runtime::{Arguments, ValidatedArgs};
+    /// use tool_runtime::schema::{ArgumentsError, ArgumentsValidator, ValidationErrors};
+    ///
+    /// /// Even counts only.
+    /// #[derive(Debug)]
+    /// struct Even;
+    ///
+    /// impl ArgumentsValidator for Even {
+    ///     fn validate(&self, args: &Value) -> Result<(), ValidationErrors> {
+    ///         let mut errors = ValidationErrors::default();
+    ///         if !args["count"].as_u64().is_some_and(|count| count % 2 == 0) {
+    ///             errors.push("/count", "must be an even number");
+    ///         }
+    ///         if errors.is_empty() { Ok(()) } else { Err(errors) }
+    ///     }
+    /// }
+    ///
+    /// let args = ValidatedArgs::checked(Arguments::from(r#"{"count": 4}"#), &Even).unwrap();
+    /// assert_eq!(args.value(), &json!({"count": 4}));
+    /// let odd = ValidatedArgs::checked(Arguments::from(json!({"count": 3})), &Even);
+    /// assert!(matches!(odd, Err(ArgumentsError::Validation(_))));
+    /// let list = ValidatedArgs::checked(Arguments::from(r#"[4]"#), &Even);
+    /// assert!(matches!(list, Err(ArgumentsError::Validation(_))));
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ArgumentsError::InvalidJson`] for raw text that is not one JSON value,
+    /// [`ArgumentsError::Validation`] for arguments that are not an object or that the
+    /// validator refused.
+    pub fn checked(
+        args: Arguments<'_>,
+        validator: &dyn ArgumentsValidator,
+    ) -> Result<Self, ArgumentsError> {
+        let value = args.into_value()?;
+        if !value.is_object() {
+            let mut errors = ValidationErrors::default();
+            errors.push("", "a tool's arguments must be a JSON object");
+            return Err(ArgumentsError::Validation(errors));
+        }
+        validator.validate(&value).map_err(ArgumentsError::Validation)?;
+        Ok(Self::untyped(value))
     }
 
     /// The arguments as a value, parsed now if they were kept as raw bytes.

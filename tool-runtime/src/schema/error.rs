@@ -128,9 +128,26 @@ impl ValidationErrors {
         self.len() == 0
     }
 
+    /// Records an error another validator found (`jsonschema` for run-time schemas, or the
+    /// [validator](crate::schema::ArgumentsValidator) of a tool written by hand), as
+    /// [`Constraint::External`]: where (a JSON pointer, `""` for the whole value) and what is
+    /// wrong. The message reaches the model and the logs, so it must not repeat the received
+    /// value; it is cut to 200 characters.
+    ///
+    /// ```
+    /// use tool_runtime::schema::{Constraint, ValidationErrors};
+    ///
+    /// let mut errors = ValidationErrors::default();
+    /// errors.push("/count", "must be even");
+    /// assert_eq!(errors.iter().next().unwrap().to_string(), "/count: must be even");
+    /// assert_eq!(errors.iter().next().unwrap().constraint(), Constraint::External);
+    /// ```
+    pub fn push(&mut self, pointer: &str, message: impl Into<String>) {
+        self.push_external(pointer, message.into());
+    }
+
     /// Records an error found by another validator (`jsonschema`, for run-time schemas).
     /// Its message is cut to 200 characters: it may quote the (masked) input's property names.
-    #[cfg(feature = "dynamic")]
     pub(crate) fn push_external(&mut self, pointer: &str, mut message: String) {
         const MAX: usize = 200;
         if let Some((end, _)) = message.char_indices().nth(MAX) {

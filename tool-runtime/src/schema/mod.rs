@@ -56,6 +56,21 @@ pub use strict::{JsonError, parse_json};
 pub(crate) use subset::check_object_root;
 pub use subset::{SubsetError, check_subset};
 
+/// A tool's own validation of its arguments: the port a tool written by hand
+/// ([`BoundToolRuntime`](crate::runtime::BoundToolRuntime)) plugs its validator into (a schema
+/// library, a rule set of its own) to hand the runner
+/// [`ValidatedArgs::checked`](crate::runtime::ValidatedArgs::checked) arguments.
+pub trait ArgumentsValidator: Send + Sync + std::fmt::Debug {
+    /// Checks `args`, a JSON object; every problem it finds, each with the JSON pointer of
+    /// what is wrong and a message that does not repeat the value
+    /// ([`ValidationErrors::push`]).
+    ///
+    /// # Errors
+    ///
+    /// The problems, when there are any.
+    fn validate(&self, args: &serde_json::Value) -> Result<(), ValidationErrors>;
+}
+
 /// A type that has a schema in the allowed subset and may therefore appear in a tool's input or
 /// output.
 ///
