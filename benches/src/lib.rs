@@ -99,6 +99,7 @@ pub fn dynamic_tools(count: usize, schema: &Value) -> Vec<Arc<dyn BoundToolRunti
     (0..count)
         .map(|i| {
             let tool = DynamicTool::builder(dynamic_name(i), "A dynamic tool.", schema.clone())
+                .allow_open_schema()
                 .effect(ToolEffect::ReadOnly)
                 .build(|args, _, _| async move { Ok(args) })
                 .expect("a valid dynamic tool");

@@ -52,7 +52,8 @@ pub fn check(data: &[u8]) {
     } else if let Err(error) = &subset {
         assert!(error.reason().len() <= 4096 && error.pointer().len() <= 4096, "{error}");
     }
-    let built = DynamicTool::builder("fuzz__imported", "", schema.clone()).build(noop);
+    let built =
+        DynamicTool::builder("fuzz__imported", "", schema.clone()).allow_open_schema().build(noop);
     let probes = probes(&schema);
     match (&subset, built) {
         (Ok(()), Ok(tool)) => check_arguments(&tool, &schema, &probes),
@@ -63,6 +64,7 @@ pub fn check(data: &[u8]) {
         (subset, built) => panic!("subset check {subset:?} but the build gave {:?}", built.err()),
     }
     let output = DynamicTool::builder("fuzz__imported", "", json!({"type": "object"}))
+        .allow_open_schema()
         .output_schema(schema.clone())
         .build(noop);
     match (&subset, output) {

@@ -12,6 +12,7 @@ use tool_runtime::runtime::{BoundToolRuntime, DynamicTool};
 
 fn dynamic(name: &str, schema: Value) -> DynamicTool {
     DynamicTool::builder(name, "A generated tool.", schema)
+        .allow_open_schema()
         .effect(ToolEffect::ReadOnly)
         .build(|args, _, _| async move { Ok(args) })
         .unwrap_or_else(|error| panic!("{name}: {error}"))

@@ -25,6 +25,7 @@ fn schema() -> Value {
 
 fn tool(schema: Value) -> Result<DynamicTool, DynamicToolError> {
     DynamicTool::builder("shop__pick", "Pick a size.", schema)
+        .allow_open_schema()
         .effect(ToolEffect::ReadOnly)
         .redact_all()
         .build(|args, _, _| async move { Ok(args) })

@@ -32,7 +32,7 @@ fn close_schema() -> Value {
 /// `tickets__close` (state-changing, counted) and `tickets__read` (read-only).
 fn catalog(runs: &Arc<AtomicUsize>, seen: &Arc<Mutex<Vec<Value>>>) -> ToolCatalog {
     let (runs, seen) = (Arc::clone(runs), Arc::clone(seen));
-    let close = DynamicTool::builder("tickets__close", "Close a ticket.", close_schema())
+    let close = DynamicTool::builder("tickets__close", "Close a ticket.", close_schema()).allow_open_schema()
         .effect(ToolEffect::StateChange)
         .output_schema(json!({"type": "object", "properties": {"closed": {"type": "integer"}}, "required": ["closed"], "additionalProperties": false}))
         .redact(["closed"])
@@ -43,6 +43,7 @@ fn catalog(runs: &Arc<AtomicUsize>, seen: &Arc<Mutex<Vec<Value>>>) -> ToolCatalo
         })
         .unwrap();
     let read = DynamicTool::builder("tickets__read", "Read a ticket.", close_schema())
+        .allow_open_schema()
         .effect(ToolEffect::ReadOnly)
         .redact_all()
         .build(|args, _, _| async move { Ok(json!(format!("ticket {}", args["number"]))) })
@@ -417,6 +418,7 @@ async fn a_state_is_refused_after_the_tool_changed() {
     let world = World::new();
     let state = first(&world).await;
     let changed = DynamicTool::builder("tickets__close", "Close a ticket.", close_schema())
+        .allow_open_schema()
         .effect(ToolEffect::StateChange)
         .redact_all()
         .build(|_, _, _| async { Ok(json!("closed")) })

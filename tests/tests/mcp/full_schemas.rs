@@ -124,7 +124,8 @@ fn an_mcp_only_schema_is_still_an_object_schema_without_connection_ids_or_remote
     // Nothing is fetched: a reference off the document does not resolve.
     let remote = json!({
         "type": "object",
-        "properties": {"profile": {"$ref": "https://example.com/profile.json"}}
+        "properties": {"profile": {"$ref": "https://example.com/profile.json"}},
+        "additionalProperties": false
     });
     assert!(matches!(refused(remote), DynamicToolError::InvalidSchema(_)));
 }

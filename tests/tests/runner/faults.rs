@@ -522,6 +522,7 @@ impl BoundToolRuntime for PanickingCheck {
 async fn an_output_check_that_panics_after_the_start_still_gives_one_result() {
     let schema = serde_json::json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"], "additionalProperties": false});
     let tool = DynamicTool::builder("test__count", "Count.", schema.clone())
+        .allow_open_schema()
         .effect(ToolEffect::ReadOnly)
         .output_schema(schema)
         .redact(["n"])

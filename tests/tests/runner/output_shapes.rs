@@ -289,6 +289,7 @@ async fn a_dynamic_tool_redacts_its_details_by_their_allowlist() {
 
     let details = json!({"type": "object", "properties": {"path": {"type": "string"}, "owner": {"type": "string"}}});
     let tool = DynamicTool::builder("dyn__save", "Save.", json!({"type": "object"}))
+        .allow_open_schema()
         .effect(ToolEffect::ReadOnly)
         .details(details.clone(), Redaction::new(["path"]))
         .build(|_, _, _| async {
@@ -304,11 +305,13 @@ async fn a_dynamic_tool_redacts_its_details_by_their_allowlist() {
     assert_eq!(result.output().unwrap().details(), Some(&json!({"path": "/a"})));
 
     let misspelt = DynamicTool::builder("dyn__save", "Save.", json!({"type": "object"}))
+        .allow_open_schema()
         .details(details, Redaction::new(["pth"]))
         .build(|_, _, _| async { Ok(json!({})) })
         .unwrap_err();
     assert_eq!(misspelt, DynamicToolError::RedactDetailsPath("pth".into()));
     let no_properties = DynamicTool::builder("dyn__save", "Save.", json!({"type": "object"}))
+        .allow_open_schema()
         .details(json!({"type": "object"}), Redaction::new(["path"]))
         .build(|_, _, _| async { Ok(json!({})) })
         .unwrap_err();

@@ -18,8 +18,8 @@ use tool_runtime::runner::{
 };
 use tool_runtime::runtime::{
     Arguments, Auth, BoundToolRuntime, BrokerError, Clock, CollectingSink, ConnectionBroker,
-    Credential, DynamicTool, EventOutcome, StaticTool, ToolErrorCode as Code, ToolEvent,
-    ValidatedArgs,
+    Credential, DynamicTool, DynamicToolError, EventOutcome, StaticTool, ToolErrorCode as Code,
+    ToolEvent, ValidatedArgs,
 };
 use tool_runtime::schema::ArgumentsError;
 use tool_tests::events::{assert_paired, assert_refused_before_start, runner_marks};
@@ -674,6 +674,7 @@ fn unbound_capabilities_and_duplicate_ids_fail_the_build() {
     );
 
     let dynamic = DynamicTool::builder("test__echo", "dup", json!({"type": "object"}))
+        .allow_open_schema()
         .build(|v, _, _| async { Ok(v) })
         .unwrap();
     let error =
@@ -858,10 +859,12 @@ async fn dynamic_tools_are_validated_with_their_json_schema() {
 
     let forbidden =
         DynamicTool::builder("remote__x", "", json!({"type": "object", "patternProperties": {}}))
+            .allow_open_schema()
             .build(|v, _, _| async { Ok(v) })
             .unwrap_err();
     assert!(forbidden.to_string().contains("/patternProperties"), "{forbidden}");
     let unknown_path = DynamicTool::builder("remote__x", "", json!({"type": "object"}))
+        .allow_open_schema()
         .output_schema(json!({"type": "object", "properties": {"a": {"type": "string"}}}))
         .redact(["b"])
         .build(|v, _, _| async { Ok(v) })
@@ -869,6 +872,7 @@ async fn dynamic_tools_are_validated_with_their_json_schema() {
     assert_eq!(unknown_path.to_string(), "`redact` entry `b` names no field of the output schema");
     assert!(
         DynamicTool::builder("no_namespace", "", json!({"type": "object"}))
+            .allow_open_schema()
             .build(|v, _, _| async { Ok(v) })
             .is_err()
     );
@@ -876,7 +880,7 @@ async fn dynamic_tools_are_validated_with_their_json_schema() {
 
 #[tokio::test]
 async fn output_validation_errors_carry_no_output_text() {
-    let tool = DynamicTool::builder("remote__chatty", "Returns extra keys.", json!({"type": "object"}))
+    let tool = DynamicTool::builder("remote__chatty", "Returns extra keys.", json!({"type": "object"})).allow_open_schema()
         .effect(ToolEffect::ReadOnly)
         .output_schema(json!({"type": "object", "properties": {"ok": {"type": "string"}}, "additionalProperties": false}))
         .redact(["ok"])
@@ -1277,4 +1281,34 @@ async fn arguments_sent_under_an_alias_reach_wrappers_and_records_under_the_name
             r#"{"path":"notes.txt","lines":2}"#,
         ]
     );
+}
+
+/// A run-time tool fails closed: an input schema that lets undescribed arguments through, at
+/// the top or inside, is refused unless the application allows it by name.
+#[test]
+fn an_open_run_time_schema_is_refused_unless_allowed() {
+    let build = |schema: Value, allow: bool| {
+        let builder = DynamicTool::builder("test__open", "Open.", schema);
+        let builder = if allow { builder.allow_open_schema() } else { builder };
+        builder.build(|args, _, _| async move { Ok(args) })
+    };
+    let closed = |inner: Value| json!({"type": "object", "properties": {"inner": inner}, "additionalProperties": false});
+    for open in [
+        json!({"type": "object"}),
+        json!({"type": "object", "properties": {"q": {"type": "string"}}}),
+        closed(json!({"type": "object", "properties": {"x": {"type": "string"}}})),
+        closed(json!({"type": "array", "items": {"type": "object", "properties": {}}})),
+    ] {
+        let refused = build(open.clone(), false).unwrap_err();
+        assert!(
+            matches!(refused, DynamicToolError::OpenSchema(ref name) if name == "test__open"),
+            "{open}"
+        );
+        assert!(refused.to_string().contains("allow_open_schema"), "{refused}");
+        assert!(build(open, true).is_ok());
+    }
+    let no_arguments = json!({"type": "object", "properties": {}, "additionalProperties": false});
+    assert!(build(no_arguments, false).is_ok());
+    let inner = json!({"type": "object", "properties": {"x": {"type": "string"}}, "additionalProperties": false});
+    assert!(build(closed(inner), false).is_ok());
 }

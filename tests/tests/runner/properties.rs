@@ -78,7 +78,7 @@ proptest! {
     fn no_field_outside_the_allowlist_reaches_a_result_event_or_record(output in arb_output()) {
         let returned = Value::Object(output);
         let handed = returned.clone();
-        let tool = DynamicTool::builder("prop__any", "Returns anything.", json!({"type": "object"}))
+        let tool = DynamicTool::builder("prop__any", "Returns anything.", json!({"type": "object"})).allow_open_schema()
             .effect(ToolEffect::ReadOnly)
             .redact(ALLOW.iter().copied())
             .build(move |_, _, _| {
@@ -143,7 +143,7 @@ proptest! {
     ) {
         let expected = tool_runtime::spec::Redaction::new(allow.iter().copied()).apply(&output);
         let handed = output.clone();
-        let tool = DynamicTool::builder("prop__any", "Returns anything.", json!({"type": "object"}))
+        let tool = DynamicTool::builder("prop__any", "Returns anything.", json!({"type": "object"})).allow_open_schema()
             .effect(ToolEffect::ReadOnly)
             .redact(allow.iter().copied())
             .build(move |_, _, _| {

@@ -129,6 +129,7 @@ fn tool(
         "additionalProperties": false,
     });
     DynamicTool::builder(&name, &description, schema)
+        .allow_open_schema()
         .effect(ToolEffect::ReadOnly)
         .build(|args, _, _| async move { Ok::<Value, ToolError>(args) })
         .unwrap_or_else(|error| panic!("{name}: {error}"))

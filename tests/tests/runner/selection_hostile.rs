@@ -46,6 +46,7 @@ fn dynamic(name: &str, description: &str, property: (&str, &str)) -> DynamicTool
         "additionalProperties": false
     });
     DynamicTool::builder(name, description, schema)
+        .allow_open_schema()
         .build(|_, _, _| async { Ok(json!({})) })
         .unwrap()
 }

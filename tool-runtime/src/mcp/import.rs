@@ -8,8 +8,8 @@ use std::time::Duration;
 use rmcp::ClientHandler;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
-    Implementation, JsonObject, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion,
-    Tool, ToolAnnotations,
+    Implementation, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, Tool,
+    ToolAnnotations,
 };
 use rmcp::service::{
     ClientLifecycleMode, ClientServiceExt, NotificationContext, Peer, RequestContext, RoleClient,
@@ -769,8 +769,8 @@ impl SourceInner {
                 .max(after.effects.get(imported).copied().unwrap_or(ToolEffect::ReadOnly));
             // The definition's own faults first: they say more than "open".
             let bound = self.bind(imported, tool, effect).map(|bound| {
-                let open =
-                    is_open(&tool.input_schema) && !self.options.open_schemas.contains(imported);
+                let open = crate::schema::is_open(&tool.input_schema)
+                    && !self.options.open_schemas.contains(imported);
                 (!open).then_some(bound)
             });
             match bound {
@@ -834,44 +834,6 @@ fn cut_description(description: &str, options: &McpImportOptions) -> String {
         cut.push_str(MARK);
     }
     cut
-}
-
-/// Whether an input schema lets arguments it does not describe through, at any depth: an
-/// object (the arguments themselves, or any object inside them) without `properties`, or not
-/// `"additionalProperties": false`.
-fn is_open(schema: &JsonObject) -> bool {
-    open_object(schema) || open_inside(schema, 0)
-}
-
-fn open_object(node: &JsonObject) -> bool {
-    !node.contains_key("properties")
-        || node.get("additionalProperties") != Some(&Value::Bool(false))
-}
-
-/// Whether a schema below `node` is an open object. Deeper than the subset check lets a
-/// schema go counts as open.
-fn open_inside(node: &JsonObject, depth: usize) -> bool {
-    const DEEPEST: usize = 64;
-    let properties =
-        node.get("properties").and_then(Value::as_object).into_iter().flat_map(|p| p.values());
-    let branches = ["anyOf", "oneOf", "allOf"]
-        .into_iter()
-        .filter_map(|key| node.get(key).and_then(Value::as_array))
-        .flatten();
-    let mut children =
-        properties.chain(node.get("items")).chain(branches).filter_map(Value::as_object);
-    children.any(|child| {
-        if depth >= DEEPEST {
-            return true;
-        }
-        let object = child.contains_key("properties")
-            || match child.get("type") {
-                Some(Value::String(kind)) => kind == "object",
-                Some(Value::Array(kinds)) => kinds.iter().any(|kind| kind == "object"),
-                _ => false,
-            };
-        (object && open_object(child)) || open_inside(child, depth + 1)
-    })
 }
 
 /// What an imported tool is pinned to: SHA-256 over the canonical JSON (keys sorted) of its

@@ -14,7 +14,7 @@ use super::{
 };
 use crate::content::ToolOutput;
 use crate::schema::{
-    ArgumentsError, SubsetError, ValidationErrors, check_object_root, check_subset,
+    ArgumentsError, SubsetError, ValidationErrors, check_object_root, check_subset, is_open,
 };
 use crate::spec::{NameError, Redaction, ToolEffect, ToolSpec, check_tool_name};
 
@@ -28,7 +28,12 @@ use crate::spec::{NameError, Redaction, ToolEffect, ToolSpec, check_tool_name};
 /// let tool = DynamicTool::builder(
 ///     "weather__forecast",
 ///     "Forecast for a city.",
-///     json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+///     json!({
+///         "type": "object",
+///         "properties": {"city": {"type": "string"}},
+///         "required": ["city"],
+///         "additionalProperties": false
+///     }),
 /// )
 /// .effect(ToolEffect::ReadOnly)
 /// .redact(["summary"])
@@ -65,6 +70,8 @@ pub struct DynamicToolBuilder {
     imported: bool,
     /// Served to MCP clients only: the input schema may leave the subset.
     mcp_only: bool,
+    /// Takes arguments its input schema does not describe.
+    open: bool,
 }
 
 /// Why a [`DynamicTool`] was refused.
@@ -82,6 +89,10 @@ pub enum DynamicToolError {
     OutputSchema(SubsetError),
     /// A schema is in the subset but not valid JSON Schema.
     InvalidSchema(String),
+    /// The input schema lets arguments it does not describe through (an object without
+    /// `properties`, or without `"additionalProperties": false`, at any depth), and the
+    /// application did not [allow that](DynamicToolBuilder::allow_open_schema).
+    OpenSchema(String),
     /// A redaction path names nothing in the output schema.
     RedactPath(String),
     /// The details schema leaves the allowed subset.
@@ -102,6 +113,10 @@ impl fmt::Display for DynamicToolError {
             Self::InputSchema(error) => write!(f, "input schema: {error}"),
             Self::OutputSchema(error) => write!(f, "output schema: {error}"),
             Self::InvalidSchema(message) => write!(f, "invalid schema: {message}"),
+            Self::OpenSchema(name) => write!(
+                f,
+                "the input schema of `{name}` is open: an object without `properties` or without `\"additionalProperties\": false` lets arguments it does not describe through; close it, or allow it with `allow_open_schema`"
+            ),
             Self::RedactPath(path) => {
                 write!(f, "`redact` entry `{path}` names no field of the output schema")
             }
@@ -162,6 +177,7 @@ impl DynamicTool {
             requires_connection: false,
             imported: false,
             mcp_only: false,
+            open: false,
         }
     }
 }
@@ -194,7 +210,8 @@ impl DynamicToolBuilder {
     /// use tool_runtime::prelude::*;
     /// use tool_runtime::runtime::{BoundToolRuntime, DynamicTool};
     ///
-    /// let tool = DynamicTool::builder("text__shout", "Shout.", json!({"type": "object"}))
+    /// let no_arguments = json!({"type": "object", "properties": {}, "additionalProperties": false});
+    /// let tool = DynamicTool::builder("text__shout", "Shout.", no_arguments)
     ///     .effect(ToolEffect::ReadOnly)
     ///     .redact_all()
     ///     .build(|_, _, _| async { Ok(json!("HEY")) })
@@ -227,7 +244,8 @@ impl DynamicToolBuilder {
     /// use tool_runtime::spec::Redaction;
     ///
     /// let details = json!({"type": "object", "properties": {"path": {"type": "string"}, "owner": {"type": "string"}}});
-    /// let tool = DynamicTool::builder("files__touch", "Touch a file.", json!({"type": "object"}))
+    /// let no_arguments = json!({"type": "object", "properties": {}, "additionalProperties": false});
+    /// let tool = DynamicTool::builder("files__touch", "Touch a file.", no_arguments)
     ///     .details(details, Redaction::new(["path"]))
     ///     .build(|_, _, _| async {
     ///         Ok(ToolOutput::from(Part::Text("done".into()))
@@ -244,6 +262,31 @@ impl DynamicToolBuilder {
     /// Whether the tool needs a granted connection.
     pub fn requires_connection(mut self, requires: bool) -> Self {
         self.requires_connection = requires;
+        self
+    }
+
+    /// Lets the input schema be open: an object without `properties` (a tool of free-form
+    /// arguments) or without `"additionalProperties": false`, at any depth. By default such a
+    /// schema is refused ([`DynamicToolError::OpenSchema`]): arguments the schema does not
+    /// describe would reach the tool unchecked, so a run-time tool fails closed, as an imported
+    /// one does ([`McpImportOptions::allow_open_schema`](crate::mcp::McpImportOptions::allow_open_schema)).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tool_runtime::runtime::{DynamicTool, DynamicToolError};
+    ///
+    /// let open = json!({"type": "object", "properties": {"q": {"type": "string"}}});
+    /// let refused = DynamicTool::builder("docs__search", "Search.", open.clone())
+    ///     .build(|_, _, _| async { Ok(json!({})) })
+    ///     .unwrap_err();
+    /// assert!(matches!(refused, DynamicToolError::OpenSchema(_)));
+    /// let allowed = DynamicTool::builder("docs__search", "Search.", open)
+    ///     .allow_open_schema()
+    ///     .build(|_, _, _| async { Ok(json!({})) });
+    /// assert!(allowed.is_ok());
+    /// ```
+    pub fn allow_open_schema(mut self) -> Self {
+        self.open = true;
         self
     }
 
@@ -314,6 +357,13 @@ impl DynamicToolBuilder {
             check_object_root(&self.input_schema).map_err(DynamicToolError::InputSchema)?;
         } else {
             check_subset(&self.input_schema).map_err(DynamicToolError::InputSchema)?;
+        }
+        // An imported tool's openness is the import's to allow (`McpImportOptions`).
+        if !self.open
+            && !self.imported
+            && matches!(&self.input_schema, Value::Object(schema) if is_open(schema))
+        {
+            return Err(DynamicToolError::OpenSchema(self.name));
         }
         let input = compile(&self.input_schema)?;
         let output = match &self.output_schema {

@@ -52,9 +52,9 @@ pub use fast::decode_checked;
 #[cfg(feature = "schemars")]
 pub use schemars_interop::{schemars_schema, to_schemars};
 pub use strict::{JsonError, parse_json};
-#[cfg(feature = "dynamic")]
-pub(crate) use subset::check_object_root;
 pub use subset::{SubsetError, check_subset};
+#[cfg(feature = "dynamic")]
+pub(crate) use subset::{check_object_root, is_open};
 
 /// A tool's own validation of its arguments: the port a tool written by hand
 /// ([`BoundToolRuntime`](crate::runtime::BoundToolRuntime)) plugs its validator into (a schema

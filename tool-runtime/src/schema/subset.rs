@@ -164,6 +164,47 @@ fn no_connection_ids(value: &Value, pointer: &mut String, depth: usize) -> Resul
     Ok(())
 }
 
+/// Whether an input schema lets arguments it does not describe through, at any depth: an
+/// object (the arguments themselves, or any object inside them) without `properties`, or not
+/// `"additionalProperties": false`.
+#[cfg(feature = "dynamic")]
+pub(crate) fn is_open(schema: &Map<String, Value>) -> bool {
+    open_object(schema) || open_inside(schema, 0)
+}
+
+#[cfg(feature = "dynamic")]
+fn open_object(node: &Map<String, Value>) -> bool {
+    !node.contains_key("properties")
+        || node.get("additionalProperties") != Some(&Value::Bool(false))
+}
+
+/// Whether a schema below `node` is an open object. Deeper than the subset check lets a
+/// schema go counts as open.
+#[cfg(feature = "dynamic")]
+fn open_inside(node: &Map<String, Value>, depth: usize) -> bool {
+    const DEEPEST: usize = 64;
+    let properties =
+        node.get("properties").and_then(Value::as_object).into_iter().flat_map(|p| p.values());
+    let branches = ["anyOf", "oneOf", "allOf"]
+        .into_iter()
+        .filter_map(|key| node.get(key).and_then(Value::as_array))
+        .flatten();
+    let mut children =
+        properties.chain(node.get("items")).chain(branches).filter_map(Value::as_object);
+    children.any(|child| {
+        if depth >= DEEPEST {
+            return true;
+        }
+        let object = child.contains_key("properties")
+            || match child.get("type") {
+                Some(Value::String(kind)) => kind == "object",
+                Some(Value::Array(kinds)) => kinds.iter().any(|kind| kind == "object"),
+                _ => false,
+            };
+        (object && open_object(child)) || open_inside(child, depth + 1)
+    })
+}
+
 fn error(pointer: String, reason: impl Into<String>) -> SubsetError {
     SubsetError { pointer, reason: reason.into() }
 }
