@@ -12,13 +12,13 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use rmcp::model::{
     ClientCapabilities, CreateMessageRequest, CreateMessageResult, ElicitRequest as McpElicit,
-    ElicitResult, InputRequest, ListRootsRequest, ListRootsResult,
+    ElicitResult, InputRequest, InputRequests, ListRootsRequest, ListRootsResult,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::wire::{answer_of, completion_of, elicit_params, roots_of, sampling_params};
+use super::wire::{answer_of, completion_of, elicit_params, roots_of, sampling_params, undeclared};
 use crate::runtime::{
     Completion, ElicitRequest, ElicitResponse, InteractError, InteractFuture, InteractKind,
     Interactor, Root, SampleRequest,
@@ -148,34 +148,27 @@ impl Offered {
 }
 
 /// The capabilities `kinds` name, as a `-32021` error lists them.
-pub(super) fn capabilities(kinds: &BTreeSet<Kind>) -> ClientCapabilities {
+fn capabilities(kinds: &BTreeSet<InteractKind>) -> ClientCapabilities {
     let mut required = ClientCapabilities::default();
     for kind in kinds {
         match kind {
-            Kind::Elicit => required.elicitation = Some(Default::default()),
-            Kind::Sample => required.sampling = Some(Default::default()),
-            Kind::Roots => required.roots = Some(Default::default()),
+            InteractKind::Elicit => required.elicitation = Some(Default::default()),
+            InteractKind::Sample => required.sampling = Some(Default::default()),
+            InteractKind::Roots => required.roots = Some(Default::default()),
         }
     }
     required
 }
 
-/// [`InteractKind`], ordered (for a set of the missing ones).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) enum Kind {
-    Elicit,
-    Sample,
-    Roots,
-}
-
-impl From<InteractKind> for Kind {
-    fn from(kind: InteractKind) -> Self {
-        match kind {
-            InteractKind::Elicit => Self::Elicit,
-            InteractKind::Sample => Self::Sample,
-            InteractKind::Roots => Self::Roots,
+/// The input requests of `asks`, by key, as an input-required result carries them.
+pub(super) fn input_requests<'a>(asks: impl IntoIterator<Item = &'a Ask>) -> InputRequests {
+    let mut requests = InputRequests::new();
+    for ask in asks {
+        if let Some(request) = ask.input_request() {
+            requests.insert(ask.key().to_owned(), request);
         }
     }
+    requests
 }
 
 /// Who answers the requests of a call for a client of 2026-07-28 (its session's interactor):
@@ -196,7 +189,7 @@ struct State {
     /// The keys given out in this run, in order: a key asked twice gets `-2`, `-3`, ...
     keys: BTreeSet<String>,
     asked: Vec<Ask>,
-    missing: BTreeSet<Kind>,
+    missing: BTreeSet<InteractKind>,
 }
 
 impl Asking {
@@ -245,15 +238,8 @@ impl Asking {
         }
         let kind = ask.kind();
         if !self.offered.has(kind) {
-            state.missing.insert(kind.into());
-            let which = match kind {
-                InteractKind::Elicit => "elicitation",
-                InteractKind::Sample => "sampling",
-                InteractKind::Roots => "roots",
-            };
-            return Err(InteractError::Unavailable(format!(
-                "the MCP client did not declare the `{which}` capability"
-            )));
+            state.missing.insert(kind);
+            return Err(undeclared(kind));
         }
         // The call stops on it: the runner ends it waiting, and the round asks everything the
         // call asked. A request that is not a question waits under a stand-in question that

@@ -14,7 +14,9 @@ use rmcp::model::{ClientResult, CreateMessageRequest, ElicitRequest, ServerReque
 use rmcp::service::{Peer, RoleServer};
 
 use super::rounds::{approval_form, approves};
-use super::wire::{answer_of, completion_of, elicit_params, failed, roots_of, sampling_params};
+use super::wire::{
+    answer_of, completion_of, elicit_params, failed, roots_of, sampling_params, undeclared,
+};
 use crate::runner::{ApprovalDecision, ApprovalRequest, Approver};
 use crate::runtime::{
     Completion, ElicitRequest as Elicit, ElicitResponse, InteractError, InteractFuture,
@@ -38,17 +40,7 @@ impl ClientInteractor {
     }
 
     fn declared(&self, kind: InteractKind) -> Result<(), InteractError> {
-        if self.offered(kind) {
-            return Ok(());
-        }
-        let which = match kind {
-            InteractKind::Elicit => "elicitation",
-            InteractKind::Sample => "sampling",
-            InteractKind::Roots => "roots",
-        };
-        Err(InteractError::Unavailable(format!(
-            "the MCP client did not declare the `{which}` capability"
-        )))
+        if self.offered(kind) { Ok(()) } else { Err(undeclared(kind)) }
     }
 }
 

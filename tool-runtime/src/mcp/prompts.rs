@@ -10,14 +10,14 @@ use std::sync::Arc;
 
 use rmcp::ErrorData;
 use rmcp::model::{
-    GetPromptRequestParams, GetPromptResponse, GetPromptResult, InputRequests, InputRequiredResult,
-    Prompt, PromptArgument, PromptMessage,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, InputRequiredResult, Prompt,
+    PromptArgument, PromptMessage,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::asks::{Answer, Ask, Asking, Offered};
+use super::asks::{Answer, Ask, Asking, Offered, input_requests};
 use super::interact::ClientInteractor;
 use super::rounds::{self, Rounds, now_ms};
 use crate::digest::parts_hash;
@@ -275,13 +275,7 @@ async fn made(prompt: &McpPrompt, request: PromptRequest) -> Result<Vec<PromptMe
 
 /// The input-required result asking `asks`, with `state`.
 fn asking_for(asks: &[Ask], state: String) -> InputRequiredResult {
-    let mut requests = InputRequests::new();
-    for ask in asks {
-        if let Some(request) = ask.input_request() {
-            requests.insert(ask.key().to_owned(), request);
-        }
-    }
-    InputRequiredResult::new(Some(requests), Some(state))
+    InputRequiredResult::new(Some(input_requests(asks)), Some(state))
 }
 
 /// A handler's failure, as the client sees it: its safe message.

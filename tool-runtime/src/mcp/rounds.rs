@@ -14,15 +14,15 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::Mac as _;
 use rmcp::ErrorData;
 use rmcp::model::{
-    ElicitRequest as McpElicit, ElicitResult, InputRequest, InputRequests, InputRequiredResult,
-    InputResponses, ProtocolVersion,
+    ElicitRequest as McpElicit, ElicitResult, InputRequest, InputRequiredResult, InputResponses,
+    ProtocolVersion,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::asks::{Answer, Ask, Given};
+use super::asks::{Answer, Ask, Given, input_requests};
 use super::wire::{answer_of, elicit_params};
 use crate::agent::deferred::StateKey;
 use crate::digest::{arguments_hash, hex};
@@ -417,17 +417,13 @@ impl Rounds {
     /// The input-required result asking what `pending` waits for and does not have yet,
     /// with `state`.
     pub(super) fn asking(pending: &Pending, served: &str, state: String) -> InputRequiredResult {
-        let mut requests = InputRequests::new();
+        let unanswered = pending.asks.iter().filter(|ask| !pending.partial.contains_key(ask.key()));
+        let mut requests = input_requests(unanswered);
         if pending.asks.is_empty() {
             // The approval form is one of flat primitives: it always makes a form.
             if let Ok(params) = elicit_params(approval_form(served, &pending.arguments)) {
                 requests
                     .insert(APPROVAL.to_owned(), InputRequest::Elicitation(McpElicit::new(params)));
-            }
-        }
-        for ask in pending.asks.iter().filter(|ask| !pending.partial.contains_key(ask.key())) {
-            if let Some(request) = ask.input_request() {
-                requests.insert(ask.key().to_owned(), request);
             }
         }
         InputRequiredResult::new(Some(requests), Some(state))

@@ -14,12 +14,23 @@ use serde_json::{Map, Value, json};
 
 use super::text::{ERROR_CHARS, capped};
 use crate::runtime::{
-    Completion, ElicitRequest, ElicitResponse, InteractError, Root, SampleRequest, SampleRole,
+    Completion, ElicitRequest, ElicitResponse, InteractError, InteractKind, Root, SampleRequest,
+    SampleRole,
 };
 
 /// A request to the client that failed on its way, its error cut to size.
 pub(super) fn failed(error: impl std::fmt::Display) -> InteractError {
     InteractError::Failed(capped(&error.to_string(), ERROR_CHARS))
+}
+
+/// The error of a request of `kind` to a client that did not declare its capability.
+pub(super) fn undeclared(kind: InteractKind) -> InteractError {
+    let which = match kind {
+        InteractKind::Elicit => "elicitation",
+        InteractKind::Sample => "sampling",
+        InteractKind::Roots => "roots",
+    };
+    InteractError::Unavailable(format!("the MCP client did not declare the `{which}` capability"))
 }
 
 /// What the client's user did, as an MCP elicitation result says it (an accept without content

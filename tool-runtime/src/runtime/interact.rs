@@ -215,7 +215,7 @@ impl Root {
 
 /// What a call can ask through [`Interact`], to see beforehand whether it is offered
 /// ([`Interact::offers`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum InteractKind {
     /// A question for the user ([`Interact::elicit`]).
