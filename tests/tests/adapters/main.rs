@@ -1,6 +1,6 @@
 //! The adapters layer: provider wire formats. Golden requests and decoded responses per
 //! provider (`golden`, `requests`, `results`, `controls`), encoding and raising arguments
-//! (`lowering`), scalar enums in run-time schemas (`scalar_enums`), request budgets (`budgets`), real-world stream quirks (`streams`), hostile and
+//! (`lowering`), call ids in a provider's own form (`call_ids`), scalar enums in run-time schemas (`scalar_enums`), request budgets (`budgets`), real-world stream quirks (`streams`), hostile and
 //! cut streams (`hostile_streams`), decoder properties (`props`), the stored conversation format
 //! (`stored_messages`), the `wire` command (`cli`), and a `ChatModel` written against the
 //! adapters from their docs alone (`chat_model_contract`).
@@ -9,6 +9,7 @@
 //! `tests/fixtures/` and decodes them.
 
 mod budgets;
+mod call_ids;
 mod chat_model_contract;
 mod cli;
 mod controls;

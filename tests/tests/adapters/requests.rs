@@ -100,6 +100,59 @@ fn bodies_byte_for_byte() {
     );
 }
 
+/// The messages of a request whose conversation ends in the agent loop's notice after tool
+/// results (the form a run takes when its tool-calling turns are used up): the body's
+/// conversation key only, so each snapshot shows where the notice goes.
+fn notice_conversation(adapter: &dyn Adapter, options: &RequestOptions) -> Value {
+    let mut messages = conversation(adapter);
+    messages.pop();
+    messages.push(Message::notice("No more tools can be called. Answer now."));
+    let specs = [Add::spec()];
+    let request = ModelRequest { messages: &messages, tools: &specs, choice: &ToolChoice::none() };
+    let body: Value =
+        serde_json::from_slice(&adapter.encode_body(&request, options).unwrap()).unwrap();
+    let key =
+        ["messages", "input", "contents"].into_iter().find(|key| body.get(key).is_some()).unwrap();
+    body[key].clone()
+}
+
+/// A notice is never sent as something the user said: a system message where it stands (Chat,
+/// Ollama), a developer message where it stands (Responses), a text block of the results' turn
+/// (Anthropic, Gemini), and never mixed into the instructions.
+#[test]
+fn a_notice_goes_where_each_provider_takes_one() {
+    let options = RequestOptions::new("m");
+    let chat = notice_conversation(&OpenAiChat::new(), &options);
+    insta::assert_json_snapshot!("notice_openai_chat", chat);
+    assert_eq!(chat.as_array().unwrap().last().unwrap()["role"], "system");
+    let ollama = notice_conversation(&Ollama::new(), &options);
+    insta::assert_json_snapshot!("notice_ollama", ollama);
+    assert_eq!(ollama.as_array().unwrap().last().unwrap()["role"], "system");
+    let responses = notice_conversation(&OpenAiResponses::new(), &options);
+    insta::assert_json_snapshot!("notice_openai_responses", responses);
+    assert_eq!(responses.as_array().unwrap().last().unwrap()["role"], "developer");
+    let anthropic = notice_conversation(&Anthropic::new(), &options);
+    insta::assert_json_snapshot!("notice_anthropic", anthropic);
+    let last = anthropic.as_array().unwrap().last().unwrap();
+    assert_eq!(last["content"][0]["type"], "tool_result");
+    assert_eq!(last["content"][1]["type"], "text");
+    let gemini = notice_conversation(&Gemini::new(), &options);
+    insta::assert_json_snapshot!("notice_gemini", gemini);
+    let last = gemini.as_array().unwrap().last().unwrap();
+    assert!(last["parts"][0].get("functionResponse").is_some(), "{last}");
+    assert!(last["parts"][1].get("text").is_some(), "{last}");
+    // The instructions stay as they were: the notice is not joined into them.
+    for adapter in [&Anthropic::new() as &dyn Adapter, &OpenAiResponses::new(), &Gemini::new()] {
+        let mut messages = conversation(adapter);
+        messages.push(Message::notice("No more tools."));
+        let specs = [Add::spec()];
+        let request =
+            ModelRequest { messages: &messages, tools: &specs, choice: &ToolChoice::none() };
+        let body = String::from_utf8(adapter.encode_body(&request, &options).unwrap()).unwrap();
+        assert_eq!(body.matches("No more tools.").count(), 1, "{body}");
+    }
+}
+
 fn keys(value: &Value) -> Vec<&str> {
     value.as_object().unwrap().keys().map(String::as_str).collect()
 }

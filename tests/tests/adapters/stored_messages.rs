@@ -50,6 +50,7 @@ fn conversation() -> Vec<Message> {
             ToolResult::ok(&good, output),
             ToolResult::error(&bad, ToolErrorCode::InvalidJson, "the arguments are not valid JSON"),
         ]),
+        Message::notice("No more tools can be called."),
         Message::Assistant(Decoded::new("Done.", Vec::new())),
     ]
 }

@@ -331,7 +331,7 @@ async fn the_iteration_limit_forces_a_last_answer_without_tools() {
     assert!(requests[..3].iter().all(|r| r.choice.mode == ChoiceMode::Auto));
     assert_eq!(requests[3].choice.mode, ChoiceMode::None);
     assert!(
-        matches!(requests[3].messages.last(), Some(Message::User(text)) if text.contains("every tool-calling turn"))
+        matches!(requests[3].messages.last(), Some(Message::Notice(text)) if text.contains("every tool-calling turn"))
     );
 
     // A model that calls tools anyway in its last turn gets results, but nothing runs.
@@ -472,6 +472,7 @@ async fn events_stream_text_calls_iterations_and_one_done() {
             AgentEvent::ModelRequested { .. } => "request",
             AgentEvent::ToolCallStarted { .. } => "call",
             AgentEvent::ToolCallArgumentsDelta { .. } => "args",
+            AgentEvent::ToolCallRunning { .. } => "running",
             AgentEvent::ToolCallResult { .. } => "result",
             AgentEvent::IterationFinished { .. } => "finished",
             AgentEvent::TextDelta { .. } => "text",
@@ -489,6 +490,7 @@ async fn events_stream_text_calls_iterations_and_one_done() {
             "call",
             "args",
             "finished",
+            "running",
             "result",
             "iteration",
             "request",

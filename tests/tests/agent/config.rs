@@ -15,7 +15,8 @@ const JSON: &str = r#"{
     "choice": {"mode": {"allowed": {"tools": ["docs__search"], "required": true}}, "parallel": false},
     "state_ttl_ms": 3600000,
     "max_state_bytes": 1048576,
-    "selection": {"top_k": 12, "always": ["core__time"]}
+    "selection": {"top_k": 12, "always": ["core__time"]},
+    "arguments_in_events": true
 }"#;
 
 const TOML: &str = r#"
@@ -25,6 +26,7 @@ run_alone = ["state_change", "external_side_effect"]
 budget_ms = 90000
 state_ttl_ms = 3600000
 max_state_bytes = 1048576
+arguments_in_events = true
 
 [choice]
 parallel = false
@@ -49,6 +51,7 @@ fn json_and_toml_read_every_setting_alike() {
         state_ttl: Duration::from_secs(3600),
         max_state_bytes: 1 << 20,
         selection: Some(SelectionSettings { top_k: 12, always: vec!["core__time".into()] }),
+        arguments_in_events: true,
     };
     assert_eq!(AgentConfig::from_json(JSON).unwrap(), expected);
     assert_eq!(toml::from_str::<AgentConfig>(TOML).unwrap(), expected);

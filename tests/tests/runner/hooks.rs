@@ -9,7 +9,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tool_runtime::adapters::ToolOutcome;
-use tool_runtime::agent::{Agent, Message, ScriptedModel, ScriptedTurn};
+use tool_runtime::agent::{Agent, AgentConfig, AgentEvent, Message, ScriptedModel, ScriptedTurn};
 use tool_runtime::catalog::ToolCatalog;
 use tool_runtime::content::ToolOutput;
 use tool_runtime::mcp::McpServer;
@@ -195,6 +195,62 @@ async fn rewrites_chain_in_order_and_the_record_keeps_what_arrived_and_what_ran(
     assert_eq!(record.args_received, Some(json!({"text": "x"})));
     let stored = serde_json::to_value(&record).unwrap();
     assert_eq!(stored["args_received"], json!({"text": "x"}));
+}
+
+/// The `arguments` of the start events in `events`.
+fn start_arguments(events: &[ToolEvent]) -> Vec<Option<Value>> {
+    events
+        .iter()
+        .filter_map(|event| match event {
+            ToolEvent::ToolCallStart { arguments, .. } => Some(arguments.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn start_events_carry_the_arguments_that_run_only_for_a_sink_that_asks() {
+    // Raw text with spacing and a key order of its own: the event carries what validated and
+    // the hooks left, never the model's text.
+    let raw = r#"{ "text" :"x" }"#;
+    let asking = CollectingSink::with_arguments();
+    let runner = builder().before_call(appender("a", "-a")).event_sink(asking.clone()).build();
+    assert!(runner.exec("test__note", raw, &ctx()).await.is_ok());
+    let events = asking.take();
+    assert_eq!(start_arguments(&events), [Some(json!({"text": "x-a"}))]);
+    let start = serde_json::to_value(&events[0]).unwrap();
+    assert_eq!(start["arguments"], json!({"text": "x-a"}));
+
+    // A call refused before it starts has no start event, so its arguments go nowhere.
+    let refused = runner.exec("test__note", r#"{"text": 7}"#, &ctx()).await;
+    assert_eq!(refused.error_code(), Some(Code::Validation));
+    assert!(start_arguments(&asking.take()).is_empty());
+
+    // A sink that does not ask gets starts without them, and its JSON has no such key.
+    let plain = CollectingSink::new();
+    let runner = builder().before_call(appender("a", "-a")).event_sink(plain.clone()).build();
+    assert!(runner.exec("test__note", raw, &ctx()).await.is_ok());
+    let events = plain.take();
+    assert_eq!(start_arguments(&events), [None]);
+    let start = serde_json::to_value(&events[0]).unwrap();
+    assert!(start.get("arguments").is_none(), "{start}");
+}
+
+#[tokio::test]
+async fn edited_arguments_are_the_ones_the_start_event_carries() {
+    #[derive(Debug)]
+    struct Editing;
+    #[async_trait]
+    impl Approver for Editing {
+        async fn review(&self, _: &ApprovalRequest<'_>) -> ApprovalDecision {
+            ApprovalDecision::Edited { arguments: json!({"text": "edited"}) }
+        }
+    }
+    let asking = CollectingSink::with_arguments();
+    let runner = approving().approver(Arc::new(Editing)).event_sink(asking.clone()).build();
+    let result = runner.exec("test__change", r#"{"text": "asked"}"#, &ctx()).await;
+    assert_eq!(result.value(), Some(&json!({"text": "edited"})));
+    assert_eq!(start_arguments(&asking.take()), [Some(json!({"text": "edited"}))]);
 }
 
 #[tokio::test]
@@ -591,6 +647,60 @@ async fn hooks_apply_in_the_agent_loop() {
         .collect();
     let expected = [json!({"text": "fine"}), json!({"text": "final"}), json!({"text": "[hidden]"})];
     assert_eq!(sent, [None, Some(&expected[0]), Some(&expected[1]), Some(&expected[2])]);
+}
+
+#[tokio::test]
+async fn the_agent_reports_each_call_it_runs_with_the_arguments_that_run_when_asked() {
+    let script = || {
+        ScriptedModel::new([
+            ScriptedTurn::openai_calls(&[
+                ("a", "test__note", r#"{"text": "forbidden"}"#),
+                ("b", "test__note", r#"{ "text":"draft" }"#),
+            ]),
+            ScriptedTurn::openai_text("done"),
+        ])
+    };
+    for asked in [false, true] {
+        let seen = Arc::new(AtomicUsize::new(0));
+        let config = AgentConfig { arguments_in_events: asked, ..AgentConfig::default() };
+        let agent = Agent::new(Arc::new(script()), hooked(&seen)).with_config(config);
+        let events = Mutex::new(Vec::new());
+        agent
+            .run(vec![Message::user("go")], &ctx(), &|event| events.lock().unwrap().push(event))
+            .await;
+        let events = events.into_inner().unwrap();
+        let running: Vec<(&str, Option<&Value>)> = events
+            .iter()
+            .filter_map(|event| match event {
+                AgentEvent::ToolCallRunning { id, arguments, .. } => {
+                    Some((id.as_str(), arguments.as_ref()))
+                }
+                _ => None,
+            })
+            .collect();
+        // The blocked call never runs; the other runs with what the hook made of it.
+        let ran = json!({"text": "final"});
+        assert_eq!(running, [("b", asked.then_some(&ran))]);
+        // Announced by the stream, then run, then answered.
+        let marks: Vec<&str> = events
+            .iter()
+            .filter_map(|event| match event {
+                AgentEvent::ToolCallStarted { id, .. } if id == "b" => Some("started"),
+                AgentEvent::ToolCallRunning { .. } => Some("running"),
+                AgentEvent::ToolCallResult { id, .. } if id == "b" => Some("result"),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(marks, ["started", "running", "result"]);
+        let json = serde_json::to_value(
+            events
+                .iter()
+                .find(|event| matches!(event, AgentEvent::ToolCallRunning { .. }))
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(json.get("arguments").is_some(), asked, "{json}");
+    }
 }
 
 #[tokio::test]

@@ -193,8 +193,10 @@ impl Adapter for Anthropic {
         for message in request.messages {
             match message {
                 Message::System(_) => {}
-                Message::User(text) if text.is_empty() => {}
-                Message::User(text) => request::push_merged(
+                Message::User(text) | Message::Notice(text) if text.is_empty() => {}
+                // A notice has no place of its own: after tool results it is a text block of
+                // their user turn, as the API wants text beside results.
+                Message::User(text) | Message::Notice(text) => request::push_merged(
                     &mut messages,
                     "user",
                     "content",

@@ -129,6 +129,16 @@ pub enum EncodeError {
     /// The tool is for MCP clients only: its input schema leaves the subset providers accept
     /// ([`DynamicToolBuilder::mcp_only`](crate::runtime::DynamicToolBuilder::mcp_only)).
     McpOnly(String),
+    /// Two different call ids of the conversation would be sent as one id in the provider's
+    /// form ([`CallIdFormat`](super::CallIdFormat)).
+    CallIdClash {
+        /// The id met first.
+        first: String,
+        /// The other id.
+        second: String,
+        /// The id both would be sent as.
+        wire: String,
+    },
 }
 
 impl fmt::Display for EncodeError {
@@ -149,6 +159,10 @@ impl fmt::Display for EncodeError {
             Self::McpOnly(tool) => write!(
                 f,
                 "the tool `{tool}` is for MCP clients only: its input schema leaves the subset providers accept, so no model is offered it"
+            ),
+            Self::CallIdClash { first, second, wire } => write!(
+                f,
+                "the call ids `{first}` and `{second}` would both be sent as `{wire}` in the provider's id form; give one of the calls another id"
             ),
         }
     }

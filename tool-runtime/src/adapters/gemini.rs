@@ -151,8 +151,12 @@ impl Adapter for Gemini {
         for message in request.messages {
             match message {
                 Message::System(_) => {}
-                Message::User(text) if text.is_empty() => {}
-                Message::User(text) => append(json!({"role": "user", "parts": [{"text": text}]})),
+                Message::User(text) | Message::Notice(text) if text.is_empty() => {}
+                // A notice has no place of its own: a text part of the turn it follows (after
+                // tool results, beside their function responses).
+                Message::User(text) | Message::Notice(text) => {
+                    append(json!({"role": "user", "parts": [{"text": text}]}));
+                }
                 Message::Assistant(decoded) => append(self.assistant_message(decoded)),
                 Message::ToolResults(results) => {
                     self.result_messages(results)?.into_iter().for_each(&mut append);

@@ -137,6 +137,7 @@
 mod anthropic;
 mod assemble;
 mod budget;
+mod call_ids;
 mod error;
 mod framing;
 mod gemini;
@@ -163,6 +164,7 @@ use crate::spec::ToolSpec;
 
 pub use anthropic::Anthropic;
 pub use assemble::DecodeOptions;
+pub use call_ids::CallIdFormat;
 pub use error::{Budget, BudgetError, DecodeError, EncodeError};
 pub use gemini::{Gemini, GeminiParameters};
 pub use limits::StreamLimits;

@@ -25,6 +25,7 @@ use crate::spec::ToolSpec;
 
 use super::assemble::{Core, DecodeOptions};
 use super::budget::OpenAiStrictBudget;
+use super::call_ids::CallIdFormat;
 use super::error::{DecodeError, EncodeError};
 use super::framing::Frame;
 use super::parts::{self, object};
@@ -50,6 +51,7 @@ use super::{Adapter, Provider, input_schema, lower, named};
 pub struct OpenAiChat {
     strict: bool,
     decode: DecodeOptions,
+    call_ids: CallIdFormat,
 }
 
 impl OpenAiChat {
@@ -64,6 +66,24 @@ impl OpenAiChat {
     #[must_use]
     pub fn strict(self, strict: bool) -> Self {
         Self { strict, ..self }
+    }
+
+    /// The form call ids take in requests (default: as the conversation holds them). For
+    /// Mistral, [`CallIdFormat::Mistral`]: a conversation begun with another provider then
+    /// goes to it with each id in Mistral's form, and the conversation keeps its own.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tool_runtime::adapters::{Adapter, CallIdFormat, Decoded, OpenAiChat, ToolCall};
+    ///
+    /// let mistral = OpenAiChat::new().call_ids(CallIdFormat::Mistral);
+    /// let turn = Decoded::new("", vec![ToolCall::new("toolu_01XFDUDYJgAACzvnptvVoYEL", "core__time", json!({}))]);
+    /// let sent = mistral.assistant_message(&turn)["tool_calls"][0]["id"].clone();
+    /// assert_eq!(sent, json!(CallIdFormat::Mistral.wire_id("toolu_01XFDUDYJgAACzvnptvVoYEL")));
+    /// ```
+    #[must_use]
+    pub fn call_ids(self, call_ids: CallIdFormat) -> Self {
+        Self { call_ids, ..self }
     }
 
     /// How ids are minted and which tools were declared.
@@ -142,6 +162,7 @@ impl Adapter for OpenAiChat {
         request: &ModelRequest<'_>,
         options: &RequestOptions,
     ) -> Result<Map<String, Value>, EncodeError> {
+        self.call_ids.check_distinct(request.messages)?;
         let messages = request::role_messages(self, request.messages)?;
         let mut fields = Map::new();
         fields.insert("model".to_owned(), json!(options.model));
@@ -209,7 +230,7 @@ impl Adapter for OpenAiChat {
                 .iter()
                 .map(|call| {
                     json!({
-                        "id": call.id,
+                        "id": self.call_ids.wire_id(&call.id),
                         "type": "function",
                         "function": {"name": call.name, "arguments": call.arguments.to_json_text()},
                     })
@@ -235,13 +256,14 @@ impl Adapter for OpenAiChat {
         let mut messages = Vec::with_capacity(results.len() + 1);
         let mut attachments = Vec::new();
         for result in results {
+            let call_id = self.call_ids.wire_id(&result.call_id);
             let mut content = result.content_text();
             if let ToolOutcome::Done(output) = &result.outcome
                 && output.parts().iter().any(parts::is_binary)
             {
                 attachments.push(json!({
                     "type": "text",
-                    "text": format!("Attachments of the result of call `{}` ({}):", result.call_id, result.name),
+                    "text": format!("Attachments of the result of call `{call_id}` ({}):", result.name),
                 }));
                 for (index, part) in output.parts().iter().enumerate() {
                     if let Some(block) = attachment(index, part) {
@@ -255,7 +277,7 @@ impl Adapter for OpenAiChat {
             }
             messages.push(object([
                 ("role", json!("tool")),
-                ("tool_call_id", json!(result.call_id)),
+                ("tool_call_id", json!(call_id)),
                 ("content", Value::String(content)),
             ]));
         }

@@ -255,6 +255,11 @@ impl Adapter for OpenAiResponses {
             match message {
                 Message::System(_) => {}
                 Message::User(text) => input.push(json!({"role": "user", "content": text})),
+                // Instructions stand apart (`instructions`); a notice in the middle of the
+                // conversation is a developer message where it stands.
+                Message::Notice(text) => {
+                    input.push(json!({"role": "developer", "content": text}));
+                }
                 Message::Assistant(decoded) => match self.assistant_message(decoded) {
                     Value::Array(items) => input.extend(items),
                     other => input.push(other),

@@ -22,7 +22,8 @@ pub(crate) fn system_text(messages: &[Message]) -> Option<String> {
 }
 
 /// The conversation as `{"role", "content"}` messages, for the providers that speak that
-/// shape (OpenAI Chat Completions, Ollama): system and user messages as text, the model's turns
+/// shape (OpenAI Chat Completions, Ollama): system and user messages as text (a notice as a
+/// system message where it stands), the model's turns
 /// and the results as `adapter` encodes them.
 pub(crate) fn role_messages(
     adapter: &dyn Adapter,
@@ -31,7 +32,9 @@ pub(crate) fn role_messages(
     let mut out = Vec::with_capacity(messages.len());
     for message in messages {
         match message {
-            Message::System(text) => out.push(json!({"role": "system", "content": text})),
+            Message::System(text) | Message::Notice(text) => {
+                out.push(json!({"role": "system", "content": text}));
+            }
             Message::User(text) => out.push(json!({"role": "user", "content": text})),
             Message::Assistant(decoded) => out.push(adapter.assistant_message(decoded)),
             Message::ToolResults(results) => out.extend(adapter.result_messages(results)?),

@@ -5,7 +5,7 @@
 use futures_util::StreamExt;
 use tokio::time::Instant;
 
-use super::events::result_event;
+use super::events::{result_event, running};
 use super::parking::Parking;
 use super::{Agent, AgentEvent};
 use crate::adapters::{Decoded, ToolCall, ToolResult};
@@ -149,7 +149,10 @@ impl Agent {
                                 Arguments::from(text.as_str())
                             }
                         };
-                        (index, self.runner.exec(&call.name, args, &call_ctx).await)
+                        let running = running(self.config.arguments_in_events, on_event);
+                        let executed =
+                            self.runner.exec_arguments(&call.name, args, &call_ctx, Some(&running));
+                        (index, executed.await)
                     }
                 })
                 .buffered(self.config.max_concurrent.max(1))

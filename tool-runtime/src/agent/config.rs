@@ -83,6 +83,10 @@ pub struct AgentConfig {
     /// latest user message (default: none, every visible tool is offered). Applied by
     /// [`Agent::with_config`]; [`Agent::with_selector`] sets any selector instead.
     pub selection: Option<SelectionSettings>,
+    /// Whether each [`AgentEvent::ToolCallRunning`](super::AgentEvent::ToolCallRunning)
+    /// carries the arguments the tool runs with (default `false`: arguments are not redacted
+    /// and can be sensitive, so events carry them only when asked, as spans do).
+    pub arguments_in_events: bool,
 }
 
 impl Default for AgentConfig {
@@ -96,6 +100,7 @@ impl Default for AgentConfig {
             state_ttl: Duration::from_secs(7 * 24 * 60 * 60),
             max_state_bytes: 16 << 20,
             selection: None,
+            arguments_in_events: false,
         }
     }
 }

@@ -112,12 +112,27 @@ pub enum AgentEvent {
         /// The text.
         text: String,
     },
-    /// The model began a call (streamed; for display).
+    /// The model began a call (streamed, for display: its arguments are still coming). The
+    /// tool's run starts later, with [`ToolCallRunning`](Self::ToolCallRunning).
     ToolCallStarted {
         /// The call's id.
         id: String,
         /// The tool's name.
         name: String,
+    },
+    /// The runner starts the call's tool: it passed policy, validation, the before-call hooks
+    /// and its approval, and runs now (a call refused before it gets its result without this
+    /// event; a call that waits gets it when it is decided and runs).
+    ToolCallRunning {
+        /// The call's id.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// The validated arguments it runs with (after any hook or approver rewrote them; never
+        /// the model's raw text), with
+        /// [`AgentConfig::arguments_in_events`](super::AgentConfig::arguments_in_events) only.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        arguments: Option<serde_json::Value>,
     },
     /// More of a call's arguments (streamed; for display).
     ToolCallArgumentsDelta {
@@ -238,5 +253,21 @@ pub(super) fn result_event(result: &ToolResult) -> AgentEvent {
         id: result.call_id.clone(),
         name: result.name.clone(),
         outcome: result.outcome.to_event(),
+    }
+}
+
+/// What the runner tells when a call the agent runs starts its tool: its
+/// [`AgentEvent::ToolCallRunning`], with the arguments when `with_arguments`
+/// ([`AgentConfig::arguments_in_events`](super::AgentConfig::arguments_in_events)).
+pub(super) fn running(
+    with_arguments: bool,
+    on_event: &(dyn Fn(AgentEvent) + Send + Sync),
+) -> impl Fn(&str, &str, &serde_json::Value) + Send + Sync + '_ {
+    move |id, name, arguments| {
+        on_event(AgentEvent::ToolCallRunning {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            arguments: with_arguments.then(|| arguments.clone()),
+        });
     }
 }

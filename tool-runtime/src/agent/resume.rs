@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use super::deferred::{
     CallDecision, CallStatus, Decisions, ResumeError, RunState, Verdict, ledger_key,
 };
-use super::events::result_event;
+use super::events::{result_event, running};
 use super::parking::Parking;
 use super::state::Loop;
 use super::{Agent, AgentEvent, AgentOutput, Message, StopReason, Usage};
@@ -120,6 +120,11 @@ impl Agent {
             let name = call.tool_name.as_str();
             let verdict = Verdict::of(decision);
             let mut answers = Vec::new();
+            on_event(AgentEvent::CallDecided {
+                id: call.id.clone(),
+                name: call.tool_name.clone(),
+                decision: verdict.label(),
+            });
             let executed = match decision {
                 CallDecision::Deny { message } => {
                     self.runner.deny_deferred(name, arguments, message, &call_ctx).await
@@ -153,15 +158,13 @@ impl Agent {
                         approved,
                     );
                     let call_ctx = call_ctx.with_deferred_questions(Parking::new(answers.clone()));
-                    let executed = runner.exec(name, arguments, &call_ctx).await;
+                    let running = running(self.config.arguments_in_events, on_event);
+                    let executed = runner
+                        .exec_arguments(name, arguments.into(), &call_ctx, Some(&running))
+                        .await;
                     if let CallOutcome::Waiting(waiting) = executed.outcome {
                         // It asked (another) question: it waits on that, with the arguments
                         // it ran with.
-                        on_event(AgentEvent::CallDecided {
-                            id: call.id.clone(),
-                            name: call.tool_name.clone(),
-                            decision: verdict.label(),
-                        });
                         call.status = CallStatus::waiting(
                             waiting.waits_for,
                             arguments.clone(),
@@ -180,11 +183,6 @@ impl Agent {
                     executed
                 }
             };
-            on_event(AgentEvent::CallDecided {
-                id: call.id.clone(),
-                name: call.tool_name.clone(),
-                decision: verdict.label(),
-            });
             // Denied, supplied and decided calls have ended: none waits here.
             let Some(result) = ToolResult::from_exec(wire_call, &executed) else { continue };
             let mut event_result = result.clone();

@@ -76,7 +76,7 @@ impl Agent {
     ) -> bool {
         let last = state.iterations >= self.config.max_iterations;
         if last {
-            state.messages.push(Message::user(LIMIT_NOTICE));
+            state.messages.push(Message::notice(LIMIT_NOTICE));
         }
         state.iterations += 1;
         on_event(AgentEvent::IterationStarted {
@@ -267,12 +267,14 @@ fn stopped(ctx: &ToolInvocationContext, deadline: Option<Instant>) -> Option<Sto
 }
 
 /// What the user last asked: the text selection picks tools for (the loop's own notice that
-/// the tool-calling turns are used up is not a request).
+/// the tool-calling turns are used up is no request, and no user message).
 fn latest_request(messages: &[Message]) -> &str {
     messages
         .iter()
         .rev()
         .find_map(|message| match message {
+            // Conversations stored before the notice had a message of its own held it as a
+            // user message.
             Message::User(text) if text != LIMIT_NOTICE => Some(text.as_str()),
             _ => None,
         })

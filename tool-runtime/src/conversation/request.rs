@@ -30,9 +30,15 @@ use super::turn::Decoded;
 pub enum Message {
     /// Instructions for the model.
     System(String),
-    /// What the user said (or what the loop tells the model, such as that the tool-calling
-    /// limit is reached).
+    /// What the user said.
     User(String),
+    /// What the application (not the user) tells the model in the middle of a conversation,
+    /// such as the agent loop's notice that the tool-calling turns are used up. Each adapter
+    /// sends it where its provider takes such a notice: a `system` message in place (OpenAI
+    /// Chat, Ollama), a `developer` message in place (OpenAI Responses), and for providers
+    /// whose instructions stand apart from the conversation, a text block after the tool
+    /// results it follows (Anthropic, Gemini): never as something the user said.
+    Notice(String),
     /// A turn of the model: its text and its calls.
     Assistant(Decoded),
     /// The results of the previous turn's calls, in the model's call order.
@@ -48,6 +54,11 @@ impl Message {
     /// A user message.
     pub fn user(text: impl Into<String>) -> Self {
         Self::User(text.into())
+    }
+
+    /// A notice from the application ([`Message::Notice`]).
+    pub fn notice(text: impl Into<String>) -> Self {
+        Self::Notice(text.into())
     }
 }
 

@@ -5,7 +5,7 @@
 //!
 //! | `role` | keys |
 //! |---|---|
-//! | `system`, `user` | `text` |
+//! | `system`, `user`, `notice` | `text` |
 //! | `assistant` | `text`, `calls` (`id`, `name`, `arguments` (an object) or `arguments_text` (what arrived, when it was not valid), `complete`, `id_origin`, `extras`), `finish`, `provider_finish`, `extras` |
 //! | `tool_results` | `results` (`call_id`, `name`, `extras`, and `ok: true` with `parts` and `details`, or `ok: false` with `code` and `message`) |
 //!
@@ -41,6 +41,10 @@ enum StoredMessage<'a> {
         text: Cow<'a, str>,
     },
     User {
+        #[serde(borrow)]
+        text: Cow<'a, str>,
+    },
+    Notice {
         #[serde(borrow)]
         text: Cow<'a, str>,
     },
@@ -380,6 +384,7 @@ impl Serialize for Message {
         let stored = match self {
             Self::System(text) => StoredMessage::System { text: borrowed(text) },
             Self::User(text) => StoredMessage::User { text: borrowed(text) },
+            Self::Notice(text) => StoredMessage::Notice { text: borrowed(text) },
             Self::Assistant(turn) => StoredMessage::Assistant(StoredTurn {
                 text: borrowed(&turn.text),
                 calls: turn.calls.iter().map(stored_call).collect(),
@@ -401,6 +406,7 @@ impl<'de> Deserialize<'de> for Message {
         Ok(match StoredMessage::deserialize(deserializer)? {
             StoredMessage::System { text } => Self::System(text.into_owned()),
             StoredMessage::User { text } => Self::User(text.into_owned()),
+            StoredMessage::Notice { text } => Self::Notice(text.into_owned()),
             StoredMessage::Assistant(turn) => Self::Assistant(turn_from(turn)?),
             StoredMessage::ToolResults { results } => Self::ToolResults(
                 results.into_iter().map(result_from).collect::<Result<_, D::Error>>()?,

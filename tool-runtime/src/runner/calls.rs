@@ -139,6 +139,6 @@ impl ToolCalls {
         let call_id = bound.ctx.tool_call_id().unwrap_or_default();
         let child = bound.ctx.child_of(&bound.tool, call_id);
         // Boxed: a call's future holds the tool's, which may hold this one.
-        Box::pin(bound.runner.exec_arguments(name, args, &child)).await
+        Box::pin(bound.runner.exec_arguments(name, args, &child, None)).await
     }
 }

@@ -85,9 +85,9 @@ impl ToolRunner {
         let started_ms = self.clock.epoch_ms();
         let mut call = Call {
             id: ctx.tool_call_id().map_or_else(mint_call_id, str::to_owned),
-            events: super::drive::guarded(|| self.sink.enabled()).unwrap_or(false),
             ..Call::default()
         };
+        call.ask_sink(&*self.sink);
         let outcome = self.supplied(&mut call, name, arguments, output, ctx).await;
         let outcome = self.after_decided(&call, name, outcome, ctx, started_ms).await;
         self.finish(call, name, outcome, started_ms)
@@ -162,6 +162,7 @@ impl ToolRunner {
                 tool_name: name.to_owned(),
                 run_id: ctx.run_id().to_owned(),
                 at_ms: self.clock.epoch_ms(),
+                arguments: call.event_arguments(),
             };
             // A sink that panics on the start still leaves the caller its result.
             call.started = super::drive::guarded(|| self.sink.emit(start)).is_some();
@@ -196,12 +197,12 @@ impl ToolRunner {
         ctx: &ToolInvocationContext,
     ) -> ToolExecResult {
         let started_ms = self.clock.epoch_ms();
-        let call = Call {
+        let mut call = Call {
             id: ctx.tool_call_id().map_or_else(mint_call_id, str::to_owned),
-            events: super::drive::guarded(|| self.sink.enabled()).unwrap_or(false),
             args: Some(crate::runtime::bound::ArgsJson::from_value(arguments.clone())),
             ..Call::default()
         };
+        call.ask_sink(&*self.sink);
         let denied = Err(ExecError::new(Code::ApprovalDenied, message));
         let outcome = self.after_decided(&call, name, denied, ctx, started_ms).await;
         self.finish(call, name, outcome, started_ms)

@@ -109,6 +109,10 @@ use crate::runtime::{
 };
 use crate::schema::{Shown, Untrusted};
 
+/// Told when a call's tool is about to run (step 7), with the call's id, the tool's name and
+/// the arguments it runs with: how the agent loop reports the start of each call it runs.
+pub(crate) type StartWatch<'w> = dyn Fn(&str, &str, &serde_json::Value) + Send + Sync + 'w;
+
 /// The most bytes of one peer-supplied text an `execute_tool` span records unless
 /// [`ToolRunnerBuilder::span_text_limit`] says otherwise: 1 KiB.
 pub const DEFAULT_SPAN_TEXT_LIMIT: usize = 1024;
@@ -265,6 +269,8 @@ struct Call {
     args: Option<ArgsJson>,
     /// Whether the sink takes events (asked once per call).
     events: bool,
+    /// Whether its start event carries the validated arguments (asked with `events`).
+    event_args: bool,
     /// Whether the start event went out: from then on the call owes the sink a result.
     started: bool,
     /// The call's credential, to scrub from its error and progress text.
@@ -284,6 +290,19 @@ struct Call {
 }
 
 impl Call {
+    /// Asks the sink once whether it takes the call's events, and with its arguments. A sink
+    /// that panics when asked takes no events (or no arguments).
+    #[inline]
+    fn ask_sink(&mut self, sink: &dyn EventSink) {
+        self.events = drive::guarded(|| sink.enabled()).unwrap_or(false);
+        self.event_args = self.events && drive::guarded(|| sink.wants_arguments()).unwrap_or(false);
+    }
+
+    /// The validated arguments for the start event, if its sink asked for them.
+    fn event_arguments(&self) -> Option<serde_json::Value> {
+        if self.event_args { self.args.as_ref().map(|args| args.get().clone()) } else { None }
+    }
+
     /// The call ended: a tool that kept its context reports and logs nothing more.
     #[inline]
     fn end(&self) {
@@ -494,14 +513,16 @@ impl ToolRunner {
         ctx: &'a ToolInvocationContext,
     ) -> impl Future<Output = ToolExecResult> + Send + 'a {
         // Not generic below this line: one pipeline whatever the arguments' type.
-        self.exec_arguments(name, args.into(), ctx)
+        self.exec_arguments(name, args.into(), ctx, None)
     }
 
+    /// `exec`, telling `watch` (the agent loop's) when the tool starts.
     pub(crate) async fn exec_arguments(
         &self,
         name: &str,
         args: Arguments<'_>,
         ctx: &ToolInvocationContext,
+        watch: Option<&StartWatch<'_>>,
     ) -> ToolExecResult {
         let started_ms = self.clock.epoch_ms();
         // The call is built where it stays: it is large, and every move is a copy.
@@ -510,13 +531,12 @@ impl ToolRunner {
             name,
             call: Call {
                 id: ctx.tool_call_id().map_or_else(drive::mint_call_id, str::to_owned),
-                // A sink that panics when asked takes no events.
-                events: drive::guarded(|| self.sink.enabled()).unwrap_or(false),
                 ..Call::default()
             },
             settled: false,
             started_ms,
         };
+        flight.call.ask_sink(&*self.sink);
         // OpenTelemetry's GenAI conventions for an `execute_tool` span.
         let span = tracing::info_span!(
             "execute_tool",
@@ -543,8 +563,9 @@ impl ToolRunner {
         let ran = if ctx.cancellation().is_cancelled() {
             Err(Stop::Failed(drive::cancelled()))
         } else {
-            let pipeline =
-                pin!(self.pipeline(&mut flight.call, name, args, ctx).instrument(span.clone()));
+            let pipeline = pin!(
+                self.pipeline(&mut flight.call, name, args, ctx, watch).instrument(span.clone())
+            );
             drive::until_cancelled(pipeline, ctx.cancellation()).await
         };
         let outcome = match ran {

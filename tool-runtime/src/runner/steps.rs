@@ -13,7 +13,8 @@ use super::drive::{
 use super::hooks::{self, Hooks};
 use super::limits::enforce;
 use super::{
-    AfterCall, AfterCallDecision, BeforeCall, BeforeCallDecision, Call, Stop, ToolCalls, ToolRunner,
+    AfterCall, AfterCallDecision, BeforeCall, BeforeCallDecision, Call, StartWatch, Stop,
+    ToolCalls, ToolRunner,
 };
 use crate::catalog::{ToolSource, connection_allowed};
 use crate::content::{Part, ToolOutput};
@@ -36,6 +37,7 @@ impl ToolRunner {
         name: &str,
         args: Arguments<'_>,
         ctx: &ToolInvocationContext,
+        watch: Option<&StartWatch<'_>>,
     ) -> Result<ToolOutput, Stop> {
         let found = self.lookup(name)?;
         let tool = found.as_ref();
@@ -121,6 +123,9 @@ impl ToolRunner {
         let mut owned_ctx = None;
         let call_ctx = self.start(call, name, ctx, &mut owned_ctx);
         call.started = call.events;
+        if let Some(watch) = watch {
+            watch(&call.id, name, args.value());
+        }
         if declared.tool_calls {
             caps = caps.with(ToolCalls::bound(self.for_calls(), tool.name(), call_ctx));
         }
@@ -402,6 +407,7 @@ impl ToolRunner {
                 tool_name: name.to_owned(),
                 run_id: ctx.run_id().to_owned(),
                 at_ms: self.clock.epoch_ms(),
+                arguments: call.event_arguments(),
             });
             ctx.clone().with_tool_call_id(call.id.clone()).with_progress(progress)
         } else if let Some(caller) = ctx.progress_reporter() {

@@ -18,7 +18,8 @@ use crate::content::{PartSummary, ToolOutput};
 /// after it when the tool asked the user a question in the agent loop (it runs again, with a
 /// start of its own, when the answer comes). Waiting is not a failure.
 ///
-/// Events carry redacted data only.
+/// Events carry redacted data only, with one opt-in exception: the validated arguments on
+/// `ToolCallStart`, for a sink whose [`wants_arguments`](EventSink::wants_arguments) says so.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
@@ -33,6 +34,12 @@ pub enum ToolEvent {
         run_id: String,
         /// When, in ms since the Unix epoch.
         at_ms: i64,
+        /// The arguments the tool runs with: validated, after any before-call hook or approver
+        /// rewrote them (never the model's raw text). Only for a sink that asks for them
+        /// ([`EventSink::wants_arguments`]): arguments are not redacted and may be sensitive.
+        /// Left out of the JSON when absent.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        arguments: Option<Value>,
     },
     /// The tool reported progress.
     ToolCallProgress {
@@ -164,6 +171,36 @@ pub trait EventSink: Send + Sync + fmt::Debug {
     fn enabled(&self) -> bool {
         true
     }
+
+    /// Whether this sink's `ToolCallStart` events carry the call's validated arguments
+    /// (`arguments`). Asked once per call, after [`enabled`](Self::enabled) said `true`. The
+    /// default is `false`: arguments are not redacted and can be sensitive, so a sink opts in
+    /// as [`record_content_in_spans`](crate::runner::ToolRunnerBuilder::record_content_in_spans)
+    /// does for spans. Without it no copy of the arguments is made.
+    ///
+    /// ```
+    /// use tool_runtime::runtime::{EventSink, ToolEvent};
+    ///
+    /// /// An audit trail that shows what each tool ran with.
+    /// #[derive(Debug)]
+    /// struct Audit;
+    ///
+    /// impl EventSink for Audit {
+    ///     fn emit(&self, event: ToolEvent) {
+    ///         if let ToolEvent::ToolCallStart { tool_name, arguments: Some(arguments), .. } = event {
+    ///             println!("{tool_name} runs with {arguments}");
+    ///         }
+    ///     }
+    ///
+    ///     fn wants_arguments(&self) -> bool {
+    ///         true
+    ///     }
+    /// }
+    /// # assert!(Audit.wants_arguments());
+    /// ```
+    fn wants_arguments(&self) -> bool {
+        false
+    }
 }
 
 /// A shared sink is a sink: pass an `Arc` when you keep a handle on it elsewhere.
@@ -186,6 +223,10 @@ impl<T: EventSink + ?Sized> EventSink for Arc<T> {
     fn enabled(&self) -> bool {
         (**self).enabled()
     }
+
+    fn wants_arguments(&self) -> bool {
+        (**self).wants_arguments()
+    }
 }
 
 /// Drops every event; the runner builds none for it.
@@ -200,7 +241,8 @@ impl EventSink for NullSink {
     }
 }
 
-/// Keeps every event in memory, in order (tests, short runs).
+/// Keeps every event in memory, in order (tests, short runs). Its start events carry the
+/// validated arguments only when made with [`with_arguments`](Self::with_arguments).
 ///
 /// Clones share one list, so keep a clone and give the runner the other:
 ///
@@ -213,6 +255,7 @@ impl EventSink for NullSink {
 ///     tool_name: "shop__get_order".into(),
 ///     run_id: "run-1".into(),
 ///     at_ms: 0,
+///     arguments: None,
 /// });
 /// assert_eq!(sink.events().len(), 1);
 /// assert_eq!(sink.events()[0].tool_call_id(), "call_1");
@@ -220,6 +263,7 @@ impl EventSink for NullSink {
 #[derive(Debug, Clone, Default)]
 pub struct CollectingSink {
     events: Arc<Mutex<Vec<ToolEvent>>>,
+    arguments: bool,
 }
 
 impl CollectingSink {
@@ -227,6 +271,13 @@ impl CollectingSink {
     #[must_use]
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty sink whose start events carry the validated arguments
+    /// ([`EventSink::wants_arguments`]).
+    #[must_use]
+    pub fn with_arguments() -> Self {
+        Self { arguments: true, ..Self::default() }
     }
 
     /// A copy of the events so far.
@@ -245,6 +296,10 @@ impl CollectingSink {
 impl EventSink for CollectingSink {
     fn emit(&self, event: ToolEvent) {
         self.events.lock().unwrap_or_else(PoisonError::into_inner).push(event);
+    }
+
+    fn wants_arguments(&self) -> bool {
+        self.arguments
     }
 }
 
