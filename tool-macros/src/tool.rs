@@ -40,7 +40,7 @@ pub(crate) fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         check_container(&cx, container);
     }
     let description = check_description(&cx, &input, &args, container.as_ref());
-    let item = emit_struct(&input, &krate);
+    let item = emit_struct(&input, &krate, args.client.is_some());
     let examples = container.as_ref().map(|container| {
         let fields = match &container.body {
             Body::Struct(fields) => fields.as_slice(),
@@ -148,8 +148,13 @@ fn check_description(
 /// The user's struct, with `Deserialize` derived (closed to unknown fields) and this crate's
 /// helper attributes removed. Derives `#[tool]` replaces are dropped (they are errors already),
 /// so they do not conflict with its own.
-fn emit_struct(input: &DeriveInput, krate: &Path) -> TokenStream {
+fn emit_struct(input: &DeriveInput, krate: &Path, client: bool) -> TokenStream {
     let mut item = input.clone();
+    if client {
+        // A client tool's fields describe its arguments and are checked by deserialising
+        // them; no code of the application reads them, and that is no mistake to warn about.
+        item.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
+    }
     // Serde cannot derive for a union (an error already): its attributes go with the derive.
     let is_union = matches!(item.data, Data::Union(_));
     let strip = |attrs: &mut Vec<Attribute>| {
@@ -236,6 +241,27 @@ fn definition_impl(
     let name = required.name.value();
     let effect = required.effect.variant();
     let requires_connection = args.requires_connection;
+    let client = args.client.is_some();
+    let client_impl = args.client.as_ref().map(|output| {
+        // The tool's behaviour is its client's: the runner ends each call waiting for the
+        // result the client supplies, checked against `output`'s schema and redacted like a
+        // `run`'s. `run` exists for the trait alone.
+        quote_spanned! {output.span()=>
+            #[automatically_derived]
+            impl #p::Tool for #ident {
+                type Output = #output;
+                fn run(
+                    self,
+                    _: &#p::ToolInvocationContext,
+                    _: &#p::ToolCapabilities,
+                ) -> impl ::core::future::Future<
+                    Output = ::core::result::Result<#output, #p::ToolError>,
+                > + ::core::marker::Send {
+                    #p::client_tool_run::<#output>()
+                }
+            }
+        }
+    });
     let output = quote_spanned!(ident.span()=> output_schemas::<#ident>().0);
     let details = quote_spanned!(ident.span()=> output_schemas::<#ident>().1);
     let capabilities = args
@@ -281,6 +307,7 @@ fn definition_impl(
                     details_schema: #details,
                     details_redaction: #details_redaction,
                     requires_connection: #requires_connection,
+                    client: #client,
                     capabilities: &[#(#capabilities),*],
                     examples: &[#(#examples),*],
                 };
@@ -288,6 +315,7 @@ fn definition_impl(
                 &SPEC
             }
         }
+        #client_impl
         #redact_checks
         #details_checks
         const _: () = ::core::assert!(

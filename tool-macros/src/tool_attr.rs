@@ -19,6 +19,7 @@ const REQUIRES_CONNECTION: &str = "requires_connection";
 const CAPABILITIES: &str = "capabilities";
 const CRATE: &str = "crate";
 const EXAMPLES: &str = "examples";
+const CLIENT: &str = "client";
 
 pub(crate) const KEYS: &[&str] = &[
     NAME,
@@ -29,6 +30,7 @@ pub(crate) const KEYS: &[&str] = &[
     REQUIRES_CONNECTION,
     CAPABILITIES,
     EXAMPLES,
+    CLIENT,
     CRATE,
 ];
 
@@ -146,6 +148,8 @@ pub(crate) struct ToolArgs {
     pub(crate) capabilities: Vec<Type>,
     /// `examples = [{...}, ...]`: objects of arguments.
     pub(crate) examples: Vec<Json>,
+    /// `client = Output`: the application's client runs the tool, whose results are `Output`.
+    pub(crate) client: Option<Type>,
     pub(crate) krate: Option<Path>,
 }
 
@@ -224,6 +228,7 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolArgs {
     let mut requires_connection = None;
     let mut capabilities = None;
     let mut examples = None;
+    let mut client = None;
     let mut krate = None;
     // Keys suggested for a misspelt one: not reported missing as well.
     let mut hinted: Vec<&str> = Vec::new();
@@ -274,6 +279,9 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolArgs {
                     }
                 });
             }
+            CLIENT if first(cx, &client, arg) => {
+                client = Some(parse_value(cx, arg, syn::parse2::<Type>, "client = PickedDate"));
+            }
             CRATE if first(cx, &krate, arg) => {
                 krate = Some(parse_value(
                     cx,
@@ -284,7 +292,7 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolArgs {
             }
             // A known key given twice, reported by `first`.
             NAME | EFFECT | REDACT | REDACT_DETAILS | DESCRIPTION | REQUIRES_CONNECTION
-            | CAPABILITIES | EXAMPLES | CRATE => {}
+            | CAPABILITIES | EXAMPLES | CLIENT | CRATE => {}
             unknown => {
                 let near = near_miss(unknown, KEYS);
                 hinted.extend(near);
@@ -326,8 +334,18 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolArgs {
         requires_connection: requires_connection.unwrap_or(false),
         capabilities: capabilities.unwrap_or_default(),
         examples: examples.unwrap_or_default(),
+        client: client.flatten(),
         krate: krate.flatten(),
     };
+    // Rule: a tool its client runs never runs in the runner, so it is handed no capabilities.
+    if out.client.is_some()
+        && let Some(arg) = args.iter().find(|arg| arg.key == CAPABILITIES)
+    {
+        cx.error_spanned_by(
+            &arg.key,
+            "a `client` tool runs on the application's client, never in the runner, so it is handed no capabilities; remove `capabilities`",
+        );
+    }
     if let Some(name) = &out.name {
         check_name(cx, name);
     }

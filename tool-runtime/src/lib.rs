@@ -124,7 +124,9 @@ pub mod __private {
     pub use serde;
 
     pub use crate::content::IntoToolOutput;
-    pub use crate::runtime::{Capability, CapabilityRef, Tool};
+    pub use crate::runtime::{
+        Capability, CapabilityRef, Tool, ToolCapabilities, ToolError, ToolInvocationContext,
+    };
     pub use crate::schema::consts::{
         MAX_STRICT_DEPTH, accepts_item_constraints, accepts_range, accepts_range_bounds,
         accepts_string_constraints, contains_connection_id, has_fields, has_output_path, has_path,
@@ -150,7 +152,15 @@ pub mod __private {
         details_schema: None,
         details_redaction: StaticRedaction::Paths(&[]),
         requires_connection: false,
+        client: false,
         capabilities: &[],
         examples: &[],
     });
+
+    /// What a client tool's `run` answers, should anything call it: the runner never does.
+    pub fn client_tool_run<T>() -> ::core::future::Ready<Result<T, ToolError>> {
+        ::core::future::ready(Err(ToolError::new(
+            "this tool runs on the application's client, not in the runner",
+        )))
+    }
 }

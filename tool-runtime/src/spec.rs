@@ -435,6 +435,8 @@ pub struct ToolSpec {
     /// Whether the input schema may leave the subset providers accept, so that the tool is
     /// served to MCP clients and never offered to a model.
     mcp_only: bool,
+    /// Whether the application's client runs the tool, not the runner.
+    client: bool,
 }
 
 /// The parts of a `#[tool]`'s spec, all known at compile time.
@@ -450,6 +452,7 @@ pub struct StaticSpecParts {
     pub details_schema: Option<&'static Schema>,
     pub details_redaction: StaticRedaction,
     pub requires_connection: bool,
+    pub client: bool,
     pub capabilities: &'static [CapabilityRef],
     pub examples: &'static [ExampleValue],
 }
@@ -501,7 +504,15 @@ impl ToolSpec {
             spec_hash: OnceLock::new(),
             keeps_valid_output: OnceLock::new(),
             mcp_only: false,
+            client: parts.client,
         }
+    }
+
+    /// This spec, for a tool its application's client runs (see [`ToolSpec::runs_on_client`]).
+    #[cfg(feature = "dynamic")]
+    pub(crate) fn for_client(mut self) -> Self {
+        self.client = true;
+        self
     }
 
     /// This spec declaring `capabilities` (an imported tool's, which may ask its user).
@@ -553,6 +564,7 @@ impl ToolSpec {
             spec_hash: OnceLock::new(),
             keeps_valid_output: OnceLock::new(),
             mcp_only: false,
+            client: false,
         }
     }
 
@@ -632,6 +644,14 @@ impl ToolSpec {
     #[must_use]
     pub fn is_mcp_only(&self) -> bool {
         self.mcp_only
+    }
+
+    /// Whether the application's client runs the tool, not the runner: a `#[tool(client =
+    /// Output)]` or a [`ClientTool`](crate::runtime::ClientTool). Its calls are checked like any
+    /// other and then wait for the result the client supplies.
+    #[must_use]
+    pub fn runs_on_client(&self) -> bool {
+        self.client
     }
 
     /// The capabilities the tool declared; it is handed these and no others.
@@ -795,6 +815,9 @@ impl Serialize for ToolSpec {
         map.serialize_entry("requires_connection", &self.requires_connection)?;
         if self.mcp_only {
             map.serialize_entry("mcp_only", &true)?;
+        }
+        if self.client {
+            map.serialize_entry("client", &true)?;
         }
         let capabilities: Vec<&str> = self.capabilities.iter().map(|c| c.name()).collect();
         map.serialize_entry("capabilities", &capabilities)?;

@@ -29,7 +29,24 @@ fn close_schema() -> Value {
     json!({"type": "object", "properties": {"number": {"type": "integer", "minimum": 1}}, "required": ["number"], "additionalProperties": false})
 }
 
-/// `tickets__close` (state-changing, counted) and `tickets__read` (read-only).
+/// Ask the user for a date.
+///
+/// A client tool declared with the attribute: its client runs it, and the results it supplies
+/// are checked against `Picked` and redacted to `date` as a `run`'s would be.
+#[tool(name = "ui__pick_date", effect = read_only, redact = ["date"], client = Picked)]
+struct PickDate {
+    prompt: String,
+}
+
+#[derive(Serialize, ToolSchema)]
+struct Picked {
+    date: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
+}
+
+/// `tickets__close` (state-changing, counted), `tickets__read` (read-only), and the client
+/// tools `ui__pick_date` (declared with `#[tool]`) and `ui__send_form` (a `ClientTool`).
 fn catalog(runs: &Arc<AtomicUsize>, seen: &Arc<Mutex<Vec<Value>>>) -> ToolCatalog {
     let (runs, seen) = (Arc::clone(runs), Arc::clone(seen));
     let close = DynamicTool::builder("tickets__close", "Close a ticket.", close_schema()).allow_open_schema()
@@ -48,17 +65,6 @@ fn catalog(runs: &Arc<AtomicUsize>, seen: &Arc<Mutex<Vec<Value>>>) -> ToolCatalo
         .redact_all()
         .build(|args, _, _| async move { Ok(json!(format!("ticket {}", args["number"]))) })
         .unwrap();
-    let pick = ClientTool::new(
-        DynamicTool::builder(
-            "ui__pick_date",
-            "Ask the user for a date.",
-            json!({"type": "object", "properties": {"prompt": {"type": "string"}}, "required": ["prompt"], "additionalProperties": false}),
-        )
-        .effect(ToolEffect::ReadOnly)
-        .output_schema(json!({"type": "object", "properties": {"date": {"type": "string"}, "note": {"type": "string"}}, "required": ["date"], "additionalProperties": false}))
-        .redact(["date"]),
-    )
-    .unwrap();
     let send = ClientTool::new(
         DynamicTool::builder(
             "ui__send_form",
@@ -71,7 +77,7 @@ fn catalog(runs: &Arc<AtomicUsize>, seen: &Arc<Mutex<Vec<Value>>>) -> ToolCatalo
     ToolCatalog::builder()
         .register_dynamic(close)
         .register_dynamic(read)
-        .register_bound(Arc::new(pick), "the date picker".into())
+        .register::<PickDate>()
         .register_bound(Arc::new(send), "the form sender".into())
         .build()
         .unwrap()

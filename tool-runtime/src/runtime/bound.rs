@@ -352,10 +352,11 @@ pub trait BoundToolRuntime: Send + Sync + fmt::Debug {
     }
 
     /// Whether the application's client runs the tool rather than the runner (a
-    /// [`ClientTool`](crate::runtime::ClientTool)): its calls are checked as any other and then
-    /// end waiting for the client, and their results are supplied on resume. `false` by default.
+    /// [`ClientTool`](crate::runtime::ClientTool), a `#[tool(client = ...)]`): its calls are
+    /// checked as any other and then end waiting for the client, and their results are supplied
+    /// on resume. By default what the spec says ([`ToolSpec::runs_on_client`]).
     fn runs_on_client(&self) -> bool {
-        false
+        self.spec().runs_on_client()
     }
 
     /// Validates a call's arguments against the input schema, raw text or parsed, and

@@ -24,8 +24,11 @@ use crate::spec::ToolSpec;
 /// against the output schema and redacted like any tool's; one that does not match is that
 /// call's `output_validation` error, which the model sees.
 ///
-/// Declare it with a [`DynamicTool::builder`] (name, description, input schema, and the output
-/// schema and redaction its results must meet) and register it as a bound tool:
+/// A client tool whose arguments and results are Rust types is declared with the attribute
+/// instead, checked at compile time: `#[tool(..., client = Output)]` (see the
+/// [attribute's docs](macro@crate::tool#client)). One whose schemas are known only at run time
+/// is declared with a [`DynamicTool::builder`] (name, description, input schema, and the output
+/// schema and redaction its results must meet) and registered as a bound tool:
 ///
 /// ```
 /// use std::sync::Arc;
@@ -74,7 +77,7 @@ impl ClientTool {
                 // hand gets here.
                 Err::<Value, _>(ToolError::new("this tool runs on the client, not in the runner"))
             })
-            .map(Self)
+            .map(|tool| Self(tool.for_client()))
     }
 }
 
@@ -88,10 +91,6 @@ impl fmt::Debug for ClientTool {
 impl BoundToolRuntime for ClientTool {
     fn spec(&self) -> &ToolSpec {
         self.0.spec()
-    }
-
-    fn runs_on_client(&self) -> bool {
-        true
     }
 
     fn arguments(&self, args: Arguments<'_>) -> Result<ValidatedArgs, ArgumentsError> {

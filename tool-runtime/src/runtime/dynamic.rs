@@ -432,6 +432,14 @@ pub struct DynamicTool {
     handler: Handler,
 }
 
+impl DynamicTool {
+    /// This tool, run by its application's client ([`ClientTool`](super::ClientTool)).
+    pub(crate) fn for_client(mut self) -> Self {
+        self.spec = self.spec.for_client();
+        self
+    }
+}
+
 impl fmt::Debug for DynamicTool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("DynamicTool").field(&self.spec.name()).finish()
