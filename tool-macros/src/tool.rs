@@ -242,6 +242,7 @@ fn definition_impl(
     let effect = required.effect.variant();
     let requires_connection = args.requires_connection;
     let client = args.client.is_some();
+    let tolerate_case = args.tolerate_case;
     let client_impl = args.client.as_ref().map(|output| {
         // The tool's behaviour is its client's: the runner ends each call waiting for the
         // result the client supplies, checked against `output`'s schema and redacted like a
@@ -308,6 +309,7 @@ fn definition_impl(
                     details_redaction: #details_redaction,
                     requires_connection: #requires_connection,
                     client: #client,
+                    tolerate_case: #tolerate_case,
                     capabilities: &[#(#capabilities),*],
                     examples: &[#(#examples),*],
                 };

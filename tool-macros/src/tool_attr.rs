@@ -20,6 +20,7 @@ const CAPABILITIES: &str = "capabilities";
 const CRATE: &str = "crate";
 const EXAMPLES: &str = "examples";
 const CLIENT: &str = "client";
+const TOLERATE_CASE: &str = "tolerate_case";
 
 pub(crate) const KEYS: &[&str] = &[
     NAME,
@@ -31,6 +32,7 @@ pub(crate) const KEYS: &[&str] = &[
     CAPABILITIES,
     EXAMPLES,
     CLIENT,
+    TOLERATE_CASE,
     CRATE,
 ];
 
@@ -150,6 +152,8 @@ pub(crate) struct ToolArgs {
     pub(crate) examples: Vec<Json>,
     /// `client = Output`: the application's client runs the tool, whose results are `Output`.
     pub(crate) client: Option<Type>,
+    /// `tolerate_case`: top-level properties are taken in their other spelling too.
+    pub(crate) tolerate_case: bool,
     pub(crate) krate: Option<Path>,
 }
 
@@ -229,6 +233,7 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolArgs {
     let mut capabilities = None;
     let mut examples = None;
     let mut client = None;
+    let mut tolerate_case = None;
     let mut krate = None;
     // Keys suggested for a misspelt one: not reported missing as well.
     let mut hinted: Vec<&str> = Vec::new();
@@ -282,6 +287,13 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolArgs {
             CLIENT if first(cx, &client, arg) => {
                 client = Some(parse_value(cx, arg, syn::parse2::<Type>, "client = PickedDate"));
             }
+            TOLERATE_CASE if first(cx, &tolerate_case, arg) => {
+                tolerate_case = Some(match &arg.value {
+                    ArgValue::Flag => true,
+                    _ => parse_value(cx, arg, syn::parse2::<LitBool>, "tolerate_case = true")
+                        .is_some_and(|lit| lit.value),
+                });
+            }
             CRATE if first(cx, &krate, arg) => {
                 krate = Some(parse_value(
                     cx,
@@ -292,7 +304,7 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolArgs {
             }
             // A known key given twice, reported by `first`.
             NAME | EFFECT | REDACT | REDACT_DETAILS | DESCRIPTION | REQUIRES_CONNECTION
-            | CAPABILITIES | EXAMPLES | CLIENT | CRATE => {}
+            | CAPABILITIES | EXAMPLES | CLIENT | TOLERATE_CASE | CRATE => {}
             unknown => {
                 let near = near_miss(unknown, KEYS);
                 hinted.extend(near);
@@ -335,6 +347,7 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolArgs {
         capabilities: capabilities.unwrap_or_default(),
         examples: examples.unwrap_or_default(),
         client: client.flatten(),
+        tolerate_case: tolerate_case.unwrap_or(false),
         krate: krate.flatten(),
     };
     // Rule: a tool its client runs never runs in the runner, so it is handed no capabilities.

@@ -80,6 +80,8 @@ pub struct ToolCatalog {
     sources: Vec<Arc<dyn ToolSource>>,
     capabilities: ToolCapabilities,
     broker: Option<Arc<dyn ConnectionBroker>>,
+    /// Every tool takes its top-level properties in their other spelling too.
+    tolerate_case: bool,
 }
 
 /// Builds a [`ToolCatalog`]; see the [module docs](self).
@@ -90,6 +92,7 @@ pub struct ToolCatalogBuilder {
     sources: Vec<Arc<dyn ToolSource>>,
     capabilities: ToolCapabilities,
     broker: Option<Arc<dyn ConnectionBroker>>,
+    tolerate_case: bool,
 }
 
 /// One reason a catalog could not be built.
@@ -187,6 +190,13 @@ impl ToolCatalog {
     #[must_use]
     pub fn broker(&self) -> Option<&Arc<dyn ConnectionBroker>> {
         self.broker.as_ref()
+    }
+
+    /// Whether every tool of the catalog takes its top-level properties in their other
+    /// spelling too ([`ToolCatalogBuilder::tolerate_case`]).
+    #[must_use]
+    pub fn tolerates_case(&self) -> bool {
+        self.tolerate_case
     }
 }
 
@@ -307,6 +317,39 @@ impl ToolCatalogBuilder {
         self
     }
 
+    /// Every tool of the catalog, whatever its source (a `#[tool]`, a run-time tool, an
+    /// imported MCP tool), takes each top-level property of its arguments in its other spelling
+    /// too: `userId` for `user_id` and back. What one tool opts into with
+    /// `#[tool(tolerate_case)]`, for all: see [`ToolSpec::tolerates_case`](crate::spec::ToolSpec::tolerates_case).
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use tool_runtime::prelude::*;
+    ///
+    /// /// Find a user.
+    /// #[tool(name = "crm__find_user", effect = read_only, redact = all)]
+    /// struct FindUser { user_id: String }
+    ///
+    /// impl Tool for FindUser {
+    ///     type Output = String;
+    ///     async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<String, ToolError> {
+    ///         Ok(self.user_id)
+    ///     }
+    /// }
+    ///
+    /// let catalog = ToolCatalog::builder().register::<FindUser>().tolerate_case().build().unwrap();
+    /// let runner = ToolRunner::builder(catalog).policy(ToolPolicy::allowing(["crm__*"])).build();
+    /// let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "user-1", tenant_id: "acme" });
+    /// let found = runner.exec("crm__find_user", r#"{"userId": "u-7"}"#, &ctx).await;
+    /// assert_eq!(found.value(), Some(&serde_json::json!("u-7")));
+    /// assert_eq!(found.args(), Some(&serde_json::json!({"user_id": "u-7"})));
+    /// # });
+    /// ```
+    pub fn tolerate_case(mut self) -> Self {
+        self.tolerate_case = true;
+        self
+    }
+
     /// Checks the registrations and builds the catalog.
     ///
     /// # Errors
@@ -367,6 +410,7 @@ impl ToolCatalogBuilder {
             sources: self.sources,
             capabilities: self.capabilities,
             broker: self.broker,
+            tolerate_case: self.tolerate_case,
         })
     }
 }

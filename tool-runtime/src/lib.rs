@@ -153,6 +153,7 @@ pub mod __private {
         details_redaction: StaticRedaction::Paths(&[]),
         requires_connection: false,
         client: false,
+        tolerate_case: false,
         capabilities: &[],
         examples: &[],
     });

@@ -437,6 +437,9 @@ pub struct ToolSpec {
     mcp_only: bool,
     /// Whether the application's client runs the tool, not the runner.
     client: bool,
+    /// Whether a top-level property is also taken in its other spelling (camelCase for
+    /// snake_case and back).
+    tolerate_case: bool,
 }
 
 /// The parts of a `#[tool]`'s spec, all known at compile time.
@@ -453,6 +456,7 @@ pub struct StaticSpecParts {
     pub details_redaction: StaticRedaction,
     pub requires_connection: bool,
     pub client: bool,
+    pub tolerate_case: bool,
     pub capabilities: &'static [CapabilityRef],
     pub examples: &'static [ExampleValue],
 }
@@ -505,6 +509,7 @@ impl ToolSpec {
             keeps_valid_output: OnceLock::new(),
             mcp_only: false,
             client: parts.client,
+            tolerate_case: parts.tolerate_case,
         }
     }
 
@@ -512,6 +517,14 @@ impl ToolSpec {
     #[cfg(feature = "dynamic")]
     pub(crate) fn for_client(mut self) -> Self {
         self.client = true;
+        self
+    }
+
+    /// This spec, taking each top-level property in its other spelling too (see
+    /// [`ToolSpec::tolerates_case`]).
+    #[cfg(feature = "dynamic")]
+    pub(crate) fn tolerating_case(mut self) -> Self {
+        self.tolerate_case = true;
         self
     }
 
@@ -565,6 +578,7 @@ impl ToolSpec {
             keeps_valid_output: OnceLock::new(),
             mcp_only: false,
             client: false,
+            tolerate_case: false,
         }
     }
 
@@ -652,6 +666,20 @@ impl ToolSpec {
     #[must_use]
     pub fn runs_on_client(&self) -> bool {
         self.client
+    }
+
+    /// Whether the runner also takes each top-level property of the arguments in its other
+    /// spelling: `userId` for `user_id`, `user_id` for `userId` (`#[tool(tolerate_case)]`,
+    /// [`DynamicToolBuilder::tolerate_case`](crate::runtime::DynamicToolBuilder::tolerate_case),
+    /// or the catalog's [`tolerate_case`](crate::catalog::ToolCatalogBuilder::tolerate_case)).
+    /// The key is renamed before validation, so the validated arguments and the record name
+    /// the property as the schema does; one given under both spellings is refused
+    /// (`validation`). The schema a model sees is unchanged: this forgives a model's slip, it
+    /// does not invite it. It is the one exception to "the schema describes exactly what is
+    /// accepted", and it applies at the top level only.
+    #[must_use]
+    pub fn tolerates_case(&self) -> bool {
+        self.tolerate_case
     }
 
     /// The capabilities the tool declared; it is handed these and no others.
@@ -818,6 +846,9 @@ impl Serialize for ToolSpec {
         }
         if self.client {
             map.serialize_entry("client", &true)?;
+        }
+        if self.tolerate_case {
+            map.serialize_entry("tolerates_case", &true)?;
         }
         let capabilities: Vec<&str> = self.capabilities.iter().map(|c| c.name()).collect();
         map.serialize_entry("capabilities", &capabilities)?;

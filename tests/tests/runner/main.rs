@@ -1,6 +1,6 @@
 //! The runner layer: `ToolRunner::exec` and what surrounds it. Every fault and its error code
 //! (`pipeline`), panics, deadlines and credentials (`faults`), hooks and nested calls (`hooks`),
-//! approvals (`approvals`), start and result events paired (`events_paired`), result budgets
+//! approvals (`approvals`), arguments in the other spelling (`case_tolerance`), start and result events paired (`events_paired`), result budgets
 //! (`result_limits`, also run with `--features image`), every output type end to end
 //! (`output_shapes`), properties over any input (`properties`), per-run tool sets (`tool_sets`)
 //! BM25 tool selection over a large catalog (`selection`) and against stuffed descriptions
@@ -9,6 +9,7 @@
 //! One test binary, a module per behaviour.
 
 mod approvals;
+mod case_tolerance;
 mod events_paired;
 mod faults;
 mod hand_written;

@@ -14,6 +14,11 @@
 //! one from a fixed seed, on which the shares of valid, invalid and fast-path values are also
 //! asserted (statistics a random sample would miss now and then).
 //!
+//! Case tolerance (`#[tool(tolerate_case)]`, `ToolSpec::tolerates_case`) is the documented
+//! exception to "the schema describes exactly what is accepted": the runner respells keys before
+//! validation, outside what this compares, and no type here opts in (`runner::case_tolerance`
+//! tests it).
+//!
 //! `format` is an annotation in 2020-12: our validator does not check it and `jsonschema` is run
 //! with format validation off (its 2020-12 default), so a `format` field only shows that.
 

@@ -71,6 +71,7 @@
 //! ```
 
 mod approvals;
+mod case;
 #[cfg(feature = "agent")]
 mod deferred;
 

@@ -63,7 +63,8 @@ impl ToolRunner {
         }
         let declared = self.check_connection(ctx, tool)?;
         call.step = Some(CallStep::Validation);
-        let mut args = validate_arguments(tool, args, &budgets)?;
+        let tolerant = self.catalog.tolerates_case() || tool.spec().tolerates_case();
+        let mut args = validate_arguments(tool, args, &budgets, tolerant)?;
         if let Some(hooks) = &self.hooks {
             if !self.hooks_passed(ctx, &args) {
                 // Boxed: only a runner with hooks awaits them.
@@ -176,8 +177,13 @@ impl ToolRunner {
                     return Err(Stop::waiting(WaitsFor::Approval, reason));
                 }
                 BeforeCallDecision::Rewrite { arguments } => {
-                    let rewritten = validate_arguments(tool, Arguments::from(arguments), budgets)
-                        .map_err(|error| {
+                    let rewritten = validate_arguments(
+                        tool,
+                        Arguments::from(arguments),
+                        budgets,
+                        false,
+                    )
+                    .map_err(|error| {
                         hooks::hook_failed(
                             "before-call",
                             hook.name(),
@@ -608,6 +614,7 @@ fn validate_arguments(
     tool: &dyn BoundToolRuntime,
     args: Arguments<'_>,
     budgets: &Budgets,
+    tolerant: bool,
 ) -> Result<ValidatedArgs, ExecError> {
     let limit = budgets.max_argument_bytes;
     let size = match &args {
@@ -620,7 +627,32 @@ fn validate_arguments(
             format!("the arguments are {size} bytes; the limit is {limit}"),
         ));
     }
+    let args = if tolerant { respelled(tool, args)? } else { args };
     catch_decode_panic(|| tool.arguments(args))?.map_err(|error| arguments_error(error, ""))
+}
+
+/// For a tool that tolerates case: the arguments with each top-level key that is the other
+/// spelling of a property renamed to the property's name (see
+/// [`ToolSpec::tolerates_case`](crate::spec::ToolSpec::tolerates_case)), or as they came when
+/// no key needs it. Text that does not parse goes on as it came, for the tool to refuse.
+#[cold]
+fn respelled<'a>(
+    tool: &dyn BoundToolRuntime,
+    args: Arguments<'a>,
+) -> Result<Arguments<'a>, ExecError> {
+    let mut value = match &args {
+        Arguments::Raw(raw) => match crate::schema::parse_json(raw) {
+            Ok(value) => value,
+            Err(_) => return Ok(args),
+        },
+        Arguments::Parsed(value) => Value::clone(value),
+    };
+    let Value::Object(object) = &mut value else { return Ok(args) };
+    match super::case::respell(tool.spec().input_schema(), object) {
+        Ok(true) => Ok(Arguments::Parsed(std::borrow::Cow::Owned(value))),
+        Ok(false) => Ok(args),
+        Err(message) => Err(ExecError::new(Code::Validation, message)),
+    }
 }
 
 /// The error of refused arguments; `context` says whose they were.

@@ -72,6 +72,8 @@ pub struct DynamicToolBuilder {
     mcp_only: bool,
     /// Takes arguments its input schema does not describe.
     open: bool,
+    /// Takes each top-level property in its other spelling too.
+    tolerate_case: bool,
 }
 
 /// Why a [`DynamicTool`] was refused.
@@ -178,6 +180,7 @@ impl DynamicTool {
             imported: false,
             mcp_only: false,
             open: false,
+            tolerate_case: false,
         }
     }
 }
@@ -327,6 +330,30 @@ impl DynamicToolBuilder {
         self
     }
 
+    /// Takes each top-level property of the arguments in its other spelling too (`userId` for
+    /// `user_id` and back), as `#[tool(tolerate_case)]` does: see
+    /// [`ToolSpec::tolerates_case`].
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tool_runtime::runtime::DynamicTool;
+    ///
+    /// let tool = DynamicTool::builder(
+    ///     "crm__find_user",
+    ///     "Find a user by id.",
+    ///     json!({"type": "object", "properties": {"user_id": {"type": "string"}}, "required": ["user_id"], "additionalProperties": false}),
+    /// )
+    /// .tolerate_case()
+    /// .redact_all()
+    /// .build(|args, _, _| async move { Ok(args["user_id"].clone()) })
+    /// .unwrap();
+    /// assert!(tool.spec().tolerates_case());
+    /// ```
+    pub fn tolerate_case(mut self) -> Self {
+        self.tolerate_case = true;
+        self
+    }
+
     /// Marks a tool imported over MCP, which may use the reserved `mcp` namespace.
     #[cfg(feature = "mcp")]
     pub(crate) fn imported(mut self) -> Self {
@@ -402,6 +429,7 @@ impl DynamicToolBuilder {
         // its questions wait as a tool's that declares `Interact` do.
         let spec = if self.imported { spec.with_capabilities(IMPORTED_CAPABILITIES) } else { spec };
         let spec = if self.mcp_only { spec.for_mcp_only() } else { spec };
+        let spec = if self.tolerate_case { spec.tolerating_case() } else { spec };
         let handler = Arc::new(move |args, ctx, caps| -> DynamicFuture {
             let run = handler(args, ctx, caps);
             Box::pin(async move { run.await.map(Into::into) })
