@@ -336,7 +336,7 @@ impl DynamicToolBuilder {
     ///
     /// ```
     /// use serde_json::json;
-    /// use tool_runtime::runtime::DynamicTool;
+    /// use tool_runtime::runtime::{BoundToolRuntime, DynamicTool};
     ///
     /// let tool = DynamicTool::builder(
     ///     "crm__find_user",
