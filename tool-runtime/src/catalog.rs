@@ -55,8 +55,8 @@ use crate::policy::{Decision, ToolPolicy};
 #[cfg(feature = "dynamic")]
 use crate::runtime::DynamicTool;
 use crate::runtime::{
-    Auth, BoundToolRuntime, Capability, ConnectionBroker, StaticTool, Tool, ToolCapabilities,
-    ToolInvocationContext,
+    Auth, BoundToolRuntime, Capability, ConnectionBroker, Partial, StaticTool, Tool,
+    ToolCapabilities, ToolInvocationContext,
 };
 use crate::spec::ToolSpec;
 
@@ -363,6 +363,9 @@ impl ToolCatalogBuilder {
             for capability in tool.capabilities() {
                 let bound = if capability.type_id() == TypeId::of::<Auth>() {
                     self.broker.is_some()
+                } else if capability.type_id() == TypeId::of::<Partial>() {
+                    // The runner hands each call its own.
+                    true
                 } else {
                     self.capabilities.contains_id(capability.type_id())
                 };

@@ -2,7 +2,7 @@
 //! (`pipeline`), panics, deadlines and credentials (`faults`), hooks and nested calls (`hooks`),
 //! approvals (`approvals`), arguments in the other spelling (`case_tolerance`), start and result events paired (`events_paired`), result budgets
 //! (`result_limits`, also run with `--features image`), every output type end to end
-//! (`output_shapes`), properties over any input (`properties`), per-run tool sets (`tool_sets`)
+//! (`output_shapes`), partial results of a call cut off (`partial_results`), properties over any input (`properties`), per-run tool sets (`tool_sets`)
 //! BM25 tool selection over a large catalog (`selection`) and against stuffed descriptions
 //! (`selection_hostile`), and policy entries that would allow nothing (`policy_patterns`).
 //!
@@ -15,6 +15,7 @@ mod faults;
 mod hand_written;
 mod hooks;
 mod output_shapes;
+mod partial_results;
 mod pipeline;
 mod policy_patterns;
 mod properties;

@@ -105,7 +105,7 @@ use crate::policy::ToolPolicy;
 use crate::runtime::bound::ArgsJson;
 use crate::runtime::{
     Arguments, BoundToolRuntime, CallOutcome, CallStep, Clock, EventOutcome, EventSink, ExecError,
-    LogReporter, NullSink, ProgressReporter, ToolErrorCode, ToolEvent, ToolExecResult,
+    LogReporter, NullSink, Partial, ProgressReporter, ToolErrorCode, ToolEvent, ToolExecResult,
     ToolInvocationContext, Waiting, WaitsFor,
 };
 use crate::schema::{Shown, Untrusted};
@@ -288,6 +288,10 @@ struct Call {
     progress: Option<ProgressReporter>,
     /// The logger made for the call (when the caller listens to logs), disarmed with it.
     logger: Option<LogReporter>,
+    /// Where the tool keeps what it has so far, when it declares [`Partial`].
+    partial: Option<Partial>,
+    /// Why the call was cut off, when it is answered with what its tool had kept.
+    cut: Option<Box<ExecError>>,
 }
 
 impl Call {
@@ -572,6 +576,16 @@ impl ToolRunner {
         let outcome = match ran {
             Ok(output) => CallOutcome::Done(output),
             Err(stop) => settle_stop(stop, flight.call.secret.as_deref(), ctx),
+        };
+        // A tool cut off after it kept some of its result is answered with that.
+        let outcome = match outcome {
+            CallOutcome::Failed(error)
+                if flight.call.partial.is_some()
+                    && matches!(error.code, ToolErrorCode::Timeout | ToolErrorCode::Cancelled) =>
+            {
+                self.partial_outcome(&mut flight.call, name, error)
+            }
+            outcome => outcome,
         };
         // A waiting call has no outcome yet: its after-call hooks see it when it is decided.
         let ended = match (flight.call.after.take(), outcome) {

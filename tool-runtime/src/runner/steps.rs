@@ -23,8 +23,8 @@ use crate::runner::{ApprovalDecision, ApprovalRequest};
 use crate::runtime::context::Lineage;
 use crate::runtime::{
     Arguments, Auth, BoundToolRuntime, CallOutcome, CallStep, ExecError, Interact, LogMessage,
-    LogReporter, ProgressReporter, ToolCapabilities, ToolError, ToolErrorCode as Code, ToolEvent,
-    ToolExecResult, ToolInvocationContext, ValidatedArgs, Waiting, WaitsFor,
+    LogReporter, Partial, ProgressReporter, ToolCapabilities, ToolError, ToolErrorCode as Code,
+    ToolEvent, ToolExecResult, ToolInvocationContext, ValidatedArgs, Waiting, WaitsFor,
 };
 use crate::schema::{ArgumentsError, Shown, Untrusted};
 use crate::spec::SpecSchema;
@@ -132,6 +132,12 @@ impl ToolRunner {
         }
         if declared.interact {
             caps = with_asker(caps, call_ctx);
+        }
+        if declared.partial {
+            // The call's own: what it keeps is read if the call is cut off (`partial_outcome`).
+            let partial = Partial::default();
+            caps = caps.with(partial.clone());
+            call.partial = Some(partial);
         }
         // Step 8, awaited here rather than in a function of its own: its state would be moved
         // into this future's once more.
@@ -305,11 +311,13 @@ impl ToolRunner {
         ctx: &ToolInvocationContext,
         tool: &dyn BoundToolRuntime,
     ) -> Result<Declared, ExecError> {
-        let mut declared = Declared { auth: false, tool_calls: false, interact: false };
+        let mut declared =
+            Declared { auth: false, tool_calls: false, interact: false, partial: false };
         for capability in tool.capabilities() {
             declared.auth |= capability.type_id() == TypeId::of::<Auth>();
             declared.tool_calls |= capability.type_id() == TypeId::of::<ToolCalls>();
             declared.interact |= capability.type_id() == TypeId::of::<Interact>();
+            declared.partial |= capability.type_id() == TypeId::of::<Partial>();
         }
         let declares_auth = declared.auth;
         if (tool.requires_connection() || declares_auth) && !connection_allowed(&self.policy, ctx) {
@@ -488,6 +496,36 @@ impl ToolRunner {
         self.settle(&mut call, name, outcome, started_ms)
     }
 
+    /// (After 8.) A call cut off (`timeout`, `cancelled`) whose tool kept parts in its
+    /// [`Partial`]: those parts, with a note saying the result is partial, redacted and bounded
+    /// as any output; the cut is kept in `call.cut` for the result and the record. Without kept
+    /// parts, or when they do not fit the result budgets, the call keeps its error.
+    #[cold]
+    pub(super) fn partial_outcome(
+        &self,
+        call: &mut Call,
+        name: &str,
+        error: ExecError,
+    ) -> CallOutcome {
+        let parts = call.partial.as_ref().map(Partial::take).unwrap_or_default();
+        let tool = if parts.is_empty() { None } else { self.catalog.get(name) };
+        let Some(tool) = tool else { return CallOutcome::Failed(error) };
+        let budgets = self.policy.budgets_for(tool.name());
+        let note = format!(
+            "[This result is partial: {}. Above is what the tool had produced by then.]",
+            error.message
+        );
+        let output =
+            parts.into_iter().fold(ToolOutput::new(), ToolOutput::with).with(Part::Text(note));
+        match redact_and_bound(&*tool, output, &budgets) {
+            Ok(output) => {
+                call.cut = Some(Box::new(error));
+                CallOutcome::Done(output)
+            }
+            Err(_) => CallOutcome::Failed(error),
+        }
+    }
+
     /// Steps 11 and 12: the `tool_call_result` event and the call's one result.
     #[inline(always)]
     pub(super) fn settle(
@@ -512,13 +550,15 @@ impl ToolRunner {
         }
         // The call's parts are taken, not the call: it is large, and moving it is a copy.
         let args = (call.args.take(), call.args_received.take());
-        ToolExecResult::new(
+        let mut result = ToolExecResult::new(
             std::mem::take(&mut call.id),
             name.to_owned(),
             outcome,
             args,
             (started_ms, ended_ms),
-        )
+        );
+        result.partial = call.cut.take();
+        result
     }
 }
 
@@ -544,6 +584,7 @@ struct Declared {
     auth: bool,
     tool_calls: bool,
     interact: bool,
+    partial: bool,
 }
 
 /// (After 2.) A call a tool made through [`ToolCalls`]: no deeper than the called tool's

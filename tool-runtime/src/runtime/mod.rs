@@ -17,6 +17,7 @@ mod error;
 mod events;
 pub(crate) mod interact;
 mod outcome;
+mod partial;
 mod result;
 mod tool;
 
@@ -40,5 +41,6 @@ pub use interact::{
     SampleRole,
 };
 pub use outcome::{CallOutcome, Waiting, WaitsFor};
+pub use partial::{MAX_PARTIAL_PARTS, Partial};
 pub use result::{ToolCallCounts, ToolCallStats, ToolExecResult, ToolInvocationRecord};
 pub use tool::Tool;

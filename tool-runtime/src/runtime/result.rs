@@ -26,6 +26,8 @@ pub struct ToolExecResult {
     args_received: Option<Box<Value>>,
     started_ms: i64,
     ended_ms: i64,
+    /// Why the call was cut off, when its output is what the tool had kept by then.
+    pub(crate) partial: Option<Box<ExecError>>,
 }
 
 impl ToolExecResult {
@@ -38,7 +40,25 @@ impl ToolExecResult {
         (args, args_received): (Option<ArgsJson>, Option<Box<Value>>),
         (started_ms, ended_ms): (i64, i64),
     ) -> Self {
-        Self { tool_call_id, tool_name, outcome, args, args_received, started_ms, ended_ms }
+        Self {
+            tool_call_id,
+            tool_name,
+            outcome,
+            args,
+            args_received,
+            started_ms,
+            ended_ms,
+            partial: None,
+        }
+    }
+
+    /// For a call whose tool was cut off (`timeout`, `cancelled`) after it kept some of its
+    /// result in its [`Partial`](super::Partial): why it was cut off. The outcome is then
+    /// [`Done`](CallOutcome::Done) with what the tool had kept, and a closing text part tells
+    /// the model the result is partial. `None` for every other call.
+    #[must_use]
+    pub fn partial(&self) -> Option<&ExecError> {
+        self.partial.as_deref()
     }
 
     /// Whether the call produced its output ([`CallOutcome::Done`]).
@@ -181,6 +201,7 @@ impl ToolExecResult {
             waiting,
             started_ms: self.started_ms,
             ended_ms: self.ended_ms,
+            partial: self.partial.map(|cut| *cut),
             raw: None,
         }
     }
@@ -213,6 +234,9 @@ impl Serialize for ToolExecResult {
             CallOutcome::Waiting(waiting) => {
                 map.serialize_entry("waiting", waiting)?;
             }
+        }
+        if let Some(cut) = &self.partial {
+            map.serialize_entry("partial", cut)?;
         }
         map.end()
     }
@@ -257,6 +281,10 @@ pub struct ToolInvocationRecord {
     pub started_ms: i64,
     /// When it left, in ms since the Unix epoch.
     pub ended_ms: i64,
+    /// For a call cut off (`timeout`, `cancelled`) whose `result` and `parts` are what its tool
+    /// had kept by then ([`Partial`](super::Partial)): why it was cut off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partial: Option<ExecError>,
     /// The provider's own payload for this call, if the caller kept one.
     #[serde(skip)]
     pub raw: Option<Value>,
