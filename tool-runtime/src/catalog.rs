@@ -85,7 +85,7 @@ pub struct ToolCatalog {
 }
 
 /// Builds a [`ToolCatalog`]; see the [module docs](self).
-#[derive(Debug, Default)]
+#[derive(Debug, Clone)]
 #[must_use]
 pub struct ToolCatalogBuilder {
     entries: Vec<(Arc<dyn BoundToolRuntime>, String)>,
@@ -177,13 +177,26 @@ impl std::error::Error for CatalogError {}
 impl ToolCatalog {
     /// Starts an empty catalog.
     pub fn builder() -> ToolCatalogBuilder {
-        ToolCatalogBuilder::default()
+        ToolCatalogBuilder {
+            entries: Vec::new(),
+            sources: Vec::new(),
+            capabilities: ToolCapabilities::new(),
+            broker: None,
+            tolerate_case: false,
+        }
     }
 
-    /// The capabilities bound for the tools.
-    #[must_use]
-    pub fn capabilities(&self) -> &ToolCapabilities {
+    /// The capabilities bound for the tools. Not public: a tool's capabilities are handed to it
+    /// by the runner, and only there (a `ToolCapabilities` outside would let code call a tool
+    /// past the runner).
+    pub(crate) fn capabilities(&self) -> &ToolCapabilities {
         &self.capabilities
+    }
+
+    /// The names of the capabilities bound for the tools, sorted.
+    #[must_use]
+    pub fn capability_names(&self) -> Vec<&'static str> {
+        self.capabilities.names()
     }
 
     /// The connection broker, if one was bound.

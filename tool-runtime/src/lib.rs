@@ -23,6 +23,8 @@ pub mod schema;
 pub mod spec;
 #[cfg(feature = "runner")]
 pub mod store;
+#[cfg(feature = "runner")]
+pub mod testing;
 
 #[doc = include_str!("../docs/tool.md")]
 pub use tool_macros::tool;

@@ -917,8 +917,9 @@ pub trait ToolDefinition: ToolSchema {
 ///     const NAME: &'static str = "weather";
 /// }
 ///
-/// let caps = ToolCapabilities::new().with(Weather { base_url: "http://localhost".into() });
-/// assert_eq!(caps.get::<Weather>().unwrap().base_url, "http://localhost");
+/// // Bound once on the catalog; the runner hands it to the tools that declare it.
+/// let catalog = ToolCatalog::builder().capability(Weather { base_url: "http://localhost".into() }).build().unwrap();
+/// assert_eq!(catalog.capability_names(), ["weather"]);
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a capability",

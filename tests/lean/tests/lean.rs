@@ -1,19 +1,10 @@
 //! A crate of tool definitions with `default-features = false` has all a tool definition
 //! needs, and it behaves as with the default features.
 
-use std::time::{Duration, UNIX_EPOCH};
-
 use serde_json::json;
 use tool_lean_tests::{FindOrders, Status};
 use tool_runtime::prelude::*;
-use tool_runtime::runtime::Clock;
 use tool_runtime::schema::{ArgumentsError, decode_checked, parse_arguments};
-
-/// Runs a tool's future to its end (a crate of tool definitions brings no runner).
-fn block_on<F: Future>(future: F) -> F::Output {
-    let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
-    runtime.block_on(future)
-}
 
 #[test]
 fn the_spec_is_frozen_at_compile_time() {
@@ -53,44 +44,21 @@ fn invalid_arguments_get_every_error_with_its_pointer() {
 }
 
 #[test]
-fn a_tool_runs_with_what_it_declared_and_its_output_keeps_to_its_schema() {
-    let at = UNIX_EPOCH + Duration::from_millis(1_700_000_000_000);
-    let caps = ToolCapabilities::new().with(Clock::fixed(at));
-    let ctx = ToolInvocationContext::new(ContextIds {
-        run_id: "run-1",
-        actor_id: "user-1",
-        tenant_id: "tenant-1",
-    });
-    let args = parse_arguments::<FindOrders>(br#"{"customer_id": "cus_ab12cd", "limit": 5}"#)
-        .expect("valid");
-    let output = block_on(args.run(&ctx, &caps)).expect("the tool succeeds");
-    let value = serde_json::to_value(&output).expect("serialisable");
-    assert_eq!(value["looked_up_ms"], 1_700_000_000_000_i64);
-    assert_eq!(value["orders"][1], json!({"id": "ord_2", "total_cents": 2000, "status": "open"}));
-    let output_schema = <FindOrders as Tool>::Output::SCHEMA;
-    assert!(output_schema.validate(&value).is_ok());
+fn the_output_schema_and_the_redaction_are_the_ones_declared() {
+    // The tool runs only through a runner (none here: `runner::testing_harness` in the
+    // workspace's tests runs it); what a definition fixes is checked here.
     let spec = FindOrders::spec();
+    let output_schema = <FindOrders as Tool>::Output::SCHEMA;
     let declared = spec.output_schema().and_then(|schema| schema.as_static());
     assert_eq!(declared.map(|declared| declared.to_json()), Some(output_schema.to_json()));
-    let redacted = spec.redaction().apply(&value);
+    let output = json!({"orders": [{"id": "ord_1", "total_cents": 1000, "status": "open"}], "looked_up_ms": 7});
+    assert!(output_schema.validate(&output).is_ok());
     assert_eq!(
-        redacted,
-        json!({"orders": [
-            {"id": "ord_1", "total_cents": 1000},
-            {"id": "ord_2", "total_cents": 2000},
-        ]})
+        spec.redaction().apply(&output),
+        json!({"orders": [{"id": "ord_1", "total_cents": 1000}]})
     );
-}
-
-#[test]
-fn a_tool_without_its_capability_fails_cleanly() {
-    let ctx = ToolInvocationContext::new(ContextIds {
-        run_id: "run-1",
-        actor_id: "user-1",
-        tenant_id: "tenant-1",
-    });
-    let args = parse_arguments::<FindOrders>(br#"{"customer_id": "cus_ab12cd", "limit": 1}"#)
-        .expect("valid");
-    let error = block_on(args.run(&ctx, &ToolCapabilities::new())).expect_err("no clock");
-    assert!(error.message().contains("clock"), "{}", error.message());
+    assert_eq!(
+        spec.capabilities().iter().map(|capability| capability.name()).collect::<Vec<_>>(),
+        ["clock"]
+    );
 }

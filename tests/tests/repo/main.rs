@@ -1,8 +1,9 @@
 //! Checks of the source tree rather than of one layer: the layout rule for provider wire
-//! formats (`layout`) and the committed fuzz corpus replayed through the fuzz targets' checks
+//! formats (`layout`), only the runner running tools (`one_path`) and the committed fuzz corpus replayed through the fuzz targets' checks
 //! (`fuzz_corpus`).
 //!
 //! One test binary, a module per behaviour.
 
 mod fuzz_corpus;
 mod layout;
+mod one_path;

@@ -4,7 +4,8 @@
 //! (`result_limits`, also run with `--features image`), every output type end to end
 //! (`output_shapes`), partial results of a call cut off (`partial_results`), properties over any input (`properties`), per-run tool sets (`tool_sets`)
 //! BM25 tool selection over a large catalog (`selection`) and against stuffed descriptions
-//! (`selection_hostile`), and policy entries that would allow nothing (`policy_patterns`).
+//! (`selection_hostile`), policy entries that would allow nothing (`policy_patterns`), and the unit-test harness
+//! `tool_runtime::testing` (`testing_harness`).
 //!
 //! One test binary, a module per behaviour.
 
@@ -22,4 +23,5 @@ mod properties;
 mod result_limits;
 mod selection;
 mod selection_hostile;
+mod testing_harness;
 mod tool_sets;

@@ -974,8 +974,8 @@ fn debug_output_shows_no_secret() {
     assert!(!format!("{credential:?}").contains(CANARY));
     let ctx = connected("conn-a");
     assert!(!format!("{ctx:?}").contains(CANARY));
-    let caps = ToolCapabilities::new().with(Clock::system());
-    assert_eq!(format!("{caps:?}"), r#"{"clock"}"#);
+    // Capabilities show their names only (unit-tested where they are made: only the runner
+    // makes them).
 }
 
 #[tokio::test]

@@ -21,6 +21,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use serde_json::json;
 use tool_runtime::prelude::*;
 use tool_runtime::runtime::Clock;
+use tool_runtime::testing::Harness;
 use tool_tests::fixtures::context;
 
 /// How urgent a task is.
@@ -128,13 +129,17 @@ fn tools_work_under_strict_lints() {
     assert_eq!(input["properties"]["hours"]["exclusiveMinimum"], 0.0);
     assert_eq!(Ping::spec().input_schema().to_json()["properties"], json!({}));
 
-    let args: AddTask =
-        serde_json::from_value(json!({"title": "write tests", "hours": 1.5, "tags": []}))
-            .expect("valid arguments");
-    let caps = ToolCapabilities::new().with(Clock::fixed(UNIX_EPOCH + Duration::from_millis(7)));
-    let ctx = context("run-1", "actor-1", "tenant-1");
+    let harness = Harness::new()
+        .capability(Clock::fixed(UNIX_EPOCH + Duration::from_millis(7)))
+        .context(context("run-1", "actor-1", "tenant-1").with_connection_id("todo-list"));
     let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
-    let page = runtime.block_on(args.run(&ctx, &caps)).expect("the tool runs");
-    assert_eq!(page.items[0].id, TaskId(7));
-    assert_eq!(page.items[0].priority, Priority::Low);
+    let args = json!({"title": "write tests", "hours": 1.5, "tags": []});
+    let page = runtime.block_on(harness.exec::<AddTask>(args));
+    // What leaves the runner: the allowlisted fields (`priority` stays inside).
+    assert_eq!(
+        page.value(),
+        Some(&json!({"items": [{"id": 7, "title": "write tests"}], "next": null}))
+    );
+    assert_eq!(serde_json::to_value(TaskId(7)).unwrap(), json!(7));
+    assert_eq!(serde_json::to_value(Priority::Low).unwrap(), json!("low"));
 }

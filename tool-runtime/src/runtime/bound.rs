@@ -263,7 +263,8 @@ impl fmt::Debug for ValidatedArgs {
 /// return ([`validate_output`](Self::validate_output)); the other methods read the spec. The
 /// runner calls them in that order, checks an output against a compile-time output schema
 /// itself too, and applies the spec's redaction allowlist to the output itself. Nothing else
-/// may run a tool.
+/// may run a tool, and nothing else can: `exec` takes [`ToolCapabilities`], which only the
+/// runner makes (a wrapper hands on the ones it was given).
 ///
 /// Wrapping a tool is implementing this trait by delegation; the arguments a wrapper sees are
 /// the validated arguments the tool runs with:
@@ -316,14 +317,17 @@ impl fmt::Debug for ValidatedArgs {
 ///     }
 /// }
 ///
+/// # #[cfg(feature = "runner")]
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// let guarded = NoEtc(StaticTool::new());
+/// let catalog = ToolCatalog::builder()
+///     .register_bound(Arc::new(NoEtc(StaticTool::new())), "the guarded reader".into())
+///     .build()
+///     .unwrap();
+/// let runner = ToolRunner::builder(catalog).policy(ToolPolicy::allowing(["fs__read"])).build();
 /// let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "user-1", tenant_id: "tenant-1" });
-/// let caps = ToolCapabilities::new();
-/// let args = guarded.arguments(Arguments::from(r#"{"path": "/etc/passwd"}"#)).unwrap();
-/// assert!(guarded.exec(args, &ctx, &caps).await.is_err());
-/// let args = guarded.arguments(Arguments::from(r#"{"path": "notes.txt"}"#)).unwrap();
-/// assert!(guarded.exec(args, &ctx, &caps).await.is_ok());
+/// let refused = runner.exec("fs__read", r#"{"path": "/etc/passwd"}"#, &ctx).await;
+/// assert_eq!(refused.error_code(), Some(ToolErrorCode::Execution));
+/// assert!(runner.exec("fs__read", r#"{"path": "notes.txt"}"#, &ctx).await.is_ok());
 /// # });
 /// ```
 #[async_trait]

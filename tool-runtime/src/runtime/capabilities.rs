@@ -7,17 +7,24 @@ pub use crate::spec::{Capability, CapabilityRef};
 
 /// The capabilities handed to one tool call.
 ///
+/// Only the runner makes them: there is no public constructor, so no code outside the runner
+/// can call a tool's [`run`](super::Tool::run) or a bound tool's
+/// [`exec`](super::BoundToolRuntime::exec) (a wrapper tool may hand on the ones it was given).
+/// The application binds capabilities on its catalog
+/// ([`ToolCatalogBuilder::capability`](crate::catalog::ToolCatalogBuilder::capability)); a
+/// test runs a tool with [`testing`](crate::testing).
+///
 /// `Debug` lists capability names only, never their contents.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct ToolCapabilities {
     entries: HashMap<TypeId, (&'static str, Arc<dyn Any + Send + Sync>)>,
 }
 
 impl ToolCapabilities {
-    /// No capabilities.
-    #[must_use]
-    pub fn new() -> Self {
-        Self::default()
+    /// No capabilities (the runner's, and the catalog builder's).
+    #[cfg_attr(not(feature = "runner"), allow(dead_code))]
+    pub(crate) fn new() -> Self {
+        Self { entries: HashMap::new() }
     }
 
     /// Adds a capability, replacing one of the same type.
@@ -107,3 +114,22 @@ impl fmt::Display for MissingCapability {
 }
 
 impl std::error::Error for MissingCapability {}
+
+#[cfg(test)]
+mod tests {
+    use super::{Capability, ToolCapabilities};
+
+    /// A capability holding a secret.
+    struct Vault(&'static str);
+
+    impl Capability for Vault {
+        const NAME: &'static str = "vault";
+    }
+
+    #[test]
+    fn debug_shows_names_never_contents() {
+        let caps = ToolCapabilities::new().with(Vault("s3cr3t"));
+        assert_eq!(format!("{caps:?}"), r#"{"vault"}"#);
+        assert_eq!(caps.get::<Vault>().map(|vault| vault.0), Ok("s3cr3t"));
+    }
+}

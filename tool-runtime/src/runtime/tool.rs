@@ -13,6 +13,10 @@ use crate::spec::ToolDefinition;
 /// capabilities the tool declared; all IO goes through those capabilities. The returned future
 /// must be `Send`, so the runtime can drive it from any thread; writing `async fn run` works.
 ///
+/// Only the runner calls `run`: it alone makes the [`ToolCapabilities`] `run` takes, so every
+/// call goes through policy, validation, the output check and redaction. A test runs a tool
+/// through a runner too, in one line, with [`testing`](crate::testing).
+///
 /// ```
 /// use tool_runtime::prelude::*;
 ///
@@ -30,10 +34,10 @@ use crate::spec::ToolDefinition;
 ///     }
 /// }
 ///
+/// # #[cfg(feature = "runner")]
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "actor-1", tenant_id: "tenant-1" });
-/// let out = Add { a: 2, b: 3 }.run(&ctx, &ToolCapabilities::new()).await.unwrap();
-/// assert_eq!(out.sum, 5);
+/// let out = tool_runtime::testing::exec::<Add>(serde_json::json!({"a": 2, "b": 3})).await;
+/// assert_eq!(out.value(), Some(&serde_json::json!({"sum": 5})));
 /// # });
 /// ```
 #[diagnostic::on_unimplemented(

@@ -47,12 +47,12 @@ fn main() {
     let names: Vec<&str> = spec.capabilities().iter().map(|capability| capability.name()).collect();
     assert_eq!(names, [Clock::NAME, "github_api"]);
 
-    let caps = ToolCapabilities::new()
-        .with(Clock::fixed(UNIX_EPOCH + Duration::from_millis(42)))
-        .with(GitHubApi { base_url: "https://api.example".to_owned() });
-    let ctx = ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "actor-1", tenant_id: "tenant-1" }).with_connection_id("conn-1");
-    let tool = RecentPulls { repo: "acme/widgets".to_owned() };
-    let pulls = tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(tool.run(&ctx, &caps)).unwrap();
-    assert_eq!(pulls.titles, ["https://api.example/acme/widgets"]);
-    assert_eq!(pulls.checked_at_ms, 42);
+    // A test runs the tool through a runner, handing it what it declares.
+    let harness = tool_runtime::testing::Harness::new()
+        .capability(Clock::fixed(UNIX_EPOCH + Duration::from_millis(42)))
+        .capability(GitHubApi { base_url: "https://api.example".to_owned() })
+        .context(ToolInvocationContext::new(ContextIds { run_id: "run-1", actor_id: "actor-1", tenant_id: "tenant-1" }).with_connection_id("conn-1"));
+    let args = serde_json::json!({"repo": "acme/widgets"});
+    let pulls = tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(harness.exec::<RecentPulls>(args));
+    assert_eq!(pulls.value(), Some(&serde_json::json!({"titles": ["https://api.example/acme/widgets"], "checked_at_ms": 42})));
 }
