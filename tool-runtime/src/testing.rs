@@ -119,9 +119,16 @@ impl Harness {
     }
 
     /// The context the call runs in (its ids, a connection, a cancellation token...). Its
-    /// connection, if it has one, is granted.
+    /// connection, if it has one, is granted: by the policy, and as one the request asked for.
     pub fn context(mut self, ctx: ToolInvocationContext) -> Self {
-        self.ctx = ctx;
+        self.ctx = match ctx.connection_id().map(str::to_owned) {
+            Some(connection) if !ctx.requested_connection_ids().contains(&connection) => {
+                let mut requested = ctx.requested_connection_ids().to_vec();
+                requested.push(connection);
+                ctx.with_requested_connections(requested)
+            }
+            _ => ctx,
+        };
         self
     }
 

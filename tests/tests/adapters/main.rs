@@ -1,5 +1,6 @@
 //! The adapters layer: provider wire formats. Golden requests and decoded responses per
-//! provider (`golden`, `requests`, `results`, `controls`), encoding and raising arguments
+//! provider (`golden`, `requests`, `results`, `controls`), llama.cpp's server under a grammar
+//! (`grammar_chat`), encoding and raising arguments
 //! (`lowering`), call ids in a provider's own form (`call_ids`), scalar enums in run-time schemas (`scalar_enums`), request budgets (`budgets`), real-world stream quirks (`streams`), hostile and
 //! cut streams (`hostile_streams`), decoder properties (`props`), the stored conversation format
 //! (`stored_messages`), the `wire` command (`cli`), and a `ChatModel` written against the
@@ -14,6 +15,7 @@ mod chat_model_contract;
 mod cli;
 mod controls;
 mod golden;
+mod grammar_chat;
 mod hostile_streams;
 mod lowering;
 mod props;

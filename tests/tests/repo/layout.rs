@@ -225,6 +225,7 @@ const LAYERS: &[&str] = &[
     "store",
     "agent",
     "mcp",
+    "testing",
 ];
 
 /// Files of `src` that are no layer: the crate root and the macro support it exports.

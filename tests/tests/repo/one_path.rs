@@ -106,9 +106,11 @@ fn only_the_runner_runs_tools() {
     let mut problems = Vec::new();
     for path in files {
         let relative = path.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/");
-        // This file shows the scan a bypass in its own test.
+        // This file shows the scan a bypass in its own test; the changelog shows the old way
+        // in a migration note.
         if RUNNER.iter().any(|allowed| relative.starts_with(allowed))
             || relative == "tests/tests/repo/one_path.rs"
+            || relative == "CHANGELOG.md"
         {
             continue;
         }

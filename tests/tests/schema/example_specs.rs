@@ -46,14 +46,11 @@ fn store() -> TicketStore {
     TicketStore::new().with_project("acme-tracker", "token-1")
 }
 
-/// Runs `args` through a runner and returns the redacted output, checked against the output
-/// schema (what leaves the runner is all a test sees, as any caller).
+/// Runs `args` through a runner (which checks the output against the output schema) and
+/// returns the redacted output: what leaves the runner is all a test sees, as any caller.
 async fn run<T: Tool + Sync>(args: Value) -> Value {
     let result = harness(&store(), "token-1").exec::<T>(args).await;
-    let value = result.value().cloned().unwrap_or_else(|| panic!("the tool succeeds: {result:?}"));
-    let schema = T::spec().output_schema().and_then(|schema| schema.as_static()).unwrap();
-    schema.validate(&value).expect("what leaves the runner satisfies the output schema");
-    value
+    result.value().cloned().unwrap_or_else(|| panic!("the tool succeeds: {result:?}"))
 }
 
 fn message(result: &ToolExecResult) -> &str {

@@ -84,8 +84,8 @@ pub use events::{AgentDone, AgentEvent, AgentOutput, StopReason};
 #[cfg(feature = "http")]
 #[doc(no_inline)]
 pub use http::{
-    AnthropicMessages, AnthropicMessagesBuilder, HttpConfigError, OpenAiCompatible,
-    OpenAiCompatibleBuilder, RetryPolicy, Timeouts,
+    AnthropicMessages, AnthropicMessagesBuilder, HttpConfigError, LlamaServer, LlamaServerBuilder,
+    OpenAiCompatible, OpenAiCompatibleBuilder, RetryPolicy, Timeouts,
 };
 pub use model::{ChatModel, ModelError, ModelErrorKind, ModelTurn};
 pub use sampling::ChatModelSampler;

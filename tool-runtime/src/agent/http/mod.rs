@@ -83,6 +83,7 @@
 //! ```
 
 mod anthropic;
+mod llama;
 mod openai;
 mod retry;
 mod transport;
@@ -105,6 +106,7 @@ use crate::adapters::{
 use transport::{Delivered, Transport};
 
 pub use anthropic::{AnthropicMessages, AnthropicMessagesBuilder};
+pub use llama::{LlamaServer, LlamaServerBuilder};
 pub use openai::{OpenAiCompatible, OpenAiCompatibleBuilder};
 pub use retry::RetryPolicy;
 pub use transport::Timeouts;
