@@ -3,7 +3,7 @@
 //! panicking hook in a batch (`hook_panics`), the HTTP model clients against a loopback server
 //! (`http_models`), their body cap and credentials (`http_limits`), redirects never followed
 //! (`http_redirects`) and errors inside a stream (`http_stream_errors`), all served by
-//! `loopback`; the before-call hooks that edited arguments and the calls a call decided on
+//! `loopback`; a grammar-constrained local model on llama.cpp's own server (`llama_server`); the before-call hooks that edited arguments and the calls a call decided on
 //! resume makes pass (`resume_guards`); and the README's quickstart and example application
 //! (`quickstart`, `example_app`); the run stores' contract (`store`) and an agent on a store
 //! across processes (`durable`).
@@ -21,6 +21,7 @@ mod http_limits;
 mod http_models;
 mod http_redirects;
 mod http_stream_errors;
+mod llama_server;
 mod loopback;
 mod quickstart;
 mod resume_guards;
