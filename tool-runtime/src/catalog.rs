@@ -495,12 +495,14 @@ pub fn visible_tools(
 }
 
 /// Whether `policy` shows the tool of `spec` to this caller: in the context's
-/// [tool set](ToolInvocationContext::with_tool_set) (when it has one), not denied, and if it
-/// needs a connection, some connection is both granted and requested.
+/// [tool set](ToolInvocationContext::with_tool_set) (when it has one), not denied, for the
+/// context's subject and graph ([`ToolPolicy::identity_allows`]), and if it needs a
+/// connection, some connection is both granted and requested.
 #[must_use]
 pub fn shows(policy: &ToolPolicy, ctx: &ToolInvocationContext, spec: &ToolSpec) -> bool {
     ctx.in_tool_set(spec.name())
         && !matches!(policy.decide(spec.name(), spec.effect()), Decision::Deny { .. })
+        && policy.identity_allows(spec.name(), ctx.subject_id(), ctx.graph_id()).is_ok()
         && (!spec.requires_connection()
             || ctx.requested_connection_ids().iter().any(|id| policy.grants_connection(id)))
 }

@@ -206,6 +206,20 @@ pub struct ToolOverride {
     pub text_overflow: Option<TextOverflow>,
     /// See [`Budgets::max_call_depth`].
     pub max_call_depth: Option<usize>,
+    /// Whether the tool acts only on behalf of a subject: a call whose context has no
+    /// [`subject_id`](crate::runtime::ToolInvocationContext::subject_id) (set by the server,
+    /// never from a request) is refused (`policy_denied`) and the tool is not shown.
+    #[serde(skip_serializing_if = "is_false")]
+    pub requires_subject: bool,
+    /// The graphs the tool runs in: when given, a call whose context's
+    /// [`graph_id`](crate::runtime::ToolInvocationContext::graph_id) is absent or not listed is
+    /// refused (`policy_denied`) and the tool is not shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub graphs: Option<BTreeSet<String>>,
+}
+
+fn is_false(flag: &bool) -> bool {
+    !*flag
 }
 
 /// The connections granted. A connection-requiring tool runs only with a
@@ -359,6 +373,46 @@ impl ToolPolicy {
             .and_then(|exception| exception.require_approval)
             .unwrap_or_else(|| self.require_approval.contains(&effect));
         if approval { Decision::RequireApproval } else { Decision::Allow }
+    }
+
+    /// Whether `tool_name` may run for a caller with these ids: the context's
+    /// [`subject_id`](crate::runtime::ToolInvocationContext::subject_id) and
+    /// [`graph_id`](crate::runtime::ToolInvocationContext::graph_id), against the tool's
+    /// [`requires_subject`](ToolOverride::requires_subject) and
+    /// [`graphs`](ToolOverride::graphs).
+    ///
+    /// ```
+    /// use tool_runtime::policy::ToolPolicy;
+    ///
+    /// let policy = ToolPolicy::from_json(r#"{
+    ///     "allowed_tools": ["mail__*"],
+    ///     "tools": {"mail__send": {"requires_subject": true, "graphs": ["sales"]}}
+    /// }"#).unwrap();
+    /// assert!(policy.identity_allows("mail__send", Some("user:ada"), Some("sales")).is_ok());
+    /// assert!(policy.identity_allows("mail__send", None, Some("sales")).is_err());
+    /// assert!(policy.identity_allows("mail__send", Some("user:ada"), Some("support")).is_err());
+    /// assert!(policy.identity_allows("mail__read", None, None).is_ok());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// Why not, safe to show.
+    pub fn identity_allows(
+        &self,
+        tool_name: &str,
+        subject_id: Option<&str>,
+        graph_id: Option<&str>,
+    ) -> Result<(), &'static str> {
+        let Some(exception) = self.tools.get(tool_name) else { return Ok(()) };
+        if exception.requires_subject && subject_id.is_none() {
+            return Err("this tool acts only on behalf of a subject, and the call has none");
+        }
+        if let Some(graphs) = &exception.graphs
+            && !graph_id.is_some_and(|graph| graphs.contains(graph))
+        {
+            return Err("this tool does not run in the call's graph");
+        }
+        Ok(())
     }
 
     /// The budgets that apply to `tool_name`.

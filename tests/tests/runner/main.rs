@@ -1,5 +1,5 @@
 //! The runner layer: `ToolRunner::exec` and what surrounds it. Every fault and its error code
-//! (`pipeline`), panics, deadlines and credentials (`faults`), hooks and nested calls (`hooks`),
+//! (`pipeline`), panics, deadlines and credentials (`faults`), hooks and nested calls (`hooks`), the subject and graph ids (`identity`),
 //! approvals (`approvals`), arguments in the other spelling (`case_tolerance`), start and result events paired (`events_paired`), result budgets
 //! (`result_limits`, also run with `--features image`), every output type end to end
 //! (`output_shapes`), partial results of a call cut off (`partial_results`), properties over any input (`properties`), per-run tool sets (`tool_sets`)
@@ -15,6 +15,7 @@ mod events_paired;
 mod faults;
 mod hand_written;
 mod hooks;
+mod identity;
 mod output_shapes;
 mod partial_results;
 mod pipeline;

@@ -188,3 +188,31 @@ fn model_supplied_ids_and_names_reach_spans_escaped_and_cut() {
     assert!(!name.contains('\u{7}') && !name.contains('\r'), "{name:?}");
     assert!(!result.error().unwrap().message.contains('\u{7}'));
 }
+
+#[test]
+fn the_subject_and_graph_reach_the_span_when_set_escaped() {
+    let capture = Capture::default();
+    let subscriber = tracing_subscriber::registry().with(capture.clone());
+    let runner = ToolRunner::builder(ToolCatalog::builder().build().unwrap()).build();
+    let ctx = context("run", "a", "t").with_subject_id("user:ada\u{1b}").with_graph_id("sales");
+    let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    tracing::subscriber::with_default(subscriber, || {
+        rt.block_on(runner.exec("core__missing", b"{}", &ctx));
+        rt.block_on(runner.exec("core__missing", b"{}", &context("run", "a", "t")));
+    });
+    let lines = capture.0.lock().unwrap().clone();
+    let recorded: Vec<&HashMap<String, String>> =
+        lines.iter().filter(|(name, _)| name == "record").map(|(_, fields)| fields).collect();
+    let subjects: Vec<&str> = recorded
+        .iter()
+        .filter_map(|fields| fields.get("tool_runtime.subject_id"))
+        .map(String::as_str)
+        .collect();
+    assert_eq!(subjects, ["user:ada\\u{1b}"], "escaped, and only for the call that had one");
+    let graphs: Vec<&str> = recorded
+        .iter()
+        .filter_map(|fields| fields.get("tool_runtime.graph_id"))
+        .map(String::as_str)
+        .collect();
+    assert_eq!(graphs, ["sales"]);
+}

@@ -90,7 +90,7 @@ impl ToolRunner {
         call.ask_sink(&*self.sink);
         let outcome = self.supplied(&mut call, name, arguments, output, ctx).await;
         let outcome = self.after_decided(&call, name, outcome, ctx, started_ms).await;
-        self.finish(call, name, outcome, started_ms)
+        self.finish(call, name, outcome, (ctx, started_ms))
     }
 
     /// The after-call hooks of a call decided on resume, as `exec` runs them for any call
@@ -163,6 +163,8 @@ impl ToolRunner {
                 run_id: ctx.run_id().to_owned(),
                 at_ms: self.clock.epoch_ms(),
                 arguments: call.event_arguments(),
+                subject_id: ctx.subject_id().map(str::to_owned),
+                graph_id: ctx.graph_id().map(str::to_owned),
             };
             // A sink that panics on the start still leaves the caller its result.
             call.started = super::drive::guarded(|| self.sink.emit(start)).is_some();
@@ -205,6 +207,6 @@ impl ToolRunner {
         call.ask_sink(&*self.sink);
         let denied = Err(ExecError::new(Code::ApprovalDenied, message));
         let outcome = self.after_decided(&call, name, denied, ctx, started_ms).await;
-        self.finish(call, name, outcome, started_ms)
+        self.finish(call, name, outcome, (ctx, started_ms))
     }
 }

@@ -556,7 +556,17 @@ impl ToolRunner {
             error.r#type = tracing::field::Empty,
             otel.status_code = tracing::field::Empty,
             tool_runtime.waits_for = tracing::field::Empty,
+            tool_runtime.subject_id = tracing::field::Empty,
+            tool_runtime.graph_id = tracing::field::Empty,
         );
+        if !span.is_disabled() {
+            if let Some(subject) = ctx.subject_id() {
+                span.record("tool_runtime.subject_id", tracing::field::display(Shown(subject)));
+            }
+            if let Some(graph) = ctx.graph_id() {
+                span.record("tool_runtime.graph_id", tracing::field::display(Shown(graph)));
+            }
+        }
         if !span.is_disabled()
             && let Some(tool) = self.catalog.get(name)
         {
@@ -631,7 +641,7 @@ impl ToolRunner {
         if self.span_content && !span.is_disabled() {
             steps::record_content(&span, call, &outcome, self.span_text_limit);
         }
-        self.settle(call, name, outcome, started_ms)
+        self.settle(call, name, outcome, (ctx, started_ms))
     }
 }
 

@@ -296,6 +296,9 @@ impl ToolRunner {
                 format!("tool `{}` is not in this run's tool set", Shown(name)),
             ));
         }
+        if let Err(reason) = self.policy.identity_allows(name, ctx.subject_id(), ctx.graph_id()) {
+            return Err(ExecError::new(Code::PolicyDenied, reason));
+        }
         match self.policy.decide(name, tool.effect()) {
             Decision::Deny { reason } => Err(ExecError::new(Code::PolicyDenied, reason)),
             decision => Ok(decision),
@@ -422,6 +425,8 @@ impl ToolRunner {
                 run_id: ctx.run_id().to_owned(),
                 at_ms: self.clock.epoch_ms(),
                 arguments: call.event_arguments(),
+                subject_id: ctx.subject_id().map(str::to_owned),
+                graph_id: ctx.graph_id().map(str::to_owned),
             });
             ctx.clone().with_tool_call_id(call.id.clone()).with_progress(progress)
         } else if let Some(caller) = ctx.progress_reporter() {
@@ -487,13 +492,13 @@ impl ToolRunner {
         mut call: Call,
         name: &str,
         outcome: Result<ToolOutput, ExecError>,
-        started_ms: i64,
+        (ctx, started_ms): (&ToolInvocationContext, i64),
     ) -> ToolExecResult {
         let outcome = match outcome {
             Ok(output) => CallOutcome::Done(output),
             Err(error) => CallOutcome::Failed(error),
         };
-        self.settle(&mut call, name, outcome, started_ms)
+        self.settle(&mut call, name, outcome, (ctx, started_ms))
     }
 
     /// (After 8.) A call cut off (`timeout`, `cancelled`) whose tool kept parts in its
@@ -533,7 +538,7 @@ impl ToolRunner {
         call: &mut Call,
         name: &str,
         outcome: CallOutcome,
-        started_ms: i64,
+        (ctx, started_ms): (&ToolInvocationContext, i64),
     ) -> ToolExecResult {
         let ended_ms = self.clock.epoch_ms();
         if call.events {
@@ -558,6 +563,7 @@ impl ToolRunner {
             (started_ms, ended_ms),
         );
         result.partial = call.cut.take();
+        (result.subject_id, result.graph_id) = ctx.subject_and_graph();
         result
     }
 }

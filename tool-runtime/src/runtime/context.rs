@@ -410,14 +410,20 @@ impl ToolInvocationContext {
         self
     }
 
-    /// Sets the subject the call acts upon on behalf of the actor.
+    /// Sets the subject the call acts upon on behalf of the actor (an on-behalf-of call). Set
+    /// it on the server, from the authenticated session, never from a request's parameters.
+    /// It reaches the call's record (`subject_id`), its start event and its span
+    /// (`tool_runtime.subject_id`), and policy can require one for a tool
+    /// ([`ToolOverride::requires_subject`](crate::policy::ToolOverride::requires_subject)).
     #[must_use]
     pub fn with_subject_id(mut self, id: impl Into<String>) -> Self {
         self.subject_id = Some(shared(id));
         self
     }
 
-    /// Sets the graph (agent, workflow) the run belongs to.
+    /// Sets the graph (agent, workflow) the run belongs to. It reaches the call's record
+    /// (`graph_id`), its start event and its span (`tool_runtime.graph_id`), and policy can
+    /// limit a tool to some graphs ([`ToolOverride::graphs`](crate::policy::ToolOverride::graphs)).
     #[must_use]
     pub fn with_graph_id(mut self, id: impl Into<String>) -> Self {
         self.graph_id = Some(shared(id));
@@ -429,6 +435,12 @@ impl ToolInvocationContext {
     pub fn with_connection_id(mut self, id: impl Into<String>) -> Self {
         self.connection_id = Some(shared(id));
         self
+    }
+
+    /// The subject and graph ids, shared (for the call's result and record).
+    #[cfg(feature = "runner")]
+    pub(crate) fn subject_and_graph(&self) -> (Option<Arc<str>>, Option<Arc<str>>) {
+        (self.subject_id.clone(), self.graph_id.clone())
     }
 
     /// The run this call belongs to.

@@ -40,6 +40,12 @@ pub enum ToolEvent {
         /// Left out of the JSON when absent.
         #[serde(skip_serializing_if = "Option::is_none")]
         arguments: Option<Value>,
+        /// On whose behalf the call runs (the context's subject id), when it has one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        subject_id: Option<String>,
+        /// The graph the call runs in (the context's graph id), when it has one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        graph_id: Option<String>,
     },
     /// The tool reported progress.
     ToolCallProgress {
@@ -256,6 +262,8 @@ impl EventSink for NullSink {
 ///     run_id: "run-1".into(),
 ///     at_ms: 0,
 ///     arguments: None,
+///     subject_id: None,
+///     graph_id: None,
 /// });
 /// assert_eq!(sink.events().len(), 1);
 /// assert_eq!(sink.events()[0].tool_call_id(), "call_1");

@@ -1,3 +1,5 @@
+use std::sync::Arc;
+
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
@@ -28,6 +30,9 @@ pub struct ToolExecResult {
     ended_ms: i64,
     /// Why the call was cut off, when its output is what the tool had kept by then.
     pub(crate) partial: Option<Box<ExecError>>,
+    /// The context's subject and graph ids, for the record.
+    pub(crate) subject_id: Option<Arc<str>>,
+    pub(crate) graph_id: Option<Arc<str>>,
 }
 
 impl ToolExecResult {
@@ -49,6 +54,8 @@ impl ToolExecResult {
             started_ms,
             ended_ms,
             partial: None,
+            subject_id: None,
+            graph_id: None,
         }
     }
 
@@ -202,6 +209,8 @@ impl ToolExecResult {
             started_ms: self.started_ms,
             ended_ms: self.ended_ms,
             partial: self.partial.map(|cut| *cut),
+            subject_id: self.subject_id.as_deref().map(str::to_owned),
+            graph_id: self.graph_id.as_deref().map(str::to_owned),
             raw: None,
         }
     }
@@ -285,6 +294,14 @@ pub struct ToolInvocationRecord {
     /// had kept by then ([`Partial`](super::Partial)): why it was cut off.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub partial: Option<ExecError>,
+    /// On whose behalf the call ran: the context's
+    /// [`subject_id`](super::ToolInvocationContext::subject_id), when it had one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject_id: Option<String>,
+    /// The graph the call ran in: the context's
+    /// [`graph_id`](super::ToolInvocationContext::graph_id), when it had one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub graph_id: Option<String>,
     /// The provider's own payload for this call, if the caller kept one.
     #[serde(skip)]
     pub raw: Option<Value>,
