@@ -1,6 +1,6 @@
 //! Unit tests of tools, through a runner: the only way a tool runs.
 //!
-//! A tool's `run` takes [`ToolCapabilities`], which only the runner makes, so a test cannot
+//! A tool's `run` takes [`ToolCapabilities`](crate::runtime::ToolCapabilities), which only the runner makes, so a test cannot
 //! call it directly (and neither can any other code: every call goes through the one execution
 //! path, with its validation, output check and redaction). [`exec`] runs one tool the way an
 //! application would, in one line; a [`Harness`] adds the capabilities the tool declares, a

@@ -6,7 +6,6 @@ use std::time::{Duration, UNIX_EPOCH};
 use serde_json::json;
 use tool_lean_tests::FindOrders;
 use tool_runtime::policy::Budgets;
-use tool_runtime::prelude::*;
 use tool_runtime::runtime::{Clock, ToolErrorCode as Code};
 use tool_runtime::testing::{self, Harness};
 use tool_tests::fixtures::{Echo, context};

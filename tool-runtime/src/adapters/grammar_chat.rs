@@ -29,8 +29,13 @@ use super::error::{DecodeError, EncodeError};
 use super::session::StreamSession;
 use super::{Adapter, OpenAiChat, Provider, input_schema, request};
 
-/// The adapter for a chat server that samples under a grammar (llama.cpp's `llama-server`);
-/// see the [module docs](self).
+/// The adapter for a chat server that samples under a grammar (llama.cpp's `llama-server`):
+/// the tools are described to the model in a system message, and when a call is required the
+/// request carries the [GBNF grammar](crate::gbnf) of a call to one of them in `grammar`, so
+/// the server can only sample `{"name": ..., "arguments": {...}}`; a completion whose text is
+/// such a call is decoded as one (id `call_1`) and goes through validation and the runner like
+/// any provider's. The model's calls go back as the text it wrote, each result as a `user`
+/// message naming the tool; requests are not streamed.
 ///
 /// ```
 /// use serde_json::json;

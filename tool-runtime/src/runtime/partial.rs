@@ -80,6 +80,7 @@ impl Partial {
     }
 
     /// What was kept, taken (the runner, once the call was cut off).
+    #[cfg(feature = "runner")]
     pub(crate) fn take(&self) -> Vec<Part> {
         std::mem::take(&mut *self.parts.lock().unwrap_or_else(PoisonError::into_inner))
     }
