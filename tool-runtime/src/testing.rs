@@ -157,7 +157,7 @@ impl Harness {
                     String::new(),
                     name.to_owned(),
                     outcome,
-                    (None, None),
+                    ((None, None), None),
                     (0, 0),
                 );
             }

@@ -132,7 +132,7 @@ impl ToolCalls {
                     ToolErrorCode::Unavailable,
                     "this `ToolCalls` is not bound to a call: only tools run by a runner can call tools",
                 )),
-                (None, None),
+                ((None, None), None),
                 (0, 0),
             );
         };

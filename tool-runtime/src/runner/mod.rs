@@ -288,10 +288,9 @@ struct Call {
     progress: Option<ProgressReporter>,
     /// The logger made for the call (when the caller listens to logs), disarmed with it.
     logger: Option<LogReporter>,
-    /// Where the tool keeps what it has so far, when it declares [`Partial`].
-    partial: Option<Partial>,
-    /// Why the call was cut off, when it is answered with what its tool had kept.
-    cut: Option<Box<ExecError>>,
+    /// Where the tool keeps what it has so far, when it declares [`Partial`], and why the call
+    /// was cut off, once it is answered with what was kept (boxed: few tools declare it).
+    partial: Option<Box<(Partial, Option<ExecError>)>>,
 }
 
 impl Call {
@@ -583,20 +582,15 @@ impl ToolRunner {
             );
             drive::until_cancelled(pipeline, ctx.cancellation()).await
         };
-        let outcome = match ran {
+        let mut outcome = match ran {
             Ok(output) => CallOutcome::Done(output),
             Err(stop) => settle_stop(stop, flight.call.secret.as_deref(), ctx),
         };
-        // A tool cut off after it kept some of its result is answered with that.
-        let outcome = match outcome {
-            CallOutcome::Failed(error)
-                if flight.call.partial.is_some()
-                    && matches!(error.code, ToolErrorCode::Timeout | ToolErrorCode::Cancelled) =>
-            {
-                self.partial_outcome(&mut flight.call, name, error)
-            }
-            outcome => outcome,
-        };
+        // A tool cut off after it kept some of its result is answered with that (in place: an
+        // outcome is large, and every other call pays nothing but this check).
+        if flight.call.partial.is_some() {
+            self.partial_outcome(&mut flight.call, name, &mut outcome);
+        }
         // A waiting call has no outcome yet: its after-call hooks see it when it is decided.
         let ended = match (flight.call.after.take(), outcome) {
             (Some(tool), CallOutcome::Done(output)) => Ok((tool, Ok(output))),

@@ -21,6 +21,7 @@ use crate::content::{Part, ToolOutput};
 use crate::policy::{Budgets, Decision};
 use crate::runner::{ApprovalDecision, ApprovalRequest};
 use crate::runtime::context::Lineage;
+use crate::runtime::result::Rare;
 use crate::runtime::{
     Arguments, Auth, BoundToolRuntime, CallOutcome, CallStep, ExecError, Interact, LogMessage,
     LogReporter, Partial, ProgressReporter, ToolCapabilities, ToolError, ToolErrorCode as Code,
@@ -137,7 +138,7 @@ impl ToolRunner {
             // The call's own: what it keeps is read if the call is cut off (`partial_outcome`).
             let partial = Partial::default();
             caps = caps.with(partial.clone());
-            call.partial = Some(partial);
+            call.partial = Some(Box::new((partial, None)));
         }
         // Step 8, awaited here rather than in a function of its own: its state would be moved
         // into this future's once more.
@@ -296,7 +297,9 @@ impl ToolRunner {
                 format!("tool `{}` is not in this run's tool set", Shown(name)),
             ));
         }
-        if let Err(reason) = self.policy.identity_allows(name, ctx.subject_id(), ctx.graph_id()) {
+        if !self.policy.tools.is_empty()
+            && let Err(reason) = self.policy.identity_allows(name, ctx.subject_id(), ctx.graph_id())
+        {
             return Err(ExecError::new(Code::PolicyDenied, reason));
         }
         match self.policy.decide(name, tool.effect()) {
@@ -506,15 +509,20 @@ impl ToolRunner {
     /// as any output; the cut is kept in `call.cut` for the result and the record. Without kept
     /// parts, or when they do not fit the result budgets, the call keeps its error.
     #[cold]
-    pub(super) fn partial_outcome(
-        &self,
-        call: &mut Call,
-        name: &str,
-        error: ExecError,
-    ) -> CallOutcome {
-        let parts = call.partial.as_ref().map(Partial::take).unwrap_or_default();
+    #[inline(never)]
+    pub(super) fn partial_outcome(&self, call: &mut Call, name: &str, outcome: &mut CallOutcome) {
+        let CallOutcome::Failed(cut) = &*outcome else { return };
+        if !matches!(cut.code, Code::Timeout | Code::Cancelled) {
+            return;
+        }
+        let parts = call.partial.as_ref().map(|slot| slot.0.take()).unwrap_or_default();
         let tool = if parts.is_empty() { None } else { self.catalog.get(name) };
-        let Some(tool) = tool else { return CallOutcome::Failed(error) };
+        let Some(tool) = tool else { return };
+        let CallOutcome::Failed(error) =
+            std::mem::replace(outcome, CallOutcome::Done(ToolOutput::new()))
+        else {
+            return;
+        };
         let budgets = self.policy.budgets_for(tool.name());
         let note = format!(
             "[This result is partial: {}. Above is what the tool had produced by then.]",
@@ -522,13 +530,15 @@ impl ToolRunner {
         );
         let output =
             parts.into_iter().fold(ToolOutput::new(), ToolOutput::with).with(Part::Text(note));
-        match redact_and_bound(&*tool, output, &budgets) {
+        *outcome = match redact_and_bound(&*tool, output, &budgets) {
             Ok(output) => {
-                call.cut = Some(Box::new(error));
+                if let Some(slot) = &mut call.partial {
+                    slot.1 = Some(error);
+                }
                 CallOutcome::Done(output)
             }
             Err(_) => CallOutcome::Failed(error),
-        }
+        };
     }
 
     /// Steps 11 and 12: the `tool_call_result` event and the call's one result.
@@ -555,16 +565,17 @@ impl ToolRunner {
         }
         // The call's parts are taken, not the call: it is large, and moving it is a copy.
         let args = (call.args.take(), call.args_received.take());
-        let mut result = ToolExecResult::new(
+        let partial = call.partial.take().and_then(|slot| slot.1);
+        let (subject_id, graph_id) = ctx.subject_and_graph();
+        let rare = (partial.is_some() || subject_id.is_some() || graph_id.is_some())
+            .then(|| Box::new(Rare { partial, subject_id, graph_id }));
+        ToolExecResult::new(
             std::mem::take(&mut call.id),
             name.to_owned(),
             outcome,
-            args,
+            (args, rare),
             (started_ms, ended_ms),
-        );
-        result.partial = call.cut.take();
-        (result.subject_id, result.graph_id) = ctx.subject_and_graph();
-        result
+        )
     }
 }
 

@@ -461,6 +461,10 @@ impl<T: Tool + Sync> BoundToolRuntime for StaticTool<T> {
         T::spec()
     }
 
+    fn runs_on_client(&self) -> bool {
+        T::spec().runs_on_client()
+    }
+
     fn arguments(&self, args: Arguments<'_>) -> Result<ValidatedArgs, ArgumentsError> {
         let mut value = match args {
             Arguments::Raw(raw) => {

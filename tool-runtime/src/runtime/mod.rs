@@ -18,7 +18,7 @@ mod events;
 pub(crate) mod interact;
 mod outcome;
 mod partial;
-mod result;
+pub(crate) mod result;
 mod tool;
 
 pub use auth::{Auth, BrokerError, ConnectionBroker, Credential};

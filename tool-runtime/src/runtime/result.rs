@@ -28,8 +28,15 @@ pub struct ToolExecResult {
     args_received: Option<Box<Value>>,
     started_ms: i64,
     ended_ms: i64,
+    /// What few calls have (boxed, so a result stays small for the many that have none).
+    pub(crate) rare: Option<Box<Rare>>,
+}
+
+/// The parts of a result few calls have.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct Rare {
     /// Why the call was cut off, when its output is what the tool had kept by then.
-    pub(crate) partial: Option<Box<ExecError>>,
+    pub(crate) partial: Option<ExecError>,
     /// The context's subject and graph ids, for the record.
     pub(crate) subject_id: Option<Arc<str>>,
     pub(crate) graph_id: Option<Arc<str>>,
@@ -42,21 +49,10 @@ impl ToolExecResult {
         tool_call_id: String,
         tool_name: String,
         outcome: CallOutcome,
-        (args, args_received): (Option<ArgsJson>, Option<Box<Value>>),
+        ((args, args_received), rare): ((Option<ArgsJson>, Option<Box<Value>>), Option<Box<Rare>>),
         (started_ms, ended_ms): (i64, i64),
     ) -> Self {
-        Self {
-            tool_call_id,
-            tool_name,
-            outcome,
-            args,
-            args_received,
-            started_ms,
-            ended_ms,
-            partial: None,
-            subject_id: None,
-            graph_id: None,
-        }
+        Self { tool_call_id, tool_name, outcome, args, args_received, started_ms, ended_ms, rare }
     }
 
     /// For a call whose tool was cut off (`timeout`, `cancelled`) after it kept some of its
@@ -65,7 +61,7 @@ impl ToolExecResult {
     /// the model the result is partial. `None` for every other call.
     #[must_use]
     pub fn partial(&self) -> Option<&ExecError> {
-        self.partial.as_deref()
+        self.rare.as_ref().and_then(|rare| rare.partial.as_ref())
     }
 
     /// Whether the call produced its output ([`CallOutcome::Done`]).
@@ -178,6 +174,7 @@ impl ToolExecResult {
     /// The call's record, made from this result without copying.
     #[must_use]
     pub fn into_record(self) -> ToolInvocationRecord {
+        let rare = self.rare.map(|rare| *rare).unwrap_or_default();
         let (mut result, mut parts, mut details, mut limited) =
             (None, Vec::new(), None, Vec::new());
         let (mut error, mut waiting) = (None, None);
@@ -208,9 +205,9 @@ impl ToolExecResult {
             waiting,
             started_ms: self.started_ms,
             ended_ms: self.ended_ms,
-            partial: self.partial.map(|cut| *cut),
-            subject_id: self.subject_id.as_deref().map(str::to_owned),
-            graph_id: self.graph_id.as_deref().map(str::to_owned),
+            partial: rare.partial,
+            subject_id: rare.subject_id.as_deref().map(str::to_owned),
+            graph_id: rare.graph_id.as_deref().map(str::to_owned),
             raw: None,
         }
     }
@@ -244,7 +241,7 @@ impl Serialize for ToolExecResult {
                 map.serialize_entry("waiting", waiting)?;
             }
         }
-        if let Some(cut) = &self.partial {
+        if let Some(cut) = self.partial() {
             map.serialize_entry("partial", cut)?;
         }
         map.end()
