@@ -16,7 +16,8 @@ const JSON: &str = r#"{
     "state_ttl_ms": 3600000,
     "max_state_bytes": 1048576,
     "selection": {"top_k": 12, "always": ["core__time"]},
-    "arguments_in_events": true
+    "arguments_in_events": true,
+    "aliases": {"get_weather": "weather__get_weather"}
 }"#;
 
 const TOML: &str = r#"
@@ -35,6 +36,9 @@ mode = { allowed = { tools = ["docs__search"], required = true } }
 [selection]
 top_k = 12
 always = ["core__time"]
+
+[aliases]
+get_weather = "weather__get_weather"
 "#;
 
 #[test]
@@ -52,6 +56,7 @@ fn json_and_toml_read_every_setting_alike() {
         max_state_bytes: 1 << 20,
         selection: Some(SelectionSettings { top_k: 12, always: vec!["core__time".into()] }),
         arguments_in_events: true,
+        aliases: [("get_weather".to_owned(), "weather__get_weather".to_owned())].into(),
     };
     assert_eq!(AgentConfig::from_json(JSON).unwrap(), expected);
     assert_eq!(toml::from_str::<AgentConfig>(TOML).unwrap(), expected);

@@ -11,9 +11,10 @@ use super::{Agent, AgentEvent};
 use crate::adapters::{Decoded, ToolCall, ToolResult};
 use crate::catalog::ToolSource;
 use crate::runtime::{
-    Arguments, CallOutcome, Interact, ToolErrorCode, ToolExecResult, ToolInvocationContext,
-    ToolInvocationRecord, Waiting,
+    Arguments, CallOutcome, ExecError, Interact, ToolErrorCode, ToolExecResult,
+    ToolInvocationContext, ToolInvocationRecord, Waiting,
 };
+use crate::schema::Shown;
 
 /// Where one call of a turn stands after the runner saw it.
 #[derive(Debug, Clone)]
@@ -110,6 +111,23 @@ impl Agent {
                 .is_some_and(|tool| self.config.run_alone.contains(&tool.effect()))
     }
 
+    /// The name a call of `called` runs under: the tool an alias stands for
+    /// ([`AgentConfig::aliases`](super::AgentConfig::aliases)), or the name as called.
+    fn resolve<'a>(&'a self, called: &'a str) -> Result<&'a str, ExecError> {
+        let Some(real) = self.config.aliases.get(called) else { return Ok(called) };
+        if self.runner.catalog().get(called).is_some() {
+            return Err(ExecError::new(
+                ToolErrorCode::Unavailable,
+                format!(
+                    "`{}` is both a tool and an alias of `{}`: the call is ambiguous and was not run",
+                    Shown(called),
+                    Shown(real)
+                ),
+            ));
+        }
+        Ok(real)
+    }
+
     /// Runs the calls at `indices` through the runner, at most `max_concurrent` at once,
     /// and puts where each stands in `results` (and its record in `records`, once it ended).
     async fn run_batch(
@@ -127,12 +145,14 @@ impl Agent {
             futures_util::stream::iter(indices.iter().copied())
                 .map(|index| {
                     let call = &decoded.calls[index];
+                    let resolved = self.resolve(&call.name);
+                    let name = resolved.as_ref().map_or(call.name.as_str(), |name| name);
                     let mut call_ctx = ctx.clone().with_tool_call_id(call.id.clone());
                     if asks {
                         // A question no bound backend answers waits for the user's answer.
                         call_ctx = call_ctx.with_deferred_questions(Parking::new(Vec::new()));
                     }
-                    if self.runner.needs_approval(&call.name) {
+                    if resolved.is_ok() && self.runner.needs_approval(name) {
                         on_event(AgentEvent::ApprovalRequired {
                             id: call.id.clone(),
                             name: call.name.clone(),
@@ -150,9 +170,15 @@ impl Agent {
                             }
                         };
                         let running = running(self.config.arguments_in_events, on_event);
-                        let executed =
-                            self.runner.exec_arguments(&call.name, args, &call_ctx, Some(&running));
-                        (index, executed.await)
+                        let executed = match resolved {
+                            Ok(name) => {
+                                self.runner
+                                    .exec_arguments(name, args, &call_ctx, Some(&running))
+                                    .await
+                            }
+                            Err(error) => ambiguous(call, error),
+                        };
+                        (index, executed)
                     }
                 })
                 .buffered(self.config.max_concurrent.max(1))
@@ -173,6 +199,21 @@ impl Agent {
             records[index] = Some(executed.into_record());
         }
     }
+}
+
+/// The result of a call refused as ambiguous before the runner saw it.
+fn ambiguous(call: &ToolCall, error: ExecError) -> ToolExecResult {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| i64::try_from(since.as_millis()).unwrap_or(i64::MAX));
+    let outcome = CallOutcome::Failed(error);
+    ToolExecResult::new(
+        call.id.clone(),
+        call.name.clone(),
+        outcome,
+        ((None, None), None),
+        (now, now),
+    )
 }
 
 /// Emits the result events from `*emitted` on, as far as every result is known.

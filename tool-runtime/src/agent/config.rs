@@ -1,6 +1,7 @@
 //! [`Agent`] and how it is configured ([`AgentConfig`]); the run it drives is in `run`, each
 //! turn's steps in `turn`.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -87,6 +88,14 @@ pub struct AgentConfig {
     /// carries the arguments the tool runs with (default `false`: arguments are not redacted
     /// and can be sensitive, so events carry them only when asked, as spans do).
     pub arguments_in_events: bool,
+    /// Names a model may call a tool by, and the tool each stands for (default: none): a model
+    /// or a prompt's example that calls `get_weather` for `weather__get_weather`. Only the
+    /// names listed here are taken, never a guess; the call runs, is recorded and is counted
+    /// under the tool's real name, and its result goes back under the name the model used. A
+    /// name that is both an alias and a tool of the catalog is ambiguous: its calls are refused
+    /// (`unavailable`), naming both.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub aliases: BTreeMap<String, String>,
 }
 
 impl Default for AgentConfig {
@@ -101,6 +110,7 @@ impl Default for AgentConfig {
             max_state_bytes: 16 << 20,
             selection: None,
             arguments_in_events: false,
+            aliases: BTreeMap::new(),
         }
     }
 }

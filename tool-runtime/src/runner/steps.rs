@@ -506,8 +506,9 @@ impl ToolRunner {
 
     /// (After 8.) A call cut off (`timeout`, `cancelled`) whose tool kept parts in its
     /// [`Partial`]: those parts, with a note saying the result is partial, redacted and bounded
-    /// as any output; the cut is kept in `call.cut` for the result and the record. Without kept
-    /// parts, or when they do not fit the result budgets, the call keeps its error.
+    /// as any output; the cut is kept in the call's partial slot for the result and the record.
+    /// Without kept parts, or when they do not fit the result budgets, the call keeps its
+    /// error.
     #[cold]
     #[inline(never)]
     pub(super) fn partial_outcome(&self, call: &mut Call, name: &str, outcome: &mut CallOutcome) {
