@@ -32,6 +32,10 @@ pub struct ToolExecResult {
     pub(crate) rare: Option<Box<Rare>>,
 }
 
+/// The validated arguments of a result, and those that arrived when a hook rewrote them.
+#[cfg(feature = "runner")]
+pub(crate) type ResultArgs = (Option<ArgsJson>, Option<Box<Value>>);
+
 /// The parts of a result few calls have.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub(crate) struct Rare {
@@ -49,7 +53,7 @@ impl ToolExecResult {
         tool_call_id: String,
         tool_name: String,
         outcome: CallOutcome,
-        ((args, args_received), rare): ((Option<ArgsJson>, Option<Box<Value>>), Option<Box<Rare>>),
+        ((args, args_received), rare): (ResultArgs, Option<Box<Rare>>),
         (started_ms, ended_ms): (i64, i64),
     ) -> Self {
         Self { tool_call_id, tool_name, outcome, args, args_received, started_ms, ended_ms, rare }
