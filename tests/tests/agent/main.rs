@@ -5,7 +5,7 @@
 //! (`http_redirects`) and errors inside a stream (`http_stream_errors`), all served by
 //! `loopback`; a grammar-constrained local model on llama.cpp's own server (`llama_server`); the before-call hooks that edited arguments and the calls a call decided on
 //! resume makes pass (`resume_guards`); and the README's quickstart and example application
-//! (`quickstart`, `example_app`); the run stores' contract (`store`) and an agent on a store
+//! (`quickstart`, `example_app`); the provider's payload kept in records and never shown (`raw_calls`), the run stores' contract (`store`) and an agent on a store
 //! across processes (`durable`).
 //!
 //! One test binary, a module per behaviour.
@@ -25,5 +25,6 @@ mod http_stream_errors;
 mod llama_server;
 mod loopback;
 mod quickstart;
+mod raw_calls;
 mod resume_guards;
 mod store;

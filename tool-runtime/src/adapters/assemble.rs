@@ -554,6 +554,10 @@ impl Core {
         };
         let taken = std::mem::take(&mut self.slots[slot]);
         let announced = taken.started;
+        let raw_arguments: Arc<str> = match &taken.object {
+            Some(object) if taken.args.trim().is_empty() => object.to_string().into(),
+            _ => taken.args.as_str().into(),
+        };
         let arguments = match taken.object {
             _ if taken.cut => {
                 CallArguments::Invalid { raw: taken.args, problem: ArgumentsProblem::Cut }
@@ -571,6 +575,7 @@ impl Core {
             arguments,
             id_origin: taken.origin.unwrap_or(IdOrigin::Minted),
             extras: taken.extras,
+            raw_arguments: Some(raw_arguments),
         };
         let calls = self.unwrap_parallel(call);
         for call in calls {
@@ -644,6 +649,8 @@ impl Core {
         for (n, item) in uses.into_iter().enumerate() {
             let name = item.get("recipient_name").and_then(Value::as_str).unwrap_or_default();
             let name = name.strip_prefix("functions.").unwrap_or(name).to_owned();
+            let raw_arguments: Arc<str> =
+                item.get("parameters").map_or_else(String::new, Value::to_string).into();
             let arguments = item
                 .get("parameters")
                 .cloned()
@@ -656,6 +663,7 @@ impl Core {
                 arguments,
                 id_origin: IdOrigin::Minted,
                 extras: call.extras.clone(),
+                raw_arguments: Some(raw_arguments),
             });
         }
         calls

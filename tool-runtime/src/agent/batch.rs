@@ -196,7 +196,10 @@ impl Agent {
                 continue;
             };
             results[index] = Some(Slot::Done(result));
-            records[index] = Some(executed.into_record());
+            // The record keeps what the model sent, for audit (never shown).
+            let mut record = executed.into_record();
+            record.raw = Some(call.raw_call());
+            records[index] = Some(record);
         }
     }
 }

@@ -188,7 +188,9 @@ impl Agent {
             let mut event_result = result.clone();
             call.id.clone_into(&mut event_result.call_id);
             on_event(result_event(&event_result));
-            run.records.push(executed.into_record());
+            let mut record = executed.into_record();
+            record.raw = Some(wire_call.raw_call());
+            run.records.push(record);
             call.status = verdict.status(result);
         }
         let still: Vec<String> = calls

@@ -179,6 +179,11 @@ pub struct ToolCall {
     pub id_origin: IdOrigin,
     /// Provider data to echo when the call is sent back.
     pub extras: Extras,
+    /// The arguments exactly as the provider sent them (the text, or for a provider that
+    /// sends an object, that object's JSON), for the call's audit record
+    /// ([`RawCall`](crate::runtime::RawCall)); `None` for a call built by hand or read from a
+    /// stored conversation.
+    pub raw_arguments: Option<Arc<str>>,
 }
 
 impl ToolCall {
@@ -199,7 +204,21 @@ impl ToolCall {
             complete: true,
             id_origin: IdOrigin::Provider,
             extras: Extras::new(),
+            raw_arguments: None,
         }
+    }
+
+    /// The call as the model sent it, for its audit record: `{"id", "name", "arguments"}`,
+    /// the arguments' text as it arrived ([`raw_arguments`](Self::raw_arguments)), or as this
+    /// call holds them when it was built by hand.
+    #[must_use]
+    pub fn raw_call(&self) -> crate::runtime::RawCall {
+        let arguments = self
+            .raw_arguments
+            .as_deref()
+            .map_or_else(|| self.arguments.to_json_text(), str::to_owned);
+        let raw = serde_json::json!({"id": self.id, "name": self.name, "arguments": arguments});
+        crate::runtime::RawCall::new(&raw.to_string())
     }
 
     /// Whether the call may be handed to the runner: the response finished normally and the

@@ -18,6 +18,7 @@ mod events;
 pub(crate) mod interact;
 mod outcome;
 mod partial;
+mod raw;
 pub(crate) mod result;
 mod tool;
 
@@ -42,5 +43,6 @@ pub use interact::{
 };
 pub use outcome::{CallOutcome, Waiting, WaitsFor};
 pub use partial::{MAX_PARTIAL_PARTS, Partial};
+pub use raw::{MAX_RAW_CALL_BYTES, RawCall};
 pub use result::{ToolCallCounts, ToolCallStats, ToolExecResult, ToolInvocationRecord};
 pub use tool::Tool;

@@ -254,9 +254,10 @@ impl Serialize for ToolExecResult {
 
 /// The record of one call: what was asked, what came back, when.
 ///
-/// `args` are the validated arguments the tool ran with; `result` is the redacted output. `raw` keeps a
-/// provider-native payload for debugging only: it is never serialised, so it stays out of every
-/// UI, log and telemetry path, and nothing in the runtime reads it.
+/// `args` are the validated arguments the tool ran with; `result` is the redacted output. `raw`
+/// keeps the call as the model sent it, for audit only: it is never serialised and its `Debug`
+/// shows its size alone, so it stays out of every UI, log and telemetry path (see
+/// [`RawCall`](super::RawCall)).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolInvocationRecord {
     /// The call's id.
@@ -303,9 +304,11 @@ pub struct ToolInvocationRecord {
     /// [`graph_id`](super::ToolInvocationContext::graph_id), when it had one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub graph_id: Option<String>,
-    /// The provider's own payload for this call, if the caller kept one.
+    /// The call as the model sent it, in its provider's JSON, capped (the agent loop keeps it
+    /// for every call it hands the runner, refused ones included). Never serialised; `Debug`
+    /// shows its size only.
     #[serde(skip)]
-    pub raw: Option<Value>,
+    pub raw: Option<super::RawCall>,
 }
 
 impl ToolInvocationRecord {
