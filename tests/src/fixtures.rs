@@ -1,4 +1,4 @@
-//! Fixtures several suites share: an echo tool and invocation contexts.
+//! Fixtures several suites share: an echo tool, invocation contexts and a broker.
 //!
 //! A fixture that differs between suites in a way a test depends on (another tool name, another
 //! redaction list, other ids) stays in its suite; only identical ones are here.
@@ -38,4 +38,19 @@ pub fn context(run_id: &str, actor_id: &str, tenant_id: &str) -> ToolInvocationC
 /// The context most suites use: run `run-1`, actor `user-1`, tenant `t-1`.
 pub fn ctx() -> ToolInvocationContext {
     context("run-1", "user-1", "t-1")
+}
+
+/// A connection broker that hands every granted connection the same credential.
+#[derive(Debug)]
+pub struct StaticBroker(pub &'static str);
+
+#[async_trait::async_trait]
+impl tool_runtime::runtime::ConnectionBroker for StaticBroker {
+    async fn credential(
+        &self,
+        _: &ToolInvocationContext,
+        _: &str,
+    ) -> Result<tool_runtime::runtime::Credential, tool_runtime::runtime::BrokerError> {
+        Ok(tool_runtime::runtime::Credential::new(self.0))
+    }
 }

@@ -10,24 +10,7 @@ use tool_runtime::adapters::{
 use tool_runtime::gbnf::Grammar;
 use tool_runtime::prelude::*;
 
-/// Add two numbers.
-#[tool(name = "math__add", effect = read_only, redact = ["sum"])]
-struct Add {
-    a: i64,
-    b: i64,
-}
-
-#[derive(Serialize, ToolSchema)]
-struct Sum {
-    sum: i64,
-}
-
-impl Tool for Add {
-    type Output = Sum;
-    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Sum, ToolError> {
-        Ok(Sum { sum: self.a + self.b })
-    }
-}
+use crate::requests::Add;
 
 fn body(messages: &[Message], choice: &ToolChoice) -> Result<Value, EncodeError> {
     let specs = [Add::spec()];

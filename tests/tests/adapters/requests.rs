@@ -8,15 +8,16 @@ use tool_runtime::adapters::{
 };
 use tool_runtime::prelude::*;
 
+// Also the tool of `grammar_chat`'s requests. (The doc comment is the pinned description.)
 /// Add two numbers.
 #[tool(name = "math__add", effect = read_only, redact = ["sum"])]
-struct Add {
-    a: i64,
-    b: i64,
+pub(crate) struct Add {
+    pub(crate) a: i64,
+    pub(crate) b: i64,
 }
 
 #[derive(Serialize, ToolSchema)]
-struct Sum {
+pub(crate) struct Sum {
     sum: i64,
 }
 

@@ -57,7 +57,12 @@ const PROVIDER_KEYS: &[&str] = &[
 /// key its record of a decoded turn lists the calls under.
 const OWN_KEYS: &[(&str, &str)] = &[("conversation/turn.rs", "tool_calls")];
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+/// Folders never walked: build output, fetched packages, fuzz inputs, VCS data.
+const SKIPPED: &[&str] = &["target", "node_modules", ".git", "corpus", "artifacts"];
+
+/// The files under `dir` whose extension is one of `extensions`, sorted, skipping the
+/// folders in `SKIPPED`.
+pub(super) fn source_files(dir: &Path, extensions: &[&str], out: &mut Vec<PathBuf>) {
     let mut entries: Vec<_> = fs::read_dir(dir)
         .unwrap_or_else(|error| panic!("cannot read {}: {error}", dir.display()))
         .map(|entry| entry.unwrap().path())
@@ -65,11 +70,20 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     entries.sort();
     for path in entries {
         if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|ext| ext == "rs") {
+            let name = path.file_name().map(|name| name.to_string_lossy().into_owned());
+            if !name.is_some_and(|name| SKIPPED.contains(&name.as_str())) {
+                source_files(&path, extensions, out);
+            }
+        } else if path.extension().is_some_and(|ext| extensions.iter().any(|wanted| ext == *wanted))
+        {
             out.push(path);
         }
     }
+}
+
+/// The Rust files under `dir`, sorted.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    source_files(dir, &["rs"], out);
 }
 
 /// The code of a line: everything before a `//` comment that does not start inside a string.

@@ -7,32 +7,12 @@
 //! runner calls through, `StaticTool::exec` calling its type's `run`.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use super::layout::source_files;
 
 /// Where tools may be run from: the runner, and the bridge from a bound tool to its `run`.
 const RUNNER: &[&str] = &["tool-runtime/src/runner/", "tool-runtime/src/runtime/bound.rs"];
-
-/// Folders never scanned: build output, fetched packages, fuzz inputs, VCS data.
-const SKIPPED: &[&str] = &["target", "node_modules", ".git", "corpus", "artifacts"];
-
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = fs::read_dir(dir)
-        .unwrap_or_else(|error| panic!("cannot read {}: {error}", dir.display()))
-        .map(|entry| entry.unwrap().path())
-        .collect();
-    entries.sort();
-    for path in entries {
-        let name =
-            path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
-        if path.is_dir() {
-            if !SKIPPED.contains(&name.as_str()) {
-                sources(&path, out);
-            }
-        } else if path.extension().is_some_and(|ext| ext == "rs" || ext == "md") {
-            out.push(path);
-        }
-    }
-}
 
 /// The arguments of the call whose `(` is at `open` in `line`, split at top-level commas;
 /// `None` when the call does not close on this line.
@@ -101,7 +81,7 @@ fn bypasses(text: &str) -> Vec<(usize, String)> {
 fn only_the_runner_runs_tools() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
     let mut files = Vec::new();
-    sources(&root, &mut files);
+    source_files(&root, &["rs", "md"], &mut files);
     assert!(files.len() > 100, "the walk found the sources ({} files)", files.len());
     let mut problems = Vec::new();
     for path in files {

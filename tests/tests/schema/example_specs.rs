@@ -5,40 +5,24 @@
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
-use async_trait::async_trait;
 use examples::search::{DocumentIndex, SearchDocs};
 use examples::tickets::{CloseTicket, CreateTicket, TicketStore};
 use examples::time::GetCurrentTime;
 use serde_json::{Value, json};
 use tool_runtime::prelude::*;
-use tool_runtime::runtime::{BrokerError, Clock, ConnectionBroker, Credential, ToolExecResult};
+use tool_runtime::runtime::{Clock, ToolExecResult};
 use tool_runtime::schema::{ArgumentsError, parse_arguments};
 use tool_runtime::testing::Harness;
-use tool_tests::fixtures::context;
+use tool_tests::fixtures::{StaticBroker, context};
 
-/// Gives the `acme-tracker` connection its token (or the one it was made with).
-#[derive(Debug)]
-struct Vault(&'static str);
-
-#[async_trait]
-impl ConnectionBroker for Vault {
-    async fn credential(
-        &self,
-        _: &ToolInvocationContext,
-        _: &str,
-    ) -> Result<Credential, BrokerError> {
-        Ok(Credential::new(self.0))
-    }
-}
-
-/// A runner for the example tools: a fixed clock, the sample documents, `store` and a vault
+/// A runner for the example tools: a fixed clock, the sample documents, `store` and a broker
 /// that hands out `token`, in a context with the `acme-tracker` connection.
 fn harness(store: &TicketStore, token: &'static str) -> Harness {
     Harness::new()
         .capability(Clock::fixed(UNIX_EPOCH + Duration::from_millis(1_795_000_000_000)))
         .capability(DocumentIndex::sample())
         .capability(store.clone())
-        .connection_broker(Arc::new(Vault(token)))
+        .connection_broker(Arc::new(StaticBroker(token)))
         .context(context("run-1", "user-42", "acme").with_connection_id("acme-tracker"))
 }
 

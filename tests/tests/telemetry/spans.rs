@@ -7,14 +7,13 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 
-use async_trait::async_trait;
 use serde_json::json;
 use tool_runtime::catalog::ToolCatalog;
 use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::ToolRunner;
-use tool_runtime::runtime::{Auth, BrokerError, CollectingSink, ConnectionBroker, Credential};
-use tool_tests::fixtures::context;
+use tool_runtime::runtime::{Auth, CollectingSink};
+use tool_tests::fixtures::{StaticBroker, context};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Subscriber};
@@ -22,20 +21,6 @@ use tracing_subscriber::layer::{Context, Layer};
 use tracing_subscriber::prelude::*;
 
 const CANARY: &str = "sk-live-CANARY-91c2";
-
-#[derive(Debug)]
-struct Vault;
-
-#[async_trait]
-impl ConnectionBroker for Vault {
-    async fn credential(
-        &self,
-        _: &ToolInvocationContext,
-        _: &str,
-    ) -> Result<Credential, BrokerError> {
-        Ok(Credential::new(CANARY))
-    }
-}
 
 /// Uses its credential, and tries every way to leak it.
 #[tool(name = "leak__try", effect = external_side_effect, redact = ["status"], requires_connection, capabilities = [Auth])]
@@ -114,7 +99,7 @@ fn a_canary_secret_never_leaves_the_tool_and_spans_carry_genai_attributes() {
     let sink = CollectingSink::new();
     let catalog = ToolCatalog::builder()
         .register::<TryToLeak>()
-        .connection_broker(Arc::new(Vault))
+        .connection_broker(Arc::new(StaticBroker(CANARY)))
         .build()
         .unwrap();
     let runner = ToolRunner::builder(catalog)

@@ -176,7 +176,7 @@ impl Agent {
                                     .exec_arguments(name, args, &call_ctx, Some(&running))
                                     .await
                             }
-                            Err(error) => ambiguous(call, error),
+                            Err(error) => self.runner.refuse(&call.name, error, &call_ctx),
                         };
                         (index, executed)
                     }
@@ -202,21 +202,6 @@ impl Agent {
             records[index] = Some(record);
         }
     }
-}
-
-/// The result of a call refused as ambiguous before the runner saw it.
-fn ambiguous(call: &ToolCall, error: ExecError) -> ToolExecResult {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |since| i64::try_from(since.as_millis()).unwrap_or(i64::MAX));
-    let outcome = CallOutcome::Failed(error);
-    ToolExecResult::new(
-        call.id.clone(),
-        call.name.clone(),
-        outcome,
-        ((None, None), None),
-        (now, now),
-    )
 }
 
 /// Emits the result events from `*emitted` on, as far as every result is known.

@@ -74,18 +74,16 @@ fn snake(name: &str) -> String {
 /// its aliases).
 fn properties(schema: &SpecSchema) -> Vec<(&str, Vec<&str>)> {
     match schema {
-        SpecSchema::Static(schema) => match &schema.kind {
-            crate::schema::SchemaKind::Object(object) => object
-                .properties
-                .iter()
-                .map(|property| {
-                    let mut keys = vec![property.name];
-                    keys.extend(property.aliases);
-                    (property.name, keys)
-                })
-                .collect(),
-            _ => Vec::new(),
-        },
+        SpecSchema::Static(schema) => schema
+            .properties()
+            .unwrap_or_default()
+            .iter()
+            .map(|property| {
+                let mut keys = vec![property.name];
+                keys.extend(property.aliases);
+                (property.name, keys)
+            })
+            .collect(),
         SpecSchema::Json(schema) => match schema.get("properties") {
             Some(Value::Object(properties)) => {
                 properties.keys().map(|name| (name.as_str(), vec![name.as_str()])).collect()

@@ -14,8 +14,8 @@ use crate::content::ToolOutput;
 use crate::policy::Decision;
 use crate::runner::Approver;
 use crate::runtime::{
-    Arguments, CallStep, ExecError, ToolErrorCode as Code, ToolEvent, ToolExecResult,
-    ToolInvocationContext, ValidatedArgs,
+    Arguments, CallStep, ExecError, ToolErrorCode as Code, ToolExecResult, ToolInvocationContext,
+    ValidatedArgs,
 };
 use crate::schema::Shown;
 
@@ -157,15 +157,7 @@ impl ToolRunner {
             })?;
         call.args = Some(args.json().clone());
         if call.events {
-            let start = ToolEvent::ToolCallStart {
-                tool_call_id: call.id.clone(),
-                tool_name: name.to_owned(),
-                run_id: ctx.run_id().to_owned(),
-                at_ms: self.clock.epoch_ms(),
-                arguments: call.event_arguments(),
-                subject_id: ctx.subject_id().map(str::to_owned),
-                graph_id: ctx.graph_id().map(str::to_owned),
-            };
+            let start = call.start_event(name, ctx, self.clock.epoch_ms());
             // A sink that panics on the start still leaves the caller its result.
             call.started = super::drive::guarded(|| self.sink.emit(start)).is_some();
         }

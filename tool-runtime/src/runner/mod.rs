@@ -302,9 +302,20 @@ impl Call {
         self.event_args = self.events && drive::guarded(|| sink.wants_arguments()).unwrap_or(false);
     }
 
-    /// The validated arguments for the start event, if its sink asked for them.
-    fn event_arguments(&self) -> Option<serde_json::Value> {
-        if self.event_args { self.args.as_ref().map(|args| args.get().clone()) } else { None }
+    /// The call's `tool_call_start` event: with its validated arguments if its sink asked for
+    /// them, and the context's subject and graph.
+    fn start_event(&self, name: &str, ctx: &ToolInvocationContext, at_ms: i64) -> ToolEvent {
+        let arguments =
+            if self.event_args { self.args.as_ref().map(|args| args.get().clone()) } else { None };
+        ToolEvent::ToolCallStart {
+            tool_call_id: self.id.clone(),
+            tool_name: name.to_owned(),
+            run_id: ctx.run_id().to_owned(),
+            at_ms,
+            arguments,
+            subject_id: ctx.subject_id().map(str::to_owned),
+            graph_id: ctx.graph_id().map(str::to_owned),
+        }
     }
 
     /// The call ended: a tool that kept its context reports and logs nothing more.
@@ -518,6 +529,24 @@ impl ToolRunner {
     ) -> impl Future<Output = ToolExecResult> + Send + 'a {
         // Not generic below this line: one pipeline whatever the arguments' type.
         self.exec_arguments(name, args.into(), ctx, None)
+    }
+
+    /// The one result of a call the agent loop refused before the runner saw it (a name that is
+    /// both an alias and a tool): through the sink, timed by the runner's clock.
+    #[cfg(feature = "agent")]
+    pub(crate) fn refuse(
+        &self,
+        name: &str,
+        error: ExecError,
+        ctx: &ToolInvocationContext,
+    ) -> ToolExecResult {
+        let started_ms = self.clock.epoch_ms();
+        let mut call = Call {
+            id: ctx.tool_call_id().map_or_else(drive::mint_call_id, str::to_owned),
+            ..Call::default()
+        };
+        call.ask_sink(&*self.sink);
+        self.settle(&mut call, name, CallOutcome::Failed(error), (ctx, started_ms))
     }
 
     /// `exec`, telling `watch` (the agent loop's) when the tool starts.

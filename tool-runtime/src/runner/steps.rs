@@ -297,9 +297,7 @@ impl ToolRunner {
                 format!("tool `{}` is not in this run's tool set", Shown(name)),
             ));
         }
-        if !self.policy.tools.is_empty()
-            && let Err(reason) = self.policy.identity_allows(name, ctx.subject_id(), ctx.graph_id())
-        {
+        if let Err(reason) = self.policy.identity_allows(name, ctx.subject_id(), ctx.graph_id()) {
             return Err(ExecError::new(Code::PolicyDenied, reason));
         }
         match self.policy.decide(name, tool.effect()) {
@@ -422,15 +420,7 @@ impl ToolRunner {
         let call_ctx = if call.events {
             let progress = self.progress_events(call, name, ctx.progress_reporter());
             call.progress = Some(progress.clone());
-            self.sink.emit(ToolEvent::ToolCallStart {
-                tool_call_id: call.id.clone(),
-                tool_name: name.to_owned(),
-                run_id: ctx.run_id().to_owned(),
-                at_ms: self.clock.epoch_ms(),
-                arguments: call.event_arguments(),
-                subject_id: ctx.subject_id().map(str::to_owned),
-                graph_id: ctx.graph_id().map(str::to_owned),
-            });
+            self.sink.emit(call.start_event(name, ctx, self.clock.epoch_ms()));
             ctx.clone().with_tool_call_id(call.id.clone()).with_progress(progress)
         } else if let Some(caller) = ctx.progress_reporter() {
             // The caller's reporter may outlive the call: the call gets its own, which scrubs
