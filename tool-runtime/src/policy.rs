@@ -397,6 +397,7 @@ impl ToolPolicy {
     /// # Errors
     ///
     /// Why not, safe to show.
+    #[inline]
     pub fn identity_allows(
         &self,
         tool_name: &str,
