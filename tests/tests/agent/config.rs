@@ -17,6 +17,8 @@ const JSON: &str = r#"{
     "max_state_bytes": 1048576,
     "selection": {"top_k": 12, "always": ["core__time"]},
     "arguments_in_events": true,
+    "audit": false,
+    "audit_ttl_ms": 86400000,
     "aliases": {"get_weather": "weather__get_weather"}
 }"#;
 
@@ -28,6 +30,8 @@ budget_ms = 90000
 state_ttl_ms = 3600000
 max_state_bytes = 1048576
 arguments_in_events = true
+audit = false
+audit_ttl_ms = 86400000
 
 [choice]
 parallel = false
@@ -56,6 +60,8 @@ fn json_and_toml_read_every_setting_alike() {
         max_state_bytes: 1 << 20,
         selection: Some(SelectionSettings { top_k: 12, always: vec!["core__time".into()] }),
         arguments_in_events: true,
+        audit: false,
+        audit_ttl: Duration::from_secs(86_400),
         aliases: [("get_weather".to_owned(), "weather__get_weather".to_owned())].into(),
     };
     assert_eq!(AgentConfig::from_json(JSON).unwrap(), expected);

@@ -16,7 +16,9 @@ use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
 use tool_runtime::runner::DeferAll;
 use tool_runtime::runtime::{DynamicTool, ToolErrorCode};
-use tool_runtime::store::{InMemoryStore, RunKey, RunStore, SqliteStore, StoreError, WaitingQuery};
+use tool_runtime::store::{
+    AuditEntry, InMemoryStore, RunKey, RunStore, SqliteStore, StoreError, WaitingQuery,
+};
 use tool_tests::fixtures::context;
 
 use super::store::{database_url, drop_schema, fresh_file, fresh_schema, postgres_store, race};
@@ -151,6 +153,75 @@ async fn a_run_that_waits_is_listed_and_resumes_from_the_store_once() {
     let not_found = StoreError::NotFound { key: RunKey::new("acme", "run-9") };
     assert_eq!(unknown.unwrap_err(), ResumeError::Store(not_found));
     assert_eq!(made.load(Ordering::SeqCst), 1);
+}
+
+/// The model's turn asking to refund order 1001 (`call_1`, its arguments oddly spaced) and
+/// sending arguments that are not JSON (`call_2`).
+fn refund_and_broken_call() -> ScriptedTurn {
+    ScriptedTurn::openai_calls(&[
+        ("call_1", "billing__refund", r#"{"order":  1001}"#),
+        ("call_2", "billing__refund", r#"{"order": "#),
+    ])
+}
+
+/// The call ids and outcomes of `trail`, in order.
+fn outcomes(trail: &[AuditEntry]) -> Vec<(&str, &str)> {
+    trail.iter().map(|entry| (entry.call_id.as_str(), entry.outcome.as_str())).collect()
+}
+
+#[tokio::test]
+async fn every_call_of_a_run_and_its_resume_is_audited_with_what_the_model_sent() {
+    let store: Arc<dyn RunStore> = Arc::new(SqliteStore::open(fresh_file("audit")).await.unwrap());
+    let (made, on_refund) = counter();
+    let agent = desk(Arc::clone(&store), vec![refund_and_broken_call()], on_refund.clone());
+    let first = agent.run(vec![Message::user("Refund order 1001.")], &ctx("run-a"), &|_| {}).await;
+    assert_eq!(first.done.stop, StopReason::Waiting { calls: vec!["call_1".into()] });
+    assert_eq!(first.store_error, None);
+    // Both are audited at once: the refused call, and the one that waits (its record proper
+    // comes when it is decided).
+    let key = RunKey::new("acme", "run-a");
+    let trail = store.audit(&key).await.unwrap();
+    assert_eq!(outcomes(&trail), [("call_2", "invalid_json"), ("call_1", "waiting")]);
+    let raw = |entry: &AuditEntry| entry.raw.as_ref().expect("kept").text().to_owned();
+    assert!(raw(&trail[0]).contains(r#"{\"order\": "#), "{}", raw(&trail[0]));
+    // What the model sent, as it sent it (the arguments' text with its spacing), beside a
+    // record that serialises without it.
+    assert!(raw(&trail[1]).contains(r#"{\"order\":  1001}"#), "{}", raw(&trail[1]));
+    assert!(trail[1].record.contains(r#""args":{"order":1001}"#), "{}", trail[1].record);
+    assert!(!trail[1].record.contains(r#"\"order\":  1001"#), "{}", trail[1].record);
+    assert!(trail.iter().all(|entry| entry.actor_id == "agent-ana"));
+    let month = 30 * 24 * 3_600_000;
+    assert_eq!(trail[0].expires_at_ms - trail[0].recorded_at_ms, month);
+
+    // The resume, in another agent, appends the call it ran under the same run.
+    let second = desk(Arc::clone(&store), vec![ScriptedTurn::openai_text("Done.")], on_refund);
+    let resumed = second
+        .resume_stored(Decisions::new().approve("call_1"), &ctx("run-a"), &|_| {})
+        .await
+        .unwrap();
+    assert_eq!(resumed.store_error, None);
+    assert_eq!(made.load(Ordering::SeqCst), 1);
+    let trail = store.audit(&key).await.unwrap();
+    assert_eq!(
+        outcomes(&trail),
+        [("call_2", "invalid_json"), ("call_1", "waiting"), ("call_1", "ok")]
+    );
+    assert!(raw(&trail[2]).contains(r#""name":"billing__refund""#), "{}", raw(&trail[2]));
+}
+
+#[tokio::test]
+async fn an_agent_configured_without_an_audit_trail_appends_none() {
+    let store: Arc<dyn RunStore> = Arc::new(InMemoryStore::new());
+    let (_, on_refund) = counter();
+    let config = AgentConfig { audit: false, ..AgentConfig::default() };
+    let agent =
+        desk(Arc::clone(&store), vec![refund_and_broken_call()], on_refund).with_config(config);
+    let output = agent.run(vec![Message::user("Refund order 1001.")], &ctx("run-b"), &|_| {}).await;
+    assert!(matches!(output.done.stop, StopReason::Waiting { .. }));
+    assert_eq!(output.done.records.len(), 1);
+    assert!(output.done.records[0].raw.is_some());
+    assert!(store.audit(&RunKey::new("acme", "run-b")).await.unwrap().is_empty());
+    assert_eq!(store.list_waiting(&WaitingQuery::tenant("acme")).await.unwrap().len(), 1);
 }
 
 #[tokio::test]

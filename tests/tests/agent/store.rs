@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
-use tool_runtime::runtime::WaitsFor;
+use tool_runtime::runtime::{MAX_RAW_CALL_BYTES, RawCall, WaitsFor};
 use tool_runtime::store::{
-    Decided, InMemoryStore, PostgresOptions, PostgresStore, RunKey, RunStore, SqliteStore,
-    StoreError, StoredRun, WaitingCall, WaitingQuery,
+    AuditEntry, Decided, InMemoryStore, PostgresOptions, PostgresStore, RunKey, RunStore,
+    SqliteStore, StoreError, StoredRun, WaitingCall, WaitingQuery,
 };
 
 /// A day, the time-to-live the suite's runs get.
@@ -59,6 +59,7 @@ async fn contract(store: Arc<dyn RunStore>) {
     spent_calls_stay_listed_until_they_end(&*store).await;
     an_ended_run_is_gone_from_the_inbox_and_its_ledger_stays(&*store).await;
     expiry_deletes_expired_runs_with_their_ledger_entries(&*store).await;
+    the_audit_trail_keeps_a_runs_entries_in_order_until_they_expire(&*store).await;
     a_tenants_runs_are_deleted_and_no_one_elses(&*store).await;
     concurrent_spends_of_one_call_spend_it_once(Arc::clone(&store)).await;
     concurrent_spends_of_other_calls_of_one_run_hold_it_once(store).await;
@@ -311,16 +312,74 @@ async fn expiry_deletes_expired_runs_with_their_ledger_entries(store: &dyn RunSt
     store.spend(&old, REV, &approve(&["call_1"]), 20_001).await.unwrap();
 }
 
+/// The audit entry of call `call_id` of the run at `key`, ended at `at_ms` with `outcome`, as
+/// the model sent it in `raw`; it expires at `expires_at_ms`.
+fn entry(
+    key: &RunKey,
+    call_id: &str,
+    outcome: &str,
+    raw: Option<RawCall>,
+    at_ms: i64,
+    expires_at_ms: i64,
+) -> AuditEntry {
+    AuditEntry {
+        key: key.clone(),
+        actor_id: "ana".into(),
+        call_id: call_id.into(),
+        tool_name: "billing__refund".into(),
+        outcome: outcome.into(),
+        record: format!("{{\"tool_call_id\": \"{call_id}\"}}"),
+        raw,
+        recorded_at_ms: at_ms,
+        expires_at_ms,
+    }
+}
+
+async fn the_audit_trail_keeps_a_runs_entries_in_order_until_they_expire(store: &dyn RunStore) {
+    let key = RunKey::new("t-audit", "run-1");
+    let other = RunKey::new("t-audit-other", "run-1");
+    let sent = r#"{"id": "call_1", "name": "billing__refund", "arguments": "{\"order\": 7 }"}"#;
+    let long = RawCall::new(&format!("{{\"arguments\": \"{}\"}}", "ü".repeat(MAX_RAW_CALL_BYTES)));
+    assert!(long.was_cut());
+    let entries = vec![
+        entry(&key, "call_1", "ok", Some(RawCall::new(sent)), 1_000, 10_000),
+        entry(&key, "call_2", "invalid_json", Some(long), 1_001, 12_000),
+        entry(&key, "call_3", "unavailable", None, 1_002, 12_000),
+    ];
+    store.append_audit(&entries[..1]).await.unwrap();
+    store.append_audit(&[]).await.unwrap();
+    store.append_audit(&entries[1..]).await.unwrap();
+    let theirs = [entry(&other, "call_1", "ok", Some(RawCall::new("{}")), 1_000, 10_000)];
+    store.append_audit(&theirs).await.unwrap();
+    // Read back whole, in order: the raw text as sent, whether it was cut.
+    assert_eq!(store.audit(&key).await.unwrap(), entries);
+    assert_eq!(store.audit(&other).await.unwrap(), theirs);
+    assert!(store.audit(&RunKey::new("t-audit", "run-2")).await.unwrap().is_empty());
+    // A run's ending leaves its entries; their expiry takes them, each on its own time.
+    store.save(run("t-audit", "run-1", "ana", &["a__x"], 1_000)).await.unwrap();
+    store.end_run(&key, 1_100).await.unwrap();
+    assert_eq!(store.audit(&key).await.unwrap(), entries);
+    store.expire(10_000).await.unwrap();
+    assert_eq!(store.audit(&key).await.unwrap(), entries[1..]);
+    assert!(store.audit(&other).await.unwrap().is_empty());
+    store.expire(12_000).await.unwrap();
+    assert!(store.audit(&key).await.unwrap().is_empty());
+}
+
 async fn a_tenants_runs_are_deleted_and_no_one_elses(store: &dyn RunStore) {
     for (tenant, run_id) in [("t-gone", "run-1"), ("t-gone", "run-2"), ("t-kept", "run-1")] {
         store.save(run(tenant, run_id, "ana", &["a__x"], 1_000)).await.unwrap();
-        store.spend(&RunKey::new(tenant, run_id), REV, &approve(&["call_1"]), 1_100).await.unwrap();
+        let key = RunKey::new(tenant, run_id);
+        store.spend(&key, REV, &approve(&["call_1"]), 1_100).await.unwrap();
+        store.append_audit(&[entry(&key, "call_1", "ok", None, 1_100, 90_000_000)]).await.unwrap();
     }
     assert_eq!(store.delete_tenant("t-gone").await.unwrap(), 2);
     assert!(store.list_waiting(&WaitingQuery::tenant("t-gone")).await.unwrap().is_empty());
     assert!(store.unfinished("t-gone").await.unwrap().is_empty());
     assert_eq!(store.list_waiting(&WaitingQuery::tenant("t-kept")).await.unwrap().len(), 1);
     assert_eq!(store.unfinished("t-kept").await.unwrap().len(), 1);
+    assert!(store.audit(&RunKey::new("t-gone", "run-1")).await.unwrap().is_empty());
+    assert_eq!(store.audit(&RunKey::new("t-kept", "run-1")).await.unwrap().len(), 1);
 }
 
 async fn concurrent_spends_of_one_call_spend_it_once(store: Arc<dyn RunStore>) {
@@ -432,11 +491,41 @@ async fn a_store_of_a_newer_schema_is_refused_and_left_as_it_is() {
     newer.execute("INSERT INTO tool_runtime_store_version (version) VALUES (99)", []).unwrap();
     drop(newer);
     let refused = SqliteStore::open(&path).await.unwrap_err();
-    assert_eq!(refused, StoreError::SchemaTooNew { found: 99, supported: 1 });
+    assert_eq!(refused, StoreError::SchemaTooNew { found: 99, supported: 2 });
     assert_eq!(
         refused.to_string(),
-        "the store's tables are of version 99, newer than this code reads (1): upgrade the crate"
+        "the store's tables are of version 99, newer than this code reads (2): upgrade the crate"
     );
+}
+
+#[tokio::test]
+async fn a_store_of_version_1_gets_the_audit_trail_and_keeps_its_runs() {
+    let path = fresh_file("version-1");
+    let key = RunKey::new("t-1", "run-1");
+    let saved = run("t-1", "run-1", "ana", &["a__x"], 1_000);
+    drop(SqliteStore::open(&path).await.unwrap());
+    // As version 1 left a file: no audit table, version 1 recorded.
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch(
+            "DROP TABLE tool_runtime_audit;
+             DELETE FROM tool_runtime_store_version;
+             INSERT INTO tool_runtime_store_version (version) VALUES (1);",
+        )
+        .unwrap();
+    let store = SqliteStore::open(&path).await.unwrap();
+    store.save(saved.clone()).await.unwrap();
+    let audited = [entry(&key, "call_1", "ok", Some(RawCall::new("{}")), 1_000, 2_000)];
+    store.append_audit(&audited).await.unwrap();
+    drop(store);
+    let store = SqliteStore::open(&path).await.unwrap();
+    assert_eq!(store.load(&key).await.unwrap(), Some(saved));
+    assert_eq!(store.audit(&key).await.unwrap(), audited);
+    let version: i64 = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row("SELECT max(version) FROM tool_runtime_store_version", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(version, 2);
 }
 
 #[tokio::test]
@@ -489,6 +578,30 @@ async fn postgres_stores_connecting_to_one_new_schema_at_once_all_find_it_migrat
 }
 
 #[tokio::test]
+async fn a_postgres_store_of_version_1_gets_the_audit_trail() {
+    let schema = fresh_schema("version_1").await;
+    drop(postgres_store(&schema).await.unwrap());
+    admin()
+        .await
+        .batch_execute(&format!(
+            "DROP TABLE {schema}.audit;
+             DELETE FROM {schema}.store_version;
+             INSERT INTO {schema}.store_version (version) VALUES (1);"
+        ))
+        .await
+        .unwrap();
+    let store = postgres_store(&schema).await.unwrap();
+    let key = RunKey::new("t-1", "run-1");
+    let audited = [entry(&key, "call_1", "ok", Some(RawCall::new("{}")), 1_000, 2_000)];
+    store.append_audit(&audited).await.unwrap();
+    assert_eq!(store.audit(&key).await.unwrap(), audited);
+    drop(store);
+    let store = postgres_store(&schema).await.unwrap();
+    assert_eq!(store.audit(&key).await.unwrap(), audited);
+    drop_schema(&schema).await;
+}
+
+#[tokio::test]
 async fn a_postgres_store_of_a_newer_schema_is_refused_and_a_bad_row_names_its_run() {
     let schema = fresh_schema("newer").await;
     let store = postgres_store(&schema).await.unwrap();
@@ -507,7 +620,7 @@ async fn a_postgres_store_of_a_newer_schema_is_refused_and_a_bad_row_names_its_r
         .await
         .unwrap();
     let refused = postgres_store(&schema).await.unwrap_err();
-    assert_eq!(refused, StoreError::SchemaTooNew { found: 99, supported: 1 });
+    assert_eq!(refused, StoreError::SchemaTooNew { found: 99, supported: 2 });
     drop_schema(&schema).await;
 }
 

@@ -11,8 +11,8 @@ use super::{Agent, AgentEvent};
 use crate::adapters::{Decoded, ToolCall, ToolResult};
 use crate::catalog::ToolSource;
 use crate::runtime::{
-    Arguments, CallOutcome, ExecError, Interact, ToolErrorCode, ToolExecResult,
-    ToolInvocationContext, ToolInvocationRecord, Waiting,
+    Arguments, ExecError, Interact, ToolErrorCode, ToolExecResult, ToolInvocationContext,
+    ToolInvocationRecord, Waiting,
 };
 use crate::schema::Shown;
 
@@ -39,7 +39,7 @@ impl Slot {
 
 impl Agent {
     /// Runs a turn's calls and returns their results in model order, with the records of the
-    /// calls that went through the runner. When the budget runs out meanwhile, the run is
+    /// calls that went through the runner (those of calls that wait included). When the budget runs out meanwhile, the run is
     /// cancelled and the calls still end, each with its one result.
     pub(super) async fn execute_turn(
         &self,
@@ -129,7 +129,7 @@ impl Agent {
     }
 
     /// Runs the calls at `indices` through the runner, at most `max_concurrent` at once,
-    /// and puts where each stands in `results` (and its record in `records`, once it ended).
+    /// and puts where each stands in `results` and its record in `records`.
     async fn run_batch(
         &self,
         indices: &[usize],
@@ -186,19 +186,23 @@ impl Agent {
                 .await;
         for (index, executed) in outcomes {
             let call = &decoded.calls[index];
-            let Some(result) = ToolResult::from_exec(call, &executed) else {
-                // Not run and not failed: it waits, and gets its record when it is decided.
-                let arguments = executed.args().cloned().unwrap_or(serde_json::Value::Null);
-                let CallOutcome::Waiting(waiting) = executed.outcome else { continue };
-                // A call that asked got past its approval, if policy required one.
-                let approved = waiting.question.is_some() && self.runner.needs_approval(&call.name);
-                results[index] = Some(Slot::Waiting { waiting, arguments, approved });
-                continue;
-            };
-            results[index] = Some(Slot::Done(result));
+            let result = ToolResult::from_exec(call, &executed);
             // The record keeps what the model sent, for audit (never shown).
             let mut record = executed.into_record();
             record.raw = Some(call.raw_call());
+            match result {
+                Some(result) => results[index] = Some(Slot::Done(result)),
+                // Not run and not failed: it waits. Its record here is for the audit trail
+                // alone; it gets its record proper when it is decided.
+                None => {
+                    let Some(waiting) = record.waiting.clone() else { continue };
+                    let arguments = record.args.clone().unwrap_or(serde_json::Value::Null);
+                    // A call that asked got past its approval, if policy required one.
+                    let approved =
+                        waiting.question.is_some() && self.runner.needs_approval(&call.name);
+                    results[index] = Some(Slot::Waiting { waiting, arguments, approved });
+                }
+            }
             records[index] = Some(record);
         }
     }

@@ -76,6 +76,14 @@ pub struct AgentConfig {
     /// and [`RunStore::expire`] deletes it. In configuration: `state_ttl_ms`.
     #[serde(rename = "state_ttl_ms", with = "millis")]
     pub state_ttl: Duration,
+    /// Whether the agent keeps an audit trail in its store (default `true`): with a store, it
+    /// appends one [`AuditEntry`](crate::store::AuditEntry) per call of every run and resume,
+    /// refused calls included, holding the call's record and the call as the model sent it.
+    pub audit: bool,
+    /// How long each audit entry stays in the store after its call (default 30 days):
+    /// [`RunStore::expire`] deletes it then. In configuration: `audit_ttl_ms`.
+    #[serde(rename = "audit_ttl_ms", with = "millis")]
+    pub audit_ttl: Duration,
     /// The largest sealed state the agent stores or reads back from its store (default
     /// 16 MiB): a larger one is not stored, and one read back is refused before it is parsed
     /// ([`StoreError::TooLarge`](crate::store::StoreError::TooLarge)).
@@ -107,6 +115,8 @@ impl Default for AgentConfig {
             budget: None,
             choice: ToolChoice::auto(),
             state_ttl: Duration::from_secs(7 * 24 * 60 * 60),
+            audit: true,
+            audit_ttl: Duration::from_secs(30 * 24 * 60 * 60),
             max_state_bytes: 16 << 20,
             selection: None,
             arguments_in_events: false,

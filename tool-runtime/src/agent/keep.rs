@@ -17,7 +17,7 @@ use super::deferred::{
 use super::{Agent, AgentEvent, AgentOutput};
 use crate::digest::hex;
 use crate::runtime::ToolInvocationContext;
-use crate::store::{Decided, RunKey, StoreError, StoredRun, WaitingCall};
+use crate::store::{AuditEntry, Decided, RunKey, StoreError, StoredRun, WaitingCall};
 
 /// What the header line of a stored state starts with.
 const MAGIC: &str = "tool-runtime-state/1";
@@ -69,8 +69,9 @@ impl Agent {
         Ok(std::iter::once(key).chain(&self.retired).cloned().collect())
     }
 
-    /// With a store: saves the state of a run that stops waiting, or, for a run that was
-    /// `resumed` and ended, marks it ended; a failure goes to `output.store_error`.
+    /// With a store: appends the audit entries of the calls of this run (or resume), then
+    /// saves the state of a run that stops waiting, or, for a run that was `resumed` and
+    /// ended, marks it ended; the first failure goes to `output.store_error`.
     pub(super) async fn keep(
         &self,
         output: &mut AgentOutput,
@@ -79,6 +80,9 @@ impl Agent {
     ) {
         let Some(store) = &self.store else { return };
         let key = RunKey::new(ctx.tenant_id(), ctx.run_id());
+        let entries =
+            if self.config.audit { self.audit_entries(output, ctx, &key) } else { Vec::new() };
+        let audited = if entries.is_empty() { Ok(()) } else { store.append_audit(&entries).await };
         let kept = match &output.state {
             Some(state) => match self.stored(state, key) {
                 Ok(run) => store.save(run).await,
@@ -87,7 +91,21 @@ impl Agent {
             None if resumed => store.end_run(&key, now_ms()).await,
             None => Ok(()),
         };
-        output.store_error = kept.err();
+        output.store_error = audited.and(kept).err();
+    }
+
+    /// The audit entries of the calls of `output` (those that ended, then those that wait), a
+    /// run of `ctx` at `key`.
+    fn audit_entries(
+        &self,
+        output: &AgentOutput,
+        ctx: &ToolInvocationContext,
+        key: &RunKey,
+    ) -> Vec<AuditEntry> {
+        let ttl = u64::try_from(self.config.audit_ttl.as_millis()).unwrap_or(u64::MAX);
+        (output.done.records.iter().chain(&output.waited))
+            .map(|record| AuditEntry::of(key.clone(), ctx.actor_id(), record, ttl))
+            .collect()
     }
 
     /// `state` as the store keeps it, under `key`.

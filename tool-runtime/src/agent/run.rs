@@ -85,7 +85,13 @@ impl Agent {
             offered: state.offered,
         };
         on_event(AgentEvent::Done(done.clone()));
-        AgentOutput { done, messages: state.messages, state: run_state, store_error: None }
+        AgentOutput {
+            done,
+            messages: state.messages,
+            state: run_state,
+            store_error: None,
+            waited: state.waited,
+        }
     }
 
     /// The loop: one turn after another, each in the steps of `turn`, until a step ends the

@@ -21,6 +21,9 @@ pub(super) struct Loop {
     pub(super) waiting: Option<Vec<StateCall>>,
     /// The tools each turn offered, when the agent has a selector.
     pub(super) offered: Vec<Vec<String>>,
+    /// The records of the calls that wait, for the audit trail alone: each gets its record
+    /// proper when it is decided.
+    pub(super) waited: Vec<ToolInvocationRecord>,
 }
 
 impl Loop {
@@ -35,6 +38,7 @@ impl Loop {
             started: std::time::Instant::now(),
             waiting: None,
             offered: Vec::new(),
+            waited: Vec::new(),
         }
     }
 }

@@ -136,7 +136,13 @@ impl Agent {
         on_event: &(dyn Fn(AgentEvent) + Send + Sync),
     ) -> Option<StopReason> {
         let (slots, records) = self.execute_turn(decoded, ctx, deadline, on_event).await;
-        state.records.extend(records);
+        for record in records {
+            if record.waiting.is_some() {
+                state.waited.push(record)
+            } else {
+                state.records.push(record)
+            }
+        }
         if slots.iter().any(|slot| matches!(slot, Slot::Waiting { .. })) {
             // The turn waits: its results go to the model when every call is decided.
             let (calls, waiting) = self.waiting_calls(decoded, wire, slots);

@@ -45,6 +45,22 @@ impl RawCall {
         Self { text: text[..end].into(), cut: true }
     }
 
+    /// A payload read back from where it was kept (a store's audit trail), with whether it
+    /// was cut when first kept; cut again should it be longer than [`MAX_RAW_CALL_BYTES`].
+    ///
+    /// ```
+    /// use tool_runtime::runtime::RawCall;
+    ///
+    /// let raw = RawCall::restored("{\"id\": \"call_1\"", true);
+    /// assert!(raw.was_cut());
+    /// ```
+    #[must_use]
+    pub fn restored(text: &str, was_cut: bool) -> Self {
+        let mut raw = Self::new(text);
+        raw.cut |= was_cut;
+        raw
+    }
+
     /// The payload, as kept.
     #[must_use]
     pub fn text(&self) -> &str {

@@ -6,7 +6,8 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use async_trait::async_trait;
 
 use super::{
-    Decided, RunKey, RunStore, RunSummary, StoreError, StoredRun, UnfinishedCall, WaitingQuery,
+    AuditEntry, Decided, RunKey, RunStore, RunSummary, StoreError, StoredRun, UnfinishedCall,
+    WaitingQuery,
 };
 
 /// A [`RunStore`] in memory: right for one process and for tests. Nothing survives the
@@ -31,6 +32,8 @@ struct Inner {
     runs: BTreeMap<RunKey, Run>,
     /// The ledger: each run's spent calls by key.
     spent: HashMap<RunKey, BTreeMap<String, Spent>>,
+    /// The audit trail: each run's entries in the order they were appended.
+    audit: HashMap<RunKey, Vec<AuditEntry>>,
 }
 
 #[derive(Debug)]
@@ -156,7 +159,7 @@ impl RunStore for InMemoryStore {
         now_ms: i64,
     ) -> Result<(), StoreError> {
         let mut inner = self.lock();
-        let Inner { runs, spent } = &mut *inner;
+        let Inner { runs, spent, .. } = &mut *inner;
         let run = runs.get_mut(key).filter(|run| !run.ended);
         let Some(run) = run else { return Err(StoreError::NotFound { key: key.clone() }) };
         let calls = spent.entry(key.clone()).or_default();
@@ -234,8 +237,24 @@ impl RunStore for InMemoryStore {
         Ok(())
     }
 
+    async fn append_audit(&self, entries: &[AuditEntry]) -> Result<(), StoreError> {
+        let mut inner = self.lock();
+        for entry in entries {
+            inner.audit.entry(entry.key.clone()).or_default().push(entry.clone());
+        }
+        Ok(())
+    }
+
+    async fn audit(&self, key: &RunKey) -> Result<Vec<AuditEntry>, StoreError> {
+        Ok(self.lock().audit.get(key).cloned().unwrap_or_default())
+    }
+
     async fn expire(&self, now_ms: i64) -> Result<usize, StoreError> {
         let mut inner = self.lock();
+        inner.audit.retain(|_, entries| {
+            entries.retain(|entry| entry.expires_at_ms > now_ms);
+            !entries.is_empty()
+        });
         let expired: Vec<RunKey> = inner
             .runs
             .iter()
@@ -254,6 +273,7 @@ impl RunStore for InMemoryStore {
         let before = inner.runs.len();
         inner.runs.retain(|key, _| key.tenant_id != tenant_id);
         inner.spent.retain(|key, _| key.tenant_id != tenant_id);
+        inner.audit.retain(|key, _| key.tenant_id != tenant_id);
         Ok(before - inner.runs.len())
     }
 }

@@ -55,12 +55,14 @@ use async_trait::async_trait;
 
 use crate::runtime::WaitsFor;
 
+mod audit;
 mod memory;
 #[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
+pub use audit::AuditEntry;
 pub use memory::InMemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::{PostgresOptions, PostgresStore};
@@ -560,16 +562,32 @@ pub trait RunStore: Send + Sync + fmt::Debug {
     /// [`StoreError::Backend`].
     async fn end_run(&self, key: &RunKey, now_ms: i64) -> Result<(), StoreError>;
 
-    /// Deletes the runs that expired before `now_ms`, with their ledger entries; returns how
-    /// many runs it deleted.
+    /// Appends `entries` to the audit trail, all or none, in their order. An entry belongs to
+    /// its run's key whether or not a run is stored there (most runs never wait).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Backend`].
+    async fn append_audit(&self, entries: &[AuditEntry]) -> Result<(), StoreError>;
+
+    /// The audit entries of the run at `key` that have not been deleted, in the order they were
+    /// appended: a run's ending does not delete them, their expiry does.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Backend`], also for an entry that does not decode.
+    async fn audit(&self, key: &RunKey) -> Result<Vec<AuditEntry>, StoreError>;
+
+    /// Deletes the runs that expired before `now_ms`, with their ledger entries, and the audit
+    /// entries that expired before `now_ms`; returns how many runs it deleted.
     ///
     /// # Errors
     ///
     /// [`StoreError::Backend`].
     async fn expire(&self, now_ms: i64) -> Result<usize, StoreError>;
 
-    /// Deletes everything stored for `tenant_id` (its runs, their states and ledger entries):
-    /// conversations may hold personal data. Returns how many runs it deleted.
+    /// Deletes everything stored for `tenant_id` (its runs, their states, ledger and audit
+    /// entries): conversations may hold personal data. Returns how many runs it deleted.
     ///
     /// # Errors
     ///

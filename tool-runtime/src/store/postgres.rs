@@ -8,13 +8,15 @@ use async_trait::async_trait;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use tokio_postgres::NoTls;
 
+use crate::runtime::RawCall;
+
 use super::{
-    Decided, RunKey, RunStore, RunSummary, StoreError, StoredRun, UnfinishedCall, WaitingCall,
-    WaitingQuery,
+    AuditEntry, Decided, RunKey, RunStore, RunSummary, StoreError, StoredRun, UnfinishedCall,
+    WaitingCall, WaitingQuery,
 };
 
 /// The version of the tables this code reads and writes.
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
 
 /// How a [`PostgresStore`] connects: the database schema its tables live in and how many
 /// connections its pool may hold.
@@ -88,6 +90,10 @@ struct Sql {
     delete_spent: String,
     delete_waiting_of_tenant: String,
     delete_runs: String,
+    insert_audit: String,
+    audit_of: String,
+    expire_audit: String,
+    delete_audit: String,
 }
 
 impl Sql {
@@ -95,6 +101,7 @@ impl Sql {
         let runs = format!("{schema}.runs");
         let waiting = format!("{schema}.waiting_calls");
         let spent = format!("{schema}.spent_calls");
+        let audit = format!("{schema}.audit");
         Self {
             schema: schema.to_owned(),
             save_run: format!(
@@ -179,6 +186,18 @@ impl Sql {
             delete_spent: format!("DELETE FROM {spent} WHERE tenant_id = $1"),
             delete_waiting_of_tenant: format!("DELETE FROM {waiting} WHERE tenant_id = $1"),
             delete_runs: format!("DELETE FROM {runs} WHERE tenant_id = $1"),
+            insert_audit: format!(
+                "INSERT INTO {audit} (tenant_id, run_id, actor_id, call_id, tool_name, outcome,
+                     record, raw, raw_cut, recorded_at_ms, expires_at_ms)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+            ),
+            audit_of: format!(
+                "SELECT actor_id, call_id, tool_name, outcome, record, raw, raw_cut,
+                     recorded_at_ms, expires_at_ms
+                 FROM {audit} WHERE tenant_id = $1 AND run_id = $2 ORDER BY seq"
+            ),
+            expire_audit: format!("DELETE FROM {audit} WHERE expires_at_ms <= $1"),
+            delete_audit: format!("DELETE FROM {audit} WHERE tenant_id = $1"),
         }
     }
 
@@ -220,6 +239,29 @@ impl Sql {
                 PRIMARY KEY (tenant_id, run_id, call_key)
             );
             CREATE INDEX spent_calls_unfinished ON {schema}.spent_calls (tenant_id, ended_at_ms);"
+        )
+    }
+
+    /// What version 2 adds: the audit trail.
+    fn schema_v2(&self) -> String {
+        let schema = &self.schema;
+        format!(
+            "CREATE TABLE {schema}.audit (
+                seq BIGSERIAL PRIMARY KEY,
+                tenant_id TEXT NOT NULL,
+                run_id TEXT NOT NULL,
+                actor_id TEXT NOT NULL,
+                call_id TEXT NOT NULL,
+                tool_name TEXT NOT NULL,
+                outcome TEXT NOT NULL,
+                record TEXT NOT NULL,
+                raw TEXT,
+                raw_cut BOOLEAN NOT NULL,
+                recorded_at_ms BIGINT NOT NULL,
+                expires_at_ms BIGINT NOT NULL
+            );
+            CREATE INDEX audit_run ON {schema}.audit (tenant_id, run_id, seq);
+            CREATE INDEX audit_expiry ON {schema}.audit (expires_at_ms);"
         )
     }
 }
@@ -301,18 +343,10 @@ impl PostgresStore {
             .await
             .map_err(failed)?
             .get(0);
-        match found {
-            None => {
-                transaction.batch_execute(&self.sql.schema_v1()).await.map_err(failed)?;
-                transaction
-                    .execute(
-                        &format!("INSERT INTO {schema}.store_version (version) VALUES ($1)"),
-                        &[&SCHEMA_VERSION],
-                    )
-                    .await
-                    .map_err(failed)?;
-            }
-            Some(SCHEMA_VERSION) => {}
+        let steps = match found {
+            None => vec![self.sql.schema_v1(), self.sql.schema_v2()],
+            Some(1) => vec![self.sql.schema_v2()],
+            Some(SCHEMA_VERSION) => Vec::new(),
             Some(found) => {
                 // Ended here, not when dropped: the advisory lock is held until it ends.
                 transaction.rollback().await.map_err(failed)?;
@@ -322,6 +356,18 @@ impl PostgresStore {
                 let message = format!("version {found} has no migration to {SCHEMA_VERSION}");
                 return Err(StoreError::Backend { context: "migrating the store".into(), message });
             }
+        };
+        if !steps.is_empty() {
+            for step in &steps {
+                transaction.batch_execute(step).await.map_err(failed)?;
+            }
+            transaction
+                .execute(
+                    &format!("INSERT INTO {schema}.store_version (version) VALUES ($1)"),
+                    &[&SCHEMA_VERSION],
+                )
+                .await
+                .map_err(failed)?;
         }
         transaction.commit().await.map_err(failed)
     }
@@ -656,12 +702,73 @@ impl RunStore for PostgresStore {
         transaction.commit().await.map_err(failed)
     }
 
+    async fn append_audit(&self, entries: &[AuditEntry]) -> Result<(), StoreError> {
+        let Some(first) = entries.first() else { return Ok(()) };
+        let context = format!("appending to the audit trail of {}", first.key);
+        let failed = |error: tokio_postgres::Error| backend(&context, &error);
+        let mut client = self.client(&context).await?;
+        let transaction = client.transaction().await.map_err(failed)?;
+        let insert = transaction.prepare_cached(&self.sql.insert_audit).await.map_err(failed)?;
+        for entry in entries {
+            let raw = entry.raw.as_ref();
+            transaction
+                .execute(
+                    &insert,
+                    &[
+                        &entry.key.tenant_id,
+                        &entry.key.run_id,
+                        &entry.actor_id,
+                        &entry.call_id,
+                        &entry.tool_name,
+                        &entry.outcome,
+                        &entry.record,
+                        &raw.map(RawCall::text),
+                        &raw.is_some_and(RawCall::was_cut),
+                        &entry.recorded_at_ms,
+                        &entry.expires_at_ms,
+                    ],
+                )
+                .await
+                .map_err(failed)?;
+        }
+        transaction.commit().await.map_err(failed)
+    }
+
+    async fn audit(&self, key: &RunKey) -> Result<Vec<AuditEntry>, StoreError> {
+        let context = format!("reading the audit trail of {key}");
+        let failed = |error: tokio_postgres::Error| backend(&context, &error);
+        let client = self.client(&context).await?;
+        let rows = client
+            .query(&self.sql.audit_of, &[&key.tenant_id, &key.run_id])
+            .await
+            .map_err(failed)?;
+        rows.iter()
+            .map(|row| {
+                let raw: Option<String> = row.try_get(5)?;
+                let cut: bool = row.try_get(6)?;
+                Ok(AuditEntry {
+                    key: key.clone(),
+                    actor_id: row.try_get(0)?,
+                    call_id: row.try_get(1)?,
+                    tool_name: row.try_get(2)?,
+                    outcome: row.try_get(3)?,
+                    record: row.try_get(4)?,
+                    raw: raw.map(|text| RawCall::restored(&text, cut)),
+                    recorded_at_ms: row.try_get(7)?,
+                    expires_at_ms: row.try_get(8)?,
+                })
+            })
+            .collect::<Result<_, tokio_postgres::Error>>()
+            .map_err(failed)
+    }
+
     async fn expire(&self, now_ms: i64) -> Result<usize, StoreError> {
         let context = "expiring runs";
         let failed = |error: tokio_postgres::Error| backend(context, &error);
         let mut client = self.client(context).await?;
         let transaction = client.transaction().await.map_err(failed)?;
-        for statement in [&self.sql.expire_spent, &self.sql.expire_waiting] {
+        for statement in [&self.sql.expire_spent, &self.sql.expire_waiting, &self.sql.expire_audit]
+        {
             transaction.execute(statement, &[&now_ms]).await.map_err(failed)?;
         }
         let runs = transaction.execute(&self.sql.expire_runs, &[&now_ms]).await.map_err(failed)?;
@@ -674,7 +781,9 @@ impl RunStore for PostgresStore {
         let failed = |error: tokio_postgres::Error| backend(&context, &error);
         let mut client = self.client(&context).await?;
         let transaction = client.transaction().await.map_err(failed)?;
-        for statement in [&self.sql.delete_spent, &self.sql.delete_waiting_of_tenant] {
+        for statement in
+            [&self.sql.delete_spent, &self.sql.delete_waiting_of_tenant, &self.sql.delete_audit]
+        {
             transaction.execute(statement, &[&tenant_id]).await.map_err(failed)?;
         }
         let runs =

@@ -8,13 +8,15 @@ use std::time::Duration;
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
+use crate::runtime::RawCall;
+
 use super::{
-    Decided, RunKey, RunStore, RunSummary, StoreError, StoredRun, UnfinishedCall, WaitingCall,
-    WaitingQuery,
+    AuditEntry, Decided, RunKey, RunStore, RunSummary, StoreError, StoredRun, UnfinishedCall,
+    WaitingCall, WaitingQuery,
 };
 
 /// The version of the tables this code reads and writes.
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
 
 /// The tables of version 1. Every name starts with `tool_runtime_`, so the store can share a
 /// database with the application's own tables.
@@ -53,6 +55,26 @@ CREATE TABLE tool_runtime_spent_calls (
     PRIMARY KEY (tenant_id, run_id, call_key)
 );
 CREATE INDEX tool_runtime_spent_calls_unfinished ON tool_runtime_spent_calls (tenant_id, ended_at_ms);
+";
+
+/// What version 2 adds: the audit trail.
+const SCHEMA_V2: &str = "
+CREATE TABLE tool_runtime_audit (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    tenant_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    actor_id TEXT NOT NULL,
+    call_id TEXT NOT NULL,
+    tool_name TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    record TEXT NOT NULL,
+    raw TEXT,
+    raw_cut INTEGER NOT NULL,
+    recorded_at_ms INTEGER NOT NULL,
+    expires_at_ms INTEGER NOT NULL
+);
+CREATE INDEX tool_runtime_audit_run ON tool_runtime_audit (tenant_id, run_id, seq);
+CREATE INDEX tool_runtime_audit_expiry ON tool_runtime_audit (expires_at_ms);
 ";
 
 /// A [`RunStore`] in one SQLite file (feature `sqlite`; SQLite is compiled in): the embedded
@@ -182,17 +204,10 @@ fn migrate(connection: &mut Connection) -> Result<(), StoreError> {
     let found: Option<i64> = transaction
         .query_row("SELECT max(version) FROM tool_runtime_store_version", [], |row| row.get(0))
         .map_err(failed)?;
-    match found {
-        None => {
-            transaction.execute_batch(SCHEMA_V1).map_err(failed)?;
-            transaction
-                .execute(
-                    "INSERT INTO tool_runtime_store_version (version) VALUES (?1)",
-                    [SCHEMA_VERSION],
-                )
-                .map_err(failed)?;
-        }
-        Some(SCHEMA_VERSION) => {}
+    let steps: &[&str] = match found {
+        None => &[SCHEMA_V1, SCHEMA_V2],
+        Some(1) => &[SCHEMA_V2],
+        Some(SCHEMA_VERSION) => &[],
         Some(found) if found > SCHEMA_VERSION => {
             return Err(StoreError::SchemaTooNew { found, supported: SCHEMA_VERSION });
         }
@@ -200,6 +215,17 @@ fn migrate(connection: &mut Connection) -> Result<(), StoreError> {
             let message = format!("version {found} has no migration to {SCHEMA_VERSION}");
             return Err(StoreError::Backend { context: "migrating the store".into(), message });
         }
+    };
+    if !steps.is_empty() {
+        for step in steps {
+            transaction.execute_batch(step).map_err(failed)?;
+        }
+        transaction
+            .execute(
+                "INSERT INTO tool_runtime_store_version (version) VALUES (?1)",
+                [SCHEMA_VERSION],
+            )
+            .map_err(failed)?;
     }
     transaction.commit().map_err(failed)
 }
@@ -578,10 +604,76 @@ impl RunStore for SqliteStore {
         .await
     }
 
+    async fn append_audit(&self, entries: &[AuditEntry]) -> Result<(), StoreError> {
+        let Some(first) = entries.first() else { return Ok(()) };
+        let context = format!("appending to the audit trail of {}", first.key);
+        let entries = entries.to_vec();
+        self.with(context, move |connection| {
+            let transaction =
+                connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            {
+                let mut insert = transaction.prepare_cached(
+                    "INSERT INTO tool_runtime_audit (tenant_id, run_id, actor_id, call_id,
+                         tool_name, outcome, record, raw, raw_cut, recorded_at_ms, expires_at_ms)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                )?;
+                for entry in &entries {
+                    insert.execute(params![
+                        entry.key.tenant_id,
+                        entry.key.run_id,
+                        entry.actor_id,
+                        entry.call_id,
+                        entry.tool_name,
+                        entry.outcome,
+                        entry.record,
+                        entry.raw.as_ref().map(RawCall::text),
+                        entry.raw.as_ref().is_some_and(RawCall::was_cut),
+                        entry.recorded_at_ms,
+                        entry.expires_at_ms
+                    ])?;
+                }
+            }
+            transaction.commit()
+        })
+        .await
+    }
+
+    async fn audit(&self, key: &RunKey) -> Result<Vec<AuditEntry>, StoreError> {
+        let key = key.clone();
+        self.with(format!("reading the audit trail of {key}"), move |connection| {
+            let mut statement = connection.prepare_cached(
+                "SELECT actor_id, call_id, tool_name, outcome, record, raw, raw_cut,
+                     recorded_at_ms, expires_at_ms
+                 FROM tool_runtime_audit WHERE tenant_id = ?1 AND run_id = ?2 ORDER BY seq",
+            )?;
+            let rows = statement.query_map(params![key.tenant_id, key.run_id], |row| {
+                let raw: Option<String> = row.get(5)?;
+                let cut: bool = row.get(6)?;
+                Ok(AuditEntry {
+                    key: key.clone(),
+                    actor_id: row.get(0)?,
+                    call_id: row.get(1)?,
+                    tool_name: row.get(2)?,
+                    outcome: row.get(3)?,
+                    record: row.get(4)?,
+                    raw: raw.map(|text| RawCall::restored(&text, cut)),
+                    recorded_at_ms: row.get(7)?,
+                    expires_at_ms: row.get(8)?,
+                })
+            })?;
+            rows.collect()
+        })
+        .await
+    }
+
     async fn expire(&self, now_ms: i64) -> Result<usize, StoreError> {
         self.with("expiring runs".to_owned(), move |connection| {
             let transaction =
                 connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            transaction.execute(
+                "DELETE FROM tool_runtime_audit WHERE expires_at_ms <= ?1",
+                params![now_ms],
+            )?;
             for table in ["tool_runtime_spent_calls", "tool_runtime_waiting_calls"] {
                 transaction.execute(
                     &format!(
@@ -607,7 +699,9 @@ impl RunStore for SqliteStore {
         self.with(format!("deleting the runs of tenant `{tenant_id}`"), move |connection| {
             let transaction =
                 connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            for table in ["tool_runtime_spent_calls", "tool_runtime_waiting_calls"] {
+            for table in
+                ["tool_runtime_spent_calls", "tool_runtime_waiting_calls", "tool_runtime_audit"]
+            {
                 transaction.execute(
                     &format!("DELETE FROM {table} WHERE tenant_id = ?1"),
                     params![tenant_id],

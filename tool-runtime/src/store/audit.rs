@@ -1,0 +1,103 @@
+//! The audit trail: one entry per call an agent handed its runner, with the call as the model
+//! sent it.
+
+use crate::runtime::{RawCall, ToolInvocationRecord};
+
+use super::RunKey;
+
+/// One call of a run, as the audit trail keeps it: its record (the validated arguments, the
+/// redacted result or the error, the times) and the call as the model sent it
+/// ([`RawCall`]), which is kept here and nowhere else that is shown.
+///
+/// An agent with a [store](crate::agent::Agent::with_store) appends an entry for every call of
+/// every run and resume ([`RunStore::append_audit`](super::RunStore::append_audit)) when the
+/// call ends, refused calls included (arguments that are not JSON, an unknown tool, a call
+/// policy denied): an audit sees what the model asked for, not only what ran. A call that
+/// waits gets its entry when it is decided, from the resume that runs or refuses it (with what
+/// the model sent, kept in the sealed state meanwhile). Entries outlive the run they belong
+/// to until they expire ([`AgentConfig::audit_ttl`](crate::agent::AgentConfig::audit_ttl));
+/// [`RunStore::delete_tenant`](super::RunStore::delete_tenant) deletes them with the tenant's
+/// runs.
+///
+/// `Debug` shows the raw call's size only, as [`RawCall`]'s does.
+///
+/// ```
+/// use tool_runtime::runtime::{RawCall, ToolInvocationRecord};
+/// use tool_runtime::store::{AuditEntry, RunKey};
+///
+/// let record = ToolInvocationRecord {
+///     tool_call_id: "call_1".into(),
+///     tool_name: "shop__refund".into(),
+///     args: None,
+///     args_received: None,
+///     result: None,
+///     parts: Vec::new(),
+///     details: None,
+///     limited: Vec::new(),
+///     error: None,
+///     waiting: None,
+///     started_ms: 1_000,
+///     ended_ms: 1_002,
+///     partial: None,
+///     subject_id: None,
+///     graph_id: None,
+///     raw: Some(RawCall::new(r#"{"id": "call_1", "name": "shop__refund", "arguments": "{\"order\": 7}"}"#)),
+/// };
+/// let entry = AuditEntry::of(RunKey::new("acme", "run-1"), "user-7", &record, 86_400_000);
+/// assert_eq!((entry.call_id.as_str(), entry.outcome.as_str()), ("call_1", "ok"));
+/// assert!(entry.raw.as_ref().unwrap().text().contains("\\\"order\\\": 7"));
+/// // The record as JSON holds no raw text: it is only in `raw`.
+/// assert!(!entry.record.contains("order"));
+/// assert!(!format!("{entry:?}").contains("order"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditEntry {
+    /// The run the call belongs to.
+    pub key: RunKey,
+    /// Who the run ran for.
+    pub actor_id: String,
+    /// The call's id.
+    pub call_id: String,
+    /// The tool the model asked for.
+    pub tool_name: String,
+    /// How the call ended: `ok`, `waiting`, or its error's code (`invalid_json`,
+    /// `unavailable`, `policy_denied`, ...).
+    pub outcome: String,
+    /// The call's [record](ToolInvocationRecord), as JSON (it serialises without the raw
+    /// call).
+    pub record: String,
+    /// The call as the model sent it, when the record had it.
+    pub raw: Option<RawCall>,
+    /// When the call left the runner (its record's `ended_ms`), in milliseconds since the Unix
+    /// epoch.
+    pub recorded_at_ms: i64,
+    /// When the entry expires, in milliseconds since the Unix epoch: from then on
+    /// [`RunStore::expire`](super::RunStore::expire) deletes it.
+    pub expires_at_ms: i64,
+}
+
+impl AuditEntry {
+    /// The entry of `record`, a call of the run at `key` on behalf of `actor_id`, kept for
+    /// `ttl_ms` after the call ended.
+    #[must_use]
+    pub fn of(key: RunKey, actor_id: &str, record: &ToolInvocationRecord, ttl_ms: u64) -> Self {
+        let outcome = match (&record.error, &record.waiting) {
+            (Some(error), _) => error.code.as_str(),
+            (None, Some(_)) => "waiting",
+            (None, None) => "ok",
+        };
+        let ttl = i64::try_from(ttl_ms).unwrap_or(i64::MAX);
+        Self {
+            key,
+            actor_id: actor_id.to_owned(),
+            call_id: record.tool_call_id.clone(),
+            tool_name: record.tool_name.clone(),
+            outcome: outcome.to_owned(),
+            // A record is JSON values and strings under string keys: it always serialises.
+            record: serde_json::to_string(record).unwrap_or_default(),
+            raw: record.raw.clone(),
+            recorded_at_ms: record.ended_ms,
+            expires_at_ms: record.ended_ms.saturating_add(ttl),
+        }
+    }
+}
