@@ -451,6 +451,12 @@ impl VisibleTools {
         self.0.iter().map(|tool| tool.name())
     }
 
+    /// The spec of the visible tool `name`, if it is one.
+    pub(crate) fn spec(&self, name: &str) -> Option<&ToolSpec> {
+        let found = self.0.binary_search_by(|tool| tool.name().cmp(name)).ok();
+        found.map(|index| self.0[index].spec())
+    }
+
     /// How many tools are visible.
     #[must_use]
     pub fn len(&self) -> usize {

@@ -16,6 +16,7 @@ const JSON: &str = r#"{
     "state_ttl_ms": 3600000,
     "max_state_bytes": 1048576,
     "selection": {"top_k": 12, "always": ["core__time"]},
+    "reselect": true,
     "arguments_in_events": true,
     "audit": false,
     "audit_ttl_ms": 86400000,
@@ -29,6 +30,7 @@ run_alone = ["state_change", "external_side_effect"]
 budget_ms = 90000
 state_ttl_ms = 3600000
 max_state_bytes = 1048576
+reselect = true
 arguments_in_events = true
 audit = false
 audit_ttl_ms = 86400000
@@ -59,6 +61,7 @@ fn json_and_toml_read_every_setting_alike() {
         state_ttl: Duration::from_secs(3600),
         max_state_bytes: 1 << 20,
         selection: Some(SelectionSettings { top_k: 12, always: vec!["core__time".into()] }),
+        reselect: true,
         arguments_in_events: true,
         audit: false,
         audit_ttl: Duration::from_secs(86_400),

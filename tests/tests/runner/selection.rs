@@ -373,3 +373,83 @@ async fn selection_read_from_configuration_offers_what_the_selector_would() {
             && configured[0].iter().any(|name| name == label)
     );
 }
+
+/// The `tools` array a provider's request carries for `names` of `catalog`, encoded by its
+/// adapter: Gemini's function declarations, every other provider's list of tools.
+fn encoded_tools(catalog: &ToolCatalog, names: &[String]) -> Vec<(&'static str, Vec<Value>)> {
+    use tool_runtime::adapters::{Adapter, Anthropic, Gemini, Ollama, OpenAiChat, OpenAiResponses};
+    let visible = visible(catalog);
+    let specs: Vec<&tool_runtime::spec::ToolSpec> = names
+        .iter()
+        .map(|name| visible.specs().find(|spec| spec.name() == name).unwrap())
+        .collect();
+    let list = |value: Value| value.as_array().unwrap().clone();
+    let gemini = Gemini::new().tools(&specs).unwrap();
+    vec![
+        ("openai_chat", list(OpenAiChat::new().tools(&specs).unwrap())),
+        ("openai_responses", list(OpenAiResponses::new().tools(&specs).unwrap())),
+        ("anthropic", list(Anthropic::new().tools(&specs).unwrap())),
+        ("gemini", list(gemini[0]["functionDeclarations"].clone())),
+        ("ollama", list(Ollama::new().tools(&specs).unwrap())),
+    ]
+}
+
+/// Issue 27, item 3: a conversation of six requests, each about something else. By default
+/// the tools offered only grow, so for every provider the `tools` array each request sends
+/// begins with the one the request before it sent (the prompt cache keys on it); with
+/// `AgentConfig::reselect` each request offers only its own picks, and the array changes.
+#[tokio::test]
+async fn the_tool_arrays_of_a_conversation_only_grow_for_every_provider_unless_reselecting() {
+    let catalog = std::sync::Arc::new(catalog());
+    let selector = std::sync::Arc::new(Bm25Selector::new(catalog.as_ref()).top_k(4));
+    let everything: Vec<String> =
+        DOMAINS.iter().map(|(prefix, _, _)| format!("{prefix}__*")).collect();
+    let runner = tool_runtime::runner::ToolRunner::builder(catalog.clone())
+        .policy(ToolPolicy::allowing(everything))
+        .build();
+    // The first request of six domains.
+    let mut domains = BTreeSet::new();
+    let requests: Vec<&str> = REQUESTS
+        .iter()
+        .filter(|(_, label)| domains.insert(label.split_once("__").unwrap().0))
+        .map(|(request, _)| *request)
+        .take(6)
+        .collect();
+    assert_eq!(requests.len(), 6);
+    for reselect in [false, true] {
+        let config = tool_runtime::agent::AgentConfig { reselect, ..Default::default() };
+        let mut messages = Vec::new();
+        let mut sent: Vec<Vec<String>> = Vec::new();
+        for request in &requests {
+            messages.push(Message::user(*request));
+            let model = std::sync::Arc::new(ScriptedModel::new([ScriptedTurn::openai_text("Ok.")]));
+            let agent = Agent::new(model.clone(), runner.clone())
+                .with_config(config.clone())
+                .with_selector(selector.clone());
+            let ctx = context("run", "user", "t");
+            let output = agent.run(std::mem::take(&mut messages), &ctx, &|_| {}).await;
+            assert_eq!(output.done.stop, StopReason::Answered, "{request}");
+            let seen = model.requests();
+            assert_eq!(output.done.offered, [seen[0].tools.clone()], "sent as reported");
+            sent.push(seen[0].tools.clone());
+            messages = output.messages;
+        }
+        let arrays: Vec<Vec<(&str, Vec<Value>)>> =
+            sent.iter().map(|names| encoded_tools(&catalog, names)).collect();
+        let mut changed = 0;
+        for turn in 1..arrays.len() {
+            for ((provider, before), (_, after)) in arrays[turn - 1].iter().zip(&arrays[turn]) {
+                let prefix = after.len() >= before.len() && after[..before.len()] == before[..];
+                assert!(prefix || reselect, "{provider}, request {turn}: the array was rewritten");
+                changed += usize::from(!prefix);
+            }
+        }
+        if reselect {
+            assert!(changed > 0, "re-selection changes the array");
+        } else {
+            assert!(sent[5].len() >= sent[0].len() + 5 * 2, "each request added its picks");
+            let unique: BTreeSet<&String> = sent[5].iter().collect();
+            assert_eq!(unique.len(), sent[5].len(), "no tool offered twice");
+        }
+    }
+}

@@ -92,6 +92,23 @@ pub struct AgentConfig {
     /// latest user message (default: none, every visible tool is offered). Applied by
     /// [`Agent::with_config`]; [`Agent::with_selector`] sets any selector instead.
     pub selection: Option<SelectionSettings>,
+    /// Whether each request re-selects the tools it offers from scratch (default `false`).
+    ///
+    /// By default, with a selector, the tools offered in a conversation only grow: each
+    /// request offers what the selector picked for every request of the conversation so far,
+    /// in the order first picked (by name within one request's picks, later picks appended).
+    /// The tool array a request sends then begins with the array of the request before it,
+    /// so every provider's prompt cache (keyed on the tool definitions, which come first)
+    /// keeps hitting, and a model that was offered a tool can call it again later. Each run
+    /// repeats the selection once per earlier request of its conversation (BM25 over the
+    /// catalog: microseconds per request for hundreds of tools).
+    ///
+    /// With `reselect`, each request offers only what the selector picks for the latest
+    /// request: fewer tools, but the array changes whenever the picks do. Every provider's
+    /// prompt cache then misses from the tools on (the whole conversation is re-read at full
+    /// price), and Anthropic's newest models may refuse a changed tool array after a thinking
+    /// block. Within one run the array never changes either way (the request does not).
+    pub reselect: bool,
     /// Whether each [`AgentEvent::ToolCallRunning`](super::AgentEvent::ToolCallRunning)
     /// carries the arguments the tool runs with (default `false`: arguments are not redacted
     /// and can be sensitive, so events carry them only when asked, as spans do).
@@ -119,6 +136,7 @@ impl Default for AgentConfig {
             audit_ttl: Duration::from_secs(30 * 24 * 60 * 60),
             max_state_bytes: 16 << 20,
             selection: None,
+            reselect: false,
             arguments_in_events: false,
             aliases: BTreeMap::new(),
         }

@@ -85,7 +85,7 @@ pub struct AgentDone {
     pub records: Vec<ToolInvocationRecord>,
     /// Tokens used, summed over the turns that reported usage.
     pub usage: Usage,
-    /// The tools each turn offered, by name, when the agent has a selector
+    /// The tools each turn offered, by name in the order sent, when the agent has a selector
     /// ([`Agent::with_selector`](super::Agent::with_selector)); empty without one.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub offered: Vec<Vec<String>>,
@@ -156,7 +156,9 @@ pub enum AgentEvent {
     ToolsOffered {
         /// 1-based.
         iteration: usize,
-        /// The offered tools' names, sorted.
+        /// The offered tools' names, in the order sent: by default the conversation's
+        /// earlier offer first, then the new picks, each group by name
+        /// ([`AgentConfig::reselect`](super::AgentConfig::reselect)).
         names: Vec<String>,
     },
     /// The model is asked for a turn: what it was sent, as a hash (SHA-256, hex) over the

@@ -108,15 +108,8 @@ impl Agent {
         let specs: Vec<&ToolSpec> = visible.specs().collect();
         loop {
             let last = self.open_turn(state, on_event);
-            let selection = self.offer_tools(state, visible, on_event);
-            let offered: Vec<&ToolSpec>;
-            let tools = match &selection {
-                Some(selection) => {
-                    offered = selection.specs().collect();
-                    offered.as_slice()
-                }
-                None => specs.as_slice(),
-            };
+            let offered = self.offer_tools(state, visible, on_event);
+            let tools = offered.as_deref().unwrap_or(&specs);
             let choice = if last { &none } else { &self.config.choice };
             on_event(AgentEvent::ModelRequested {
                 iteration: state.iterations,

@@ -21,6 +21,8 @@ pub(super) struct Loop {
     pub(super) waiting: Option<Vec<StateCall>>,
     /// The tools each turn offered, when the agent has a selector.
     pub(super) offered: Vec<Vec<String>>,
+    /// The tools offered so far, grown request by request (unless the agent re-selects).
+    pub(super) grown: Grown,
     /// The records of the calls that wait, for the audit trail alone: each gets its record
     /// proper when it is decided.
     pub(super) waited: Vec<ToolInvocationRecord>,
@@ -39,6 +41,15 @@ impl Loop {
             waiting: None,
             offered: Vec::new(),
             waited: Vec::new(),
+            grown: Grown::default(),
         }
     }
+}
+
+/// The tools a conversation was offered so far, in the order first picked, and how many of
+/// its requests were looked at.
+#[derive(Debug, Default)]
+pub(super) struct Grown {
+    pub(super) names: Vec<String>,
+    pub(super) requests: usize,
 }

@@ -11,12 +11,13 @@ use tokio::time::Instant;
 use super::batch::{Slot, sleep_until};
 use super::events::result_event;
 use super::ids::{RunIds, TurnIds, to_wire};
-use super::state::Loop;
+use super::state::{Grown, Loop};
 use super::{Agent, AgentEvent, Message, ModelRequest, ModelTurn, StopReason};
 use crate::adapters::{Decoded, FinishReason, StreamEvent, ToolCall, ToolResult};
 use crate::catalog::VisibleTools;
-use crate::catalog::select::Selection;
+use crate::catalog::select::ToolSelector;
 use crate::runtime::{EventOutcome, ExecError, ToolErrorCode, ToolInvocationContext};
+use crate::spec::ToolSpec;
 
 /// What the loop tells the model when its tool-calling turns are used up.
 const LIMIT_NOTICE: &str = "You have used every tool-calling turn of this run. Answer now with what you have; no more tools can be called.";
@@ -86,20 +87,28 @@ impl Agent {
         last
     }
 
-    /// The tools the selector picks for the latest request, reported and kept in the run's
-    /// `offered`; `None` without a selector (every visible tool is offered).
-    pub(super) fn offer_tools(
+    /// The tools to offer this turn, reported and kept in the run's `offered`; `None` without
+    /// a selector (every visible tool is offered). By default what the selector picked for
+    /// each request of the conversation, in the order first picked (see [`grown`]); with
+    /// [`AgentConfig::reselect`](super::AgentConfig::reselect), what it picks for the latest.
+    pub(super) fn offer_tools<'v>(
         &self,
         state: &mut Loop,
-        visible: &VisibleTools,
+        visible: &'v VisibleTools,
         on_event: &(dyn Fn(AgentEvent) + Send + Sync),
-    ) -> Option<Selection> {
+    ) -> Option<Vec<&'v ToolSpec>> {
         let selector = self.selector.as_ref()?;
-        let selection = selector.select(latest_request(&state.messages), visible);
-        let names: Vec<String> = selection.names().map(str::to_owned).collect();
+        let names: Vec<String> = if self.config.reselect {
+            let selection = selector.select(latest_request(&state.messages), visible);
+            selection.names().map(str::to_owned).collect()
+        } else {
+            grown(&mut state.grown, &state.messages, selector.as_ref(), visible);
+            state.grown.names.clone()
+        };
+        let specs = names.iter().filter_map(|name| visible.spec(name)).collect();
         on_event(AgentEvent::ToolsOffered { iteration: state.iterations, names: names.clone() });
         state.offered.push(names);
-        Some(selection)
+        Some(specs)
     }
 
     /// Asks the model for its turn, forwarding its stream through `stream`, unless the run
@@ -272,17 +281,52 @@ fn stopped(ctx: &ToolInvocationContext, deadline: Option<Instant>) -> Option<Sto
     })
 }
 
+/// Grows `grown` by what `selector` picks for each request of `messages` it has not seen yet,
+/// in order: a tool picked for the first time is appended, so the tools offered in a
+/// conversation only grow, and the tool array each request sends begins with the one the
+/// request before it sent (every provider's prompt cache keys on it). A tool no longer visible
+/// is dropped.
+///
+/// The agent starts each run (and resume) from the conversation, so the picks of every earlier
+/// request are made again then, one selection per request: deterministic selectors pick the
+/// same tools again.
+fn grown(
+    grown: &mut Grown,
+    messages: &[Message],
+    selector: &dyn ToolSelector,
+    visible: &VisibleTools,
+) {
+    let requests: Vec<&str> = requests(messages).collect();
+    // A conversation without a request yet is offered what is offered whatever is asked.
+    let fresh = if requests.is_empty() {
+        &[""][..]
+    } else {
+        &requests[grown.requests.min(requests.len())..]
+    };
+    for request in fresh {
+        for name in selector.select(request, visible).names() {
+            if !grown.names.iter().any(|offered| offered == name) {
+                grown.names.push(name.to_owned());
+            }
+        }
+    }
+    grown.requests = requests.len();
+    grown.names.retain(|name| visible.spec(name).is_some());
+}
+
+/// The requests of a conversation, in order: its user messages, without the loop's own notice
+/// that the tool-calling turns are used up.
+fn requests(messages: &[Message]) -> impl Iterator<Item = &str> {
+    messages.iter().filter_map(|message| match message {
+        // Conversations stored before the notice had a message of its own held it as a user
+        // message.
+        Message::User(text) if text != LIMIT_NOTICE => Some(text.as_str()),
+        _ => None,
+    })
+}
+
 /// What the user last asked: the text selection picks tools for (the loop's own notice that
 /// the tool-calling turns are used up is no request, and no user message).
 fn latest_request(messages: &[Message]) -> &str {
-    messages
-        .iter()
-        .rev()
-        .find_map(|message| match message {
-            // Conversations stored before the notice had a message of its own held it as a
-            // user message.
-            Message::User(text) if text != LIMIT_NOTICE => Some(text.as_str()),
-            _ => None,
-        })
-        .unwrap_or("")
+    requests(messages).last().unwrap_or("")
 }
