@@ -1,7 +1,7 @@
 //! Pinned Python packages for the suites that check us against implementations written in
 //! Python: one venv under the target directory per set of pins, created on first use and
-//! reused after. Also the one-time installation step the npm-installed MCP conformance suite
-//! shares with them.
+//! reused after. Also pinned npm packages ([`npm_package`]: the MCP conformance suite, the
+//! TypeScript compiler), installed the same way.
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -91,4 +91,38 @@ impl PinnedVenv<'_> {
             String::from_utf8_lossy(&installed.stderr)
         );
     }
+}
+
+/// A directory under `target_tmpdir` with the npm `package` (pinned: `name@version`)
+/// installed by the machine's npm, created on first use and reused after. Panics with what went
+/// wrong when npm or its registry is out of reach: `needed_by` must not pass without it.
+pub fn npm_package(
+    target_tmpdir: &Path,
+    dir_name: &str,
+    package: &str,
+    needed_by: &str,
+) -> PathBuf {
+    let dir = target_tmpdir.join(dir_name);
+    install_once(&dir, || {
+        std::fs::create_dir_all(&dir).expect("the package's directory can be created");
+        let installed = Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--prefix"])
+            .arg(&dir)
+            .arg(package)
+            .output();
+        match installed {
+            Ok(output) if output.status.success() => {}
+            Ok(output) => panic!(
+                "`npm install {package}` failed (is the npm registry reachable?); {needed_by} \
+                 cannot run without it:\n{}",
+                String::from_utf8_lossy(&output.stderr)
+            ),
+            Err(error) => {
+                panic!(
+                    "npm (Node 20 or later) is needed for {needed_by} and could not be run: {error}"
+                )
+            }
+        }
+    });
+    dir
 }

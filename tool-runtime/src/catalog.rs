@@ -61,6 +61,7 @@ use crate::runtime::{
 use crate::spec::ToolSpec;
 
 pub mod select;
+pub mod stubs;
 
 /// A set of tools that may change while the program runs (an MCP server's tools).
 pub trait ToolSource: Send + Sync + fmt::Debug {

@@ -10,7 +10,7 @@ use std::sync::Mutex;
 
 use tool_runtime::prelude::ToolInvocationContext;
 use tool_tests::fixtures::context;
-use tool_tests::python::{PinnedVenv, install_once};
+use tool_tests::python::PinnedVenv;
 
 /// `server` over HTTP on a loopback port of its own: its URL (`http://127.0.0.1:<port>/mcp`)
 /// and the guard that shuts it down when dropped.
@@ -121,29 +121,12 @@ pub fn conformance_2026() -> PathBuf {
 }
 
 fn suite_of(version: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("mcp-conformance-{version}"));
-    install_once(&dir, || {
-        std::fs::create_dir_all(&dir).expect("the suite's directory can be created");
-        let package = format!("@modelcontextprotocol/conformance@{version}");
-        let installed = Command::new("npm")
-            .args(["install", "--no-audit", "--no-fund", "--prefix"])
-            .arg(&dir)
-            .arg(&package)
-            .output();
-        match installed {
-            Ok(output) if output.status.success() => {}
-            Ok(output) => panic!(
-                "`npm install {package}` failed (is the npm registry reachable?); the MCP \
-                 conformance test cannot run without the official suite:\n{}",
-                String::from_utf8_lossy(&output.stderr)
-            ),
-            Err(error) => panic!(
-                "npm (Node 20 or later) is needed for the MCP conformance test and could not be \
-                 run: {error}"
-            ),
-        }
-    });
-    dir
+    tool_tests::python::npm_package(
+        Path::new(env!("CARGO_TARGET_TMPDIR")),
+        &format!("mcp-conformance-{version}"),
+        &format!("@modelcontextprotocol/conformance@{version}"),
+        "the MCP conformance test (the official suite)",
+    )
 }
 
 /// The Python SDK version the interop test pins.

@@ -5,7 +5,7 @@
 //! (`output_shapes`), partial results of a call cut off (`partial_results`), properties over any input (`properties`), per-run tool sets (`tool_sets`)
 //! BM25 tool selection over a large catalog (`selection`) and against stuffed descriptions
 //! (`selection_hostile`), policy entries that would allow nothing (`policy_patterns`), and the unit-test harness
-//! `tool_runtime::testing` (`testing_harness`).
+//! `tool_runtime::testing` (`testing_harness`), and typed stubs for code mode (`stubs`).
 //!
 //! One test binary, a module per behaviour.
 
@@ -24,5 +24,6 @@ mod properties;
 mod result_limits;
 mod selection;
 mod selection_hostile;
+mod stubs;
 mod testing_harness;
 mod tool_sets;
