@@ -83,8 +83,8 @@ pub mod prelude {
     pub use serde::{Deserialize, Serialize};
 }
 
-/// Guides: how to run tools, serve and import them over MCP, drive them from a model, and what
-/// a schema that arrives at run time may hold.
+/// Guides: how to run tools, serve and import them over MCP, drive them from a model, offer
+/// hundreds of them, and what a schema that arrives at run time may hold.
 ///
 /// Each is a page of its own; every example in them compiles as a doc test, and every one that
 /// needs no model endpoint runs.
@@ -107,6 +107,11 @@ pub mod guide {
     #[cfg(feature = "agent")]
     pub mod agent_loop {
         #![doc = include_str!("../docs/agent-loop.md")]
+    }
+
+    #[cfg(feature = "agent")]
+    pub mod large_catalogs {
+        #![doc = include_str!("../docs/large-catalogs.md")]
     }
 
     #[cfg(feature = "agent")]
