@@ -13,6 +13,7 @@
 //! ```
 
 pub mod arguments;
+pub mod grammar;
 pub mod images;
 pub mod import;
 pub mod serve;
@@ -49,4 +50,5 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("image_header", images::check),
     ("run_state", states::check),
     ("mcp_http", serve::check),
+    ("grammar_chat", grammar::check),
 ];

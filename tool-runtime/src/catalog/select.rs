@@ -450,6 +450,24 @@ fn properties(schema: &Value, add: &mut impl FnMut(&str)) {
     }
 }
 
+/// The terms [`Bm25Selector`] indexes and matches in `text`, in order: words split at
+/// punctuation, `snake_case` and `camelCase` boundaries and between letters and digits,
+/// lower-cased, stemmed, common words left out. Two texts that share no term cannot match each
+/// other, whatever their meaning.
+///
+/// ```
+/// use tool_runtime::catalog::select::terms;
+///
+/// assert_eq!(terms("github__createPullRequest"), ["github", "creat", "pull", "request"]);
+/// assert_eq!(terms("Archived files"), ["archiv", "file"]);
+/// ```
+#[must_use]
+pub fn terms(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for_each_term(text, |term| out.push(term.to_owned()));
+    out
+}
+
 /// Calls `f` with each term of `text`, in order: words split at anything but letters and
 /// digits, at lower-to-upper case changes and between letters and digits; lower-cased,
 /// stemmed, stop words left out.
@@ -511,12 +529,6 @@ fn trim_e(word: &mut String) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn terms(text: &str) -> Vec<String> {
-        let mut out = Vec::new();
-        for_each_term(text, |term| out.push(term.to_owned()));
-        out
-    }
 
     #[test]
     fn splits_snake_camel_digits_and_punctuation() {
