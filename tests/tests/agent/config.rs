@@ -17,6 +17,7 @@ const JSON: &str = r#"{
     "max_state_bytes": 1048576,
     "selection": {"top_k": 12, "always": ["core__time"]},
     "reselect": true,
+    "max_offered": 40,
     "arguments_in_events": true,
     "audit": false,
     "audit_ttl_ms": 86400000,
@@ -31,6 +32,7 @@ budget_ms = 90000
 state_ttl_ms = 3600000
 max_state_bytes = 1048576
 reselect = true
+max_offered = 40
 arguments_in_events = true
 audit = false
 audit_ttl_ms = 86400000
@@ -62,6 +64,7 @@ fn json_and_toml_read_every_setting_alike() {
         max_state_bytes: 1 << 20,
         selection: Some(SelectionSettings { top_k: 12, always: vec!["core__time".into()] }),
         reselect: true,
+        max_offered: 40,
         arguments_in_events: true,
         audit: false,
         audit_ttl: Duration::from_secs(86_400),

@@ -554,3 +554,42 @@ fn the_labelled_set_is_sound_and_bm25_recall_is_reported() {
     // What BM25 reaches on the requests that share words (measured; a drop is a regression).
     assert!(recall(&bm25, &visible, &direct, 20) >= 0.95);
 }
+
+/// A long conversation's offer does not grow without bound: past `AgentConfig::max_offered`
+/// it starts again from the latest request's picks (one change of the array), then grows again.
+#[tokio::test]
+async fn a_growing_offer_starts_again_past_its_limit() {
+    let catalog = std::sync::Arc::new(catalog());
+    let selector = std::sync::Arc::new(Bm25Selector::new(catalog.as_ref()).top_k(3));
+    let everything: Vec<String> =
+        DOMAINS.iter().map(|(prefix, _, _)| format!("{prefix}__*")).collect();
+    let runner = tool_runtime::runner::ToolRunner::builder(catalog.clone())
+        .policy(ToolPolicy::allowing(everything))
+        .build();
+    let config = tool_runtime::agent::AgentConfig { max_offered: 7, ..Default::default() };
+    let mut domains = BTreeSet::new();
+    let requests: Vec<&str> = REQUESTS
+        .iter()
+        .filter(|(_, label)| domains.insert(label.split_once("__").unwrap().0))
+        .map(|(request, _)| *request)
+        .take(4)
+        .collect();
+    let mut messages = Vec::new();
+    let mut sent: Vec<Vec<String>> = Vec::new();
+    for request in &requests {
+        messages.push(Message::user(*request));
+        let model = std::sync::Arc::new(ScriptedModel::new([ScriptedTurn::openai_text("Ok.")]));
+        let agent = Agent::new(model, runner.clone())
+            .with_config(config.clone())
+            .with_selector(selector.clone());
+        let output =
+            agent.run(std::mem::take(&mut messages), &context("run", "user", "t"), &|_| {}).await;
+        sent.push(output.done.offered[0].clone());
+        messages = output.messages;
+    }
+    let lengths: Vec<usize> = sent.iter().map(Vec::len).collect();
+    // Three picks a request: 3, 6, then 9 > 7 starts again at 3, then 6.
+    assert_eq!(lengths, [3, 6, 3, 6]);
+    assert!(sent[1].starts_with(&sent[0]) && sent[3].starts_with(&sent[2]));
+    assert!(!sent[2].starts_with(&sent[1]));
+}

@@ -39,8 +39,9 @@ impl Slot {
 
 impl Agent {
     /// Runs a turn's calls and returns their results in model order, with the records of the
-    /// calls that went through the runner (those of calls that wait included). When the budget runs out meanwhile, the run is
-    /// cancelled and the calls still end, each with its one result.
+    /// calls that went through the runner (those of calls that wait included). When the
+    /// budget runs out meanwhile, the run is cancelled and the calls still end, each with its
+    /// one result.
     pub(super) async fn execute_turn(
         &self,
         decoded: &Decoded,

@@ -109,6 +109,11 @@ pub struct AgentConfig {
     /// price), and Anthropic's newest models may refuse a changed tool array after a thinking
     /// block. Within one run the array never changes either way (the request does not).
     pub reselect: bool,
+    /// The most tools a conversation's growing offer holds (default 64): when a request's
+    /// picks would take it past this, the offer starts again from that request's picks alone,
+    /// one prompt-cache miss in a long conversation rather than hundreds of tools sent with
+    /// every request. Not used with [`reselect`](Self::reselect).
+    pub max_offered: usize,
     /// Whether each [`AgentEvent::ToolCallRunning`](super::AgentEvent::ToolCallRunning)
     /// carries the arguments the tool runs with (default `false`: arguments are not redacted
     /// and can be sensitive, so events carry them only when asked, as spans do).
@@ -137,6 +142,7 @@ impl Default for AgentConfig {
             max_state_bytes: 16 << 20,
             selection: None,
             reselect: false,
+            max_offered: 64,
             arguments_in_events: false,
             aliases: BTreeMap::new(),
         }

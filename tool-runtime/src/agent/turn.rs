@@ -102,7 +102,8 @@ impl Agent {
             let selection = selector.select(latest_request(&state.messages), visible);
             selection.names().map(str::to_owned).collect()
         } else {
-            grown(&mut state.grown, &state.messages, selector.as_ref(), visible);
+            let limit = self.config.max_offered;
+            grown(&mut state.grown, &state.messages, selector.as_ref(), visible, limit);
             state.grown.names.clone()
         };
         let specs = names.iter().filter_map(|name| visible.spec(name)).collect();
@@ -285,7 +286,8 @@ fn stopped(ctx: &ToolInvocationContext, deadline: Option<Instant>) -> Option<Sto
 /// in order: a tool picked for the first time is appended, so the tools offered in a
 /// conversation only grow, and the tool array each request sends begins with the one the
 /// request before it sent (every provider's prompt cache keys on it). A tool no longer visible
-/// is dropped.
+/// is dropped. When a request's picks would take the offer past `limit` tools, the offer
+/// starts again from that request's picks alone (one prompt-cache miss, then growth again).
 ///
 /// The agent starts each run (and resume) from the conversation, so the picks of every earlier
 /// request are made again then, one selection per request: deterministic selectors pick the
@@ -295,6 +297,7 @@ fn grown(
     messages: &[Message],
     selector: &dyn ToolSelector,
     visible: &VisibleTools,
+    limit: usize,
 ) {
     let requests: Vec<&str> = requests(messages).collect();
     // A conversation without a request yet is offered what is offered whatever is asked.
@@ -304,10 +307,14 @@ fn grown(
         &requests[grown.requests.min(requests.len())..]
     };
     for request in fresh {
-        for name in selector.select(request, visible).names() {
-            if !grown.names.iter().any(|offered| offered == name) {
-                grown.names.push(name.to_owned());
-            }
+        let selection = selector.select(request, visible);
+        let new: Vec<&str> = (selection.names())
+            .filter(|name| !grown.names.iter().any(|offered| offered == name))
+            .collect();
+        if grown.names.len() + new.len() > limit {
+            grown.names = selection.names().map(str::to_owned).collect();
+        } else {
+            grown.names.extend(new.into_iter().map(str::to_owned));
         }
     }
     grown.requests = requests.len();
