@@ -88,7 +88,7 @@ impl Tool for PlanDelivery {
     }
 }
 
-/// Answer with pong.
+/// Answer with "pong"
 #[tool(name = "core__ping", effect = read_only, redact = all)]
 pub struct Ping {}
 
@@ -124,10 +124,34 @@ fn find_contact() -> DynamicTool {
     .unwrap()
 }
 
+/// A tool of odd shapes: nested objects whose class names would meet (`a_b` and `aB`),
+/// descriptions with comment and string terminators and a lone carriage return, an enum of
+/// mixed types, a union of types.
+fn odd() -> DynamicTool {
+    DynamicTool::builder(
+        "notes__odd",
+        "Odd one: ends */ here, \"\"\" there,\rand a line after a lone CR, then \"a quote\"",
+        json!({
+            "type": "object",
+            "properties": {
+                "a_b": {"type": "object", "description": "First.\r# not code", "properties": {"x": {"type": "string"}}, "required": ["x"], "additionalProperties": false},
+                "aB": {"type": "object", "properties": {"y": {"type": "integer"}}, "required": ["y"], "additionalProperties": false},
+                "mixed": {"enum": [1, "one", true, null]},
+                "either": {"type": ["integer", "null"]}
+            },
+            "required": ["a_b", "aB"],
+            "additionalProperties": false
+        }),
+    )
+    .build(|_, _, _| async { Ok(json!({})) })
+    .unwrap()
+}
+
 fn catalog() -> ToolCatalog {
     ToolCatalog::builder()
         .register::<PlanDelivery>()
         .register::<Ping>()
+        .register_dynamic(odd())
         .register_dynamic(find_contact())
         .build()
         .unwrap()
@@ -135,9 +159,9 @@ fn catalog() -> ToolCatalog {
 
 fn declarations() -> (String, String) {
     let catalog = catalog();
-    let policy = ToolPolicy::allowing(["shop__*", "core__*", "crm__*"]);
+    let policy = ToolPolicy::allowing(["shop__*", "core__*", "crm__*", "notes__*"]);
     let visible = visible_tools(&catalog, &policy, &ctx());
-    assert_eq!(visible.len(), 3);
+    assert_eq!(visible.len(), 4);
     (stubs::typescript(visible.specs()).unwrap(), stubs::python(visible.specs()).unwrap())
 }
 
@@ -160,7 +184,7 @@ fn the_declarations_are_pinned() {
 
 const TYPESCRIPT: &str = "typescript@5.9.3";
 
-const USE_TS: &str = r#"import { core__ping, crm__find_contact, shop__plan_delivery } from "./tools";
+const USE_TS: &str = r#"import { core__ping, crm__find_contact, notes__odd, shop__plan_delivery } from "./tools";
 import type { Int64, UInt64 } from "./tools";
 
 export async function main(): Promise<void> {
@@ -189,6 +213,9 @@ export async function main(): Promise<void> {
   // @ts-expect-error labels are strings
   await crm__find_contact({ "user-id": 7, labels: [1] });
   const pong: string = await core__ping({});
+  await notes__odd({ a_b: { x: "x" }, aB: { y: 1 }, mixed: "one", either: null });
+  // @ts-expect-error the nested objects keep their own shapes
+  await notes__odd({ a_b: { y: 1 }, aB: { x: "x" } });
   console.log(hour, planned, tracking, found, pong);
 }
 "#;
@@ -217,7 +244,7 @@ fn the_typescript_declarations_type_check_with_tsc_strict() {
     );
 }
 
-const USE_PY: &str = r#"from tools import Int64, core__ping, crm__find_contact, shop__plan_delivery
+const USE_PY: &str = r#"from tools import Int64, core__ping, crm__find_contact, notes__odd, shop__plan_delivery
 
 
 async def main() -> None:
@@ -239,6 +266,8 @@ async def main() -> None:
     found = await crm__find_contact({"user-id": 7, "class": "vip", "labels": ["b"]})
     await crm__find_contact({"user-id": 7, "labels": [1]})  # type: ignore[list-item]
     pong: str = await core__ping()
+    await notes__odd(a_b={"x": "x"}, aB={"y": 1}, mixed="one", either=None)
+    await notes__odd(a_b={"y": 1}, aB={"x": "x"})  # type: ignore[typeddict-item, typeddict-unknown-key]
     print(hour, planned, tracking, found, pong)
 "#;
 

@@ -40,7 +40,7 @@
 //! assert!(py.contains("async def weather__forecast(*, city: str, days: int | None = ...) -> WeatherForecastResult:"));
 //! ```
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::{self, Write as _};
 
 use serde_json::{Map, Value};
@@ -129,12 +129,27 @@ pub fn python<'a>(specs: impl IntoIterator<Item = &'a ToolSpec>) -> Result<Strin
          # An unsigned 64-bit integer (a Python int holds it exactly).\n\
          UInt64 = int\n",
     );
+    // Every name the file declares, so a nested class never takes one twice.
+    let mut taken: BTreeSet<String> =
+        ["Any", "Literal", "NotRequired", "TypedDict", "Int64", "UInt64"]
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
     for tool in &tools.0 {
-        let mut classes = Vec::new();
+        taken.extend([
+            tool.function.clone(),
+            format!("{}Args", tool.type_name),
+            format!("{}Result", tool.type_name),
+        ]);
+    }
+    for tool in &tools.0 {
+        let mut classes = Classes { defs: Vec::new(), taken: &mut taken };
         let result = format!("{}Result", tool.type_name);
-        let result_type = py_type(&tool.result, &result, &mut classes);
-        if !matches!(tool.result, Ty::Object(_)) {
-            classes.push(format!("{result} = {result_type}\n"));
+        if let Ty::Object(object) = &tool.result {
+            py_class(object, &result, &mut classes);
+        } else {
+            let result_type = py_type(&tool.result, &result, &mut classes);
+            classes.defs.push(format!("{result} = {result_type}\n"));
         }
         let args = format!("{}Args", tool.type_name);
         let fields = &tool.args;
@@ -159,7 +174,7 @@ pub fn python<'a>(specs: impl IntoIterator<Item = &'a ToolSpec>) -> Result<Strin
             params.push("/".to_owned());
         }
         out.push('\n');
-        for class in classes {
+        for class in classes.defs {
             out.push('\n');
             out.push_str(&class);
         }
@@ -380,11 +395,10 @@ fn ts_identifier(name: &str) -> bool {
 
 /// A JSDoc comment of `text` at `indent`, if there is text.
 fn ts_doc(out: &mut String, text: &str, indent: &str) {
-    let text = text.trim();
+    let text = normalized(text).replace("*/", "*\\/");
     if text.is_empty() {
         return;
     }
-    let text = text.replace("*/", "*\\/");
     let mut lines = text.lines();
     match (lines.next(), lines.next()) {
         (Some(only), None) => {
@@ -476,11 +490,22 @@ fn py_identifier(name: &str) -> bool {
         && !PY_KEYWORDS.contains(&name)
 }
 
+/// `text` trimmed, with every line ending a `\n`: a lone `\r` ends a line in both languages
+/// (and would end a Python comment in the middle).
+fn normalized(text: &str) -> String {
+    text.trim().replace("\r\n", "\n").replace('\r', "\n")
+}
+
 /// A docstring of `text` (indented by `indent` after its first line).
 fn py_docstring(text: &str, indent: &str) -> String {
-    let text = text.trim().replace('\\', "\\\\").replace("\"\"\"", "\\\"\\\"\\\"");
+    let mut text = normalized(text).replace('\\', "\\\\").replace("\"\"\"", "\\\"\\\"\\\"");
     if text.is_empty() {
         return "...".into();
+    }
+    // A quote just before the closing `"""` would close the string one quote early.
+    if text.ends_with('"') {
+        text.pop();
+        text.push_str("\\\"");
     }
     let mut lines = text.lines();
     let first = lines.next().unwrap_or_default();
@@ -496,9 +521,31 @@ fn py_docstring(text: &str, indent: &str) -> String {
     out
 }
 
-/// The Python type of `ty`; an object becomes a `TypedDict` named `name` (its own objects
-/// named after it and their fields), defined in `classes` before anything that uses it.
-fn py_type(ty: &Ty, name: &str, classes: &mut Vec<String>) -> String {
+/// The classes a tool's stubs define, in the order they must come (a class before what uses
+/// it), and every name the file declares.
+struct Classes<'t> {
+    defs: Vec<String>,
+    taken: &'t mut BTreeSet<String>,
+}
+
+impl Classes<'_> {
+    /// `base`, or `base2`, `base3`... when the file declares it already.
+    fn fresh(&mut self, base: &str) -> String {
+        let mut name = base.to_owned();
+        let mut n = 1;
+        while self.taken.contains(&name) {
+            n += 1;
+            name = format!("{base}{n}");
+        }
+        self.taken.insert(name.clone());
+        name
+    }
+}
+
+/// The Python type of `ty`; an object becomes a `TypedDict` named after `name` (its own
+/// objects named after it and their fields), defined in `classes` before anything that uses
+/// it.
+fn py_type(ty: &Ty, name: &str, classes: &mut Classes<'_>) -> String {
     match ty {
         Ty::String => "str".into(),
         Ty::Number => "float".into(),
@@ -514,8 +561,9 @@ fn py_type(ty: &Ty, name: &str, classes: &mut Vec<String>) -> String {
             format!("dict[str, {}]", py_type(values, &format!("{name}Value"), classes))
         }
         Ty::Object(object) => {
-            py_class(object, name, classes);
-            name.to_owned()
+            let name = classes.fresh(name);
+            py_class(object, &name, classes);
+            name
         }
         Ty::Union(types) => join(types.iter().map(|ty| py_type(ty, name, classes))),
     }
@@ -547,7 +595,8 @@ fn py_literals(values: &[Value]) -> String {
     if parts.is_empty() { "Any".into() } else { join(parts.into_iter()) }
 }
 
-fn py_class(object: &Object, name: &str, classes: &mut Vec<String>) {
+/// `object` as the `TypedDict` `name`, after the classes its fields need.
+fn py_class(object: &Object, name: &str, classes: &mut Classes<'_>) {
     let fields: Vec<(String, &Field)> = object
         .fields
         .iter()
@@ -565,7 +614,7 @@ fn py_class(object: &Object, name: &str, classes: &mut Vec<String>) {
         }
         for (ty, field) in &fields {
             if let Some(text) = &field.description {
-                for line in text.trim().lines() {
+                for line in normalized(text).lines().filter(|line| !line.is_empty()) {
                     let _ = writeln!(out, "{}", format!("    #: {line}").trim_end());
                 }
             }
@@ -577,7 +626,7 @@ fn py_class(object: &Object, name: &str, classes: &mut Vec<String>) {
     } else {
         // Keys that are no identifiers: the functional form.
         if let Some(text) = &object.description {
-            for line in text.trim().lines() {
+            for line in normalized(text).lines().filter(|line| !line.is_empty()) {
                 let _ = writeln!(out, "{}", format!("# {line}").trim_end());
             }
         }
@@ -587,5 +636,5 @@ fn py_class(object: &Object, name: &str, classes: &mut Vec<String>) {
             .collect();
         let _ = writeln!(out, "{name} = TypedDict({name:?}, {{{}}})", entries.join(", "));
     }
-    classes.push(out);
+    classes.defs.push(out);
 }
