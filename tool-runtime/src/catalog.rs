@@ -453,6 +453,7 @@ impl VisibleTools {
     }
 
     /// The spec of the visible tool `name`, if it is one.
+    #[cfg(feature = "agent")]
     pub(crate) fn spec(&self, name: &str) -> Option<&ToolSpec> {
         let found = self.0.binary_search_by(|tool| tool.name().cmp(name)).ok();
         found.map(|index| self.0[index].spec())

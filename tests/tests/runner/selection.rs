@@ -466,6 +466,9 @@ struct Labelled {
     split: String,
 }
 
+/// The hash of the frozen half (`[request, tool]` pairs in order, `digest::json_hash`).
+const FROZEN_HASH: &str = "985ba21b06eb475e0b2374d3d77705ed7d07e4b9f21389aa088b7a2ebfba8b5e";
+
 fn labelled() -> Vec<Labelled> {
     serde_json::from_str(include_str!("selection_labelled.json")).unwrap()
 }
@@ -536,6 +539,15 @@ fn the_labelled_set_is_sound_and_bm25_recall_is_reported() {
     assert!(indirect.len() * 3 >= set.len(), "{} of {} share no term", indirect.len(), set.len());
     let frozen: Vec<&Labelled> = set.iter().filter(|labelled| labelled.split == "frozen").collect();
     assert!(frozen.len() * 2 >= set.len() && frozen.len() * 2 <= set.len() + 1);
+    // The frozen half as committed in `f46ef5e`: a selector is never tuned on it, and an edit to
+    // it (a request, a label, a request moved between halves) fails here.
+    let pinned: Vec<serde_json::Value> =
+        frozen.iter().map(|labelled| json!([labelled.request, labelled.tool])).collect();
+    assert_eq!(
+        tool_runtime::digest::json_hash(&serde_json::Value::Array(pinned)),
+        FROZEN_HASH,
+        "the frozen half changed"
+    );
 
     let bm25 = Bm25Selector::new(&catalog);
     let all: Vec<&Labelled> = set.iter().collect();

@@ -103,7 +103,8 @@ impl Tool for Ping {
     }
 }
 
-/// A tool from outside: a `-` in its name, property names that are no identifiers.
+/// A tool from outside: a `-` in its name, property names that are no identifiers (one of an
+/// object, whose class is named after it), a NUL in a description, an enum nothing satisfies.
 fn find_contact() -> DynamicTool {
     DynamicTool::builder(
         "crm__find-contact",
@@ -113,7 +114,9 @@ fn find_contact() -> DynamicTool {
             "properties": {
                 "user-id": {"type": "integer", "minimum": 0, "maximum": 18446744073709551615u64},
                 "class": {"type": "string", "enum": ["vip", "regular"]},
-                "labels": {"type": "array", "items": {"type": "string"}}
+                "labels": {"type": "array", "items": {"type": "string"}},
+                "meta.data": {"type": "object", "description": "NUL \u{0} here.", "properties": {"z": {"type": "boolean"}}, "additionalProperties": false},
+                "nothing": {"enum": []}
             },
             "required": ["user-id"],
             "additionalProperties": false

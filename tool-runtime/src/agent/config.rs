@@ -77,8 +77,9 @@ pub struct AgentConfig {
     #[serde(rename = "state_ttl_ms", with = "millis")]
     pub state_ttl: Duration,
     /// Whether the agent keeps an audit trail in its store (default `true`): with a store, it
-    /// appends one [`AuditEntry`](crate::store::AuditEntry) per call of every run and resume,
-    /// refused calls included, holding the call's record and the call as the model sent it.
+    /// appends one [`AuditEntry`](crate::store::AuditEntry) per call it hands its runner (in
+    /// one transaction when the run or resume ends, so one more write per run), refused calls
+    /// included, holding the call's record and the call as the model sent it.
     pub audit: bool,
     /// How long each audit entry stays in the store after its call (default 30 days):
     /// [`RunStore::expire`] deletes it then. In configuration: `audit_ttl_ms`.
@@ -112,7 +113,9 @@ pub struct AgentConfig {
     /// The most tools a conversation's growing offer holds (default 64): when a request's
     /// picks would take it past this, the offer starts again from that request's picks alone,
     /// one prompt-cache miss in a long conversation rather than hundreds of tools sent with
-    /// every request. Not used with [`reselect`](Self::reselect).
+    /// every request. Set it well above one request's picks (`top_k` plus the tools always
+    /// offered): at or below them, every request starts the offer again. Not used with
+    /// [`reselect`](Self::reselect).
     pub max_offered: usize,
     /// Whether each [`AgentEvent::ToolCallRunning`](super::AgentEvent::ToolCallRunning)
     /// carries the arguments the tool runs with (default `false`: arguments are not redacted
@@ -321,8 +324,9 @@ impl Agent {
     /// The store that keeps the runs that wait and the ledger of their decided calls, shared
     /// by every agent (in every process) that may resume them. With one, a run that stops
     /// waiting is saved there (sealed, for [`AgentConfig::state_ttl`]); a resume spends the
-    /// calls it decides there before it runs any of them, so no call runs twice; and a run
-    /// that ends is marked ended. Needed to resume
+    /// calls it decides there before it runs any of them, so no call runs twice; a run that
+    /// ends is marked ended; and every run appends the audit entries of its calls there
+    /// ([`AgentConfig::audit`]). Needed to resume
     /// ([`ResumeError::NoStore`](super::deferred::ResumeError::NoStore) without one): an
     /// [`InMemoryStore`](crate::store::InMemoryStore) within one process, a `SqliteStore` for
     /// the processes of one host, a `PostgresStore` for several hosts. See

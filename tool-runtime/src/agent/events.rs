@@ -242,16 +242,17 @@ pub struct AgentOutput {
     /// [`StateKey`](super::StateKey): see
     /// [`Agent::with_state_key`](super::Agent::with_state_key)).
     pub state: Option<RunState>,
-    /// For an agent with a [store](super::Agent::with_store): why the audit entries of the
-    /// run's calls could not be appended, or the run's state could not be saved there (a run
-    /// that waits) or the run marked ended (a resumed run that ended); the first of these.
-    /// A state not saved is not listed as waiting, a run not ended stays held by this resume:
-    /// the state is still in [`state`](Self::state), and an operator can
-    /// [take it over](super::Agent::take_over).
+    /// For an agent with a [store](super::Agent::with_store): why the run's state could not be
+    /// saved there (a run that waits) or the run marked ended (a resumed run that ended).
+    /// Then the run is not listed as waiting, or stays held by this resume: the state is still
+    /// in [`state`](Self::state), and an operator can [take it over](super::Agent::take_over).
     pub store_error: Option<StoreError>,
-    /// The records of the calls that wait, for the store's audit trail alone (each gets its
-    /// record in `done.records` when it is decided).
-    pub(super) waited: Vec<ToolInvocationRecord>,
+    /// For an agent with a store that keeps the audit trail
+    /// ([`AgentConfig::audit`](super::AgentConfig::audit)): why the audit entries of the run's
+    /// calls could not be appended (none was: an append is all or none). The run's state was
+    /// still saved or ended as [`store_error`](Self::store_error) says; the records are in
+    /// `done.records`.
+    pub audit_error: Option<StoreError>,
 }
 
 /// The event of a call's result, under the id it has in `result`.

@@ -16,7 +16,7 @@ use super::deferred::{
 };
 use super::{Agent, AgentEvent, AgentOutput};
 use crate::digest::hex;
-use crate::runtime::ToolInvocationContext;
+use crate::runtime::{ToolInvocationContext, ToolInvocationRecord};
 use crate::store::{AuditEntry, Decided, RunKey, StoreError, StoredRun, WaitingCall};
 
 /// What the header line of a stored state starts with.
@@ -69,20 +69,27 @@ impl Agent {
         Ok(std::iter::once(key).chain(&self.retired).cloned().collect())
     }
 
-    /// With a store: appends the audit entries of the calls of this run (or resume), then
-    /// saves the state of a run that stops waiting, or, for a run that was `resumed` and
-    /// ended, marks it ended; the first failure goes to `output.store_error`.
+    /// With a store: appends the audit entries of the calls of this run (or resume), those
+    /// that ended and those that wait (`waited`), a failure to `output.audit_error`; then saves
+    /// the state of a run that stops waiting, or, for a run that was `resumed` and ended,
+    /// marks it ended, a failure to `output.store_error`.
     pub(super) async fn keep(
         &self,
         output: &mut AgentOutput,
+        waited: &[ToolInvocationRecord],
         ctx: &ToolInvocationContext,
         resumed: bool,
     ) {
         let Some(store) = &self.store else { return };
         let key = RunKey::new(ctx.tenant_id(), ctx.run_id());
-        let entries =
-            if self.config.audit { self.audit_entries(output, ctx, &key) } else { Vec::new() };
-        let audited = if entries.is_empty() { Ok(()) } else { store.append_audit(&entries).await };
+        let entries = if self.config.audit {
+            self.audit_entries(output.done.records.iter().chain(waited), ctx, &key)
+        } else {
+            Vec::new()
+        };
+        if !entries.is_empty() {
+            output.audit_error = store.append_audit(&entries).await.err();
+        }
         let kept = match &output.state {
             Some(state) => match self.stored(state, key) {
                 Ok(run) => store.save(run).await,
@@ -91,21 +98,18 @@ impl Agent {
             None if resumed => store.end_run(&key, now_ms()).await,
             None => Ok(()),
         };
-        output.store_error = audited.and(kept).err();
+        output.store_error = kept.err();
     }
 
-    /// The audit entries of the calls of `output` (those that ended, then those that wait), a
-    /// run of `ctx` at `key`.
-    fn audit_entries(
+    /// The audit entries of `records`, calls of a run of `ctx` at `key`.
+    fn audit_entries<'r>(
         &self,
-        output: &AgentOutput,
+        records: impl Iterator<Item = &'r ToolInvocationRecord>,
         ctx: &ToolInvocationContext,
         key: &RunKey,
     ) -> Vec<AuditEntry> {
         let ttl = u64::try_from(self.config.audit_ttl.as_millis()).unwrap_or(u64::MAX);
-        (output.done.records.iter().chain(&output.waited))
-            .map(|record| AuditEntry::of(key.clone(), ctx.actor_id(), record, ttl))
-            .collect()
+        records.map(|record| AuditEntry::of(key.clone(), ctx.actor_id(), record, ttl)).collect()
     }
 
     /// `state` as the store keeps it, under `key`.
@@ -276,8 +280,8 @@ impl Agent {
             })
             .collect();
         store.take_over(&key, since_ms, &decided, now_ms()).await.map_err(ResumeError::Store)?;
-        let mut output = self.decide(state, decisions, ctx, on_event).await;
-        self.keep(&mut output, ctx, true).await;
+        let (mut output, waited) = self.decide(state, decisions, ctx, on_event).await;
+        self.keep(&mut output, &waited, ctx, true).await;
         Ok(output)
     }
 }

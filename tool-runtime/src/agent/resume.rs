@@ -15,7 +15,7 @@ use super::{Agent, AgentEvent, AgentOutput, Message, StopReason, Usage};
 use crate::adapters::{ToolCall, ToolResult, check_conversation};
 use crate::digest::arguments_hash;
 use crate::runner::{Approval, ApprovalDecision, ApprovalRequest, Approver, ToolRunner};
-use crate::runtime::{Answered, CallOutcome, ToolInvocationContext};
+use crate::runtime::{Answered, CallOutcome, ToolInvocationContext, ToolInvocationRecord};
 use crate::store::{self, RunKey, RunStore, StoreError};
 use serde_json::Value;
 
@@ -74,8 +74,8 @@ impl Agent {
                 other => ResumeError::Store(other),
             }
         })?;
-        let mut output = self.decide(state, decisions, ctx, on_event).await;
-        self.keep(&mut output, ctx, true).await;
+        let (mut output, waited) = self.decide(state, decisions, ctx, on_event).await;
+        self.keep(&mut output, &waited, ctx, true).await;
         Ok(output)
     }
 
@@ -87,7 +87,7 @@ impl Agent {
         decisions: Decisions,
         ctx: &ToolInvocationContext,
         on_event: &(dyn Fn(AgentEvent) + Send + Sync),
-    ) -> AgentOutput {
+    ) -> (AgentOutput, Vec<ToolInvocationRecord>) {
         let decided = decisions.ids().count();
         let token = ctx.cancellation().child_token();
         let ctx = ctx.clone().with_cancellation(token);
@@ -188,9 +188,9 @@ impl Agent {
             let mut event_result = result.clone();
             call.id.clone_into(&mut event_result.call_id);
             on_event(result_event(&event_result));
-            let mut record = executed.into_record();
-            record.raw = Some(wire_call.raw_call());
-            run.records.push(record);
+            // No `raw`: the sealed state keeps the call as parsed, never the model's text (that
+            // is in the audit entry made when the call started waiting).
+            run.records.push(executed.into_record());
             call.status = verdict.status(result);
         }
         let still: Vec<String> = calls

@@ -14,7 +14,7 @@ use super::{
 };
 use crate::adapters::{ToolChoice, check_ready};
 use crate::catalog::VisibleTools;
-use crate::runtime::ToolInvocationContext;
+use crate::runtime::{ToolInvocationContext, ToolInvocationRecord};
 use crate::spec::ToolSpec;
 
 impl Agent {
@@ -38,8 +38,8 @@ impl Agent {
             Ok(()) => self.drive_from(&mut state, &ctx, on_event).await,
             Err(problem) => StopReason::InvalidConversation { problem },
         };
-        let mut output = self.finish_run(state, stop, &ctx, on_event);
-        self.keep(&mut output, &ctx, false).await;
+        let (mut output, waited) = self.finish_run(state, stop, &ctx, on_event);
+        self.keep(&mut output, &waited, &ctx, false).await;
         output
     }
 
@@ -60,14 +60,15 @@ impl Agent {
     }
 
     /// The end of a run (or of a part of it): its answer, its one `Done` event, and for a run
-    /// that waits, its sealed state.
+    /// that waits, its sealed state; beside it, the records of the calls that wait (for the
+    /// audit trail alone).
     pub(super) fn finish_run(
         &self,
         mut state: Loop,
         stop: StopReason,
         ctx: &ToolInvocationContext,
         on_event: &(dyn Fn(AgentEvent) + Send + Sync),
-    ) -> AgentOutput {
+    ) -> (AgentOutput, Vec<ToolInvocationRecord>) {
         let answer = match (&stop, state.messages.last()) {
             (StopReason::Answered | StopReason::IterationLimit, Some(Message::Assistant(turn))) => {
                 turn.text.clone()
@@ -85,13 +86,14 @@ impl Agent {
             offered: state.offered,
         };
         on_event(AgentEvent::Done(done.clone()));
-        AgentOutput {
+        let output = AgentOutput {
             done,
             messages: state.messages,
             state: run_state,
             store_error: None,
-            waited: state.waited,
-        }
+            audit_error: None,
+        };
+        (output, state.waited)
     }
 
     /// The loop: one turn after another, each in the steps of `turn`, until a step ends the

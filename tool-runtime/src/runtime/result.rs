@@ -304,9 +304,11 @@ pub struct ToolInvocationRecord {
     /// [`graph_id`](super::ToolInvocationContext::graph_id), when it had one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub graph_id: Option<String>,
-    /// The call as the model sent it, in its provider's JSON, capped (the agent loop keeps it
-    /// for every call it hands the runner, refused ones included). Never serialised; `Debug`
-    /// shows its size only.
+    /// The call as the model sent it, in its provider's JSON, capped: the agent loop keeps it
+    /// for every call it hands the runner in the run the model sent it, refused ones included.
+    /// A call decided on resume has none (the sealed state never holds the model's text; the
+    /// audit entry made when the call started waiting does). Never serialised; `Debug` shows
+    /// its size only.
     #[serde(skip)]
     pub raw: Option<super::RawCall>,
 }

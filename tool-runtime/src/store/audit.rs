@@ -9,12 +9,17 @@ use super::RunKey;
 /// redacted result or the error, the times) and the call as the model sent it
 /// ([`RawCall`]), which is kept here and nowhere else that is shown.
 ///
-/// An agent with a [store](crate::agent::Agent::with_store) appends an entry for every call of
-/// every run and resume ([`RunStore::append_audit`](super::RunStore::append_audit)) when the
-/// call ends, refused calls included (arguments that are not JSON, an unknown tool, a call
-/// policy denied): an audit sees what the model asked for, not only what ran. A call that
-/// waits gets its entry when it is decided, from the resume that runs or refuses it (with what
-/// the model sent, kept in the sealed state meanwhile). Entries outlive the run they belong
+/// An agent with a [store](crate::agent::Agent::with_store) appends an entry for every call it
+/// handed its runner in a run or a resume ([`RunStore::append_audit`](super::RunStore::append_audit)),
+/// refused calls included (arguments that are not JSON, an unknown tool, a call policy
+/// denied): an audit sees what the model asked for, not only what ran. A call that waits gets
+/// two: one when it starts waiting (outcome `waiting`, with the model's text), one when a
+/// resume decides it (its outcome; no raw call, which the sealed state never holds). Calls
+/// that never reach the runner get none: those of a turn the provider cut off and those
+/// refused once the tool-calling turns are used up (the conversation still shows them).
+///
+/// The entries of a run are appended together when the run (or resume) ends, in one
+/// transaction: a process that dies in the middle of a run leaves no entry of it. Entries outlive the run they belong
 /// to until they expire ([`AgentConfig::audit_ttl`](crate::agent::AgentConfig::audit_ttl));
 /// [`RunStore::delete_tenant`](super::RunStore::delete_tenant) deletes them with the tenant's
 /// runs.
@@ -56,9 +61,9 @@ pub struct AuditEntry {
     pub key: RunKey,
     /// Who the run ran for.
     pub actor_id: String,
-    /// The call's id.
+    /// The call's id (its first 256 bytes, a NUL as U+FFFD: the model may send anything).
     pub call_id: String,
-    /// The tool the model asked for.
+    /// The tool the model asked for (kept as the call id is).
     pub tool_name: String,
     /// How the call ended: `ok`, `waiting`, or its error's code (`invalid_json`,
     /// `unavailable`, `policy_denied`, ...).
@@ -66,7 +71,8 @@ pub struct AuditEntry {
     /// The call's [record](ToolInvocationRecord), as JSON (it serialises without the raw
     /// call).
     pub record: String,
-    /// The call as the model sent it, when the record had it.
+    /// The call as the model sent it, when the record had it (not for a call decided on
+    /// resume: its `waiting` entry has it).
     pub raw: Option<RawCall>,
     /// When the call left the runner (its record's `ended_ms`), in milliseconds since the Unix
     /// epoch.
@@ -89,9 +95,9 @@ impl AuditEntry {
         let ttl = i64::try_from(ttl_ms).unwrap_or(i64::MAX);
         Self {
             key,
-            actor_id: actor_id.to_owned(),
-            call_id: record.tool_call_id.clone(),
-            tool_name: record.tool_name.clone(),
+            actor_id: column(actor_id),
+            call_id: column(&record.tool_call_id),
+            tool_name: column(&record.tool_name),
             outcome: outcome.to_owned(),
             // A record is JSON values and strings under string keys: it always serialises.
             record: serde_json::to_string(record).unwrap_or_default(),
@@ -100,4 +106,18 @@ impl AuditEntry {
             expires_at_ms: record.ended_ms.saturating_add(ttl),
         }
     }
+}
+
+/// The most bytes of a call id, tool name or actor an entry keeps: the model names calls and
+/// tools, and a store's column is no place for a megabyte.
+const MAX_COLUMN_BYTES: usize = 256;
+
+/// `text` as a store's text column takes it: cut to [`MAX_COLUMN_BYTES`] on a character
+/// boundary, a NUL (which PostgreSQL's text refuses, failing the whole append) as U+FFFD.
+fn column(text: &str) -> String {
+    let mut end = text.len().min(MAX_COLUMN_BYTES);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].replace('\0', "\u{FFFD}")
 }

@@ -447,8 +447,8 @@ fn taken_at(since_ms: i64, now_ms: i64) -> i64 {
     now_ms.max(since_ms.saturating_add(1))
 }
 
-/// Keeps runs that wait and the ledger of their decided calls for every process that may
-/// resume them. Implementations: [`InMemoryStore`] (one process), `SqliteStore` (one host;
+/// Keeps runs that wait, the ledger of their decided calls and the audit trail of every call
+/// ([`AuditEntry`]) for every process that may resume them. Implementations: [`InMemoryStore`] (one process), `SqliteStore` (one host;
 /// feature `sqlite`), `PostgresStore` (several hosts; feature `postgres`).
 ///
 /// Every method is one transaction: it changes all it says or nothing. Times are milliseconds
