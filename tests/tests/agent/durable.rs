@@ -211,6 +211,29 @@ async fn every_call_of_a_run_and_its_resume_is_audited_with_what_the_model_sent(
     assert_eq!(trail[2].raw, None);
 }
 
+/// An audit trail that cannot be written is an error of its own: the run is still saved and
+/// listed, and nothing says it was not (`store_error` stays for the state).
+#[tokio::test]
+async fn a_failed_audit_append_is_its_own_error_and_the_run_is_still_saved() {
+    let path = fresh_file("audit-fails");
+    let store: Arc<dyn RunStore> = Arc::new(SqliteStore::open(&path).await.unwrap());
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch("DROP TABLE tool_runtime_audit")
+        .unwrap();
+    let (_, on_refund) = counter();
+    let agent = desk(Arc::clone(&store), vec![refund_and_broken_call()], on_refund);
+    let output = agent.run(vec![Message::user("Refund order 1001.")], &ctx("run-c"), &|_| {}).await;
+    assert!(matches!(output.done.stop, StopReason::Waiting { .. }));
+    assert_eq!(output.store_error, None);
+    let Some(StoreError::Backend { context, message }) = &output.audit_error else {
+        panic!("{:?}", output.audit_error)
+    };
+    assert_eq!(context, "appending to the audit trail of run `run-c` of tenant `acme`");
+    assert!(message.contains("tool_runtime_audit"), "{message}");
+    assert_eq!(store.list_waiting(&WaitingQuery::tenant("acme")).await.unwrap().len(), 1);
+}
+
 #[tokio::test]
 async fn an_agent_configured_without_an_audit_trail_appends_none() {
     let store: Arc<dyn RunStore> = Arc::new(InMemoryStore::new());
@@ -490,6 +513,19 @@ async fn an_operator_takes_over_a_run_whose_resume_died() {
     let denied = output.done.records.iter().find(|record| record.tool_call_id == "call_2").unwrap();
     assert_eq!(denied.error.as_ref().unwrap().code, ToolErrorCode::ApprovalDenied);
     assert!(store.unfinished("acme").await.unwrap().is_empty());
+    // The take-over's calls are audited after the two that waited.
+    let trail = store.audit(&key).await.unwrap();
+    let outcomes: Vec<(&str, &str)> =
+        trail.iter().map(|entry| (entry.call_id.as_str(), entry.outcome.as_str())).collect();
+    assert_eq!(
+        outcomes,
+        [
+            ("call_1", "waiting"),
+            ("call_2", "waiting"),
+            ("call_1", "ok"),
+            ("call_2", "approval_denied")
+        ]
+    );
     // Taken over once: a second operator finds nothing to take over.
     let again = operator(vec![]).take_over(decisions.clone(), &ctx("run-1"), &|_| {}).await;
     assert_eq!(again.unwrap_err(), ResumeError::Store(StoreError::NotFound { key }));
