@@ -8,7 +8,10 @@
 //!   `list_tool_100_of_10k` the same filtered by tool (on PostgreSQL after `ANALYZE`, as
 //!   autovacuum does);
 //! - `resume`: `Agent::resume_stored` of a waiting run, the approved call run and the run ended
-//!   (a fresh run saved for each iteration, outside the timing).
+//!   (a fresh run saved for each iteration, outside the timing);
+//! - `run_audited` / `run_unaudited`: a run of the 50-message conversation whose one call
+//!   (`tickets__list`) does not wait, with the audit trail on (its entry appended: the write
+//!   every run with a store now makes) and off (`AgentConfig::audit = false`: nothing stored).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,7 +20,7 @@ use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use tokio::runtime::Runtime;
 use tool_benches::{approval_runner, conversation};
 use tool_runtime::agent::deferred::{Decisions, StateKey};
-use tool_runtime::agent::{Agent, ScriptedModel, ScriptedTurn, StopReason};
+use tool_runtime::agent::{Agent, AgentConfig, ScriptedModel, ScriptedTurn, StopReason};
 use tool_runtime::prelude::*;
 use tool_runtime::store::{
     InMemoryStore, PostgresOptions, PostgresStore, RunKey, RunStore, SqliteStore, StoredRun,
@@ -146,6 +149,30 @@ fn run_stores(c: &mut Criterion) {
         group.bench_function(format!("{name}/list_tool_100_of_10k"), |b| {
             b.iter(|| runtime.block_on(store.list_waiting(&refunds)));
         });
+        for (bench, audit) in [("run_audited", true), ("run_unaudited", false)] {
+            let config = AgentConfig { audit, ..AgentConfig::default() };
+            let mut next = 0_u64;
+            group.bench_function(format!("{name}/{bench}"), |b| {
+                b.iter_batched(
+                    || {
+                        next += 1;
+                        let turns = vec![
+                            ScriptedTurn::openai_calls(&[("call_1", "tickets__list", "{}")]),
+                            ScriptedTurn::openai_text("None open."),
+                        ];
+                        let agent = agent(Arc::clone(store), turns).with_config(config.clone());
+                        (agent, format!("{bench}-{next}"))
+                    },
+                    |(agent, run_id)| {
+                        let output =
+                            runtime.block_on(agent.run(conversation(), &ctx(&run_id), &|_| {}));
+                        assert_eq!(output.done.stop, StopReason::Answered);
+                        assert_eq!(output.audit_error, None);
+                    },
+                    BatchSize::PerIteration,
+                );
+            });
+        }
         let mut next = 0_u64;
         group.bench_function(format!("{name}/resume"), |b| {
             b.iter_batched(
