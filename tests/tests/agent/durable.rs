@@ -181,7 +181,7 @@ async fn every_call_of_a_run_and_its_resume_is_audited_with_what_the_model_sent(
     // comes when it is decided).
     let key = RunKey::new("acme", "run-a");
     let trail = store.audit(&key).await.unwrap();
-    assert_eq!(outcomes(&trail), [("call_2", "invalid_json"), ("call_1", "waiting")]);
+    assert_eq!(outcomes(&trail), [("call_2", "invalid_json"), ("call_1", "waiting_for_approval")]);
     let raw = |entry: &AuditEntry| entry.raw.as_ref().expect("kept").text().to_owned();
     assert!(raw(&trail[0]).contains(r#"{\"order\": "#), "{}", raw(&trail[0]));
     // What the model sent, as it sent it (the arguments' text with its spacing), beside a
@@ -204,7 +204,7 @@ async fn every_call_of_a_run_and_its_resume_is_audited_with_what_the_model_sent(
     let trail = store.audit(&key).await.unwrap();
     assert_eq!(
         outcomes(&trail),
-        [("call_2", "invalid_json"), ("call_1", "waiting"), ("call_1", "ok")]
+        [("call_2", "invalid_json"), ("call_1", "waiting_for_approval"), ("call_1", "ok")]
     );
     // The sealed state never held the model's text: the resumed entry has none, the waiting
     // one keeps it.
@@ -515,13 +515,11 @@ async fn an_operator_takes_over_a_run_whose_resume_died() {
     assert!(store.unfinished("acme").await.unwrap().is_empty());
     // The take-over's calls are audited after the two that waited.
     let trail = store.audit(&key).await.unwrap();
-    let outcomes: Vec<(&str, &str)> =
-        trail.iter().map(|entry| (entry.call_id.as_str(), entry.outcome.as_str())).collect();
     assert_eq!(
-        outcomes,
+        outcomes(&trail),
         [
-            ("call_1", "waiting"),
-            ("call_2", "waiting"),
+            ("call_1", "waiting_for_approval"),
+            ("call_2", "waiting_for_approval"),
             ("call_1", "ok"),
             ("call_2", "approval_denied")
         ]

@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
-use tool_runtime::runtime::{MAX_RAW_CALL_BYTES, RawCall, WaitsFor};
+use tool_runtime::runtime::{MAX_RAW_CALL_BYTES, RawCall, ToolErrorCode, WaitsFor};
 use tool_runtime::store::{
-    AuditEntry, Decided, InMemoryStore, PostgresOptions, PostgresStore, RunKey, RunStore,
-    SqliteStore, StoreError, StoredRun, WaitingCall, WaitingQuery,
+    AuditEntry, AuditOutcome, Decided, InMemoryStore, PostgresOptions, PostgresStore, RunKey,
+    RunStore, SqliteStore, StoreError, StoredRun, WaitingCall, WaitingQuery,
 };
 
 /// A day, the time-to-live the suite's runs get.
@@ -317,7 +317,7 @@ async fn expiry_deletes_expired_runs_with_their_ledger_entries(store: &dyn RunSt
 fn entry(
     key: &RunKey,
     call_id: &str,
-    outcome: &str,
+    outcome: AuditOutcome,
     raw: Option<RawCall>,
     at_ms: i64,
     expires_at_ms: i64,
@@ -327,7 +327,7 @@ fn entry(
         actor_id: "ana".into(),
         call_id: call_id.into(),
         tool_name: "billing__refund".into(),
-        outcome: outcome.into(),
+        outcome,
         record: format!("{{\"tool_call_id\": \"{call_id}\"}}"),
         raw,
         recorded_at_ms: at_ms,
@@ -342,14 +342,22 @@ async fn the_audit_trail_keeps_a_runs_entries_in_order_until_they_expire(store: 
     let long = RawCall::new(&format!("{{\"arguments\": \"{}\"}}", "ü".repeat(MAX_RAW_CALL_BYTES)));
     assert!(long.was_cut());
     let entries = vec![
-        entry(&key, "call_1", "ok", Some(RawCall::new(sent)), 1_000, 10_000),
-        entry(&key, "call_2", "invalid_json", Some(long), 1_001, 12_000),
-        entry(&key, "call_3", "unavailable", None, 1_002, 12_000),
+        entry(&key, "call_1", AuditOutcome::Ok, Some(RawCall::new(sent)), 1_000, 10_000),
+        entry(
+            &key,
+            "call_2",
+            AuditOutcome::Failed(ToolErrorCode::InvalidJson),
+            Some(long),
+            1_001,
+            12_000,
+        ),
+        entry(&key, "call_3", AuditOutcome::Waiting(WaitsFor::Client), None, 1_002, 12_000),
     ];
     store.append_audit(&entries[..1]).await.unwrap();
     store.append_audit(&[]).await.unwrap();
     store.append_audit(&entries[1..]).await.unwrap();
-    let theirs = [entry(&other, "call_1", "ok", Some(RawCall::new("{}")), 1_000, 10_000)];
+    let theirs =
+        [entry(&other, "call_1", AuditOutcome::Ok, Some(RawCall::new("{}")), 1_000, 10_000)];
     store.append_audit(&theirs).await.unwrap();
     // Read back whole, in order: the raw text as sent, whether it was cut.
     assert_eq!(store.audit(&key).await.unwrap(), entries);
@@ -371,7 +379,10 @@ async fn a_tenants_runs_are_deleted_and_no_one_elses(store: &dyn RunStore) {
         store.save(run(tenant, run_id, "ana", &["a__x"], 1_000)).await.unwrap();
         let key = RunKey::new(tenant, run_id);
         store.spend(&key, REV, &approve(&["call_1"]), 1_100).await.unwrap();
-        store.append_audit(&[entry(&key, "call_1", "ok", None, 1_100, 90_000_000)]).await.unwrap();
+        store
+            .append_audit(&[entry(&key, "call_1", AuditOutcome::Ok, None, 1_100, 90_000_000)])
+            .await
+            .unwrap();
     }
     assert_eq!(store.delete_tenant("t-gone").await.unwrap(), 2);
     assert!(store.list_waiting(&WaitingQuery::tenant("t-gone")).await.unwrap().is_empty());
@@ -515,7 +526,7 @@ async fn a_store_of_version_1_gets_the_audit_trail_and_keeps_its_runs() {
         .unwrap();
     let store = SqliteStore::open(&path).await.unwrap();
     store.save(saved.clone()).await.unwrap();
-    let audited = [entry(&key, "call_1", "ok", Some(RawCall::new("{}")), 1_000, 2_000)];
+    let audited = [entry(&key, "call_1", AuditOutcome::Ok, Some(RawCall::new("{}")), 1_000, 2_000)];
     store.append_audit(&audited).await.unwrap();
     drop(store);
     let store = SqliteStore::open(&path).await.unwrap();
@@ -526,6 +537,25 @@ async fn a_store_of_version_1_gets_the_audit_trail_and_keeps_its_runs() {
         .query_row("SELECT max(version) FROM tool_runtime_store_version", [], |row| row.get(0))
         .unwrap();
     assert_eq!(version, 2);
+}
+
+#[tokio::test]
+async fn an_audit_row_of_an_unknown_outcome_is_an_error_naming_the_run() {
+    let path = fresh_file("bad-audit-row");
+    let store = SqliteStore::open(&path).await.unwrap();
+    let key = RunKey::new("t-1", "run-1");
+    store
+        .append_audit(&[entry(&key, "call_1", AuditOutcome::Ok, None, 1_000, 2_000)])
+        .await
+        .unwrap();
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute("UPDATE tool_runtime_audit SET outcome = 'a miracle'", [])
+        .unwrap();
+    let error = store.audit(&key).await.unwrap_err();
+    let StoreError::Backend { context, message } = &error else { panic!("{error:?}") };
+    assert_eq!(context, "reading the audit trail of run `run-1` of tenant `t-1`");
+    assert!(message.contains("`a miracle` is no outcome of a call"), "{message}");
 }
 
 #[tokio::test]
@@ -592,7 +622,7 @@ async fn a_postgres_store_of_version_1_gets_the_audit_trail() {
         .unwrap();
     let store = postgres_store(&schema).await.unwrap();
     let key = RunKey::new("t-1", "run-1");
-    let audited = [entry(&key, "call_1", "ok", Some(RawCall::new("{}")), 1_000, 2_000)];
+    let audited = [entry(&key, "call_1", AuditOutcome::Ok, Some(RawCall::new("{}")), 1_000, 2_000)];
     store.append_audit(&audited).await.unwrap();
     assert_eq!(store.audit(&key).await.unwrap(), audited);
     drop(store);

@@ -1,7 +1,9 @@
 //! The audit trail: one entry per call an agent handed its runner, with the call as the model
 //! sent it.
 
-use crate::runtime::{RawCall, ToolInvocationRecord};
+use std::fmt;
+
+use crate::runtime::{RawCall, ToolErrorCode, ToolInvocationRecord, WaitsFor};
 
 use super::RunKey;
 
@@ -13,7 +15,7 @@ use super::RunKey;
 /// handed its runner in a run or a resume ([`RunStore::append_audit`](super::RunStore::append_audit)),
 /// refused calls included (arguments that are not JSON, an unknown tool, a call policy
 /// denied): an audit sees what the model asked for, not only what ran. A call that waits gets
-/// two: one when it starts waiting (outcome `waiting`, with the model's text), one when a
+/// two: one when it starts waiting ([`AuditOutcome::Waiting`], with the model's text), one when a
 /// resume decides it (its outcome; no raw call, which the sealed state never holds). Calls
 /// that never reach the runner get none: those of a turn the provider cut off and those
 /// refused once the tool-calling turns are used up (the conversation still shows them).
@@ -28,7 +30,7 @@ use super::RunKey;
 ///
 /// ```
 /// use tool_runtime::runtime::{RawCall, ToolInvocationRecord};
-/// use tool_runtime::store::{AuditEntry, RunKey};
+/// use tool_runtime::store::{AuditEntry, AuditOutcome, RunKey};
 ///
 /// let record = ToolInvocationRecord {
 ///     tool_call_id: "call_1".into(),
@@ -49,7 +51,7 @@ use super::RunKey;
 ///     raw: Some(RawCall::new(r#"{"id": "call_1", "name": "shop__refund", "arguments": "{\"order\": 7}"}"#)),
 /// };
 /// let entry = AuditEntry::of(RunKey::new("acme", "run-1"), "user-7", &record, 86_400_000);
-/// assert_eq!((entry.call_id.as_str(), entry.outcome.as_str()), ("call_1", "ok"));
+/// assert_eq!((entry.call_id.as_str(), entry.outcome), ("call_1", AuditOutcome::Ok));
 /// assert!(entry.raw.as_ref().unwrap().text().contains("\\\"order\\\": 7"));
 /// // The record as JSON holds no raw text: it is only in `raw`.
 /// assert!(!entry.record.contains("order"));
@@ -65,9 +67,8 @@ pub struct AuditEntry {
     pub call_id: String,
     /// The tool the model asked for (kept as the call id is).
     pub tool_name: String,
-    /// How the call ended: `ok`, `waiting`, or its error's code (`invalid_json`,
-    /// `unavailable`, `policy_denied`, ...).
-    pub outcome: String,
+    /// How the call ended.
+    pub outcome: AuditOutcome,
     /// The call's [record](ToolInvocationRecord), as JSON (it serialises without the raw
     /// call).
     pub record: String,
@@ -88,9 +89,9 @@ impl AuditEntry {
     #[must_use]
     pub fn of(key: RunKey, actor_id: &str, record: &ToolInvocationRecord, ttl_ms: u64) -> Self {
         let outcome = match (&record.error, &record.waiting) {
-            (Some(error), _) => error.code.as_str(),
-            (None, Some(_)) => "waiting",
-            (None, None) => "ok",
+            (Some(error), _) => AuditOutcome::Failed(error.code),
+            (None, Some(waiting)) => AuditOutcome::Waiting(waiting.waits_for),
+            (None, None) => AuditOutcome::Ok,
         };
         let ttl = i64::try_from(ttl_ms).unwrap_or(i64::MAX);
         Self {
@@ -98,13 +99,69 @@ impl AuditEntry {
             actor_id: column(actor_id),
             call_id: column(&record.tool_call_id),
             tool_name: column(&record.tool_name),
-            outcome: outcome.to_owned(),
+            outcome,
             // A record is JSON values and strings under string keys: it always serialises.
             record: serde_json::to_string(record).unwrap_or_default(),
             raw: record.raw.clone(),
             recorded_at_ms: record.ended_ms,
             expires_at_ms: record.ended_ms.saturating_add(ttl),
         }
+    }
+}
+
+/// How an audited call ended, kept by a store as its [word](Self::as_str).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum AuditOutcome {
+    /// It ran and returned a result.
+    Ok,
+    /// It started waiting (a second entry comes when a resume decides it).
+    Waiting(WaitsFor),
+    /// It was refused or failed, with this code.
+    Failed(ToolErrorCode),
+}
+
+impl AuditOutcome {
+    /// The word a store keeps: `ok`, `waiting_for_approval` (`_client`, `_elicitation`), or the
+    /// error's code (`invalid_json`, `policy_denied`, ...).
+    ///
+    /// ```
+    /// use tool_runtime::runtime::{ToolErrorCode, WaitsFor};
+    /// use tool_runtime::store::AuditOutcome;
+    ///
+    /// assert_eq!(AuditOutcome::Waiting(WaitsFor::Approval).as_str(), "waiting_for_approval");
+    /// let failed = AuditOutcome::Failed(ToolErrorCode::InvalidJson);
+    /// assert_eq!(AuditOutcome::from_word(failed.as_str()), Some(failed));
+    /// ```
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Waiting(WaitsFor::Approval) => "waiting_for_approval",
+            Self::Waiting(WaitsFor::Client) => "waiting_for_client",
+            Self::Waiting(WaitsFor::Elicitation) => "waiting_for_elicitation",
+            Self::Failed(code) => code.as_str(),
+        }
+    }
+
+    /// The outcome of a stored word; `None` for a word this code does not know (a row a newer
+    /// version wrote).
+    #[must_use]
+    pub fn from_word(word: &str) -> Option<Self> {
+        let waits = [WaitsFor::Approval, WaitsFor::Client, WaitsFor::Elicitation];
+        if word == "ok" {
+            return Some(Self::Ok);
+        }
+        if let Some(waits_for) = waits.into_iter().find(|w| Self::Waiting(*w).as_str() == word) {
+            return Some(Self::Waiting(waits_for));
+        }
+        serde_json::from_value(serde_json::Value::String(word.to_owned())).ok().map(Self::Failed)
+    }
+}
+
+impl fmt::Display for AuditOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

@@ -62,7 +62,7 @@ mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
-pub use audit::AuditEntry;
+pub use audit::{AuditEntry, AuditOutcome};
 pub use memory::InMemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::{PostgresOptions, PostgresStore};

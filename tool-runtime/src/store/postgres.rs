@@ -11,8 +11,8 @@ use tokio_postgres::NoTls;
 use crate::runtime::RawCall;
 
 use super::{
-    AuditEntry, Decided, RunKey, RunStore, RunSummary, StoreError, StoredRun, UnfinishedCall,
-    WaitingCall, WaitingQuery,
+    AuditEntry, AuditOutcome, Decided, RunKey, RunStore, RunSummary, StoreError, StoredRun,
+    UnfinishedCall, WaitingCall, WaitingQuery,
 };
 
 /// The version of the tables this code reads and writes.
@@ -720,7 +720,7 @@ impl RunStore for PostgresStore {
                         &entry.actor_id,
                         &entry.call_id,
                         &entry.tool_name,
-                        &entry.outcome,
+                        &entry.outcome.as_str(),
                         &entry.record,
                         &raw.map(RawCall::text),
                         &raw.is_some_and(RawCall::was_cut),
@@ -744,22 +744,25 @@ impl RunStore for PostgresStore {
             .map_err(failed)?;
         rows.iter()
             .map(|row| {
-                let raw: Option<String> = row.try_get(5)?;
-                let cut: bool = row.try_get(6)?;
+                let raw: Option<String> = row.try_get(5).map_err(failed)?;
+                let cut: bool = row.try_get(6).map_err(failed)?;
+                let word: String = row.try_get(3).map_err(failed)?;
+                let outcome = AuditOutcome::from_word(&word).ok_or_else(|| {
+                    backend(&context, &format_args!("`{word}` is no outcome of a call"))
+                })?;
                 Ok(AuditEntry {
                     key: key.clone(),
-                    actor_id: row.try_get(0)?,
-                    call_id: row.try_get(1)?,
-                    tool_name: row.try_get(2)?,
-                    outcome: row.try_get(3)?,
-                    record: row.try_get(4)?,
+                    actor_id: row.try_get(0).map_err(failed)?,
+                    call_id: row.try_get(1).map_err(failed)?,
+                    tool_name: row.try_get(2).map_err(failed)?,
+                    outcome,
+                    record: row.try_get(4).map_err(failed)?,
                     raw: raw.map(|text| RawCall::restored(&text, cut)),
-                    recorded_at_ms: row.try_get(7)?,
-                    expires_at_ms: row.try_get(8)?,
+                    recorded_at_ms: row.try_get(7).map_err(failed)?,
+                    expires_at_ms: row.try_get(8).map_err(failed)?,
                 })
             })
-            .collect::<Result<_, tokio_postgres::Error>>()
-            .map_err(failed)
+            .collect()
     }
 
     async fn expire(&self, now_ms: i64) -> Result<usize, StoreError> {

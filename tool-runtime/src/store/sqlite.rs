@@ -11,8 +11,8 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use crate::runtime::RawCall;
 
 use super::{
-    AuditEntry, Decided, RunKey, RunStore, RunSummary, StoreError, StoredRun, UnfinishedCall,
-    WaitingCall, WaitingQuery,
+    AuditEntry, AuditOutcome, Decided, RunKey, RunStore, RunSummary, StoreError, StoredRun,
+    UnfinishedCall, WaitingCall, WaitingQuery,
 };
 
 /// The version of the tables this code reads and writes.
@@ -624,7 +624,7 @@ impl RunStore for SqliteStore {
                         entry.actor_id,
                         entry.call_id,
                         entry.tool_name,
-                        entry.outcome,
+                        entry.outcome.as_str(),
                         entry.record,
                         entry.raw.as_ref().map(RawCall::text),
                         entry.raw.as_ref().is_some_and(RawCall::was_cut),
@@ -649,12 +649,20 @@ impl RunStore for SqliteStore {
             let rows = statement.query_map(params![key.tenant_id, key.run_id], |row| {
                 let raw: Option<String> = row.get(5)?;
                 let cut: bool = row.get(6)?;
+                let word: String = row.get(3)?;
+                let outcome = AuditOutcome::from_word(&word).ok_or_else(|| {
+                    rusqlite::Error::FromSqlConversionFailure(
+                        3,
+                        rusqlite::types::Type::Text,
+                        format!("`{word}` is no outcome of a call").into(),
+                    )
+                })?;
                 Ok(AuditEntry {
                     key: key.clone(),
                     actor_id: row.get(0)?,
                     call_id: row.get(1)?,
                     tool_name: row.get(2)?,
-                    outcome: row.get(3)?,
+                    outcome,
                     record: row.get(4)?,
                     raw: raw.map(|text| RawCall::restored(&text, cut)),
                     recorded_at_ms: row.get(7)?,
