@@ -247,6 +247,17 @@ impl Redaction {
         self.is_all() || self.with_paths(|paths| keeps_nested(schema, paths))
     }
 
+    /// The part of an output `schema` that survives this redaction: what the model (an MCP
+    /// client, a program calling the tool) can get. The whole schema for [`Redaction::all`];
+    /// `None` when nothing below the top names a field (see `narrow`).
+    #[cfg(feature = "runner")]
+    pub(crate) fn narrow_schema(&self, schema: &Value) -> Option<Value> {
+        if self.is_all() {
+            return Some(schema.clone());
+        }
+        self.with_paths(|paths| narrow(schema, paths))
+    }
+
     /// Calls `f` with the paths as a slice (a compile-time allowlist is one already); an empty
     /// slice for [`Redaction::all`], which callers check first with [`Redaction::is_all`].
     pub(crate) fn with_paths<R>(&self, f: impl FnOnce(&[&str]) -> R) -> R {
@@ -256,6 +267,43 @@ impl Redaction {
             Keep::Owned(paths) => f(&paths.iter().map(String::as_str).collect::<Vec<_>>()),
         }
     }
+}
+
+/// The part of an output schema that survives redaction with `paths`, mirroring
+/// [`Redaction::apply`]: properties not allowlisted are removed
+/// (and dropped from `required`), arrays are walked through, an allowlisted property keeps its
+/// whole schema. `None` when nothing below the top names a field (a scalar, an object without
+/// `properties`): redaction lets no such value through as it is, so no schema describes it.
+#[cfg(feature = "runner")]
+fn narrow(schema: &Value, paths: &[&str]) -> Option<Value> {
+    let Value::Object(node) = schema else { return None };
+    let mut out = node.clone();
+    if let Some(items) = node.get("items") {
+        out.insert("items".to_owned(), narrow(items, paths)?);
+        return Some(Value::Object(out));
+    }
+    let properties = node.get("properties").and_then(Value::as_object)?;
+    let mut kept = Map::new();
+    for (key, child) in properties {
+        let child = match allowed_below(paths, key) {
+            Allowed::Nothing => None,
+            Allowed::All => Some(child.clone()),
+            Allowed::Below(below) => narrow(child, &below),
+        };
+        if let Some(child) = child {
+            kept.insert(key.clone(), child);
+        }
+    }
+    if let Some(Value::Array(required)) = node.get("required") {
+        let required: Vec<Value> = required
+            .iter()
+            .filter(|name| name.as_str().is_some_and(|name| kept.contains_key(name)))
+            .cloned()
+            .collect();
+        out.insert("required".to_owned(), Value::Array(required));
+    }
+    out.insert("properties".to_owned(), Value::Object(kept));
+    Some(Value::Object(out))
 }
 
 /// Whether [`retain_nested`] with `paths` removes nothing from a value valid under `schema`:
@@ -990,6 +1038,50 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    #[cfg(feature = "runner")]
+    fn redacted_schema_keeps_what_redaction_keeps() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "hits": {"type": "array", "items": {"type": "object", "properties": {
+                    "title": {"type": "string"}, "owner": {"type": "string"}
+                }, "required": ["title", "owner"]}},
+                "total": {"type": "integer"},
+                "cost": {"type": "integer"}
+            },
+            "required": ["hits", "total", "cost"],
+            "additionalProperties": false
+        });
+        let narrowed = narrow(&schema, &["hits.title", "total"]).unwrap();
+        assert_eq!(
+            narrowed,
+            json!({
+                "type": "object",
+                "properties": {
+                    "hits": {"type": "array", "items": {"type": "object", "properties": {
+                        "title": {"type": "string"}
+                    }, "required": ["title"]}},
+                    "total": {"type": "integer"}
+                },
+                "required": ["hits", "total"],
+                "additionalProperties": false
+            })
+        );
+        let nothing = narrow(&schema, &[]).unwrap();
+        assert_eq!(nothing["properties"], json!({}));
+        assert_eq!(nothing["required"], json!([]));
+    }
+
+    #[test]
+    #[cfg(feature = "runner")]
+    fn a_schema_without_fields_is_never_served_whole_by_narrowing() {
+        // Issue 16 item 12: these used to fall back to the whole schema.
+        assert_eq!(narrow(&json!({"type": "string"}), &["text"]), None);
+        assert_eq!(narrow(&json!({"type": "object"}), &["secret"]), None);
+        assert_eq!(narrow(&json!({"type": "array", "items": {"type": "integer"}}), &["n"]), None);
+    }
 
     #[test]
     fn paths_reach_through_arrays_at_any_depth_and_scalars_keep_nothing() {

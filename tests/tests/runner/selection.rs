@@ -207,10 +207,13 @@ const REQUESTS: [(&str, &str); 50] = [
     ("Summarize today's headlines", "news__summarize_headline"),
 ];
 
+/// A policy that shows every domain's tools.
+fn everything() -> ToolPolicy {
+    ToolPolicy::allowing(DOMAINS.iter().map(|(prefix, _, _)| format!("{prefix}__*")))
+}
+
 fn visible(catalog: &ToolCatalog) -> VisibleTools {
-    let ctx = context("run", "user", "t");
-    let everything = DOMAINS.iter().map(|(prefix, _, _)| format!("{prefix}__*"));
-    visible_tools(catalog, &ToolPolicy::allowing(everything), &ctx)
+    visible_tools(catalog, &everything(), &context("run", "user", "t"))
 }
 
 #[test]
@@ -285,11 +288,7 @@ fn selection_gives_the_same_answer_twice_and_honours_visibility() {
 async fn an_agent_session_offers_at_most_20_tools_per_turn_and_the_right_one() {
     let catalog = std::sync::Arc::new(catalog());
     let selector = std::sync::Arc::new(Bm25Selector::new(catalog.as_ref()).top_k(20));
-    let everything: Vec<String> =
-        DOMAINS.iter().map(|(prefix, _, _)| format!("{prefix}__*")).collect();
-    let runner = tool_runtime::runner::ToolRunner::builder(catalog)
-        .policy(ToolPolicy::allowing(everything))
-        .build();
+    let runner = runner_over(catalog);
     let ctx = context("run", "user", "t");
     let mut hits = 0;
     for (request, label) in REQUESTS {
@@ -347,11 +346,7 @@ fn a_name_indexed_twice_is_offered_once() {
 #[tokio::test]
 async fn selection_read_from_configuration_offers_what_the_selector_would() {
     let catalog = std::sync::Arc::new(catalog());
-    let everything: Vec<String> =
-        DOMAINS.iter().map(|(prefix, _, _)| format!("{prefix}__*")).collect();
-    let runner = tool_runtime::runner::ToolRunner::builder(catalog.clone())
-        .policy(ToolPolicy::allowing(everything))
-        .build();
+    let runner = runner_over(catalog.clone());
     let (request, label) = REQUESTS[0];
     let always = REQUESTS[1].1;
     let config: tool_runtime::agent::AgentConfig =
@@ -394,6 +389,53 @@ fn encoded_tools(catalog: &ToolCatalog, names: &[String]) -> Vec<(&'static str, 
     ]
 }
 
+/// A runner over `catalog` whose policy shows every domain's tools.
+fn runner_over(catalog: std::sync::Arc<ToolCatalog>) -> tool_runtime::runner::ToolRunner {
+    tool_runtime::runner::ToolRunner::builder(catalog).policy(everything()).build()
+}
+
+/// The first labelled request of each of the first `n` domains: requests about different
+/// things.
+fn one_request_per_domain(n: usize) -> Vec<&'static str> {
+    let mut domains = BTreeSet::new();
+    let requests: Vec<&str> = REQUESTS
+        .iter()
+        .filter(|(_, label)| domains.insert(label.split_once("__").unwrap().0))
+        .map(|(request, _)| *request)
+        .take(n)
+        .collect();
+    assert_eq!(requests.len(), n);
+    requests
+}
+
+/// A conversation of `requests`, each a run of its own answered at once, on an agent of
+/// `runner` with `selector` and `config`: the tools each request was sent (as the agent also
+/// reports them).
+async fn offers(
+    runner: &tool_runtime::runner::ToolRunner,
+    selector: &std::sync::Arc<Bm25Selector>,
+    config: &tool_runtime::agent::AgentConfig,
+    requests: &[&str],
+) -> Vec<Vec<String>> {
+    let mut messages = Vec::new();
+    let mut sent = Vec::new();
+    for request in requests {
+        messages.push(Message::user(*request));
+        let model = std::sync::Arc::new(ScriptedModel::new([ScriptedTurn::openai_text("Ok.")]));
+        let agent = Agent::new(model.clone(), runner.clone())
+            .with_config(config.clone())
+            .with_selector(selector.clone());
+        let ctx = context("run", "user", "t");
+        let output = agent.run(std::mem::take(&mut messages), &ctx, &|_| {}).await;
+        assert_eq!(output.done.stop, StopReason::Answered, "{request}");
+        let seen = model.requests();
+        assert_eq!(output.done.offered, [seen[0].tools.clone()], "sent as reported");
+        sent.push(seen[0].tools.clone());
+        messages = output.messages;
+    }
+    sent
+}
+
 /// Issue 27, item 3: a conversation of six requests, each about something else. By default
 /// the tools offered only grow, so for every provider the `tools` array each request sends
 /// begins with the one the request before it sent (the prompt cache keys on it); with
@@ -402,38 +444,11 @@ fn encoded_tools(catalog: &ToolCatalog, names: &[String]) -> Vec<(&'static str, 
 async fn the_tool_arrays_of_a_conversation_only_grow_for_every_provider_unless_reselecting() {
     let catalog = std::sync::Arc::new(catalog());
     let selector = std::sync::Arc::new(Bm25Selector::new(catalog.as_ref()).top_k(4));
-    let everything: Vec<String> =
-        DOMAINS.iter().map(|(prefix, _, _)| format!("{prefix}__*")).collect();
-    let runner = tool_runtime::runner::ToolRunner::builder(catalog.clone())
-        .policy(ToolPolicy::allowing(everything))
-        .build();
-    // The first request of six domains.
-    let mut domains = BTreeSet::new();
-    let requests: Vec<&str> = REQUESTS
-        .iter()
-        .filter(|(_, label)| domains.insert(label.split_once("__").unwrap().0))
-        .map(|(request, _)| *request)
-        .take(6)
-        .collect();
-    assert_eq!(requests.len(), 6);
+    let runner = runner_over(catalog.clone());
+    let requests = one_request_per_domain(6);
     for reselect in [false, true] {
         let config = tool_runtime::agent::AgentConfig { reselect, ..Default::default() };
-        let mut messages = Vec::new();
-        let mut sent: Vec<Vec<String>> = Vec::new();
-        for request in &requests {
-            messages.push(Message::user(*request));
-            let model = std::sync::Arc::new(ScriptedModel::new([ScriptedTurn::openai_text("Ok.")]));
-            let agent = Agent::new(model.clone(), runner.clone())
-                .with_config(config.clone())
-                .with_selector(selector.clone());
-            let ctx = context("run", "user", "t");
-            let output = agent.run(std::mem::take(&mut messages), &ctx, &|_| {}).await;
-            assert_eq!(output.done.stop, StopReason::Answered, "{request}");
-            let seen = model.requests();
-            assert_eq!(output.done.offered, [seen[0].tools.clone()], "sent as reported");
-            sent.push(seen[0].tools.clone());
-            messages = output.messages;
-        }
+        let sent = offers(&runner, &selector, &config, &requests).await;
         let arrays: Vec<Vec<(&str, Vec<Value>)>> =
             sent.iter().map(|names| encoded_tools(&catalog, names)).collect();
         let mut changed = 0;
@@ -573,32 +588,9 @@ fn the_labelled_set_is_sound_and_bm25_recall_is_reported() {
 async fn a_growing_offer_starts_again_past_its_limit() {
     let catalog = std::sync::Arc::new(catalog());
     let selector = std::sync::Arc::new(Bm25Selector::new(catalog.as_ref()).top_k(3));
-    let everything: Vec<String> =
-        DOMAINS.iter().map(|(prefix, _, _)| format!("{prefix}__*")).collect();
-    let runner = tool_runtime::runner::ToolRunner::builder(catalog.clone())
-        .policy(ToolPolicy::allowing(everything))
-        .build();
     let config = tool_runtime::agent::AgentConfig { max_offered: 7, ..Default::default() };
-    let mut domains = BTreeSet::new();
-    let requests: Vec<&str> = REQUESTS
-        .iter()
-        .filter(|(_, label)| domains.insert(label.split_once("__").unwrap().0))
-        .map(|(request, _)| *request)
-        .take(4)
-        .collect();
-    let mut messages = Vec::new();
-    let mut sent: Vec<Vec<String>> = Vec::new();
-    for request in &requests {
-        messages.push(Message::user(*request));
-        let model = std::sync::Arc::new(ScriptedModel::new([ScriptedTurn::openai_text("Ok.")]));
-        let agent = Agent::new(model, runner.clone())
-            .with_config(config.clone())
-            .with_selector(selector.clone());
-        let output =
-            agent.run(std::mem::take(&mut messages), &context("run", "user", "t"), &|_| {}).await;
-        sent.push(output.done.offered[0].clone());
-        messages = output.messages;
-    }
+    let sent =
+        offers(&runner_over(catalog.clone()), &selector, &config, &one_request_per_domain(4)).await;
     let lengths: Vec<usize> = sent.iter().map(Vec::len).collect();
     // Three picks a request: 3, 6, then 9 > 7 starts again at 3, then 6.
     assert_eq!(lengths, [3, 6, 3, 6]);

@@ -168,14 +168,24 @@ fn declarations() -> (String, String) {
     (stubs::typescript(visible.specs()).unwrap(), stubs::python(visible.specs()).unwrap())
 }
 
-/// A fresh directory for `name` under the target directory.
-fn workdir(name: &str) -> std::path::PathBuf {
+/// Writes `files` into a fresh directory `stubs-<name>` under the target directory, runs
+/// `checker` there, and fails showing what it printed unless it accepted them.
+fn accepted_by(checker: &mut Command, name: &str, files: [(&str, &str); 2]) {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("stubs-{name}"));
     if dir.exists() {
         std::fs::remove_dir_all(&dir).unwrap();
     }
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    for (file, text) in files {
+        std::fs::write(dir.join(file), text).unwrap();
+    }
+    let output = checker.current_dir(&dir).output().expect("the checker runs");
+    assert!(
+        output.status.success(),
+        "{name}: the checker refused the stubs:\n{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
 
 #[test]
@@ -228,23 +238,12 @@ fn the_typescript_declarations_type_check_with_tsc_strict() {
     let (typescript, _) = declarations();
     let target = Path::new(env!("CARGO_TARGET_TMPDIR"));
     let compiler = npm_package(target, "stubs-typescript-5.9.3", TYPESCRIPT, "the stubs test");
-    let dir = workdir("ts");
-    std::fs::write(dir.join("tools.d.ts"), typescript).unwrap();
-    std::fs::write(dir.join("use.ts"), USE_TS).unwrap();
-    let output = Command::new("node")
-        .arg(compiler.join("node_modules/typescript/bin/tsc"))
+    let mut tsc = Command::new("node");
+    tsc.arg(compiler.join("node_modules/typescript/bin/tsc"))
         .args(["--noEmit", "--strict", "--target", "es2022", "--module", "esnext"])
         .args(["--moduleResolution", "bundler", "--lib", "es2022,dom"])
-        .arg("use.ts")
-        .current_dir(&dir)
-        .output()
-        .expect("node runs");
-    assert!(
-        output.status.success(),
-        "tsc refused the declarations:\n{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+        .arg("use.ts");
+    accepted_by(&mut tsc, "ts", [("tools.d.ts", &typescript), ("use.ts", USE_TS)]);
 }
 
 const USE_PY: &str = r#"from tools import Int64, core__ping, crm__find_contact, notes__odd, shop__plan_delivery
@@ -285,21 +284,11 @@ fn the_python_stubs_pass_mypy_strict() {
         what: "mypy",
     }
     .python(Path::new(env!("CARGO_TARGET_TMPDIR")));
-    let dir = workdir("py");
-    std::fs::write(dir.join("tools.pyi"), python).unwrap();
-    std::fs::write(dir.join("use.py"), USE_PY).unwrap();
-    let output = Command::new(mypy)
+    let mut checker = Command::new(mypy);
+    checker
         .args(["-m", "mypy", "--strict", "--no-incremental", "--python-version", "3.11"])
-        .args(["tools.pyi", "use.py"])
-        .current_dir(&dir)
-        .output()
-        .expect("the venv's python runs");
-    assert!(
-        output.status.success(),
-        "mypy refused the stubs:\n{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+        .args(["tools.pyi", "use.py"]);
+    accepted_by(&mut checker, "py", [("tools.pyi", &python), ("use.py", USE_PY)]);
 }
 
 /// Two tools whose names differ only in `-` and `_` would be declared as one function.

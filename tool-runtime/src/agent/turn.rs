@@ -299,14 +299,12 @@ fn grown(
     visible: &VisibleTools,
     limit: usize,
 ) {
-    let requests: Vec<&str> = requests(messages).collect();
-    // A conversation without a request yet is offered what is offered whatever is asked.
-    let fresh = if requests.is_empty() {
-        &[""][..]
-    } else {
-        &requests[grown.requests.min(requests.len())..]
-    };
-    for request in fresh {
+    let mut requests: Vec<&str> = requests(messages).collect();
+    if requests.is_empty() {
+        // No request yet: what is offered whatever is asked, picked once like a request.
+        requests.push("");
+    }
+    for request in &requests[grown.requests.min(requests.len())..] {
         let selection = selector.select(request, visible);
         let new: Vec<&str> = (selection.names())
             .filter(|name| !grown.names.iter().any(|offered| offered == name))

@@ -825,10 +825,7 @@ fn cut_description(description: &str, options: &McpImportOptions) -> String {
     if description.len() <= max {
         return description.to_owned();
     }
-    let mut end = max.saturating_sub(MARK.len());
-    while !description.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = description.floor_char_boundary(max.saturating_sub(MARK.len()));
     let mut cut = description[..end].to_owned();
     if max >= MARK.len() {
         cut.push_str(MARK);

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::content::{Part, ResourceBody, ToolOutput};
 use crate::runtime::CallOutcome;
-use crate::spec::{Allowed, ToolSpec, allowed_below};
+use crate::spec::ToolSpec;
 
 /// How `structuredContent` relates to the structured value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,7 +26,7 @@ pub(super) fn served_output(spec: &ToolSpec) -> Option<(JsonObject, Shape)> {
     let served = if spec.redaction_keeps_valid_output() || spec.redaction().is_all() {
         schema
     } else {
-        spec.redaction().with_paths(|paths| narrow(&schema, paths))?
+        spec.redaction().narrow_schema(&schema)?
     };
     if served.get("type").and_then(Value::as_str) == Some("object") {
         return Some((object(served), Shape::Object));
@@ -38,42 +38,6 @@ pub(super) fn served_output(spec: &ToolSpec) -> Option<(JsonObject, Shape)> {
         "additionalProperties": false
     });
     Some((object(wrapped), Shape::Wrapped))
-}
-
-/// The part of an output schema that survives redaction with `paths`, mirroring
-/// [`Redaction::apply`](crate::spec::Redaction::apply): properties not allowlisted are removed
-/// (and dropped from `required`), arrays are walked through, an allowlisted property keeps its
-/// whole schema. `None` when nothing below the top names a field (a scalar, an object without
-/// `properties`): redaction lets no such value through as it is, so no schema describes it.
-fn narrow(schema: &Value, paths: &[&str]) -> Option<Value> {
-    let Value::Object(node) = schema else { return None };
-    let mut out = node.clone();
-    if let Some(items) = node.get("items") {
-        out.insert("items".to_owned(), narrow(items, paths)?);
-        return Some(Value::Object(out));
-    }
-    let properties = node.get("properties").and_then(Value::as_object)?;
-    let mut kept = JsonObject::new();
-    for (key, child) in properties {
-        let child = match allowed_below(paths, key) {
-            Allowed::Nothing => None,
-            Allowed::All => Some(child.clone()),
-            Allowed::Below(below) => narrow(child, &below),
-        };
-        if let Some(child) = child {
-            kept.insert(key.clone(), child);
-        }
-    }
-    if let Some(Value::Array(required)) = node.get("required") {
-        let required: Vec<Value> = required
-            .iter()
-            .filter(|name| name.as_str().is_some_and(|name| kept.contains_key(name)))
-            .cloned()
-            .collect();
-        out.insert("required".to_owned(), Value::Array(required));
-    }
-    out.insert("properties".to_owned(), Value::Object(kept));
-    Some(Value::Object(out))
 }
 
 pub(super) fn object(value: Value) -> JsonObject {
@@ -147,54 +111,5 @@ fn content_block(part: &Part) -> ContentBlock {
         }
         Part::Json(Value::String(text)) => ContentBlock::text(text.clone()),
         Part::Json(value) => ContentBlock::text(value.to_string()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    #[test]
-    fn redacted_schema_keeps_what_redaction_keeps() {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "hits": {"type": "array", "items": {"type": "object", "properties": {
-                    "title": {"type": "string"}, "owner": {"type": "string"}
-                }, "required": ["title", "owner"]}},
-                "total": {"type": "integer"},
-                "cost": {"type": "integer"}
-            },
-            "required": ["hits", "total", "cost"],
-            "additionalProperties": false
-        });
-        let narrowed = narrow(&schema, &["hits.title", "total"]).unwrap();
-        assert_eq!(
-            narrowed,
-            json!({
-                "type": "object",
-                "properties": {
-                    "hits": {"type": "array", "items": {"type": "object", "properties": {
-                        "title": {"type": "string"}
-                    }, "required": ["title"]}},
-                    "total": {"type": "integer"}
-                },
-                "required": ["hits", "total"],
-                "additionalProperties": false
-            })
-        );
-        let nothing = narrow(&schema, &[]).unwrap();
-        assert_eq!(nothing["properties"], json!({}));
-        assert_eq!(nothing["required"], json!([]));
-    }
-
-    #[test]
-    fn a_schema_without_fields_is_never_served_whole_by_narrowing() {
-        // Issue 16 item 12: these used to fall back to the whole schema.
-        assert_eq!(narrow(&json!({"type": "string"}), &["text"]), None);
-        assert_eq!(narrow(&json!({"type": "object"}), &["secret"]), None);
-        assert_eq!(narrow(&json!({"type": "array", "items": {"type": "integer"}}), &["n"]), None);
     }
 }

@@ -38,10 +38,7 @@ impl RawCall {
         if text.len() <= MAX_RAW_CALL_BYTES {
             return Self { text: text.into(), cut: false };
         }
-        let mut end = MAX_RAW_CALL_BYTES;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
+        let end = text.floor_char_boundary(MAX_RAW_CALL_BYTES);
         Self { text: text[..end].into(), cut: true }
     }
 

@@ -137,6 +137,7 @@ impl AuditOutcome {
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::Ok => "ok",
+            // `waiting_for_` and `WaitsFor::as_str`, which `from_word` reads back.
             Self::Waiting(WaitsFor::Approval) => "waiting_for_approval",
             Self::Waiting(WaitsFor::Client) => "waiting_for_client",
             Self::Waiting(WaitsFor::Elicitation) => "waiting_for_elicitation",
@@ -148,12 +149,11 @@ impl AuditOutcome {
     /// version wrote).
     #[must_use]
     pub fn from_word(word: &str) -> Option<Self> {
-        let waits = [WaitsFor::Approval, WaitsFor::Client, WaitsFor::Elicitation];
         if word == "ok" {
             return Some(Self::Ok);
         }
-        if let Some(waits_for) = waits.into_iter().find(|w| Self::Waiting(*w).as_str() == word) {
-            return Some(Self::Waiting(waits_for));
+        if let Some(waits_for) = word.strip_prefix("waiting_for_") {
+            return super::waits_for_named(waits_for).map(Self::Waiting);
         }
         serde_json::from_value(serde_json::Value::String(word.to_owned())).ok().map(Self::Failed)
     }
@@ -172,9 +172,5 @@ const MAX_COLUMN_BYTES: usize = 256;
 /// `text` as a store's text column takes it: cut to [`MAX_COLUMN_BYTES`] on a character
 /// boundary, a NUL (which PostgreSQL's text refuses, failing the whole append) as U+FFFD.
 fn column(text: &str) -> String {
-    let mut end = text.len().min(MAX_COLUMN_BYTES);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    text[..end].replace('\0', "\u{FFFD}")
+    text[..text.floor_char_boundary(MAX_COLUMN_BYTES)].replace('\0', "\u{FFFD}")
 }

@@ -433,7 +433,6 @@ impl std::error::Error for StoreError {}
 
 /// What a call waits for, from the word a store keeps (`WaitsFor::as_str`); a word this code
 /// does not know is a row that does not decode.
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
 fn waits_for_named(word: &str) -> Option<WaitsFor> {
     [WaitsFor::Approval, WaitsFor::Client, WaitsFor::Elicitation]
         .into_iter()

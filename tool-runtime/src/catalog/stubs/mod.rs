@@ -43,7 +43,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::spec::{Redaction, ToolSpec};
 
@@ -124,7 +124,7 @@ impl<'a> Declared<'a> {
             };
             let result = spec
                 .output_schema()
-                .map_or(Ty::Unknown, |schema| ty(&redacted(&schema.to_json(), spec.redaction())));
+                .map_or(Ty::Unknown, |schema| ty(&kept(&schema.to_json(), spec.redaction())));
             tools.push(Tool { function, type_name, description: spec.description(), args, result });
         }
         Ok(Self(tools))
@@ -231,43 +231,10 @@ fn wide(schema: &Value) -> Option<bool> {
     (maximum > MAX_SAFE_INTEGER || minimum < -MAX_SAFE_INTEGER).then_some(minimum >= 0.0)
 }
 
-/// The output `schema` cut down to what `redaction` keeps: the model (and code) gets nothing
-/// else. A top-level value nothing keeps is `null`.
-fn redacted(schema: &Value, redaction: &Redaction) -> Value {
-    if redaction.is_all() {
-        return schema.clone();
-    }
-    let paths: Vec<Vec<&str>> = redaction.paths().map(|path| path.split('.').collect()).collect();
-    kept(schema, &paths).unwrap_or_else(|| serde_json::json!({"type": "null"}))
-}
-
-/// What `paths` (relative to `schema`) keep of it: all of it for an empty path; the kept
-/// properties of an object; an array's items, walked through; nothing of a scalar.
-fn kept(schema: &Value, paths: &[Vec<&str>]) -> Option<Value> {
-    if paths.iter().any(Vec::is_empty) {
-        return Some(schema.clone());
-    }
-    let mut pruned = schema.as_object()?.clone();
-    if let Some(items) = schema.get("items") {
-        // Items nothing keeps leave the array empty (`Redaction::apply` keeps `[]`).
-        let items = kept(items, paths).unwrap_or_else(|| serde_json::json!({"enum": []}));
-        pruned.insert("items".into(), items);
-        return Some(Value::Object(pruned));
-    }
-    let properties = schema.get("properties")?.as_object()?;
-    let mut keep = Map::new();
-    for (name, property) in properties {
-        let below: Vec<Vec<&str>> =
-            paths.iter().filter(|path| path[0] == name).map(|path| path[1..].to_vec()).collect();
-        if let Some(property) = (!below.is_empty()).then(|| kept(property, &below)).flatten() {
-            keep.insert(name.clone(), property);
-        }
-    }
-    if let Some(Value::Array(required)) = pruned.get_mut("required") {
-        required.retain(|name| name.as_str().is_some_and(|name| keep.contains_key(name)));
-    }
-    pruned.insert("properties".into(), Value::Object(keep));
-    Some(Value::Object(pruned))
+/// The output `schema` cut down to what `redaction` keeps (as MCP serves it): the model and
+/// code get nothing else. A top-level value nothing keeps is `null`.
+fn kept(schema: &Value, redaction: &Redaction) -> Value {
+    redaction.narrow_schema(schema).unwrap_or_else(|| serde_json::json!({"type": "null"}))
 }
 
 /// A tool's function name: its name, `-` as `_` (a tool name is letters, digits, `_` and
