@@ -1,9 +1,12 @@
 //! Validation: the project's validator (`Schema::validate`, over the compile-time schema tree)
-//! against the `jsonschema` crate's compiled validator on the same rendered schema and the same
-//! parsed inputs, valid and invalid.
+//! against the `jsonschema` crate's two validators on the same rendered schema and the same
+//! parsed inputs, valid and invalid: its run-time one (`jsonschema::draft202012::new`, the
+//! schema compiled when the benchmark starts) and its compile-time one
+//! (`#[jsonschema::validator]`, code generated from `benches/schemas/*.json`, which a check in
+//! `benches/tests/checks` keeps equal to the tools' rendered schemas).
 //!
-//! Like for like: on valid input both report "no error" (`jsonschema`'s `validate`; its
-//! `is_valid` is measured too); on invalid input both collect every error with its location
+//! Like for like: on valid input each reports "no error" (`jsonschema`'s `validate`; its
+//! `is_valid` is measured too); on invalid input each collects every error with its location
 //! (`jsonschema`'s `iter_errors`).
 
 use std::hint::black_box;
@@ -16,7 +19,29 @@ use tool_benches::tools::{
 };
 use tool_runtime::schema::{Schema, ToolSchema};
 
-fn compare(c: &mut Criterion, name: &str, schema: &'static Schema, valid: &str, invalid: &str) {
+/// The compile-time validator of `bench__small`'s arguments.
+#[jsonschema::validator(path = "schemas/small.json")]
+struct SmallCompiled;
+
+/// The compile-time validator of `bench__medium`'s arguments.
+#[jsonschema::validator(path = "schemas/medium.json")]
+struct MediumCompiled;
+
+/// A compile-time validator's three entry points.
+struct Generated {
+    validate: for<'a> fn(&'a Value) -> Result<(), jsonschema::ValidationError<'a>>,
+    is_valid: fn(&Value) -> bool,
+    iter_errors: for<'a> fn(&'a Value) -> jsonschema::ErrorIterator<'a>,
+}
+
+fn compare(
+    c: &mut Criterion,
+    name: &str,
+    schema: &'static Schema,
+    generated: &Generated,
+    valid: &str,
+    invalid: &str,
+) {
     let compiled =
         jsonschema::draft202012::new(&schema.to_json()).expect("the rendered schema compiles");
     let valid: Value = serde_json::from_str(valid).expect("JSON");
@@ -26,12 +51,20 @@ fn compare(c: &mut Criterion, name: &str, schema: &'static Schema, valid: &str, 
     let ours = schema.validate(&invalid).expect_err("invalid").len();
     let theirs = compiled.iter_errors(&invalid).count();
     assert_eq!(ours, theirs, "{name}: both validators find every error");
+    assert!((generated.is_valid)(&valid) && (generated.validate)(&valid).is_ok());
+    assert_eq!((generated.iter_errors)(&invalid).count(), ours, "{name}: the generated one too");
 
     let mut group = c.benchmark_group(format!("validation/{name}/valid"));
     group.bench_function("project", |b| b.iter(|| schema.validate(black_box(&valid)).is_ok()));
     group.bench_function("jsonschema", |b| b.iter(|| compiled.validate(black_box(&valid)).is_ok()));
     group
         .bench_function("jsonschema_is_valid", |b| b.iter(|| compiled.is_valid(black_box(&valid))));
+    group.bench_function("jsonschema_generated", |b| {
+        b.iter(|| (generated.validate)(black_box(&valid)).is_ok());
+    });
+    group.bench_function("jsonschema_generated_is_valid", |b| {
+        b.iter(|| (generated.is_valid)(black_box(&valid)));
+    });
     group.finish();
 
     let mut group = c.benchmark_group(format!("validation/{name}/invalid"));
@@ -46,12 +79,29 @@ fn compare(c: &mut Criterion, name: &str, schema: &'static Schema, valid: &str, 
                 .collect::<Vec<_>>()
         });
     });
+    group.bench_function("jsonschema_generated", |b| {
+        b.iter(|| {
+            (generated.iter_errors)(black_box(&invalid))
+                .map(|error| (error.instance_path().to_string(), error.to_string()))
+                .collect::<Vec<_>>()
+        });
+    });
     group.finish();
 }
 
 fn validation(c: &mut Criterion) {
-    compare(c, "small", Small::SCHEMA, SMALL_ARGS, &small_invalid_args());
-    compare(c, "medium", Medium::SCHEMA, MEDIUM_ARGS, MEDIUM_INVALID_ARGS);
+    let small = Generated {
+        validate: SmallCompiled::validate,
+        is_valid: SmallCompiled::is_valid,
+        iter_errors: SmallCompiled::iter_errors,
+    };
+    let medium = Generated {
+        validate: MediumCompiled::validate,
+        is_valid: MediumCompiled::is_valid,
+        iter_errors: MediumCompiled::iter_errors,
+    };
+    compare(c, "small", Small::SCHEMA, &small, SMALL_ARGS, &small_invalid_args());
+    compare(c, "medium", Medium::SCHEMA, &medium, MEDIUM_ARGS, MEDIUM_INVALID_ARGS);
 }
 
 criterion_group! {

@@ -10,7 +10,9 @@
 //! `exec-medium-hooks` (the same with one before-call and one after-call hook that decide nothing), `baseline-small`,
 //! `baseline-medium` (serde alone), `validate-medium`, `validate-medium-invalid`,
 //! `validate-small`, `validate-small-invalid` (`Schema::validate`), `agent` (a 6x4 scripted
-//! session).
+//! session), `mcp-small`, `mcp-medium` (a `tools/call` round trip to `McpServer` over an
+//! in-memory pipe, both ends counted), `mcp-rmcp-small`, `mcp-rmcp-medium` (the same to the
+//! plain rmcp server of `tool_benches::peers`).
 //!
 //! `encode <provider> [count]` encodes the definitions of 100 dynamic tools with the medium
 //! input schema (`catalog/encode_100`), non-strict, `count` times.
@@ -128,6 +130,15 @@ fn main() {
                 assert_eq!(output.done.records.len(), 24);
             }
         }
+        "mcp-small" | "mcp-medium" | "mcp-rmcp-small" | "mcp-rmcp-medium" => {
+            let (tool, raw) = if workload.ends_with("small") {
+                ("bench__small", SMALL_ARGS)
+            } else {
+                ("bench__medium", MEDIUM_ARGS)
+            };
+            let plain = workload.starts_with("mcp-rmcp");
+            rt.block_on(mcp_workload(plain, tool, raw, count));
+        }
         "stream" => stream_workload(std::env::args().skip(2)),
         "encode" => encode_workload(std::env::args().skip(2)),
         other => panic!("unknown workload `{other}`"),
@@ -174,4 +185,34 @@ fn encode_workload(mut args: impl Iterator<Item = String>) {
     for _ in 0..count {
         black_box(adapter.tools(black_box(&specs)).expect("encodes"));
     }
+}
+
+/// `count` `tools/call`s of `tool` with `raw` over an in-memory pipe, to the project's server
+/// or (`plain`) to the plain rmcp one; client and server on this thread.
+async fn mcp_workload(plain: bool, tool: &str, raw: &str, count: usize) {
+    use rmcp::ServiceExt as _;
+    use rmcp::model::CallToolRequestParams;
+
+    let (client_io, server_io) = tokio::io::duplex(64 * 1024);
+    if plain {
+        tokio::spawn(async move {
+            let running = tool_benches::peers::PlainServer::new().serve(server_io).await;
+            let _ = running.expect("the handshake").waiting().await;
+        });
+    } else {
+        let server = tool_runtime::mcp::McpServer::builder(bench_runner()).build();
+        tokio::spawn(async move {
+            let _ = server.serve(server_io).await.expect("the handshake").waiting().await;
+        });
+    }
+    let client = ().serve(client_io).await.expect("the handshake");
+    let arguments: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(raw).expect("an object");
+    let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+    for _ in 0..count {
+        let result = client.call_tool(params.clone()).await.expect("an answer");
+        assert_eq!(result.is_error, Some(false));
+        black_box(result);
+    }
+    let _ = client.cancel().await;
 }

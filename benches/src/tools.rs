@@ -18,8 +18,9 @@ pub struct Small {
     pub exact: bool,
 }
 
-/// What [`Small`] returns.
-#[derive(Debug, Serialize, ToolSchema)]
+/// What [`Small`] returns; also the arguments and the output of the plain rmcp peer's
+/// `bench__small` ([`crate::peers`]).
+#[derive(Debug, Serialize, Deserialize, ToolSchema, schemars::JsonSchema)]
 pub struct SmallOut {
     /// The query.
     pub query: String,
@@ -60,7 +61,7 @@ pub fn small_invalid_args() -> String {
 }
 
 /// A postal address.
-#[derive(Debug, Clone, Serialize, Deserialize, ToolSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToolSchema, schemars::JsonSchema)]
 pub struct Address {
     /// Street and number.
     #[schema(length(min = 1, max = 128))]
@@ -75,7 +76,7 @@ pub struct Address {
 }
 
 /// One line of an order.
-#[derive(Debug, Clone, Serialize, Deserialize, ToolSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToolSchema, schemars::JsonSchema)]
 pub struct LineItem {
     /// Stock keeping unit.
     #[schema(pattern = "^[A-Z]{2}-[0-9]{3,6}$")]
@@ -90,7 +91,7 @@ pub struct LineItem {
 }
 
 /// How urgent an order is.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, ToolSchema)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, ToolSchema, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Priority {
     /// Whenever.
@@ -102,7 +103,7 @@ pub enum Priority {
 }
 
 /// How the customer wants to be treated.
-#[derive(Debug, Clone, Serialize, Deserialize, ToolSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToolSchema, schemars::JsonSchema)]
 pub struct Preferences {
     /// BCP 47 language tag.
     pub language: String,
@@ -181,8 +182,9 @@ medium_fields! {
 }
 
 medium_fields! {
-    /// What [`Medium`] returns: the order as recorded.
-    #[derive(Debug, Serialize, ToolSchema)]
+    /// What [`Medium`] returns: the order as recorded; also the arguments and the output of
+    /// the plain rmcp peer's `bench__medium` ([`crate::peers`]).
+    #[derive(Debug, Serialize, Deserialize, ToolSchema, schemars::JsonSchema)]
     pub struct MediumOut;
 }
 

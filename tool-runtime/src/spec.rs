@@ -480,6 +480,8 @@ pub struct ToolSpec {
     spec_hash: OnceLock<String>,
     /// Whether redaction leaves every valid output whole (worked out when first asked).
     keeps_valid_output: OnceLock<bool>,
+    /// The output schema cut down to what redaction keeps (worked out when first asked).
+    kept_output_schema: OnceLock<Option<Value>>,
     /// Whether the input schema may leave the subset providers accept, so that the tool is
     /// served to MCP clients and never offered to a model.
     mcp_only: bool,
@@ -555,6 +557,7 @@ impl ToolSpec {
             schema_hash: OnceLock::new(),
             spec_hash: OnceLock::new(),
             keeps_valid_output: OnceLock::new(),
+            kept_output_schema: OnceLock::new(),
             mcp_only: false,
             client: parts.client,
             tolerate_case: parts.tolerate_case,
@@ -624,6 +627,7 @@ impl ToolSpec {
             schema_hash: OnceLock::new(),
             spec_hash: OnceLock::new(),
             keeps_valid_output: OnceLock::new(),
+            kept_output_schema: OnceLock::new(),
             mcp_only: false,
             client: false,
             tolerate_case: false,
@@ -692,6 +696,23 @@ impl ToolSpec {
                 .and_then(SpecSchema::as_static)
                 .is_some_and(|schema| self.redaction.keeps_whole(schema))
         })
+    }
+
+    /// The output schema as far as redaction lets output through, rendered once and kept:
+    /// what an MCP client is promised (`outputSchema`) and what a caller's code is typed with.
+    /// The whole schema when redaction keeps every valid output; `None` when the tool has no
+    /// output schema or redaction keeps no field a schema could name.
+    #[cfg(feature = "runner")]
+    pub(crate) fn kept_output_schema(&self) -> Option<&Value> {
+        self.kept_output_schema
+            .get_or_init(|| {
+                let schema = self.output_schema.as_ref()?.to_json();
+                if self.redaction_keeps_valid_output() {
+                    return Some(schema);
+                }
+                self.redaction.narrow_schema(&schema)
+            })
+            .as_ref()
     }
 
     /// Whether the tool runs only with a granted connection in its invocation context.

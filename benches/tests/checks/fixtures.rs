@@ -40,3 +40,25 @@ fn sample_arguments_validate() {
     let medium: Value = serde_json::from_str(MEDIUM_INVALID_ARGS).unwrap();
     assert_eq!(Medium::SCHEMA.validate(&medium).unwrap_err().len(), 6);
 }
+
+/// The compile-time `jsonschema` validators of the validation benchmark are generated from
+/// `benches/schemas/*.json`: those files are the bench tools' rendered argument schemas.
+/// `UPDATE_BENCH_SCHEMAS=1` writes them anew.
+#[test]
+fn the_generated_peers_schemas_are_the_tools() {
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas");
+    for (file, schema) in [("small.json", Small::SCHEMA), ("medium.json", Medium::SCHEMA)] {
+        let path = folder.join(file);
+        let rendered = serde_json::to_string_pretty(&schema.to_json()).unwrap() + "\n";
+        if std::env::var_os("UPDATE_BENCH_SCHEMAS").is_some() {
+            std::fs::create_dir_all(&folder).unwrap();
+            std::fs::write(&path, &rendered).unwrap();
+        }
+        let stored = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            stored == rendered,
+            "{} is not the tool's rendered schema; run the test with UPDATE_BENCH_SCHEMAS=1",
+            path.display()
+        );
+    }
+}

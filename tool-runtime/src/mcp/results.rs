@@ -19,17 +19,25 @@ pub(super) enum Shape {
     Wrapped,
 }
 
+/// How `structuredContent` is shaped for `spec`, or `None` when no output schema is served
+/// (see [`served_output`]). Read off the spec's kept schema, rendered once per tool: a call
+/// renders nothing.
+fn served_shape(spec: &ToolSpec) -> Option<Shape> {
+    let kept = spec.kept_output_schema()?;
+    if kept.get("type").and_then(Value::as_str) == Some("object") {
+        Some(Shape::Object)
+    } else {
+        Some(Shape::Wrapped)
+    }
+}
+
 /// The `outputSchema` served for `spec` and how `structuredContent` is shaped, or `None` when
 /// no schema is served: the tool has none, or redaction keeps no field a schema could name.
 pub(super) fn served_output(spec: &ToolSpec) -> Option<(JsonObject, Shape)> {
-    let schema = spec.output_schema()?.to_json();
-    let served = if spec.redaction_keeps_valid_output() || spec.redaction().is_all() {
-        schema
-    } else {
-        spec.redaction().narrow_schema(&schema)?
-    };
-    if served.get("type").and_then(Value::as_str) == Some("object") {
-        return Some((object(served), Shape::Object));
+    let served = spec.kept_output_schema()?.clone();
+    let shape = served_shape(spec)?;
+    if shape == Shape::Object {
+        return Some((object(served), shape));
     }
     let wrapped = json!({
         "type": "object",
@@ -55,9 +63,7 @@ pub(super) fn complete(outcome: CallOutcome, spec: &ToolSpec) -> CallToolRespons
 /// The result `tools/call` answers for a call that ended with `outcome`.
 pub(super) fn result_of(outcome: CallOutcome, spec: &ToolSpec) -> CallToolResult {
     match outcome {
-        CallOutcome::Done(output) => {
-            served_result(&output, served_output(spec).map(|(_, shape)| shape))
-        }
+        CallOutcome::Done(output) => served_result(output, served_shape(spec)),
         CallOutcome::Failed(error) => {
             CallToolResult::error(vec![ContentBlock::text(error.message)])
         }
@@ -69,11 +75,13 @@ pub(super) fn result_of(outcome: CallOutcome, spec: &ToolSpec) -> CallToolResult
 
 /// A successful call's result: its parts as content blocks, in order, and `structuredContent`
 /// shaped as the served output schema says (`None`: no schema served, none sent).
-fn served_result(output: &ToolOutput, shape: Option<Shape>) -> CallToolResult {
+fn served_result(output: ToolOutput, shape: Option<Shape>) -> CallToolResult {
     let blocks = output.parts().iter().map(content_block).collect();
     let mut result = CallToolResult::success(blocks);
-    result.structured_content = match (shape, output.structured()) {
-        (Some(Shape::Object), Some(value)) => Some(value.clone()),
+    // Moved out of the output, not copied: the blocks above are made already.
+    let (structured, _) = output.into_structured_and_details();
+    result.structured_content = match (shape, structured) {
+        (Some(Shape::Object), Some(value)) => Some(value),
         (Some(Shape::Wrapped), Some(value)) => Some(json!({"result": value})),
         _ => None,
     };

@@ -439,7 +439,7 @@ impl McpServer {
         };
         let spec = tool.spec();
         // Already parsed by the transport: handed over as they are, never re-encoded.
-        let args = Value::Object(request.arguments.take().unwrap_or_default());
+        let mut args = Value::Object(request.arguments.take().unwrap_or_default());
         // A client of 2026-07-28 is never sent a request within the call: a call that waits
         // becomes an input-required result (when the server keeps such calls), and the tool's
         // questions wait with it. Older clients are asked within the call.
@@ -464,7 +464,7 @@ impl McpServer {
                     approved: false,
                     offered: Offered::of(&context),
                 };
-                return Ok(start_task(self, id, &request.name, job).await?.into());
+                return Ok(Box::pin(start_task(self, id, &request.name, job)).await?.into());
             }
             if *support == TaskSupport::Required && !takes_tasks {
                 return Err(ErrorData::missing_required_client_capability(tasks_capability()));
@@ -485,14 +485,19 @@ impl McpServer {
                     approved: false,
                     offered: Offered::of(&context),
                 };
-                match start_after_questions(self, call.clone(), &request.name, job).await? {
+                match Box::pin(start_after_questions(self, call.clone(), &request.name, job))
+                    .await?
+                {
                     Inline::Task(created) => return Ok(created.into()),
                     Inline::Stopped(result, asking) => (result, asking),
                 }
             } else {
                 let asking = Asking::new(Vec::new(), Offered::of(&context));
                 let ctx = ctx.clone().with_interactor(asking.clone());
-                (self.exec(&inner.runner, spec.name(), args.clone(), ctx, &context).await, asking)
+                // The request's arguments are kept for the next round's state only where
+                // there can be one: a server without a store copies nothing.
+                let runs = if rounds.is_some() { args.clone() } else { std::mem::take(&mut args) };
+                (self.exec(&inner.runner, spec.name(), runs, ctx, &context).await, asking)
             };
             if let Some(required) = asking.missing() {
                 return Err(ErrorData::missing_required_client_capability(required));
@@ -531,7 +536,7 @@ impl McpServer {
                 Vec::new(),
                 approved,
             );
-            return Ok(rounds.ask(&pending, &request.name).await?.into());
+            return Ok(Box::pin(rounds.ask(&pending, &request.name)).await?.into());
         };
         let Some(rounds) = rounds else {
             return Err(ErrorData::invalid_params(
@@ -539,7 +544,8 @@ impl McpServer {
                 None,
             ));
         };
-        self.next_round(rounds, &request, state, spec, &args, ctx, &context, ask_first).await
+        Box::pin(self.next_round(rounds, &request, state, spec, &args, ctx, &context, ask_first))
+            .await
     }
 
     /// A call of a client of an older protocol version: its questions, and the approvals the
@@ -752,7 +758,7 @@ impl McpServer {
             notice.await;
         }
         while let Ok(notice) = notice_rx.try_recv() {
-            notify(notice).await;
+            Box::pin(notify(notice)).await;
         }
         result
     }
@@ -1218,7 +1224,8 @@ impl ServerHandler for McpServer {
             return Err(ErrorData::invalid_params(message, None));
         };
         let ctx = self.context_of(&context).with_cancellation(context.ct.clone());
-        prompts::get_prompt(prompt, request, ctx, self.inner.rounds.as_ref(), &context).await
+        Box::pin(prompts::get_prompt(prompt, request, ctx, self.inner.rounds.as_ref(), &context))
+            .await
     }
 
     async fn list_resources(
@@ -1242,7 +1249,11 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.call(request, context).await
+        // rmcp spawns one task per request, whose future is as large as the largest of this
+        // handler's methods' futures and is copied when spawned. A call's state machine is
+        // kilobytes large (its rare rounds are boxed in turn): boxed here, and in the task and
+        // prompt handlers, each method's future is a pointer.
+        Box::pin(self.call(request, context)).await
     }
 
     async fn get_task(
@@ -1250,7 +1261,7 @@ impl ServerHandler for McpServer {
         request: rmcp::model::GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
-        get_task_of(self, &self.context_of(&context), &request.task_id).await
+        Box::pin(get_task_of(self, &self.context_of(&context), &request.task_id)).await
     }
 
     async fn update_task(
@@ -1260,7 +1271,8 @@ impl ServerHandler for McpServer {
     ) -> Result<(), ErrorData> {
         let ctx = self.context_of(&context);
         let offered = Offered::of(&context);
-        update_task_of(self, &ctx, &request.task_id, &request.input_responses, offered).await
+        Box::pin(update_task_of(self, &ctx, &request.task_id, &request.input_responses, offered))
+            .await
     }
 
     async fn cancel_task(
@@ -1268,7 +1280,7 @@ impl ServerHandler for McpServer {
         request: rmcp::model::CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        cancel_task_of(self, &self.context_of(&context), &request.task_id).await
+        Box::pin(cancel_task_of(self, &self.context_of(&context), &request.task_id)).await
     }
 
     #[allow(deprecated)] // see `logging`

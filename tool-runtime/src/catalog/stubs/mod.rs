@@ -45,7 +45,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use crate::spec::{Redaction, ToolSpec};
+use crate::spec::ToolSpec;
 
 mod python;
 mod typescript;
@@ -122,9 +122,13 @@ impl<'a> Declared<'a> {
                 // A root that is not an object of properties (an open object): no fields.
                 _ => Object::default(),
             };
-            let result = spec
-                .output_schema()
-                .map_or(Ty::Unknown, |schema| ty(&kept(&schema.to_json(), spec.redaction())));
+            // The output as far as redaction lets it through (as MCP serves it): the model
+            // and code get nothing else. A top-level value nothing keeps is `null`.
+            let result = match (spec.output_schema(), spec.kept_output_schema()) {
+                (None, _) => Ty::Unknown,
+                (Some(_), Some(kept)) => ty(kept),
+                (Some(_), None) => ty(&serde_json::json!({"type": "null"})),
+            };
             tools.push(Tool { function, type_name, description: spec.description(), args, result });
         }
         Ok(Self(tools))
@@ -229,12 +233,6 @@ fn wide(schema: &Value) -> Option<bool> {
     let bound = |key: &str| schema.get(key).and_then(Value::as_f64);
     let (minimum, maximum) = (bound("minimum")?, bound("maximum")?);
     (maximum > MAX_SAFE_INTEGER || minimum < -MAX_SAFE_INTEGER).then_some(minimum >= 0.0)
-}
-
-/// The output `schema` cut down to what `redaction` keeps (as MCP serves it): the model and
-/// code get nothing else. A top-level value nothing keeps is `null`.
-fn kept(schema: &Value, redaction: &Redaction) -> Value {
-    redaction.narrow_schema(schema).unwrap_or_else(|| serde_json::json!({"type": "null"}))
 }
 
 /// A tool's function name: its name, `-` as `_` (a tool name is letters, digits, `_` and
