@@ -12,7 +12,7 @@ pub mod content;
 pub mod conversation;
 pub mod digest;
 pub mod gbnf;
-#[cfg(feature = "mcp")]
+#[cfg(any(feature = "mcp-server", feature = "mcp-client"))]
 pub mod mcp;
 #[cfg(feature = "runner")]
 pub mod policy;

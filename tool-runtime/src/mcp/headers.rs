@@ -5,19 +5,24 @@
 //! differs from the body (`400`, `-32020`). On the import side the annotation is transport
 //! detail: it is taken out of the schema the model sees, and rmcp's client sends the headers.
 
+#[cfg(feature = "mcp-server")]
 use std::collections::BTreeMap;
+#[cfg(feature = "mcp-server")]
 use std::fmt;
 
 use serde_json::{Map, Value};
 
+#[cfg(feature = "mcp-server")]
 use crate::schema::Shown;
 
 /// The schema keyword that names the header of a property.
 const KEYWORD: &str = "x-mcp-header";
 
+#[cfg(feature = "mcp-server")]
 /// The annotations of each served tool, by tool id: (property, header name) in the order given.
 pub(super) type ParamHeaders = BTreeMap<String, Vec<(String, String)>>;
 
+#[cfg(feature = "mcp-server")]
 /// Why an argument cannot be [mirrored into a header](super::McpServerBuilder::param_header).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -52,6 +57,7 @@ pub enum ParamHeaderError {
     },
 }
 
+#[cfg(feature = "mcp-server")]
 impl fmt::Display for ParamHeaderError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -81,13 +87,16 @@ impl fmt::Display for ParamHeaderError {
     }
 }
 
+#[cfg(feature = "mcp-server")]
 impl std::error::Error for ParamHeaderError {}
 
+#[cfg(feature = "mcp-server")]
 /// Whether `byte` may appear in an HTTP token (RFC 9110 §5.6.2).
 fn is_tchar(byte: u8) -> bool {
     byte.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&byte)
 }
 
+#[cfg(feature = "mcp-server")]
 /// Checks that the property `property` of the tool `tool` (input schema `schema`) can be
 /// mirrored into `Mcp-Param-<header>`, next to the annotations the tool has already.
 pub(super) fn check(
@@ -130,6 +139,7 @@ pub(super) fn check(
     Ok(())
 }
 
+#[cfg(feature = "mcp-server")]
 /// `schema` (a listed input schema) with each of `headers` written on its property.
 pub(super) fn annotate(schema: &mut Map<String, Value>, headers: &[(String, String)]) {
     let Some(Value::Object(properties)) = schema.get_mut("properties") else { return };
@@ -140,6 +150,7 @@ pub(super) fn annotate(schema: &mut Map<String, Value>, headers: &[(String, Stri
     }
 }
 
+#[cfg(feature = "mcp-client")]
 /// `schema` (an imported tool's input schema) without its `x-mcp-header` annotations, which
 /// are for the transport (rmcp's client sends the headers from the listing it keeps), not for
 /// the model, and outside the schema subset. Only annotations where the keyword may stand (on
@@ -157,7 +168,7 @@ pub(super) fn strip(schema: &mut Map<String, Value>) {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "mcp-server", feature = "mcp-client"))]
 mod tests {
     use serde_json::json;
 

@@ -401,7 +401,9 @@ impl ClientHandler for ImportClient {
         // Elicitation, sampling, roots: what a server asks in input-required rounds reaches
         // what answers the call's requests (its user, its model, its roots).
         // Tasks: a server may answer a call with a task, which the call follows to its end.
-        let mut capabilities = ClientCapabilities::builder().enable_tasks().build();
+        let mut capabilities = ClientCapabilities::default();
+        let extensions = capabilities.extensions.get_or_insert_with(Default::default);
+        extensions.insert(rmcp::model::TASKS_EXTENSION_ID.to_owned(), Default::default());
         capabilities.elicitation = Some(Default::default());
         capabilities.sampling = Some(Default::default());
         capabilities.roots = Some(Default::default());

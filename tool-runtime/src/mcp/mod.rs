@@ -1,4 +1,5 @@
-//! Model Context Protocol interop, over [`rmcp`] (the official Rust MCP SDK; feature `mcp`).
+//! Model Context Protocol interop, over [`rmcp`] (the official Rust MCP SDK; feature `mcp`, or
+//! `mcp-server` or `mcp-client` for one side).
 //!
 //! Two directions:
 //!
@@ -98,41 +99,64 @@
 //! # Ok(()) }
 //! ```
 
+#[cfg(feature = "mcp-server")]
 mod asks;
+#[cfg(feature = "mcp-server")]
 mod auth;
 mod headers;
+#[cfg(feature = "mcp-client")]
 mod import;
+#[cfg(feature = "mcp-server")]
 mod interact;
+#[cfg(feature = "mcp-server")]
 mod limits;
+#[cfg(feature = "mcp-server")]
 mod logging;
 mod names;
+#[cfg(feature = "mcp-server")]
 mod prompts;
+#[cfg(feature = "mcp-client")]
 mod remote;
+#[cfg(feature = "mcp-server")]
 mod results;
+#[cfg(feature = "mcp-server")]
 mod rounds;
+#[cfg(feature = "mcp-server")]
 mod serve;
+#[cfg(feature = "mcp-server")]
 mod streamable;
+#[cfg(feature = "mcp-server")]
 mod tasks;
 mod text;
+#[cfg(feature = "mcp-server")]
 mod wire;
 
+#[cfg(feature = "mcp-server")]
 pub use auth::{Authenticator, Unauthorized};
+#[cfg(feature = "mcp-server")]
 pub use headers::ParamHeaderError;
+#[cfg(feature = "mcp-client")]
 pub use import::{
     McpImportError, McpImportOptions, McpToolSource, RefusalReason, RefusedTool,
     effect_from_annotations,
 };
+#[cfg(feature = "mcp-server")]
 pub use limits::HttpLimits;
 pub use names::{ServerName, ServerNameError, imported_tool_name};
+#[cfg(feature = "mcp-server")]
 pub use prompts::{McpPrompt, PromptFuture, PromptRequest};
+#[cfg(feature = "mcp-server")]
 pub use serve::{
     McpServeError, McpServer, McpServerBuilder, ServedNameError, ToolHints, annotations,
 };
+#[cfg(feature = "mcp-server")]
 pub use streamable::McpHttpService;
+#[cfg(feature = "mcp-server")]
 pub use tasks::TaskSupport;
 
 /// The rmcp crate this module is built on, for transports, the model types and clients.
 pub use rmcp;
 
 /// The `http` crate's types an [`Authenticator`] reads a request through.
+#[cfg(feature = "mcp-server")]
 pub use hyper::http;

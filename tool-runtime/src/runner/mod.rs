@@ -77,7 +77,7 @@ mod deferred;
 
 mod calls;
 mod drive;
-#[cfg(feature = "mcp")]
+#[cfg(feature = "mcp-server")]
 pub(crate) use drive::CatchUnwind;
 pub mod hooks;
 mod limits;
@@ -471,7 +471,7 @@ impl ToolRunner {
 
     /// This runner with the approver `wrap` makes of its own (an MCP server's, which asks the
     /// client's user about what this one defers).
-    #[cfg(feature = "mcp")]
+    #[cfg(feature = "mcp-server")]
     pub(crate) fn approving_with(
         &self,
         wrap: impl FnOnce(Arc<dyn Approver>) -> Arc<dyn Approver>,

@@ -565,7 +565,7 @@ impl ToolInvocationContext {
 
     /// Who answers the call's questions, whichever way the context says it (an imported MCP
     /// tool hands its server's questions on to it).
-    #[cfg(feature = "mcp")]
+    #[cfg(feature = "mcp-client")]
     pub(crate) fn questions(&self) -> Option<&Arc<dyn Interactor>> {
         match self.asker.as_ref()? {
             Asker::Session(asker) | Asker::Deferred(asker) => Some(asker),

@@ -355,7 +355,7 @@ impl DynamicToolBuilder {
     }
 
     /// Marks a tool imported over MCP, which may use the reserved `mcp` namespace.
-    #[cfg(feature = "mcp")]
+    #[cfg(feature = "mcp-client")]
     pub(crate) fn imported(mut self) -> Self {
         self.imported = true;
         self

@@ -1,0 +1,37 @@
+//! What a feature of `tool-runtime` builds: an MCP server alone (`mcp-server`) pulls in no HTTP
+//! client (and so no TLS). Read off `cargo tree` over the lock file (nothing is built).
+
+use std::path::Path;
+use std::process::Command;
+
+/// The crates of `tool-runtime`'s normal dependency tree with only `features` on.
+fn crates_with(features: &str) -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let output = Command::new(cargo)
+        .current_dir(root)
+        .args(["tree", "--offline", "-p", "tool-runtime", "--no-default-features"])
+        .args(["--features", features, "-e", "normal", "--prefix", "none", "--format", "{p}"])
+        .output()
+        .expect("cargo tree runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let text = String::from_utf8(output.stdout).expect("UTF-8");
+    let mut crates: Vec<String> =
+        text.lines().filter_map(|line| line.split_whitespace().next()).map(str::to_owned).collect();
+    crates.sort();
+    crates.dedup();
+    crates
+}
+
+#[test]
+fn a_server_only_mcp_build_has_no_http_client() {
+    let server = crates_with("mcp-server");
+    assert!(server.iter().any(|name| name == "rmcp"), "{server:?}");
+    assert!(server.iter().any(|name| name == "hyper"), "the server's HTTP: {server:?}");
+    for client in ["reqwest", "rustls", "hyper-rustls"] {
+        assert!(!server.iter().any(|name| name == client), "`{client}` in {server:?}");
+    }
+    let both = crates_with("mcp");
+    assert!(both.iter().any(|name| name == "reqwest"), "{both:?}");
+    assert!(server.len() + 50 < both.len(), "{} against {}", server.len(), both.len());
+}
