@@ -18,12 +18,12 @@ use crate::schema::Shown;
 /// The schema keyword that names the header of a property.
 const KEYWORD: &str = "x-mcp-header";
 
-#[cfg(feature = "mcp-server")]
 /// The annotations of each served tool, by tool id: (property, header name) in the order given.
+#[cfg(feature = "mcp-server")]
 pub(super) type ParamHeaders = BTreeMap<String, Vec<(String, String)>>;
 
-#[cfg(feature = "mcp-server")]
 /// Why an argument cannot be [mirrored into a header](super::McpServerBuilder::param_header).
+#[cfg(feature = "mcp-server")]
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ParamHeaderError {
@@ -90,15 +90,15 @@ impl fmt::Display for ParamHeaderError {
 #[cfg(feature = "mcp-server")]
 impl std::error::Error for ParamHeaderError {}
 
-#[cfg(feature = "mcp-server")]
 /// Whether `byte` may appear in an HTTP token (RFC 9110 §5.6.2).
+#[cfg(feature = "mcp-server")]
 fn is_tchar(byte: u8) -> bool {
     byte.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&byte)
 }
 
-#[cfg(feature = "mcp-server")]
 /// Checks that the property `property` of the tool `tool` (input schema `schema`) can be
 /// mirrored into `Mcp-Param-<header>`, next to the annotations the tool has already.
+#[cfg(feature = "mcp-server")]
 pub(super) fn check(
     tool: &str,
     schema: &Value,
@@ -139,8 +139,8 @@ pub(super) fn check(
     Ok(())
 }
 
-#[cfg(feature = "mcp-server")]
 /// `schema` (a listed input schema) with each of `headers` written on its property.
+#[cfg(feature = "mcp-server")]
 pub(super) fn annotate(schema: &mut Map<String, Value>, headers: &[(String, String)]) {
     let Some(Value::Object(properties)) = schema.get_mut("properties") else { return };
     for (property, header) in headers {
@@ -150,12 +150,12 @@ pub(super) fn annotate(schema: &mut Map<String, Value>, headers: &[(String, Stri
     }
 }
 
-#[cfg(feature = "mcp-client")]
 /// `schema` (an imported tool's input schema) without its `x-mcp-header` annotations, which
 /// are for the transport (rmcp's client sends the headers from the listing it keeps), not for
 /// the model, and outside the schema subset. Only annotations where the keyword may stand (on
 /// a property reached through `properties` alone) are taken out: anywhere else the keyword
 /// stays, and the subset check refuses the tool.
+#[cfg(feature = "mcp-client")]
 pub(super) fn strip(schema: &mut Map<String, Value>) {
     let Some(Value::Object(properties)) = schema.get_mut("properties") else { return };
     for node in properties.values_mut() {

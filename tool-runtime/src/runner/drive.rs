@@ -115,8 +115,16 @@ impl Deadline {
         step: F,
         what: &str,
     ) -> Result<F::Output, ExecError> {
+        let mut step = std::pin::pin!(step);
+        // Most steps (a hook that decides at once, an authorizer with its answer at hand) end
+        // on their first poll: they read no clock and set no timer. A step that ends at once
+        // also wins over a budget already spent, as it would under the timer.
+        let first = poll_fn(|cx| Poll::Ready(step.as_mut().poll(cx))).await;
+        if let Poll::Ready(output) = first {
+            return Ok(output);
+        }
         let Some(at) = self.at() else { return Ok(step.await) };
-        // Boxed: only the steps that wait (hooks, brokers) pay for a timer.
+        // Boxed: only the steps that wait pay for a timer.
         Box::pin(tokio::time::timeout_at(at, step)).await.map_err(|_| {
             ExecError::new(
                 ToolErrorCode::Timeout,
