@@ -481,6 +481,7 @@ pub struct ToolSpec {
     /// Whether redaction leaves every valid output whole (worked out when first asked).
     keeps_valid_output: OnceLock<bool>,
     /// The output schema cut down to what redaction keeps (worked out when first asked).
+    #[cfg(feature = "runner")]
     kept_output_schema: OnceLock<Option<Value>>,
     /// Whether the input schema may leave the subset providers accept, so that the tool is
     /// served to MCP clients and never offered to a model.
@@ -557,6 +558,7 @@ impl ToolSpec {
             schema_hash: OnceLock::new(),
             spec_hash: OnceLock::new(),
             keeps_valid_output: OnceLock::new(),
+            #[cfg(feature = "runner")]
             kept_output_schema: OnceLock::new(),
             mcp_only: false,
             client: parts.client,
@@ -627,6 +629,7 @@ impl ToolSpec {
             schema_hash: OnceLock::new(),
             spec_hash: OnceLock::new(),
             keeps_valid_output: OnceLock::new(),
+            #[cfg(feature = "runner")]
             kept_output_schema: OnceLock::new(),
             mcp_only: false,
             client: false,
