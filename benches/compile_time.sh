@@ -12,10 +12,13 @@
 #             the same output types with `#[derive(Serialize, schemars::JsonSchema)]` and the
 #             same `run` as an inherent `async fn`.
 #
-# Two measurements per crate, each the median of RUNS builds (dev profile, CARGO_INCREMENTAL=0):
-#   crate:  the generated crate alone, its dependencies already built (`cargo clean -p`, build);
-#           what the macros and their expansions cost.
-#   full:   everything from an empty target directory, dependencies included.
+# Three measurements per crate, each the median of RUNS builds (dev profile):
+#   crate:  the generated crate alone, its dependencies already built (`cargo clean -p`, build;
+#           CARGO_INCREMENTAL=0): what the macros and their expansions cost.
+#   full:   everything from an empty target directory, dependencies included
+#           (CARGO_INCREMENTAL=0).
+#   edit:   the rebuild after editing one struct's doc comment (its tool's description), with
+#           incremental compilation on as in a developer's `cargo build`: what a change costs.
 #
 # Usage: benches/compile_time.sh [N=100] [RUNS=3]
 set -euo pipefail
@@ -178,7 +181,7 @@ seconds() { # seconds for "$@"
 
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 
-declare -A FULL CRATE RUNS_OF FULL_RUNS_OF
+declare -A FULL CRATE RUNS_OF FULL_RUNS_OF EDIT EDIT_RUNS_OF
 for kind in tool lean schemars; do
     dir="$WORK/$kind"
     full=()
@@ -195,17 +198,29 @@ for kind in tool lean schemars; do
     done
     CRATE[$kind]=$(median "${times[@]}")
     RUNS_OF[$kind]="${times[*]}"
+    # Incremental: one untimed build leaves the caches, then each run edits struct 1's doc.
+    CARGO_INCREMENTAL=1 cargo build --offline --quiet --manifest-path "$dir/Cargo.toml"
+    edits=()
+    for run in $(seq 1 "$RUNS"); do
+        sed -E -i "s|^/// Search collection 1( \(edit [0-9]+\))?\.\$|/// Search collection 1 (edit $run).|" \
+            "$dir/src/lib.rs"
+        edits+=("$(seconds env CARGO_INCREMENTAL=1 cargo build --offline --quiet \
+            --manifest-path "$dir/Cargo.toml")")
+    done
+    EDIT[$kind]=$(median "${edits[@]}")
+    EDIT_RUNS_OF[$kind]="${edits[*]}"
 done
 
 ratio() { echo "scale=2; $1 / $2" | bc; }
 {
-    echo "compile time, $N structs, dev profile, CARGO_INCREMENTAL=0, $(nproc) cores"
-    printf '%-8s %9s %26s %9s %26s\n' "" "crate (s)" "runs (s)" "full (s)" "runs (s)"
+    echo "compile time, $N structs, dev profile, $(nproc) cores (crate, full: CARGO_INCREMENTAL=0; edit: 1)"
+    printf '%-8s %9s %22s %9s %22s %9s %22s\n' "" "crate (s)" "runs (s)" "full (s)" "runs (s)" \
+        "edit (s)" "runs (s)"
     for kind in tool lean schemars; do
-        printf '%-8s %9.2f %26s %9.2f %26s\n' "$kind" "${CRATE[$kind]}" "${RUNS_OF[$kind]}" \
-            "${FULL[$kind]}" "${FULL_RUNS_OF[$kind]}"
+        printf '%-8s %9.2f %22s %9.2f %22s %9.2f %22s\n' "$kind" "${CRATE[$kind]}" "${RUNS_OF[$kind]}" \
+            "${FULL[$kind]}" "${FULL_RUNS_OF[$kind]}" "${EDIT[$kind]}" "${EDIT_RUNS_OF[$kind]}"
     done
     for kind in tool lean; do
-        echo "ratio $kind/schemars: crate $(ratio "${CRATE[$kind]}" "${CRATE[schemars]}")x, full $(ratio "${FULL[$kind]}" "${FULL[schemars]}")x"
+        echo "ratio $kind/schemars: crate $(ratio "${CRATE[$kind]}" "${CRATE[schemars]}")x, full $(ratio "${FULL[$kind]}" "${FULL[schemars]}")x, edit $(ratio "${EDIT[$kind]}" "${EDIT[schemars]}")x"
     done
 } | tee "$WORK/results.txt"
