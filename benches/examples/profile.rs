@@ -12,7 +12,8 @@
 //! `validate-small`, `validate-small-invalid` (`Schema::validate`), `agent` (a 6x4 scripted
 //! session), `mcp-small`, `mcp-medium` (a `tools/call` round trip to `McpServer` over an
 //! in-memory pipe, both ends counted), `mcp-rmcp-small`, `mcp-rmcp-medium` (the same to the
-//! plain rmcp server of `tool_benches::peers`).
+//! plain rmcp server of `tool_benches::peers`), `mcp-list` (a `tools/list` round trip to
+//! `McpServer`: the two bench tools' definitions).
 //!
 //! `encode <provider> [count]` encodes the definitions of 100 dynamic tools with the medium
 //! input schema (`catalog/encode_100`), non-strict, `count` times.
@@ -139,6 +140,7 @@ fn main() {
             let plain = workload.starts_with("mcp-rmcp");
             rt.block_on(mcp_workload(plain, tool, raw, count));
         }
+        "mcp-list" => rt.block_on(mcp_list_workload(count)),
         "stream" => stream_workload(std::env::args().skip(2)),
         "encode" => encode_workload(std::env::args().skip(2)),
         other => panic!("unknown workload `{other}`"),
@@ -213,6 +215,24 @@ async fn mcp_workload(plain: bool, tool: &str, raw: &str, count: usize) {
         let result = client.call_tool(params.clone()).await.expect("an answer");
         assert_eq!(result.is_error, Some(false));
         black_box(result);
+    }
+    let _ = client.cancel().await;
+}
+
+/// `count` `tools/list` requests to the project's server over an in-memory pipe.
+async fn mcp_list_workload(count: usize) {
+    use rmcp::ServiceExt as _;
+
+    let (client_io, server_io) = tokio::io::duplex(64 * 1024);
+    let server = tool_runtime::mcp::McpServer::builder(bench_runner()).build();
+    tokio::spawn(async move {
+        let _ = server.serve(server_io).await.expect("the handshake").waiting().await;
+    });
+    let client = ().serve(client_io).await.expect("the handshake");
+    for _ in 0..count {
+        let listed = client.list_tools(None).await.expect("an answer");
+        assert_eq!(listed.tools.len(), 2);
+        black_box(listed);
     }
     let _ = client.cancel().await;
 }
