@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The concurrent-serving load benchmark (issue 29 item 5; BENCHMARKS.md has the figures): the
 # project's MCP server and a plain rmcp server with the same tools, each over Streamable HTTP on
-# loopback, called by CLIENTS concurrent clients for SECONDS_PER_RUN, RUNS interleaved runs per server.
+# loopback, called by CLIENTS concurrent clients for SECONDS_PER_RUN, RUNS interleaved runs per
+# server.
 # The server runs on SERVER_CPUS, the client on CLIENT_CPUS (`taskset`); the server's resident
 # memory is read from /proc at the end of each run (VmRSS) with its peak (VmHWM).
 #
