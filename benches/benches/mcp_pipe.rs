@@ -13,25 +13,13 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, criterion_group, criterion_main};
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::{RoleClient, RunningService};
-use rmcp::{ServerHandler, ServiceExt};
 use serde_json::{Map, Value};
 use tool_benches::bench_runner;
-use tool_benches::peers::PlainServer;
+use tool_benches::peers::{PlainServer, connect};
 use tool_benches::tools::{MEDIUM_ARGS, SMALL_ARGS};
 use tool_runtime::mcp::McpServer;
 
 type Client = RunningService<RoleClient, ()>;
-
-/// A client connected to `server` over a fresh in-memory pipe.
-async fn connect(server: impl ServerHandler) -> Client {
-    let (client_io, server_io) = tokio::io::duplex(64 * 1024);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_io).await {
-            let _ = running.waiting().await;
-        }
-    });
-    ().serve(client_io).await.expect("the handshake")
-}
 
 fn params(tool: &str, args: &str) -> CallToolRequestParams {
     let arguments: Map<String, Value> = serde_json::from_str(args).expect("an object");

@@ -192,22 +192,14 @@ fn encode_workload(mut args: impl Iterator<Item = String>) {
 /// `count` `tools/call`s of `tool` with `raw` over an in-memory pipe, to the project's server
 /// or (`plain`) to the plain rmcp one; client and server on this thread.
 async fn mcp_workload(plain: bool, tool: &str, raw: &str, count: usize) {
-    use rmcp::ServiceExt as _;
     use rmcp::model::CallToolRequestParams;
+    use tool_benches::peers::{PlainServer, connect};
 
-    let (client_io, server_io) = tokio::io::duplex(64 * 1024);
-    if plain {
-        tokio::spawn(async move {
-            let running = tool_benches::peers::PlainServer::new().serve(server_io).await;
-            let _ = running.expect("the handshake").waiting().await;
-        });
+    let client = if plain {
+        connect(PlainServer::new()).await
     } else {
-        let server = tool_runtime::mcp::McpServer::builder(bench_runner()).build();
-        tokio::spawn(async move {
-            let _ = server.serve(server_io).await.expect("the handshake").waiting().await;
-        });
-    }
-    let client = ().serve(client_io).await.expect("the handshake");
+        connect(tool_runtime::mcp::McpServer::builder(bench_runner()).build()).await
+    };
     let arguments: serde_json::Map<String, serde_json::Value> =
         serde_json::from_str(raw).expect("an object");
     let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
@@ -221,14 +213,8 @@ async fn mcp_workload(plain: bool, tool: &str, raw: &str, count: usize) {
 
 /// `count` `tools/list` requests to the project's server over an in-memory pipe.
 async fn mcp_list_workload(count: usize) {
-    use rmcp::ServiceExt as _;
-
-    let (client_io, server_io) = tokio::io::duplex(64 * 1024);
     let server = tool_runtime::mcp::McpServer::builder(bench_runner()).build();
-    tokio::spawn(async move {
-        let _ = server.serve(server_io).await.expect("the handshake").waiting().await;
-    });
-    let client = ().serve(client_io).await.expect("the handshake");
+    let client = tool_benches::peers::connect(server).await;
     for _ in 0..count {
         let listed = client.list_tools(None).await.expect("an answer");
         assert_eq!(listed.tools.len(), 2);

@@ -6,7 +6,8 @@
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::{Json, Parameters};
-use rmcp::{ServerHandler, tool, tool_handler, tool_router};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 
 use crate::tools::{MediumOut, SmallOut};
 
@@ -45,3 +46,19 @@ impl PlainServer {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for PlainServer {}
+
+/// An rmcp client connected to `server` over a fresh in-memory pipe, the server served on a
+/// task of the current runtime: how the MCP benchmarks and profile workloads reach a server.
+///
+/// # Panics
+///
+/// When the handshake fails.
+pub async fn connect(server: impl ServerHandler) -> RunningService<RoleClient, ()> {
+    let (client_io, server_io) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    ().serve(client_io).await.expect("the handshake")
+}

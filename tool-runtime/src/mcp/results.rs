@@ -23,11 +23,15 @@ pub(super) enum Shape {
 /// (see [`served_output`]). Read off the spec's kept schema, rendered once per tool: a call
 /// renders nothing.
 fn served_shape(spec: &ToolSpec) -> Option<Shape> {
-    let kept = spec.kept_output_schema()?;
+    spec.kept_output_schema().map(shape_of)
+}
+
+/// `Object` for a schema of an object, `Wrapped` for any other.
+fn shape_of(kept: &Value) -> Shape {
     if kept.get("type").and_then(Value::as_str) == Some("object") {
-        Some(Shape::Object)
+        Shape::Object
     } else {
-        Some(Shape::Wrapped)
+        Shape::Wrapped
     }
 }
 
@@ -35,9 +39,8 @@ fn served_shape(spec: &ToolSpec) -> Option<Shape> {
 /// no schema is served: the tool has none, or redaction keeps no field a schema could name.
 pub(super) fn served_output(spec: &ToolSpec) -> Option<(JsonObject, Shape)> {
     let served = spec.kept_output_schema()?.clone();
-    let shape = served_shape(spec)?;
-    if shape == Shape::Object {
-        return Some((object(served), shape));
+    if shape_of(&served) == Shape::Object {
+        return Some((object(served), Shape::Object));
     }
     let wrapped = json!({
         "type": "object",
