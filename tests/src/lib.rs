@@ -6,5 +6,6 @@
 
 pub mod events;
 pub mod fixtures;
+pub mod models;
 pub mod python;
 pub mod stores;

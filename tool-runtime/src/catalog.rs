@@ -60,6 +60,7 @@ use crate::runtime::{
 };
 use crate::spec::ToolSpec;
 
+pub mod embed;
 pub mod select;
 pub mod stubs;
 

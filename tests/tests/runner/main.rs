@@ -24,6 +24,7 @@ mod properties;
 mod result_limits;
 mod selection;
 mod selection_hostile;
+mod selection_hybrid;
 mod stubs;
 mod testing_harness;
 mod tool_sets;

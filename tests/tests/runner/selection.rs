@@ -135,7 +135,7 @@ fn tool(
         .unwrap_or_else(|error| panic!("{name}: {error}"))
 }
 
-fn catalog() -> ToolCatalog {
+pub(super) fn catalog() -> ToolCatalog {
     let mut builder = ToolCatalog::builder();
     for (d, domain) in DOMAINS.iter().enumerate() {
         for (o, object) in domain.2.iter().enumerate() {
@@ -208,11 +208,11 @@ const REQUESTS: [(&str, &str); 50] = [
 ];
 
 /// A policy that shows every domain's tools.
-fn everything() -> ToolPolicy {
+pub(super) fn everything() -> ToolPolicy {
     ToolPolicy::allowing(DOMAINS.iter().map(|(prefix, _, _)| format!("{prefix}__*")))
 }
 
-fn visible(catalog: &ToolCatalog) -> VisibleTools {
+pub(super) fn visible(catalog: &ToolCatalog) -> VisibleTools {
     visible_tools(catalog, &everything(), &context("run", "user", "t"))
 }
 
@@ -474,17 +474,17 @@ async fn the_tool_arrays_of_a_conversation_only_grow_for_every_provider_unless_r
 /// looked at while tuning a selector; `tuning`: free to tune on).
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Labelled {
-    request: String,
-    tool: String,
-    indirect: bool,
-    split: String,
+pub(super) struct Labelled {
+    pub(super) request: String,
+    pub(super) tool: String,
+    pub(super) indirect: bool,
+    pub(super) split: String,
 }
 
 /// The hash of the frozen half (`[request, tool]` pairs in order, `digest::json_hash`).
 const FROZEN_HASH: &str = "985ba21b06eb475e0b2374d3d77705ed7d07e4b9f21389aa088b7a2ebfba8b5e";
 
-fn labelled() -> Vec<Labelled> {
+pub(super) fn labelled() -> Vec<Labelled> {
     serde_json::from_str(include_str!("selection_labelled.json")).unwrap()
 }
 

@@ -161,6 +161,17 @@ pub enum AgentEvent {
         /// ([`AgentConfig::reselect`](super::AgentConfig::reselect)).
         names: Vec<String>,
     },
+    /// The selector could not get ready for this turn's requests
+    /// ([`ToolSelector::prepare`](crate::catalog::select::ToolSelector::prepare) failed: an
+    /// embedding service out of reach, say). The turn's tools are selected all the same, with
+    /// what the selector has ([`HybridSelector`](crate::catalog::select::HybridSelector) ranks
+    /// the requests it could not embed by keywords alone).
+    SelectorFailed {
+        /// 1-based.
+        iteration: usize,
+        /// What failed.
+        message: String,
+    },
     /// The model is asked for a turn: what it was sent, as a hash (SHA-256, hex) over the
     /// system text, the offered tools (each by name and spec hash, in the order sent) and the
     /// tool choice. Two requests with the same hash offered the model the same instructions

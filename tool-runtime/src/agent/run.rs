@@ -110,6 +110,7 @@ impl Agent {
         let specs: Vec<&ToolSpec> = visible.specs().collect();
         loop {
             let last = self.open_turn(state, on_event);
+            self.prepare_selection(state, ctx, deadline, on_event).await;
             let offered = self.offer_tools(state, visible, on_event);
             let tools = offered.as_deref().unwrap_or(&specs);
             let choice = if last { &none } else { &self.config.choice };

@@ -87,6 +87,41 @@ impl Agent {
         last
     }
 
+    /// Lets the selector get ready for the requests this turn selects for
+    /// ([`ToolSelector::prepare`]: with [`AgentConfig::reselect`](super::AgentConfig::reselect)
+    /// the latest, otherwise those the growing offer has not picked for yet), unless the run is
+    /// cancelled or its budget runs out first (the turn then stops before the model is asked).
+    /// A failure is reported as [`AgentEvent::SelectorFailed`] and selection goes on.
+    pub(super) async fn prepare_selection(
+        &self,
+        state: &Loop,
+        ctx: &ToolInvocationContext,
+        deadline: Option<Instant>,
+        on_event: &(dyn Fn(AgentEvent) + Send + Sync),
+    ) {
+        let Some(selector) = &self.selector else { return };
+        let queries: Vec<String> = if self.config.reselect {
+            vec![latest_request(&state.messages).to_owned()]
+        } else {
+            requests(&state.messages).skip(state.grown.requests).map(str::to_owned).collect()
+        };
+        if queries.iter().all(|query| query.trim().is_empty()) {
+            return;
+        }
+        let prepared = tokio::select! {
+            biased;
+            () = ctx.cancellation().cancelled() => return,
+            () = sleep_until(deadline) => return,
+            prepared = selector.prepare(&queries) => prepared,
+        };
+        if let Err(error) = prepared {
+            on_event(AgentEvent::SelectorFailed {
+                iteration: state.iterations,
+                message: error.to_string(),
+            });
+        }
+    }
+
     /// The tools to offer this turn, reported and kept in the run's `offered`; `None` without
     /// a selector (every visible tool is offered). By default what the selector picked for
     /// each request of the conversation, in the order first picked (see [`grown`]); with

@@ -83,6 +83,7 @@
 //! ```
 
 mod anthropic;
+pub(crate) mod embeddings;
 mod llama;
 mod openai;
 mod retry;

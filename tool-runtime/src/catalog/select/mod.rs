@@ -49,19 +49,25 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
+use async_trait::async_trait;
 use serde_json::Value;
 
+use super::embed::EmbedError;
 use super::{ToolSource, VisibleTools};
 use crate::runtime::BoundToolRuntime;
 use crate::spec::ToolSpec;
 
+mod hybrid;
+
+pub use hybrid::{HybridSelector, HybridSelectorBuilder};
+
 /// Picks the tools to offer the model on one turn, out of those it may be shown.
 ///
 /// `select` is synchronous on purpose: the agent loop calls it before every model turn, and
-/// the built-in scorer takes well under a millisecond. A selector that needs IO (an embedding
-/// service) should embed its catalog ahead of time, and embed the query in the application's
-/// own async code before the turn (keeping the vector for `select` to read), rather than block
-/// here.
+/// the built-in scorers take well under a few milliseconds. A selector that needs IO or heavy
+/// work per request (embedding it) does that in [`prepare`](Self::prepare), which the agent
+/// awaits before it selects, and keeps the result for `select` to read:
+/// [`HybridSelector`] does.
 ///
 /// Implementations must offer only tools that are in `visible` (policy has already filtered
 /// them); the agent offers exactly what the [`Selection`] holds and records it per turn.
@@ -81,9 +87,26 @@ use crate::spec::ToolSpec;
 /// }
 /// # let _ = Everything;
 /// ```
+#[async_trait]
 pub trait ToolSelector: Send + Sync + fmt::Debug {
     /// The tools to offer for a turn about `query`, out of `visible`.
     fn select(&self, query: &str, visible: &VisibleTools) -> Selection;
+
+    /// Gets ready to [`select`](Self::select) for each of `queries` (the requests the agent
+    /// is about to select for; the first turn of a resumed conversation passes all of its
+    /// requests at once). The agent awaits it, bounded by the run's cancellation and budget,
+    /// before it selects. Does nothing by default.
+    ///
+    /// # Errors
+    ///
+    /// What kept the selector from getting ready (an embedding service out of reach). The
+    /// agent reports it (as `AgentEvent::SelectorFailed`) and
+    /// selects all the same: `select` must still answer for a query it is not ready for
+    /// ([`HybridSelector`] ranks it by keywords alone).
+    async fn prepare(&self, queries: &[String]) -> Result<(), EmbedError> {
+        let _ = queries;
+        Ok(())
+    }
 }
 
 /// One tool a selector ranked, with its score (higher is better; the scale is the
@@ -379,32 +402,43 @@ impl ToolSelector for Bm25Selector {
     /// [`top_k`](Bm25Selector::top_k) best-scoring visible tools that matched a word of
     /// `query`. A query that matches nothing offers the always-offered tools only.
     fn select(&self, query: &str, visible: &VisibleTools) -> Selection {
-        let position = |name: &str| visible.0.binary_search_by(|tool| tool.name().cmp(name)).ok();
-        let mut offered: Vec<usize> =
-            self.always.iter().filter_map(|name| position(name)).collect();
-        let mut ranked = Vec::with_capacity(self.top_k);
-        for (document, score) in self.rank(query) {
-            if ranked.len() == self.top_k {
-                break;
-            }
-            let name = &self.names[document as usize];
-            if self.always.binary_search(name).is_ok() {
-                continue;
-            }
-            // `from_specs` may index one name twice: it is offered and ranked once.
-            if let Some(index) = position(name)
-                && !offered.contains(&index)
-            {
-                offered.push(index);
-                ranked.push(Scored { name: name.clone(), score });
-            }
-        }
-        offered.sort_unstable();
-        offered.dedup();
-        let tools: Vec<Arc<dyn BoundToolRuntime>> =
-            offered.into_iter().map(|index| Arc::clone(&visible.0[index])).collect();
-        Selection { offered: VisibleTools(tools), ranked }
+        let ranked = self.rank(query).into_iter();
+        let ranked = ranked.map(|(document, score)| (&self.names[document as usize], score));
+        offer(visible, &self.always, self.top_k, ranked)
     }
+}
+
+/// The selection of the visible tools named in `always` (sorted), then of the first `top_k`
+/// visible tools of `ranked` (best first; a name ranked twice counts once).
+fn offer<'a>(
+    visible: &VisibleTools,
+    always: &[String],
+    top_k: usize,
+    ranked: impl Iterator<Item = (&'a String, f32)>,
+) -> Selection {
+    let position = |name: &str| visible.0.binary_search_by(|tool| tool.name().cmp(name)).ok();
+    let mut offered: Vec<usize> = always.iter().filter_map(|name| position(name)).collect();
+    let mut scored = Vec::with_capacity(top_k);
+    for (name, score) in ranked {
+        if scored.len() == top_k {
+            break;
+        }
+        if always.binary_search(name).is_ok() {
+            continue;
+        }
+        // `from_specs` may index one name twice: it is offered and ranked once.
+        if let Some(index) = position(name)
+            && !offered.contains(&index)
+        {
+            offered.push(index);
+            scored.push(Scored { name: name.clone(), score });
+        }
+    }
+    offered.sort_unstable();
+    offered.dedup();
+    let tools: Vec<Arc<dyn BoundToolRuntime>> =
+        offered.into_iter().map(|index| Arc::clone(&visible.0[index])).collect();
+    Selection { offered: VisibleTools(tools), ranked: scored }
 }
 
 /// The distinct terms of one field of a tool, in the order they first appear, at most

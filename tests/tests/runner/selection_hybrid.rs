@@ -1,0 +1,345 @@
+//! Selection by meaning (`HybridSelector`): the local model against vectors sentence-transformers
+//! computed from the same files, recall on the labelled set (`selection_labelled.json`) beside
+//! BM25's, the agent preparing each request before it selects, tool vectors kept by spec hash
+//! in memory and on disk, and what an embedder that fails or answers nonsense does.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use async_trait::async_trait;
+use serde_json::Value;
+use tool_runtime::agent::{Agent, AgentEvent, Message, ScriptedModel, ScriptedTurn};
+use tool_runtime::catalog::ToolCatalog;
+use tool_runtime::catalog::embed::{EmbedError, EmbedErrorKind, Embedder, LocalEmbedder, Purpose};
+use tool_runtime::catalog::select::{Bm25Selector, HybridSelector, ToolSelector};
+use tool_runtime::catalog::VisibleTools;
+use tool_runtime::runner::ToolRunner;
+use tool_tests::fixtures::context;
+
+use super::selection::{Labelled, catalog, everything, labelled, visible};
+
+/// all-MiniLM-L6-v2, loaded once for the binary.
+fn model() -> &'static LocalEmbedder {
+    static MODEL: OnceLock<LocalEmbedder> = OnceLock::new();
+    MODEL.get_or_init(|| {
+        let dir = tool_tests::models::minilm(Path::new(env!("CARGO_TARGET_TMPDIR")));
+        LocalEmbedder::load(&dir).unwrap_or_else(|error| panic!("{}: {error}", dir.display()))
+    })
+}
+
+/// A directory of its own under the target directory, emptied.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let dot: f32 = a.iter().zip(b).map(|(a, b)| a * b).sum();
+    let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    dot / (norm(a) * norm(b))
+}
+
+/// The crate's vectors of 20 fixed sentences (short, long past the 256-token cut, accents,
+/// CJK, emoji, code, whitespace) agree with sentence-transformers' on the same files:
+/// `embeddings/reference.json`, written by `embeddings/reference.py` (the command is in it).
+#[test]
+fn the_local_model_agrees_with_sentence_transformers() {
+    let reference: Value =
+        serde_json::from_str(include_str!("embeddings/reference.json")).unwrap();
+    let sentences: Vec<String> = serde_json::from_value(reference["sentences"].clone()).unwrap();
+    let expected: Vec<Vec<f32>> = serde_json::from_value(reference["vectors"].clone()).unwrap();
+    assert_eq!(sentences.len(), 20);
+    let model = model();
+    assert_eq!(model.dimensions(), 384);
+    let vectors = model.embed_blocking(&sentences).unwrap();
+    let mut worst = 1f32;
+    for ((sentence, vector), expected) in sentences.iter().zip(&vectors).zip(&expected) {
+        let similarity = cosine(vector, expected);
+        assert!(similarity >= 0.999, "{sentence:?}: cosine {similarity}");
+        worst = worst.min(similarity);
+    }
+    println!("local model against sentence-transformers: lowest cosine {worst:.6}");
+    // One at a time gives what a batch gives: padding changes nothing.
+    let alone = model.embed_blocking(&sentences[..1]).unwrap();
+    assert!(cosine(&alone[0], &vectors[0]) > 0.99999);
+}
+
+/// recall@5, @10 and @20 of `selector` (built with `top_k` 20) on `requests`: the share whose
+/// tool is among the first k it ranks.
+fn recall(selector: &dyn ToolSelector, visible: &VisibleTools, requests: &[&Labelled]) -> [f64; 3] {
+    let mut hits = [0usize; 3];
+    for labelled in requests {
+        let selection = selector.select(&labelled.request, visible);
+        let rank = selection.ranked().iter().position(|scored| scored.name == labelled.tool);
+        for (at, k) in [5, 10, 20].into_iter().enumerate() {
+            if rank.is_some_and(|rank| rank < k) {
+                hits[at] += 1;
+            }
+        }
+    }
+    #[allow(clippy::cast_precision_loss, reason = "counts of a few hundred")]
+    hits.map(|hits| hits as f64 / requests.len() as f64)
+}
+
+/// Issue 27, item 1: on the labelled set, hybrid selection with the local model finds the
+/// requests that share no word with their tool, which BM25 cannot, without losing the others.
+/// Asserted on the frozen half (never tuned on): recall@20 at least 0.95; on the no-shared-word
+/// requests, at least BM25's plus 0.10.
+#[tokio::test(flavor = "multi_thread")]
+async fn hybrid_selection_finds_what_keywords_cannot() {
+    let catalog = catalog();
+    let visible = visible(&catalog);
+    let set = labelled();
+    let cache = scratch("embeddings-labelled");
+    let hybrid = HybridSelector::builder(Arc::new(model().clone()))
+        .top_k(20)
+        .persist_in(&cache)
+        .build(&catalog)
+        .await
+        .unwrap();
+    assert_eq!(hybrid.len(), 500);
+    let requests: Vec<String> = set.iter().map(|labelled| labelled.request.clone()).collect();
+    hybrid.prepare(&requests).await.unwrap();
+    let bm25 = Bm25Selector::new(&catalog).top_k(20);
+
+    let all: Vec<&Labelled> = set.iter().collect();
+    let part = |keep: &dyn Fn(&Labelled) -> bool| -> Vec<&Labelled> {
+        set.iter().filter(|labelled| keep(labelled)).collect()
+    };
+    let frozen = part(&|labelled| labelled.split == "frozen");
+    let tuning = part(&|labelled| labelled.split == "tuning");
+    let direct = part(&|labelled| !labelled.indirect);
+    let indirect = part(&|labelled| labelled.indirect);
+    let frozen_indirect = part(&|labelled| labelled.split == "frozen" && labelled.indirect);
+    let mut figures = Vec::new();
+    for (name, requests) in [
+        ("all", &all),
+        ("frozen", &frozen),
+        ("tuning", &tuning),
+        ("shared", &direct),
+        ("indirect", &indirect),
+        ("frozen-indirect", &frozen_indirect),
+    ] {
+        let keywords = recall(&bm25, &visible, requests);
+        let both = recall(&hybrid, &visible, requests);
+        println!(
+            "{name} ({} requests): bm25 @5 {:.2} @10 {:.2} @20 {:.2}; hybrid @5 {:.2} @10 {:.2} @20 {:.2}",
+            requests.len(),
+            keywords[0],
+            keywords[1],
+            keywords[2],
+            both[0],
+            both[1],
+            both[2]
+        );
+        figures.push((name, keywords, both));
+    }
+    let at20 = |name: &str| {
+        let (_, keywords, both) = figures.iter().find(|(part, _, _)| *part == name).unwrap();
+        (keywords[2], both[2])
+    };
+    let (_, frozen_hybrid) = at20("frozen");
+    assert!(frozen_hybrid >= 0.95, "hybrid recall@20 on the frozen half: {frozen_hybrid:.2}");
+    let (keywords, both) = at20("frozen-indirect");
+    assert!(both >= keywords + 0.10, "no shared word, frozen: hybrid {both:.2}, bm25 {keywords:.2}");
+    let (keywords, both) = at20("shared");
+    assert!(both >= keywords - 0.02, "shared words: hybrid {both:.2} against bm25 {keywords:.2}");
+}
+
+/// A toy embedder for the unit tests: each word (lower-cased) is a dimension of its own among
+/// 256, so texts sharing words are close. It counts what it embeds and can be told to fail.
+#[derive(Debug, Default)]
+struct Words {
+    id: String,
+    documents: AtomicUsize,
+    queries: AtomicUsize,
+    answer: Mutex<Option<Answer>>,
+}
+
+/// What a [`Words`] embedder answers instead of vectors.
+#[derive(Debug, Clone, Copy)]
+enum Answer {
+    Fail,
+    OneShort,
+    NotANumber,
+}
+
+impl Words {
+    fn new(id: &str) -> Arc<Self> {
+        Arc::new(Self { id: id.to_owned(), ..Self::default() })
+    }
+
+    fn answer(&self, answer: Option<Answer>) {
+        *self.answer.lock().unwrap() = answer;
+    }
+}
+
+#[async_trait]
+impl Embedder for Words {
+    fn model_id(&self) -> &str {
+        &self.id
+    }
+
+    async fn embed(&self, texts: &[String], purpose: Purpose) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let mut vectors: Vec<Vec<f32>> = texts
+            .iter()
+            .map(|text| {
+                let mut vector = vec![0.0; 256];
+                vector[255] = 0.01;
+                for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+                    let hash = word.to_lowercase().bytes().fold(7usize, |h, b| h * 31 + usize::from(b));
+                    vector[hash % 255] += 1.0;
+                }
+                vector
+            })
+            .collect();
+        match *self.answer.lock().unwrap() {
+            Some(Answer::Fail) => {
+                return Err(EmbedError::new(EmbedErrorKind::Transport, "the service is down"));
+            }
+            Some(Answer::OneShort) => {
+                vectors.pop();
+            }
+            Some(Answer::NotANumber) => vectors[0][3] = f32::NAN,
+            None => {}
+        }
+        let counter = if purpose == Purpose::Document { &self.documents } else { &self.queries };
+        counter.fetch_add(texts.len(), Ordering::SeqCst);
+        Ok(vectors)
+    }
+}
+
+/// Tool vectors are kept by spec hash: on disk, a second build embeds nothing and a changed
+/// tool alone is embedded again; in memory, `rebuild` does the same; a request is embedded
+/// once however often it is prepared.
+#[tokio::test]
+async fn tool_vectors_are_made_once_per_spec_and_model() {
+    let catalog = catalog();
+    let dir = scratch("embeddings-persisted");
+    let words = Words::new("words-v1");
+    let build = async |embedder: Arc<Words>, catalog: &ToolCatalog| {
+        let builder = HybridSelector::builder(embedder).persist_in(&dir).batch_size(100);
+        builder.build(catalog).await.unwrap()
+    };
+    let first = build(Arc::clone(&words), &catalog).await;
+    assert_eq!(words.documents.load(Ordering::SeqCst), 500);
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "one file per model");
+    let second = build(Arc::clone(&words), &catalog).await;
+    assert_eq!(words.documents.load(Ordering::SeqCst), 500, "read back, not embedded");
+    assert_eq!(second.dimensions(), 256);
+
+    // One tool changed (another description): it alone is embedded again, on disk and in memory.
+    let mut builder = ToolCatalog::builder();
+    let tools = tool_runtime::catalog::ToolSource::tools(&catalog);
+    for tool in tools.iter().filter(|tool| tool.name() != "mail__archive_draft") {
+        builder = builder.register_bound(Arc::clone(tool), "test".to_owned());
+    }
+    let changed = tool_runtime::runtime::DynamicTool::builder(
+        "mail__archive_draft",
+        "Move a draft out of the inbox without deleting it.",
+        serde_json::json!({"type": "object"}),
+    )
+    .effect(tool_runtime::spec::ToolEffect::ReadOnly)
+    .build(|args, _, _| async move { Ok::<Value, tool_runtime::runtime::ToolError>(args) })
+    .unwrap();
+    let changed = builder.register_dynamic(changed).build().unwrap();
+    let third = build(Arc::clone(&words), &changed).await;
+    assert_eq!(words.documents.load(Ordering::SeqCst), 501);
+    let rebuilt = first.rebuild(&changed).await.unwrap();
+    assert_eq!(words.documents.load(Ordering::SeqCst), 502, "memory knew all but the changed one");
+    assert_eq!(rebuilt.len(), third.len());
+
+    // Another model id: a file of its own, every tool embedded.
+    let other = Words::new("words-v2");
+    build(Arc::clone(&other), &catalog).await;
+    assert_eq!(other.documents.load(Ordering::SeqCst), 500);
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
+
+    // A file that is not a cache is made again, not an error.
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        std::fs::write(entry.unwrap().path(), b"garbage").unwrap();
+    }
+    build(Arc::clone(&other), &catalog).await;
+    assert_eq!(other.documents.load(Ordering::SeqCst), 1000);
+
+    let requests = ["Archive my draft".to_owned(), "Archive my draft".to_owned(), String::new()];
+    second.prepare(&requests).await.unwrap();
+    second.prepare(&requests[..1]).await.unwrap();
+    assert_eq!(words.queries.load(Ordering::SeqCst), 1, "one request, embedded once");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// An embedder that answers another number of vectors, or a value that is not a number, fails
+/// the build with a `Response` error naming the model; a directory that cannot be written is a
+/// `Cache` error.
+#[tokio::test]
+async fn unusable_vectors_and_caches_are_typed_errors() {
+    let catalog = catalog();
+    for (answer, says) in [(Answer::OneShort, "vectors for"), (Answer::NotANumber, "finite")] {
+        let words = Words::new("words-bad");
+        words.answer(Some(answer));
+        let error = HybridSelector::builder(words).build(&catalog).await.unwrap_err();
+        assert_eq!(error.kind(), EmbedErrorKind::Response, "{error}");
+        assert!(error.message().contains("words-bad") && error.message().contains(says), "{error}");
+    }
+    let file = scratch("embeddings-not-a-directory");
+    std::fs::write(&file, b"a file").unwrap();
+    let error = HybridSelector::builder(Words::new("words-v1"))
+        .persist_in(file.join("below"))
+        .build(&catalog)
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), EmbedErrorKind::Cache, "{error}");
+    std::fs::remove_file(&file).unwrap();
+}
+
+/// In an agent run the selector is prepared before each selection. When the embedder fails,
+/// the run goes on: the failure is reported (`SelectorFailed`) and the turn offers what BM25
+/// alone would.
+#[tokio::test]
+async fn an_agent_prepares_the_selector_and_goes_on_without_it() {
+    let catalog = Arc::new(catalog());
+    let words = Words::new("words-v1");
+    let hybrid = HybridSelector::builder(Arc::clone(&words) as Arc<dyn Embedder>)
+        .top_k(5)
+        .build(catalog.as_ref())
+        .await
+        .unwrap();
+    let hybrid = Arc::new(hybrid);
+    let runner = ToolRunner::builder(Arc::clone(&catalog)).policy(everything()).build();
+    let request = "Could you archive the draft about the offsite?";
+    // Failing first: the request is embedded only once it works, and kept.
+    for fail in [true, false] {
+        words.answer(fail.then_some(Answer::Fail));
+        let model = Arc::new(ScriptedModel::new([ScriptedTurn::openai_text("Done.")]));
+        let agent = Agent::new(model, runner.clone()).with_selector(hybrid.clone());
+        let events = Mutex::new(Vec::new());
+        let output = agent
+            .run(vec![Message::user(request)], &context("run", "user", "t"), &|event| {
+                if let AgentEvent::SelectorFailed { message, .. } = &event {
+                    events.lock().unwrap().push(message.clone());
+                }
+            })
+            .await;
+        let failures = events.into_inner().unwrap();
+        let visible = visible(&catalog);
+        if fail {
+            assert_eq!(failures, ["the service is down"]);
+            let bm25 = Bm25Selector::new(catalog.as_ref()).top_k(5);
+            let expected: Vec<String> =
+                bm25.select(request, &visible).names().map(str::to_owned).collect();
+            assert_eq!(output.done.offered[0], expected, "keywords alone");
+        } else {
+            assert!(failures.is_empty(), "{failures:?}");
+            assert!(output.done.offered[0].iter().any(|name| name == "mail__archive_draft"));
+        }
+        // Prepared once by the agent: selecting again now uses the kept vector.
+        let again = hybrid.select(request, &visible);
+        assert_eq!(again.names().collect::<Vec<_>>(), output.done.offered[0]);
+        words.answer(None);
+        hybrid.prepare(&[request.to_owned()]).await.unwrap();
+    }
+    assert_eq!(words.queries.load(Ordering::SeqCst), 1, "embedded once, when it first worked");
+}
