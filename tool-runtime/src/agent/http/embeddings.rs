@@ -213,7 +213,10 @@ impl Embedder for OpenAiEmbeddings {
             body.insert("dimensions".to_owned(), json!(dimensions));
         }
         let body = serde_json::to_vec(&body).map_err(|error| {
-            EmbedError::new(EmbedErrorKind::Request, format!("the request cannot be built: {error}"))
+            EmbedError::new(
+                EmbedErrorKind::Request,
+                format!("the request cannot be built: {error}"),
+            )
         })?;
         // A body that is not JSON streams into a session whose events are dropped: it is
         // refused below whatever it holds.

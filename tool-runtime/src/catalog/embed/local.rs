@@ -158,15 +158,22 @@ impl LocalEmbedder {
         let max_tokens = max_seq_length.min(config.max_position_embeddings);
 
         let mut tokenizer = Tokenizer::from_bytes(&tokenizer_bytes).map_err(|error| {
-            model_error(format!("{} is no tokenizer: {error}", dir.join("tokenizer.json").display()))
+            model_error(format!(
+                "{} is no tokenizer: {error}",
+                dir.join("tokenizer.json").display()
+            ))
         })?;
         tokenizer.with_padding(None);
         tokenizer
-            .with_truncation(Some(TruncationParams { max_length: max_tokens, ..Default::default() }))
+            .with_truncation(Some(TruncationParams {
+                max_length: max_tokens,
+                ..Default::default()
+            }))
             .map_err(|error| model_error(format!("the tokenizer cannot truncate: {error}")))?;
 
-        let model = Bert::new(&config, &weights, tokenizer, max_tokens, cls)
-            .map_err(|error| model_error(format!("{}: {error}", dir.join("model.safetensors").display())))?;
+        let model = Bert::new(&config, &weights, tokenizer, max_tokens, cls).map_err(|error| {
+            model_error(format!("{}: {error}", dir.join("model.safetensors").display()))
+        })?;
         let mut hash = Sha256::new();
         for part in [&config_bytes, &tokenizer_bytes, &weights] {
             hash.update((part.len() as u64).to_le_bytes());
@@ -175,7 +182,11 @@ impl LocalEmbedder {
         hash.update(max_tokens.to_le_bytes());
         hash.update([u8::from(cls)]);
         let digest = crate::digest::hex(&hash.finalize());
-        Ok(Self { model: Arc::new(model), id: format!("bert-local:{}", &digest[..32]), dir: dir.to_owned() })
+        Ok(Self {
+            model: Arc::new(model),
+            id: format!("bert-local:{}", &digest[..32]),
+            dir: dir.to_owned(),
+        })
     }
 
     /// How many values each vector has (384 for all-MiniLM-L6-v2).
@@ -217,9 +228,14 @@ fn model_error(message: String) -> EmbedError {
     EmbedError::new(EmbedErrorKind::Model, message)
 }
 
-fn parse<T: serde::de::DeserializeOwned>(dir: &Path, name: &str, bytes: &[u8]) -> Result<T, EmbedError> {
-    serde_json::from_slice(bytes)
-        .map_err(|error| model_error(format!("{} cannot be read: {error}", dir.join(name).display())))
+fn parse<T: serde::de::DeserializeOwned>(
+    dir: &Path,
+    name: &str,
+    bytes: &[u8],
+) -> Result<T, EmbedError> {
+    serde_json::from_slice(bytes).map_err(|error| {
+        model_error(format!("{} cannot be read: {error}", dir.join(name).display()))
+    })
 }
 
 /// `x · weightᵀ + bias`, the weight kept transposed.
@@ -345,9 +361,10 @@ impl Bert {
     fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let mut encoded = Vec::with_capacity(texts.len());
         for text in texts {
-            let encoding = self.tokenizer.encode(text.as_str(), true).map_err(|error| {
-                model_error(format!("the tokenizer failed on a text: {error}"))
-            })?;
+            let encoding = self
+                .tokenizer
+                .encode(text.as_str(), true)
+                .map_err(|error| model_error(format!("the tokenizer failed on a text: {error}")))?;
             encoded.push(encoding.get_ids().to_vec());
         }
         // Texts of similar lengths together, so little of each batch is padding.
@@ -406,7 +423,8 @@ impl Bert {
             let weights = weights.broadcast_div(&weights.sum_keepdim(D::Minus1)?)?;
             let context = weights.matmul(&value)?.transpose(1, 2)?.contiguous()?;
             let context = context.reshape((batch, length, self.hidden))?;
-            let attended = layer.attention_norm.forward(&(layer.attention_out.forward(&context)? + &x)?)?;
+            let attended =
+                layer.attention_norm.forward(&(layer.attention_out.forward(&context)? + &x)?)?;
             let inner = layer.intermediate.forward(&attended)?.gelu_erf()?;
             x = layer.output_norm.forward(&(layer.output.forward(&inner)? + &attended)?)?;
         }
@@ -427,7 +445,12 @@ struct Weights(HashMap<String, Tensor>);
 impl Weights {
     /// The weight `name`, with or without the `bert.` a `BertModel` checkpoint may prefix, in
     /// `float32`, if `fits` its dimensions; `wanted` says what it should be.
-    fn take(&mut self, name: &str, wanted: &str, fits: impl Fn(&[usize]) -> bool) -> Result<Tensor, String> {
+    fn take(
+        &mut self,
+        name: &str,
+        wanted: &str,
+        fits: impl Fn(&[usize]) -> bool,
+    ) -> Result<Tensor, String> {
         let tensor = (self.0.remove(name))
             .or_else(|| self.0.remove(&format!("bert.{name}")))
             .ok_or_else(|| format!("holds no weight `{name}`"))?;

@@ -12,10 +12,8 @@ use crate::catalog::embed::{EmbedError, EmbedErrorKind, Embedder, Purpose, check
 use crate::catalog::{ToolSource, VisibleTools};
 use crate::spec::ToolSpec;
 
-/// Reciprocal rank fusion's constant: a tool at rank `r` of a ranking scores `1 / (K + r)`.
-const RRF_K: f32 = 60.0;
-/// How many of each ranking's best visible tools are fused, at least.
-const MIN_CANDIDATES: usize = 64;
+/// How much keywords count by default (see [`HybridSelectorBuilder::keyword_weight`]).
+const DEFAULT_KEYWORD_WEIGHT: f32 = 0.1;
 /// The requests whose vectors are kept, the most recent.
 const MAX_QUERIES: usize = 1024;
 /// The most bytes of a request that are embedded (and kept as its key). Sentence models read
@@ -99,15 +97,17 @@ pub struct HybridSelector {
     embedder: Arc<dyn Embedder>,
     /// The embedder's model id when the tools were embedded.
     model: String,
-    /// Tool names and spec hashes by document number (the keyword index's numbering).
+    /// Tool names, and the keys of their vectors, by document number (the keyword index's
+    /// numbering).
     names: Vec<String>,
-    hashes: Vec<String>,
+    keys: Vec<String>,
     dimensions: usize,
     /// The tools' normalised vectors, one after the other.
     vectors: Vec<f32>,
     queries: Mutex<Queries>,
     persist: Option<PathBuf>,
     batch: usize,
+    keyword_weight: f32,
 }
 
 impl fmt::Debug for HybridSelector {
@@ -131,6 +131,7 @@ pub struct HybridSelectorBuilder {
     always: Vec<String>,
     persist: Option<PathBuf>,
     batch: usize,
+    keyword_weight: f32,
 }
 
 impl HybridSelector {
@@ -143,6 +144,7 @@ impl HybridSelector {
             always: Vec::new(),
             persist: None,
             batch: DEFAULT_BATCH,
+            keyword_weight: DEFAULT_KEYWORD_WEIGHT,
         }
     }
 
@@ -157,8 +159,8 @@ impl HybridSelector {
         let tools = source.tools();
         let mut known = HashMap::new();
         if self.embedder.model_id() == self.model {
-            for (document, hash) in self.hashes.iter().enumerate() {
-                known.insert(hash.clone(), self.vector(document).to_vec());
+            for (document, key) in self.keys.iter().enumerate() {
+                known.insert(key.clone(), self.vector(document).to_vec());
             }
         }
         let settings = HybridSelectorBuilder {
@@ -167,6 +169,7 @@ impl HybridSelector {
             always: self.keywords.always.clone(),
             persist: self.persist.clone(),
             batch: self.batch,
+            keyword_weight: self.keyword_weight,
         };
         settings.embed(tools.iter().map(|tool| tool.spec()), known).await
     }
@@ -198,21 +201,6 @@ impl HybridSelector {
     fn vector(&self, document: usize) -> &[f32] {
         &self.vectors[document * self.dimensions..(document + 1) * self.dimensions]
     }
-
-    /// Every indexed tool by the cosine of its vector and `query`'s, best first.
-    fn by_meaning(&self, query: &[f32]) -> Vec<(u32, f32)> {
-        let mut scored: Vec<(u32, f32)> = (0..self.names.len())
-            .map(|document| {
-                let id = u32::try_from(document).unwrap_or(u32::MAX);
-                (id, dot(self.vector(document), query))
-            })
-            .collect();
-        scored.sort_unstable_by(|a, b| {
-            b.1.total_cmp(&a.1)
-                .then_with(|| self.names[a.0 as usize].cmp(&self.names[b.0 as usize]))
-        });
-        scored
-    }
 }
 
 impl HybridSelectorBuilder {
@@ -239,6 +227,15 @@ impl HybridSelectorBuilder {
     /// that is not one this crate wrote, or holds another model's vectors, is made again.
     pub fn persist_in(mut self, dir: impl Into<PathBuf>) -> Self {
         self.persist = Some(dir.into());
+        self
+    }
+
+    /// How much keywords count against meaning, from 0 (meaning alone) to 1 (keywords alone);
+    /// default 0.1. A tool's score is `(1 - w)` times its cosine with the request plus `w`
+    /// times the share it reached of the best BM25 score the request's words could give.
+    pub fn keyword_weight(mut self, weight: f32) -> Self {
+        self.keyword_weight =
+            if weight.is_nan() { DEFAULT_KEYWORD_WEIGHT } else { weight.clamp(0.0, 1.0) };
         self
     }
 
@@ -294,29 +291,35 @@ impl HybridSelectorBuilder {
             }
         }
         let mut dimensions = known.values().next().map(Vec::len);
-        // Each spec missing a vector, once however often it is listed.
-        let mut seen = HashSet::new();
-        let missing: Vec<&ToolSpec> = specs
+        // Each tool's text, and the key of its vector: the spec hash and the text hashed
+        // together, so a vector is made again when either changes.
+        let texts: Vec<String> = specs.iter().map(|spec| document(spec)).collect();
+        let keys: Vec<String> = specs
             .iter()
-            .copied()
-            .filter(|spec| !known.contains_key(spec.spec_hash()) && seen.insert(spec.spec_hash()))
+            .zip(&texts)
+            .map(|(spec, text)| {
+                crate::digest::sha256_hex(format!("{}\n{text}", spec.spec_hash()).as_bytes())
+            })
+            .collect();
+        // Each text missing a vector, once however often it is listed.
+        let mut seen = HashSet::new();
+        let missing: Vec<usize> = (0..specs.len())
+            .filter(|&at| !known.contains_key(&keys[at]) && seen.insert(&keys[at]))
             .collect();
         for chunk in missing.chunks(self.batch) {
-            let texts: Vec<String> = chunk.iter().map(|spec| document(spec)).collect();
-            let vectors = self.embedder.embed(&texts, Purpose::Document).await?;
-            let vectors = checked(&model, texts.len(), vectors, dimensions)?;
+            let batch: Vec<String> = chunk.iter().map(|&at| texts[at].clone()).collect();
+            let vectors = self.embedder.embed(&batch, Purpose::Document).await?;
+            let vectors = checked(&model, batch.len(), vectors, dimensions)?;
             dimensions = dimensions.or_else(|| vectors.first().map(Vec::len));
-            for (spec, vector) in chunk.iter().zip(vectors) {
-                known.insert(spec.spec_hash().to_owned(), vector);
+            for (&at, vector) in chunk.iter().zip(vectors) {
+                known.insert(keys[at].clone(), vector);
             }
             rewrite = true;
         }
         let dimensions = dimensions.unwrap_or(0);
         let mut vectors = Vec::with_capacity(specs.len() * dimensions);
-        let mut names = Vec::with_capacity(specs.len());
-        let mut hashes = Vec::with_capacity(specs.len());
-        for spec in &specs {
-            let vector = known.get(spec.spec_hash()).filter(|vector| vector.len() == dimensions);
+        for (spec, key) in specs.iter().zip(&keys) {
+            let vector = known.get(key).filter(|vector| vector.len() == dimensions);
             let Some(vector) = vector else {
                 // A vector read from disk of another length than the ones just made: the file
                 // was of another model under the same id.
@@ -330,29 +333,29 @@ impl HybridSelectorBuilder {
                 ));
             };
             vectors.extend_from_slice(vector);
-            names.push(spec.name().to_owned());
-            hashes.push(spec.spec_hash().to_owned());
         }
-        if let (Some(file), true) = (&file, rewrite) {
-            write_cache(file, &model, dimensions, hashes.iter().zip(vectors.chunks(dimensions.max(1))))?;
-        }
+        let names = specs.iter().map(|spec| spec.name().to_owned()).collect();
         let mut always = self.always;
         always.sort_unstable();
         always.dedup();
-        let keywords = Bm25Selector::from_specs(specs.iter().copied())
-            .top_k(self.top_k)
-            .always(always);
+        let keywords =
+            Bm25Selector::from_specs(specs.iter().copied()).top_k(self.top_k).always(always);
+        if let (Some(file), true) = (&file, rewrite) {
+            let tools = keys.iter().zip(vectors.chunks(dimensions.max(1)));
+            write_cache(file, &model, dimensions, tools)?;
+        }
         Ok(HybridSelector {
             keywords,
             embedder: self.embedder,
             model,
             names,
-            hashes,
+            keys,
             dimensions,
             vectors,
             queries: Mutex::default(),
             persist: self.persist,
             batch: self.batch,
+            keyword_weight: self.keyword_weight,
         })
     }
 }
@@ -369,26 +372,26 @@ impl ToolSelector for HybridSelector {
             return self.keywords.select(query, visible);
         };
         let keywords = &self.keywords;
-        let usable = |document: &u32| {
-            let name = &self.names[*document as usize];
-            keywords.always.binary_search(name).is_err()
-                && visible.0.binary_search_by(|tool| tool.name().cmp(name)).is_ok()
-        };
-        let candidates = (keywords.top_k * 4).max(MIN_CANDIDATES);
-        let mut fused: HashMap<u32, f32> = HashMap::new();
-        let rankings = [keywords.rank(query), self.by_meaning(&vector)];
-        for ranking in &rankings {
-            let best = ranking.iter().map(|(document, _)| document).filter(|d| usable(d));
-            for (rank, &document) in best.take(candidates).enumerate() {
-                *fused.entry(document).or_default() += 1.0 / (RRF_K + rank as f32 + 1.0);
+        let weight = self.keyword_weight;
+        let mut fused: Vec<(u32, f32)> = (0..self.names.len())
+            .map(|document| {
+                let id = u32::try_from(document).unwrap_or(u32::MAX);
+                (id, (1.0 - weight) * dot(self.vector(document), &vector))
+            })
+            .collect();
+        let terms: Vec<(u32, f32)> =
+            keywords.query_terms(query).into_iter().map(|id| (id, 1.0)).collect();
+        let ceiling = keywords.ceiling(&terms);
+        if ceiling > 0.0 {
+            for (document, score) in keywords.scores(&terms) {
+                fused[document as usize].1 += weight * score / ceiling;
             }
         }
-        let mut ranked: Vec<(u32, f32)> = fused.into_iter().collect();
-        ranked.sort_unstable_by(|a, b| {
-            b.1.total_cmp(&a.1)
-                .then_with(|| self.names[a.0 as usize].cmp(&self.names[b.0 as usize]))
+        let names = &self.names;
+        fused.sort_unstable_by(|a, b| {
+            b.1.total_cmp(&a.1).then_with(|| names[a.0 as usize].cmp(&names[b.0 as usize]))
         });
-        let ranked = ranked.into_iter().map(|(document, score)| (&self.names[document as usize], score));
+        let ranked = fused.into_iter().map(|(document, score)| (&names[document as usize], score));
         offer(visible, &keywords.always, keywords.top_k, ranked)
     }
 
@@ -400,7 +403,9 @@ impl ToolSelector for HybridSelector {
             queries
                 .iter()
                 .map(|query| query_key(query))
-                .filter(|key| !key.trim().is_empty() && kept.get(key).is_none() && seen.insert(*key))
+                .filter(|key| {
+                    !key.trim().is_empty() && kept.get(key).is_none() && seen.insert(*key)
+                })
                 .map(str::to_owned)
                 .collect()
         };
@@ -542,12 +547,8 @@ fn parse_cache(bytes: &[u8], model: &str) -> Option<Vec<(String, Vec<f32>)>> {
         if !hash.bytes().all(|byte| byte.is_ascii_hexdigit()) {
             return None;
         }
-        let vector: Vec<f32> = values
-            .as_chunks::<4>()
-            .0
-            .iter()
-            .map(|value| f32::from_le_bytes(*value))
-            .collect();
+        let vector: Vec<f32> =
+            values.as_chunks::<4>().0.iter().map(|value| f32::from_le_bytes(*value)).collect();
         if vector.iter().any(|value| !value.is_finite()) {
             return None;
         }
@@ -569,9 +570,8 @@ fn write_cache<'a>(
             format!("the embedding cache {} cannot be {what}: {error}", file.display()),
         )
     };
-    let too_large = || {
-        EmbedError::new(EmbedErrorKind::Cache, format!("the model id `{model}` is too long"))
-    };
+    let too_large =
+        || EmbedError::new(EmbedErrorKind::Cache, format!("the model id `{model}` is too long"));
     let mut bytes = MAGIC.to_vec();
     bytes.extend_from_slice(&u32::try_from(model.len()).map_err(|_| too_large())?.to_le_bytes());
     bytes.extend_from_slice(model.as_bytes());

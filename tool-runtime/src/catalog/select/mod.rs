@@ -364,36 +364,50 @@ impl Bm25Selector {
         self.names.is_empty()
     }
 
-    /// Every indexed tool that matches a word of `query`, best first.
-    fn rank(&self, query: &str) -> Vec<(u32, f32)> {
+    /// The distinct terms of `query` the index holds, by number.
+    fn query_terms(&self, query: &str) -> Vec<u32> {
         let mut ids = Vec::new();
-        for_each_term(query, |term| {
-            if let Some(&id) = self.terms.get(term) {
-                ids.push(id);
-            }
-        });
+        for_each_term(query, |term| ids.extend(self.terms.get(term).copied()));
         ids.sort_unstable();
         ids.dedup();
-        let mut scores = vec![0f32; self.names.len()];
-        let mut touched = Vec::new();
-        for id in ids {
-            let idf = self.idf[id as usize];
-            for &(document, weight) in &self.postings[id as usize] {
-                let score = &mut scores[document as usize];
-                if *score == 0.0 {
-                    touched.push(document);
-                }
-                *score += idf * weight;
-            }
-        }
-        let mut ranked: Vec<(u32, f32)> =
-            touched.into_iter().map(|document| (document, scores[document as usize])).collect();
+        ids
+    }
+
+    /// The score a tool matching each of `terms` would reach at most: each term's weight at
+    /// full saturation, times the term's own weight.
+    fn ceiling(&self, terms: &[(u32, f32)]) -> f32 {
+        terms.iter().map(|&(id, weight)| weight * self.idf[id as usize] * (K1 + 1.0)).sum()
+    }
+
+    /// Every indexed tool that matches a word of `query`, best first.
+    fn rank(&self, query: &str) -> Vec<(u32, f32)> {
+        let terms: Vec<(u32, f32)> =
+            self.query_terms(query).into_iter().map(|id| (id, 1.0)).collect();
+        let mut ranked = self.scores(&terms);
         ranked.sort_unstable_by(|a, b| {
             b.1.partial_cmp(&a.1)
                 .unwrap_or(Ordering::Equal)
                 .then_with(|| self.names[a.0 as usize].cmp(&self.names[b.0 as usize]))
         });
         ranked
+    }
+
+    /// The tools matching any of `terms` (distinct term numbers, each with the weight its
+    /// matches count with), with their scores, in no order.
+    fn scores(&self, terms: &[(u32, f32)]) -> Vec<(u32, f32)> {
+        let mut scores = vec![0f32; self.names.len()];
+        let mut touched = Vec::new();
+        for &(id, weight) in terms {
+            let idf = self.idf[id as usize] * weight;
+            for &(document, frequency) in &self.postings[id as usize] {
+                let score = &mut scores[document as usize];
+                if *score == 0.0 {
+                    touched.push(document);
+                }
+                *score += idf * frequency;
+            }
+        }
+        touched.into_iter().map(|document| (document, scores[document as usize])).collect()
     }
 }
 
