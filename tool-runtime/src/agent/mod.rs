@@ -85,7 +85,8 @@ pub use events::{AgentDone, AgentEvent, AgentOutput, StopReason};
 #[doc(no_inline)]
 pub use http::{
     AnthropicMessages, AnthropicMessagesBuilder, HttpConfigError, LlamaServer, LlamaServerBuilder,
-    OpenAiCompatible, OpenAiCompatibleBuilder, RetryPolicy, Timeouts,
+    OpenAiCompatible, OpenAiCompatibleBuilder, OpenAiEmbeddings, OpenAiEmbeddingsBuilder,
+    RetryPolicy, Timeouts,
 };
 pub use model::{ChatModel, ModelError, ModelErrorKind, ModelTurn};
 pub use sampling::ChatModelSampler;

@@ -3,10 +3,11 @@
 //! An [`Embedder`] turns texts into vectors whose cosine says how close their meanings are. Two
 //! come with the crate:
 //!
-//! - [`OpenAiEmbeddings`] (feature `http`): any OpenAI-compatible `POST {base}/embeddings`
+//! - `agent::OpenAiEmbeddings` (feature `http`, beside the chat clients
+//!   whose transport it shares): any OpenAI-compatible `POST {base}/embeddings`
 //!   endpoint, OpenAI's own or a local server's (Ollama, vLLM, llama.cpp's `llama-server
 //!   --embeddings`).
-//! - [`LocalEmbedder`] (feature `embed-local`, in neither the default nor the lean build): a
+//! - `LocalEmbedder` (feature `embed-local`, in neither the default nor the lean build): a
 //!   BERT sentence-embedding model such as all-MiniLM-L6-v2, loaded from files on disk and run
 //!   on the CPU in pure Rust ([candle](https://docs.rs/candle-core)). Nothing is downloaded.
 //!
@@ -46,9 +47,6 @@ use std::fmt;
 
 use async_trait::async_trait;
 use serde::Serialize;
-
-#[cfg(feature = "http")]
-pub use crate::agent::http::embeddings::{OpenAiEmbeddings, OpenAiEmbeddingsBuilder};
 
 #[cfg(feature = "embed-local")]
 mod local;

@@ -31,7 +31,8 @@ const VARIABLES: &[&str] = &["OPENAI_API_KEY", "OPENAI_BASE_URL"];
 /// when set): the same model name on two servers may be two models.
 ///
 /// ```
-/// use tool_runtime::catalog::embed::{Embedder, OpenAiEmbeddings};
+/// use tool_runtime::agent::OpenAiEmbeddings;
+/// use tool_runtime::catalog::embed::Embedder;
 ///
 /// let embedder = OpenAiEmbeddings::builder()
 ///     .base_url("http://localhost:11434/v1")
@@ -81,7 +82,8 @@ impl OpenAiEmbeddings {
     /// [`HttpConfigError::NotConfigured`].
     ///
     /// ```
-    /// use tool_runtime::catalog::embed::{Embedder, OpenAiEmbeddings};
+    /// use tool_runtime::agent::OpenAiEmbeddings;
+    /// use tool_runtime::catalog::embed::Embedder;
     ///
     /// let vars = [("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1"), ("OPENAI_MODEL", "qwen"),
     ///     ("OPENAI_EMBEDDING_MODEL", "bge-small")];

@@ -83,7 +83,7 @@
 //! ```
 
 mod anthropic;
-pub(crate) mod embeddings;
+mod embeddings;
 mod llama;
 mod openai;
 mod retry;
@@ -107,6 +107,7 @@ use crate::adapters::{
 use transport::{Delivered, Transport};
 
 pub use anthropic::{AnthropicMessages, AnthropicMessagesBuilder};
+pub use embeddings::{OpenAiEmbeddings, OpenAiEmbeddingsBuilder};
 pub use llama::{LlamaServer, LlamaServerBuilder};
 pub use openai::{OpenAiCompatible, OpenAiCompatibleBuilder};
 pub use retry::RetryPolicy;

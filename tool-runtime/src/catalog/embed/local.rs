@@ -68,7 +68,7 @@ impl fmt::Debug for LocalEmbedder {
             .field("id", &self.id)
             .field("dimensions", &self.model.hidden)
             .field("layers", &self.model.layers.len())
-            .field("max_tokens", &self.model.max_tokens)
+            .field("max_sequence", &self.model.max_sequence)
             .finish_non_exhaustive()
     }
 }
@@ -155,7 +155,7 @@ impl LocalEmbedder {
             }
             None => false,
         };
-        let max_tokens = max_seq_length.min(config.max_position_embeddings);
+        let max_sequence = max_seq_length.min(config.max_position_embeddings);
 
         let mut tokenizer = Tokenizer::from_bytes(&tokenizer_bytes).map_err(|error| {
             model_error(format!(
@@ -166,20 +166,21 @@ impl LocalEmbedder {
         tokenizer.with_padding(None);
         tokenizer
             .with_truncation(Some(TruncationParams {
-                max_length: max_tokens,
+                max_length: max_sequence,
                 ..Default::default()
             }))
             .map_err(|error| model_error(format!("the tokenizer cannot truncate: {error}")))?;
 
-        let model = Bert::new(&config, &weights, tokenizer, max_tokens, cls).map_err(|error| {
-            model_error(format!("{}: {error}", dir.join("model.safetensors").display()))
-        })?;
+        let model =
+            Bert::new(&config, &weights, tokenizer, max_sequence, cls).map_err(|error| {
+                model_error(format!("{}: {error}", dir.join("model.safetensors").display()))
+            })?;
         let mut hash = Sha256::new();
         for part in [&config_bytes, &tokenizer_bytes, &weights] {
             hash.update((part.len() as u64).to_le_bytes());
             hash.update(part);
         }
-        hash.update(max_tokens.to_le_bytes());
+        hash.update(max_sequence.to_le_bytes());
         hash.update([u8::from(cls)]);
         let digest = crate::digest::hex(&hash.finalize());
         Ok(Self {
@@ -290,7 +291,7 @@ struct Bert {
     layers: Vec<Layer>,
     heads: usize,
     hidden: usize,
-    max_tokens: usize,
+    max_sequence: usize,
     /// Pool the `[CLS]` token's vector rather than the mean of all tokens'.
     cls: bool,
 }
@@ -300,7 +301,7 @@ impl Bert {
         config: &Config,
         weights: &[u8],
         tokenizer: Tokenizer,
-        max_tokens: usize,
+        max_sequence: usize,
         cls: bool,
     ) -> Result<Self, String> {
         if config.model_type != "bert" {
@@ -310,7 +311,7 @@ impl Bert {
             return Err(format!("the activation `{}` is not `gelu`", config.hidden_act));
         }
         let hidden = config.hidden_size;
-        if config.num_attention_heads == 0 || hidden % config.num_attention_heads != 0 {
+        if config.num_attention_heads == 0 || !hidden.is_multiple_of(config.num_attention_heads) {
             return Err(format!(
                 "{hidden} hidden values do not split into {} heads",
                 config.num_attention_heads
@@ -339,8 +340,8 @@ impl Bert {
         let words = weights.table("embeddings.word_embeddings.weight", hidden)?;
         let positions = weights.table("embeddings.position_embeddings.weight", hidden)?;
         let types = weights.table("embeddings.token_type_embeddings.weight", hidden)?;
-        if positions.dims()[0] < max_tokens {
-            return Err(format!("{} positions for {max_tokens} tokens", positions.dims()[0]));
+        if positions.dims()[0] < max_sequence {
+            return Err(format!("{} positions for {max_sequence} tokens", positions.dims()[0]));
         }
         let token_type = types.get(0).map_err(|error| error.to_string())?;
         Ok(Self {
@@ -352,7 +353,7 @@ impl Bert {
             layers,
             heads: config.num_attention_heads,
             hidden,
-            max_tokens,
+            max_sequence,
             cls,
         })
     }
@@ -388,7 +389,7 @@ impl Bert {
     /// The pooled vectors of a batch of token sequences (at least one token each).
     fn forward(&self, ids: &[&[u32]]) -> candle_core::Result<Vec<Vec<f32>>> {
         let batch = ids.len();
-        let length = ids.iter().map(|ids| ids.len()).max().unwrap_or(0).clamp(1, self.max_tokens);
+        let length = ids.iter().map(|ids| ids.len()).max().unwrap_or(0).clamp(1, self.max_sequence);
         let mut flat = Vec::with_capacity(batch * length);
         let mut mask = Vec::with_capacity(batch * length);
         for ids in ids {

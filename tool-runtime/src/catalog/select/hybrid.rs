@@ -494,6 +494,9 @@ fn cache_file(dir: &Path, model: &str) -> PathBuf {
     dir.join(format!("{}.embeddings", &digest[..16]))
 }
 
+/// The vectors of a cache file, each with its key.
+type Stored = Vec<(String, Vec<f32>)>;
+
 /// What a cache file begins with.
 const MAGIC: &[u8; 8] = b"TREMB\x00\x00\x01";
 /// The length of a spec hash (SHA-256, hex).
@@ -501,7 +504,7 @@ const HASH_LEN: usize = 64;
 
 /// The vectors kept in `file` for `model`, by spec hash; `None` when there is no file, or it
 /// is not one this crate wrote for `model` (it is made again).
-fn read_cache(file: &Path, model: &str) -> Result<Option<Vec<(String, Vec<f32>)>>, EmbedError> {
+fn read_cache(file: &Path, model: &str) -> Result<Option<Stored>, EmbedError> {
     let bytes = match std::fs::read(file) {
         Ok(bytes) => bytes,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -524,7 +527,7 @@ fn read_cache(file: &Path, model: &str) -> Result<Option<Vec<(String, Vec<f32>)>
 
 /// Reads a cache file's bytes: the magic, the model id (length and UTF-8), the dimensions and
 /// the count (little-endian), then per entry its spec hash and its vector.
-fn parse_cache(bytes: &[u8], model: &str) -> Option<Vec<(String, Vec<f32>)>> {
+fn parse_cache(bytes: &[u8], model: &str) -> Option<Stored> {
     let rest = bytes.strip_prefix(MAGIC)?;
     let (length, rest) = rest.split_first_chunk::<4>()?;
     let length = usize::try_from(u32::from_le_bytes(*length)).ok()?;
