@@ -29,7 +29,8 @@ fn select(c: &mut Criterion) {
         })
         .build()
         .expect("distinct ids");
-    let policy = ToolPolicy::allowing(["*"]);
+    let policy =
+        ToolPolicy::allowing(tool_benches::catalogs::SYSTEMS.map(|system| format!("{system}__*")));
     let ctx = ToolInvocationContext::new(ContextIds {
         run_id: "run-1",
         actor_id: "user-1",

@@ -6,7 +6,8 @@ use serde_json::json;
 use tool_runtime::prelude::*;
 use tool_runtime::runtime::{BoundToolRuntime, DynamicTool};
 
-const SYSTEMS: [&str; 25] = [
+/// The systems (namespaces) of the catalog.
+pub const SYSTEMS: [&str; 25] = [
     "mail",
     "calendar",
     "files",

@@ -86,7 +86,7 @@ const DEFAULT_BATCH: usize = 64;
 /// let request = "Put my unfinished email out of sight".to_owned();
 /// selector.prepare(std::slice::from_ref(&request)).await?;
 /// let ctx = ToolInvocationContext::new(ContextIds { run_id: "r", actor_id: "a", tenant_id: "t" });
-/// let visible = visible_tools(&catalog, &ToolPolicy::allowing(["*"]), &ctx);
+/// let visible = visible_tools(&catalog, &ToolPolicy::allowing(["mail__*", "weather__*"]), &ctx);
 /// let selection = selector.select(&request, &visible);
 /// assert_eq!(selection.names().collect::<Vec<_>>(), ["mail__archive_draft"]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -388,9 +388,30 @@ impl ToolSelector for HybridSelector {
             }
         }
         let names = &self.names;
-        fused.sort_unstable_by(|a, b| {
+        let best_first = |a: &(u32, f32), b: &(u32, f32)| {
             b.1.total_cmp(&a.1).then_with(|| names[a.0 as usize].cmp(&names[b.0 as usize]))
-        });
+        };
+        // Only the best few need an order: a full sort of every tool's score is most of the
+        // time otherwise. All of them are sorted when the few hold too few tools to offer.
+        let few = keywords.top_k.saturating_add(keywords.always.len()).saturating_mul(4).max(64);
+        let usable = |document: u32| {
+            let name = &names[document as usize];
+            keywords.always.binary_search(name).is_err()
+                && visible.0.binary_search_by(|tool| tool.name().cmp(name)).is_ok()
+        };
+        if fused.len() > few {
+            fused.select_nth_unstable_by(few, best_first);
+            fused[..few].sort_unstable_by(best_first);
+            if fused[..few].iter().filter(|(document, _)| usable(*document)).count()
+                >= keywords.top_k
+            {
+                fused.truncate(few);
+            } else {
+                fused[few..].sort_unstable_by(best_first);
+            }
+        } else {
+            fused.sort_unstable_by(best_first);
+        }
         let ranked = fused.into_iter().map(|(document, score)| (&names[document as usize], score));
         offer(visible, &keywords.always, keywords.top_k, ranked)
     }
