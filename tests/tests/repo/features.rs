@@ -41,7 +41,7 @@ fn a_server_only_mcp_build_has_no_http_client() {
 /// downloads.
 #[test]
 fn local_embeddings_are_only_built_when_asked_for() {
-    let default = crates_with("schemars,dynamic,pattern-dfa,runner,adapters,agent");
+    let default = crates_with("default");
     let lean = crates_with("");
     for (name, tree) in [("default", &default), ("lean", &lean)] {
         for heavy in ["candle-core", "tokenizers", "gemm"] {

@@ -4,7 +4,8 @@
 //! (`result_limits`, also run with `--features image`), every output type end to end
 //! (`output_shapes`), partial results of a call cut off (`partial_results`), properties over any input (`properties`), per-run tool sets (`tool_sets`)
 //! BM25 tool selection over a large catalog (`selection`) and against stuffed descriptions
-//! (`selection_hostile`), policy entries that would allow nothing (`policy_patterns`), and the unit-test harness
+//! (`selection_hostile`), hybrid selection (`selection_hybrid`; with a real model, feature `embed-local`:
+//! `selection_local`), policy entries that would allow nothing (`policy_patterns`), and the unit-test harness
 //! `tool_runtime::testing` (`testing_harness`), and typed stubs for code mode (`stubs`).
 //!
 //! One test binary, a module per behaviour.
@@ -25,6 +26,8 @@ mod result_limits;
 mod selection;
 mod selection_hostile;
 mod selection_hybrid;
+#[cfg(feature = "embed-local")]
+mod selection_local;
 mod stubs;
 mod testing_harness;
 mod tool_sets;

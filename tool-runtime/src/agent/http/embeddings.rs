@@ -61,6 +61,7 @@ pub struct OpenAiEmbeddings {
 pub struct OpenAiEmbeddingsBuilder {
     settings: Settings,
     dimensions: Option<u32>,
+    /// Put before a request's text, and before a tool's.
     prefixes: [String; 2],
 }
 
@@ -205,7 +206,11 @@ impl Embedder for OpenAiEmbeddings {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        let prefix = &self.prefixes[usize::from(purpose == Purpose::Document)];
+        let [query_prefix, document_prefix] = &self.prefixes;
+        let prefix = match purpose {
+            Purpose::Query => query_prefix,
+            Purpose::Document => document_prefix,
+        };
         let input: Vec<String> = texts.iter().map(|text| format!("{prefix}{text}")).collect();
         let mut body = self.body.clone();
         body.insert("model".to_owned(), json!(self.model));

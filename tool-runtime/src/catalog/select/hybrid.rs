@@ -93,31 +93,27 @@ const DEFAULT_BATCH: usize = 64;
 /// # }).unwrap();
 /// ```
 pub struct HybridSelector {
+    /// The keyword index; its tool names, `top_k` and `always` are the selector's.
     keywords: Bm25Selector,
-    embedder: Arc<dyn Embedder>,
+    /// What it was built with, to build it again.
+    settings: HybridSelectorBuilder,
     /// The embedder's model id when the tools were embedded.
     model: String,
-    /// Tool names, and the keys of their vectors, by document number (the keyword index's
-    /// numbering).
-    names: Vec<String>,
+    /// The keys of the tools' vectors, by document number (the keyword index's numbering).
     keys: Vec<String>,
     dimensions: usize,
     /// The tools' normalised vectors, one after the other.
     vectors: Vec<f32>,
     queries: Mutex<Queries>,
-    persist: Option<PathBuf>,
-    batch: usize,
-    keyword_weight: f32,
 }
 
 impl fmt::Debug for HybridSelector {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HybridSelector")
             .field("model", &self.model)
-            .field("tools", &self.names.len())
             .field("dimensions", &self.dimensions)
             .field("keywords", &self.keywords)
-            .field("persist", &self.persist)
+            .field("persist", &self.settings.persist)
             .finish_non_exhaustive()
     }
 }
@@ -158,32 +154,24 @@ impl HybridSelector {
     pub async fn rebuild(&self, source: &dyn ToolSource) -> Result<Self, EmbedError> {
         let tools = source.tools();
         let mut known = HashMap::new();
-        if self.embedder.model_id() == self.model {
+        if self.settings.embedder.model_id() == self.model {
             for (document, key) in self.keys.iter().enumerate() {
                 known.insert(key.clone(), self.vector(document).to_vec());
             }
         }
-        let settings = HybridSelectorBuilder {
-            embedder: Arc::clone(&self.embedder),
-            top_k: self.keywords.top_k,
-            always: self.keywords.always.clone(),
-            persist: self.persist.clone(),
-            batch: self.batch,
-            keyword_weight: self.keyword_weight,
-        };
-        settings.embed(tools.iter().map(|tool| tool.spec()), known).await
+        self.settings.clone().embed(tools.iter().map(|tool| tool.spec()), known).await
     }
 
     /// How many tools are indexed.
     #[must_use]
     pub fn len(&self) -> usize {
-        self.names.len()
+        self.keywords.len()
     }
 
     /// Whether none is.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.names.is_empty()
+        self.keywords.is_empty()
     }
 
     /// How many values each vector has.
@@ -334,28 +322,21 @@ impl HybridSelectorBuilder {
             };
             vectors.extend_from_slice(vector);
         }
-        let names = specs.iter().map(|spec| spec.name().to_owned()).collect();
-        let mut always = self.always;
-        always.sort_unstable();
-        always.dedup();
-        let keywords =
-            Bm25Selector::from_specs(specs.iter().copied()).top_k(self.top_k).always(always);
+        let keywords = Bm25Selector::from_specs(specs.iter().copied())
+            .top_k(self.top_k)
+            .always(self.always.iter().cloned());
         if let (Some(file), true) = (&file, rewrite) {
             let tools = keys.iter().zip(vectors.chunks(dimensions.max(1)));
             write_cache(file, &model, dimensions, tools)?;
         }
         Ok(HybridSelector {
             keywords,
-            embedder: self.embedder,
+            settings: self,
             model,
-            names,
             keys,
             dimensions,
             vectors,
             queries: Mutex::default(),
-            persist: self.persist,
-            batch: self.batch,
-            keyword_weight: self.keyword_weight,
         })
     }
 }
@@ -372,22 +353,21 @@ impl ToolSelector for HybridSelector {
             return self.keywords.select(query, visible);
         };
         let keywords = &self.keywords;
-        let weight = self.keyword_weight;
-        let mut fused: Vec<(u32, f32)> = (0..self.names.len())
+        let weight = self.settings.keyword_weight;
+        let mut fused: Vec<(u32, f32)> = (0..keywords.len())
             .map(|document| {
                 let id = u32::try_from(document).unwrap_or(u32::MAX);
                 (id, (1.0 - weight) * dot(self.vector(document), &vector))
             })
             .collect();
-        let terms: Vec<(u32, f32)> =
-            keywords.query_terms(query).into_iter().map(|id| (id, 1.0)).collect();
+        let terms = keywords.query_terms(query);
         let ceiling = keywords.ceiling(&terms);
         if ceiling > 0.0 {
             for (document, score) in keywords.scores(&terms) {
                 fused[document as usize].1 += weight * score / ceiling;
             }
         }
-        let names = &self.names;
+        let names = &keywords.names;
         let best_first = |a: &(u32, f32), b: &(u32, f32)| {
             b.1.total_cmp(&a.1).then_with(|| names[a.0 as usize].cmp(&names[b.0 as usize]))
         };
@@ -430,8 +410,8 @@ impl ToolSelector for HybridSelector {
                 .map(str::to_owned)
                 .collect()
         };
-        for chunk in missing.chunks(self.batch) {
-            let vectors = self.embedder.embed(chunk, Purpose::Query).await?;
+        for chunk in missing.chunks(self.settings.batch) {
+            let vectors = self.settings.embedder.embed(chunk, Purpose::Query).await?;
             let vectors = checked(&self.model, chunk.len(), vectors, Some(self.dimensions))?;
             let mut kept = self.queries.lock().unwrap_or_else(PoisonError::into_inner);
             for (query, vector) in chunk.iter().zip(vectors) {

@@ -374,16 +374,14 @@ impl Bm25Selector {
     }
 
     /// The score a tool matching each of `terms` would reach at most: each term's weight at
-    /// full saturation, times the term's own weight.
-    fn ceiling(&self, terms: &[(u32, f32)]) -> f32 {
-        terms.iter().map(|&(id, weight)| weight * self.idf[id as usize] * (K1 + 1.0)).sum()
+    /// full saturation.
+    fn ceiling(&self, terms: &[u32]) -> f32 {
+        terms.iter().map(|&id| self.idf[id as usize] * (K1 + 1.0)).sum()
     }
 
     /// Every indexed tool that matches a word of `query`, best first.
     fn rank(&self, query: &str) -> Vec<(u32, f32)> {
-        let terms: Vec<(u32, f32)> =
-            self.query_terms(query).into_iter().map(|id| (id, 1.0)).collect();
-        let mut ranked = self.scores(&terms);
+        let mut ranked = self.scores(&self.query_terms(query));
         ranked.sort_unstable_by(|a, b| {
             b.1.partial_cmp(&a.1)
                 .unwrap_or(Ordering::Equal)
@@ -392,13 +390,13 @@ impl Bm25Selector {
         ranked
     }
 
-    /// The tools matching any of `terms` (distinct term numbers, each with the weight its
-    /// matches count with), with their scores, in no order.
-    fn scores(&self, terms: &[(u32, f32)]) -> Vec<(u32, f32)> {
+    /// The tools matching any of `terms` (distinct term numbers), with their scores, in no
+    /// order.
+    fn scores(&self, terms: &[u32]) -> Vec<(u32, f32)> {
         let mut scores = vec![0f32; self.names.len()];
         let mut touched = Vec::new();
-        for &(id, weight) in terms {
-            let idf = self.idf[id as usize] * weight;
+        for &id in terms {
+            let idf = self.idf[id as usize];
             for &(document, frequency) in &self.postings[id as usize] {
                 let score = &mut scores[document as usize];
                 if *score == 0.0 {
