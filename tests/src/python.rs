@@ -44,6 +44,9 @@ pub struct PinnedVenv<'a> {
     pub pins: &'a [&'a str],
     /// More arguments for `pip install` (`["--no-deps"]`).
     pub pip_args: &'a [&'a str],
+    /// Environment variables for `pip install`, for packages built from source
+    /// (`[("CMAKE_ARGS", "-DTESTS=OFF")]`).
+    pub build_env: &'a [(&'a str, &'a str)],
     /// The test that needs the venv, for the panics (`"the GBNF oracle test"`).
     pub needed_by: &'a str,
     /// What the pins are to that test, for the panics (`"the official Python SDK"`).
@@ -81,6 +84,7 @@ impl PinnedVenv<'_> {
         let installed = Command::new(python)
             .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
             .args(self.pip_args)
+            .envs(self.build_env.iter().copied())
             .args(self.pins)
             .output()
             .expect("the venv's python runs");

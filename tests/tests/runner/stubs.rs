@@ -280,6 +280,7 @@ fn the_python_stubs_pass_mypy_strict() {
         name: "mypy",
         pins: &["mypy==1.18.2"],
         pip_args: &[],
+        build_env: &[],
         needed_by: "the stubs test",
         what: "mypy",
     }

@@ -31,6 +31,7 @@ fn python_with_oracles() -> PathBuf {
         // `gbnf` declares a file watcher for its own development as a dependency; neither
         // package needs anything else at run time.
         pip_args: &["--no-deps"],
+        build_env: &[],
         needed_by: "the GBNF oracle test",
         what: "the oracles",
     }
