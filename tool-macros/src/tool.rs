@@ -243,6 +243,7 @@ fn definition_impl(
     let requires_connection = args.requires_connection;
     let client = args.client.is_some();
     let tolerate_case = args.tolerate_case;
+    let callers = args.callers.unwrap_or(crate::tool_attr::Callers::Direct).variant();
     let client_impl = args.client.as_ref().map(|output| {
         // The tool's behaviour is its client's: the runner ends each call waiting for the
         // result the client supplies, checked against `output`'s schema and redacted like a
@@ -310,6 +311,7 @@ fn definition_impl(
                     requires_connection: #requires_connection,
                     client: #client,
                     tolerate_case: #tolerate_case,
+                    callers: #p::Callers::#callers,
                     capabilities: &[#(#capabilities),*],
                     examples: &[#(#examples),*],
                 };

@@ -21,6 +21,7 @@ const CRATE: &str = "crate";
 const EXAMPLES: &str = "examples";
 const CLIENT: &str = "client";
 const TOLERATE_CASE: &str = "tolerate_case";
+const CALLERS: &str = "callers";
 
 pub(crate) const KEYS: &[&str] = &[
     NAME,
@@ -33,6 +34,7 @@ pub(crate) const KEYS: &[&str] = &[
     EXAMPLES,
     CLIENT,
     TOLERATE_CASE,
+    CALLERS,
     CRATE,
 ];
 
@@ -95,37 +97,9 @@ impl ToolEffect {
         ("external_side_effect", Self::ExternalSideEffect),
     ];
 
-    const NAMES: [&'static str; 3] = [Self::ALL[0].0, Self::ALL[1].0, Self::ALL[2].0];
-
     /// Reads the value of `effect = ...`: a bare word naming one of the effects.
     fn parse(cx: &Ctxt, arg: &Arg) -> Option<Self> {
-        let ArgValue::Eq(tokens) = &arg.value else {
-            cx.error_at(arg.span(), "expected `effect = read_only`");
-            return None;
-        };
-        if let Ok(lit) = syn::parse2::<LitStr>(tokens.clone()) {
-            cx.error_spanned_by(
-                &lit,
-                format_args!("write the effect as a bare word: `effect = {}`", lit.value()),
-            );
-            return None;
-        }
-        let Ok(word) = syn::parse2::<Ident>(tokens.clone()) else {
-            cx.error_at(arg.span(), "expected `effect = read_only`");
-            return None;
-        };
-        let name = word.to_string();
-        let found = Self::ALL.iter().find(|(known, _)| *known == name).map(|(_, effect)| *effect);
-        if found.is_none() {
-            let hint = near_miss(&name, &Self::NAMES)
-                .map(|m| format!(" (did you mean `{m}`?)"))
-                .unwrap_or_default();
-            cx.error_spanned_by(
-                &word,
-                format_args!("unknown effect `{name}`{hint}; expected {}", list_keys(&Self::NAMES)),
-            );
-        }
-        found
+        bare_word(cx, arg, "effect", "effect", &Self::ALL)
     }
 
     /// The `ToolEffect` variant's name.
@@ -136,6 +110,74 @@ impl ToolEffect {
             Self::ExternalSideEffect => quote!(ExternalSideEffect),
         }
     }
+}
+
+/// Who may call the tool: `tool_runtime::spec::Callers`, read from `callers = ...`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Callers {
+    Direct,
+    Programmatic,
+    Both,
+}
+
+impl Callers {
+    /// Every value with the word that selects it.
+    const ALL: [(&'static str, Self); 3] =
+        [("direct", Self::Direct), ("programmatic", Self::Programmatic), ("both", Self::Both)];
+
+    /// Reads the value of `callers = ...`: a bare word naming one of the values.
+    fn parse(cx: &Ctxt, arg: &Arg) -> Option<Self> {
+        bare_word(cx, arg, "callers", "`callers` value", &Self::ALL)
+    }
+
+    /// The `Callers` variant's name.
+    pub(crate) fn variant(self) -> TokenStream {
+        match self {
+            Self::Direct => quote!(Direct),
+            Self::Programmatic => quote!(Programmatic),
+            Self::Both => quote!(Both),
+        }
+    }
+}
+
+/// Reads `key = word` where `word` is a bare identifier among `known`; reports a string
+/// literal, anything else, or an unknown word (with the nearest known one), calling the value
+/// `noun` (`effect`).
+fn bare_word<T: Copy>(
+    cx: &Ctxt,
+    arg: &Arg,
+    key: &str,
+    noun: &str,
+    known: &[(&'static str, T)],
+) -> Option<T> {
+    let example = format!("expected `{key} = {}`", known[0].0);
+    let ArgValue::Eq(tokens) = &arg.value else {
+        cx.error_at(arg.span(), example);
+        return None;
+    };
+    if let Ok(lit) = syn::parse2::<LitStr>(tokens.clone()) {
+        cx.error_spanned_by(
+            &lit,
+            format_args!("write the {noun} as a bare word: `{key} = {}`", lit.value()),
+        );
+        return None;
+    }
+    let Ok(word) = syn::parse2::<Ident>(tokens.clone()) else {
+        cx.error_at(arg.span(), example);
+        return None;
+    };
+    let name = word.to_string();
+    let found = known.iter().find(|(known, _)| *known == name).map(|(_, value)| *value);
+    if found.is_none() {
+        let names: Vec<&str> = known.iter().map(|(name, _)| *name).collect();
+        let hint =
+            near_miss(&name, &names).map(|m| format!(" (did you mean `{m}`?)")).unwrap_or_default();
+        cx.error_spanned_by(
+            &word,
+            format_args!("unknown {noun} `{name}`{hint}; expected {}", list_keys(&names)),
+        );
+    }
+    found
 }
 
 #[derive(Default)]
@@ -154,6 +196,8 @@ pub(crate) struct ToolArgs {
     pub(crate) client: Option<Type>,
     /// `tolerate_case`: top-level properties are taken in their other spelling too.
     pub(crate) tolerate_case: bool,
+    /// `callers = programmatic`: who may call the tool (the model directly when absent).
+    pub(crate) callers: Option<Callers>,
     pub(crate) krate: Option<Path>,
 }
 
@@ -234,6 +278,7 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolArgs {
     let mut examples = None;
     let mut client = None;
     let mut tolerate_case = None;
+    let mut callers = None;
     let mut krate = None;
     // Keys suggested for a misspelt one: not reported missing as well.
     let mut hinted: Vec<&str> = Vec::new();
@@ -294,6 +339,7 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolArgs {
                         .is_some_and(|lit| lit.value),
                 });
             }
+            CALLERS if first(cx, &callers, arg) => callers = Some(Callers::parse(cx, arg)),
             CRATE if first(cx, &krate, arg) => {
                 krate = Some(parse_value(
                     cx,
@@ -304,7 +350,7 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolArgs {
             }
             // A known key given twice, reported by `first`.
             NAME | EFFECT | REDACT | REDACT_DETAILS | DESCRIPTION | REQUIRES_CONNECTION
-            | CAPABILITIES | EXAMPLES | CLIENT | TOLERATE_CASE | CRATE => {}
+            | CAPABILITIES | EXAMPLES | CLIENT | TOLERATE_CASE | CALLERS | CRATE => {}
             unknown => {
                 let near = near_miss(unknown, KEYS);
                 hinted.extend(near);
@@ -348,6 +394,7 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolArgs {
         examples: examples.unwrap_or_default(),
         client: client.flatten(),
         tolerate_case: tolerate_case.unwrap_or(false),
+        callers: callers.flatten(),
         krate: krate.flatten(),
     };
     // Rule: a tool its client runs never runs in the runner, so it is handed no capabilities.

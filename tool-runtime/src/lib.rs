@@ -143,7 +143,9 @@ pub mod __private {
         ExampleProblem, ExampleValue, example_problem, is_required, property_schema,
     };
     pub use crate::schema::{ObjectSchema, Property, RangeBound, Schema, SchemaKind, ToolSchema};
-    pub use crate::spec::{StaticRedaction, StaticSpecParts, ToolDefinition, ToolEffect, ToolSpec};
+    pub use crate::spec::{
+        Callers, StaticRedaction, StaticSpecParts, ToolDefinition, ToolEffect, ToolSpec,
+    };
 
     /// Stands in for a schema the macro could not build, so one mistake does not cascade.
     pub const STUB_SCHEMA: &Schema = &Schema::object(&[]);
@@ -161,6 +163,7 @@ pub mod __private {
         requires_connection: false,
         client: false,
         tolerate_case: false,
+        callers: Callers::Direct,
         capabilities: &[],
         examples: &[],
     });

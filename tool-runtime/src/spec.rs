@@ -51,6 +51,68 @@ impl fmt::Display for ToolEffect {
     }
 }
 
+/// Who may call a tool: the model directly, code the model writes (Anthropic's programmatic
+/// tool calling, OpenAI's `programmatic` callers), or both. Set with `#[tool(callers = ...)]`
+/// or [`DynamicToolBuilder::callers`](crate::runtime::DynamicToolBuilder::callers); the default
+/// is [`Callers::Direct`], which is what every provider assumes when told nothing.
+///
+/// The adapters send it as the tool's `allowed_callers` and add the provider's code tool
+/// (Anthropic `code_execution_20260120`, OpenAI `programmatic_tool_calling`) when an offered
+/// tool may be called from code. Providers without code calling refuse a tool that only code
+/// may call ([`EncodeError::CodeOnly`](crate::adapters::EncodeError::CodeOnly)) and offer a
+/// [`Callers::Both`] tool as a plain one. The agent refuses a call whose origin the
+/// tool does not allow (`unavailable`), whatever the provider let through.
+///
+/// ```
+/// use tool_runtime::spec::Callers;
+/// assert_eq!(serde_json::to_value(Callers::Programmatic).unwrap(), "programmatic");
+/// assert!(Callers::Both.allows_direct() && Callers::Both.allows_programmatic());
+/// assert!(!Callers::Direct.allows_programmatic());
+/// ```
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Callers {
+    /// The model calls the tool itself (every provider's default).
+    #[default]
+    Direct,
+    /// Only code the model writes calls the tool; the model never calls it directly.
+    Programmatic,
+    /// The model and its code both may.
+    Both,
+}
+
+impl Callers {
+    /// The name used in `#[tool(callers = ...)]` and JSON.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Direct => "direct",
+            Self::Programmatic => "programmatic",
+            Self::Both => "both",
+        }
+    }
+
+    /// Whether the model may call the tool directly.
+    #[must_use]
+    pub const fn allows_direct(self) -> bool {
+        matches!(self, Self::Direct | Self::Both)
+    }
+
+    /// Whether code the model writes may call the tool.
+    #[must_use]
+    pub const fn allows_programmatic(self) -> bool {
+        matches!(self, Self::Programmatic | Self::Both)
+    }
+}
+
+impl fmt::Display for Callers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A string that is not one of the [`ToolEffect`] names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnknownEffect;
@@ -491,6 +553,8 @@ pub struct ToolSpec {
     /// Whether a top-level property is also taken in its other spelling (camelCase for
     /// snake_case and back).
     tolerate_case: bool,
+    /// Who may call the tool.
+    callers: Callers,
 }
 
 /// The parts of a `#[tool]`'s spec, all known at compile time.
@@ -508,6 +572,7 @@ pub struct StaticSpecParts {
     pub requires_connection: bool,
     pub client: bool,
     pub tolerate_case: bool,
+    pub callers: Callers,
     pub capabilities: &'static [CapabilityRef],
     pub examples: &'static [ExampleValue],
 }
@@ -563,6 +628,7 @@ impl ToolSpec {
             mcp_only: false,
             client: parts.client,
             tolerate_case: parts.tolerate_case,
+            callers: parts.callers,
         }
     }
 
@@ -578,6 +644,13 @@ impl ToolSpec {
     #[cfg(feature = "dynamic")]
     pub(crate) fn tolerating_case(mut self) -> Self {
         self.tolerate_case = true;
+        self
+    }
+
+    /// This spec, callable by `callers` (see [`ToolSpec::callers`]).
+    #[cfg(feature = "dynamic")]
+    pub(crate) fn with_callers(mut self, callers: Callers) -> Self {
+        self.callers = callers;
         self
     }
 
@@ -634,6 +707,7 @@ impl ToolSpec {
             mcp_only: false,
             client: false,
             tolerate_case: false,
+            callers: Callers::Direct,
         }
     }
 
@@ -752,6 +826,12 @@ impl ToolSpec {
     #[must_use]
     pub fn tolerates_case(&self) -> bool {
         self.tolerate_case
+    }
+
+    /// Who may call the tool: the model, code the model writes, or both (see [`Callers`]).
+    #[must_use]
+    pub fn callers(&self) -> Callers {
+        self.callers
     }
 
     /// The capabilities the tool declared; it is handed these and no others.
@@ -921,6 +1001,9 @@ impl Serialize for ToolSpec {
         }
         if self.tolerate_case {
             map.serialize_entry("tolerates_case", &true)?;
+        }
+        if self.callers != Callers::Direct {
+            map.serialize_entry("callers", &self.callers)?;
         }
         let capabilities: Vec<&str> = self.capabilities.iter().map(|c| c.name()).collect();
         map.serialize_entry("capabilities", &capabilities)?;

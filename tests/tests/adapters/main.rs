@@ -1,5 +1,5 @@
 //! The adapters layer: provider wire formats. Golden requests and decoded responses per
-//! provider (`golden`, `requests`, `results`, `controls`), llama.cpp's server under a grammar
+//! provider (`golden`, `requests`, `results`, `controls`, `callers`), llama.cpp's server under a grammar
 //! (`grammar_chat`), encoding and raising arguments
 //! (`lowering`), call ids in a provider's own form (`call_ids`), scalar enums in run-time schemas (`scalar_enums`), request budgets (`budgets`), real-world stream quirks (`streams`), hostile and
 //! cut streams (`hostile_streams`), decoder properties (`props`), the stored conversation format
@@ -11,6 +11,7 @@
 
 mod budgets;
 mod call_ids;
+mod callers;
 mod chat_model_contract;
 mod cli;
 mod controls;

@@ -1,5 +1,6 @@
 //! What a feature of `tool-runtime` builds: an MCP server alone (`mcp-server`) pulls in no HTTP
-//! client (and so no TLS). Read off `cargo tree` over the lock file (nothing is built).
+//! client (and so no TLS). Read off `cargo tree` over the lock file (nothing is built; crates
+//! not yet downloaded are fetched).
 
 use std::path::Path;
 use std::process::Command;
@@ -10,7 +11,10 @@ fn crates_with(features: &str) -> Vec<String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let output = Command::new(cargo)
         .current_dir(root)
-        .args(["tree", "--offline", "-p", "tool-runtime", "--no-default-features"])
+        // Not `--offline`: on a fresh machine the crates of a tree no build has asked for yet
+        // (`embed-local`'s) are not downloaded when this runs. `--locked`: read, never change,
+        // the lock file.
+        .args(["tree", "--locked", "-p", "tool-runtime", "--no-default-features"])
         .args(["--features", features, "-e", "normal", "--prefix", "none", "--format", "{p}"])
         .output()
         .expect("cargo tree runs");

@@ -11,6 +11,12 @@
 //! - Results: one `user` message with a `tool_result` block (`tool_use_id`, `content`,
 //!   `is_error`) per result; `content` is text, or `text`, `image` and `document` blocks when
 //!   the result carries images or files.
+//! - Calls from code ([`Callers`]): a tool code may call carries `allowed_callers`
+//!   (`["code_execution_20260120"]`, with `"direct"` first for [`Callers::Both`]) and brings
+//!   the `code_execution_20260120` tool; its `tool_use` blocks carry `caller`, kept and sent
+//!   back; server tool blocks (`server_tool_use`, `*_tool_result`) go back with the turn, and
+//!   the latest response's `container` id is sent with the next request, as the API requires
+//!   while calls made from code wait for their results.
 
 use std::collections::HashMap;
 
@@ -18,11 +24,11 @@ use serde_json::{Map, Value, json};
 
 use crate::content::{Part, Resource, ResourceBody};
 use crate::conversation::{
-    ChoiceMode, Decoded, DeferLoading, Finish, FinishReason, Limit, Message, ModelRequest, Problem,
-    ProviderError, RequestOptions, StreamEvent, TOOL_REFERENCES, ToolChoice, ToolOutcome,
+    CALLER, ChoiceMode, Decoded, DeferLoading, Finish, FinishReason, Limit, Message, ModelRequest,
+    Problem, ProviderError, RequestOptions, StreamEvent, TOOL_REFERENCES, ToolChoice, ToolOutcome,
     ToolResult, ToolSearch,
 };
-use crate::spec::ToolSpec;
+use crate::spec::{Callers, ToolSpec};
 
 use super::Examples;
 use super::assemble::{Core, DecodeOptions};
@@ -41,8 +47,18 @@ const MAX_TOKENS: u32 = 4096;
 /// The key under which thinking blocks are kept in [`Decoded::extras`].
 const THINKING: &str = "thinking_blocks";
 
-/// The key under which server tool blocks (a tool search's call and result) are kept.
+/// The key under which server tool blocks (a tool search's or code execution's call and
+/// result) are kept.
 const SERVER_BLOCKS: &str = "server_tool_blocks";
+
+/// The key under which a response's `container` (where code execution ran) is kept: the next
+/// request names it, as Anthropic requires while calls made from code wait for results.
+const CONTAINER: &str = "container";
+
+/// The code execution tool that programmatic tool calling needs
+/// (<https://platform.claude.com/docs/en/agents-and-tools/tool-use/programmatic-tool-calling>),
+/// and the caller a tool names in `allowed_callers` to be callable from its code.
+const CODE_EXECUTION: &str = "code_execution_20260120";
 
 /// The Anthropic Messages adapter.
 ///
@@ -105,7 +121,7 @@ impl Anthropic {
     }
 
     fn input_schema(&self, spec: &ToolSpec) -> Result<Map<String, Value>, EncodeError> {
-        let schema = input_schema(spec)?;
+        let schema = input_schema(spec, Provider::Anthropic)?;
         Ok(if self.strict { lower::anthropic_strict(&schema) } else { schema })
     }
 }
@@ -125,6 +141,14 @@ impl Adapter for Anthropic {
         if self.input_examples && !spec.examples().is_empty() {
             tool.insert("input_examples".to_owned(), Value::Array(spec.examples().to_vec()));
         }
+        let callers = match spec.callers() {
+            Callers::Direct => None,
+            Callers::Programmatic => Some(json!([CODE_EXECUTION])),
+            Callers::Both => Some(json!(["direct", CODE_EXECUTION])),
+        };
+        if let Some(callers) = callers {
+            tool.insert("allowed_callers".to_owned(), callers);
+        }
         Ok(Value::Object(tool))
     }
 
@@ -133,6 +157,10 @@ impl Adapter for Anthropic {
         let mut tools = Vec::with_capacity(specs.len() + 1);
         if let Some(defer) = &self.defer {
             tools.push(search_tool(defer.search())?);
+        }
+        // Before the tools, so that the array only grows at its end as tools are added.
+        if specs.iter().any(|spec| spec.callers().allows_programmatic()) {
+            tools.push(json!({"type": CODE_EXECUTION, "name": "code_execution"}));
         }
         for spec in specs {
             if self.strict {
@@ -219,6 +247,9 @@ impl Adapter for Anthropic {
             fields.insert("system".to_owned(), Value::String(system));
         }
         fields.insert("messages".to_owned(), Value::Array(messages));
+        if let Some(container) = last_container(request.messages) {
+            fields.insert(CONTAINER.to_owned(), json!(container));
+        }
         if options.stream {
             fields.insert("stream".to_owned(), Value::Bool(true));
         }
@@ -247,12 +278,11 @@ impl Adapter for Anthropic {
                     start_tool(&mut core, slot, block, out);
                 }
                 Some("thinking" | "redacted_thinking") => keep_thinking(&mut core, block.clone()),
-                Some("server_tool_use" | "tool_search_tool_result") => {
-                    keep_server_block(&mut core, block.clone());
-                }
+                Some(kind) if is_server_block(kind) => keep_server_block(&mut core, block.clone()),
                 _ => {}
             }
         }
+        keep_container(&mut core, message.get(CONTAINER));
         if let Some(reason) = str_at(&message, "stop_reason") {
             core.finish(finish(reason), out);
         }
@@ -276,9 +306,12 @@ impl Adapter for Anthropic {
         }
         for call in &decoded.calls {
             let input = call.arguments.value().cloned().unwrap_or_else(|| json!({}));
-            content.push(
-                json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input}),
-            );
+            let mut block =
+                json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input});
+            if let Some(caller) = call.extras.get(CALLER) {
+                block[CALLER] = caller.clone();
+            }
+            content.push(block);
         }
         json!({"role": "assistant", "content": content})
     }
@@ -374,8 +407,32 @@ fn search_tool(search: ToolSearch) -> Result<Value, EncodeError> {
     Ok(json!({"type": kind, "name": name}))
 }
 
-/// A block of a server tool's search to keep: referenced tool names go to
-/// [`TOOL_REFERENCES`], the block to the turn's extras, to be sent back.
+/// Whether a content block of type `kind` is a server tool's: its call (`server_tool_use`) or
+/// its result (`tool_search_tool_result`, `code_execution_tool_result`,
+/// `web_search_tool_result`, ...), kept whole to be sent back with the turn.
+fn is_server_block(kind: &str) -> bool {
+    kind == "server_tool_use" || kind.ends_with("_tool_result")
+}
+
+/// Keeps a response's `container` (`{"id", "expires_at"}`) for the next request.
+fn keep_container(core: &mut Core, container: Option<&Value>) {
+    if let Some(container) = container.filter(|container| container.get("id").is_some()) {
+        core.extras.insert(CONTAINER, container.clone());
+    }
+}
+
+/// The id of the container the conversation's latest response that had one ran code in.
+fn last_container(messages: &[Message]) -> Option<&str> {
+    messages.iter().rev().find_map(|message| match message {
+        Message::Assistant(decoded) => {
+            decoded.extras.get(CONTAINER).and_then(|container| str_at(container, "id"))
+        }
+        _ => None,
+    })
+}
+
+/// A server tool's block to keep: tool names a search referenced go to [`TOOL_REFERENCES`],
+/// the block to the turn's extras, to be sent back.
 fn keep_server_block(core: &mut Core, block: Value) {
     if str_at(&block, "type") == Some("tool_search_tool_result") {
         let references = block.pointer("/content/tool_references").and_then(Value::as_array);
@@ -406,6 +463,9 @@ fn start_tool(core: &mut Core, slot: usize, block: &Value, out: &mut Vec<StreamE
     }
     if let Some(name) = str_at(block, "name") {
         core.push_name(slot, name, out);
+    }
+    if let (Some(caller), Some(extras)) = (block.get(CALLER), core.extras_mut(slot)) {
+        extras.insert(CALLER, caller.clone());
     }
     match block.get("input") {
         Some(Value::Object(input)) if input.is_empty() => {}
@@ -482,6 +542,7 @@ impl Protocol for MessagesProtocol {
                 }
                 self.blocks.clear();
                 read_usage(core, event.pointer("/message/usage"), out);
+                keep_container(core, event.pointer("/message/container"));
             }
             "content_block_start" => {
                 let block = event.get("content_block").unwrap_or(&Value::Null);
@@ -501,7 +562,7 @@ impl Protocol for MessagesProtocol {
                     Some("server_tool_use") => {
                         Block::Server(block.as_object().cloned().unwrap_or_default(), String::new())
                     }
-                    Some("tool_search_tool_result") => {
+                    Some(kind) if is_server_block(kind) => {
                         keep_server_block(core, block.clone());
                         Block::Other
                     }
@@ -532,6 +593,7 @@ impl Protocol for MessagesProtocol {
             "message_delta" => {
                 // Usage first: it belongs to the turn the stop reason ends.
                 read_usage(core, event.get("usage"), out);
+                keep_container(core, event.pointer("/delta/container"));
                 if let Some(reason) = event.pointer("/delta/stop_reason").and_then(Value::as_str) {
                     core.finish(finish(reason), out);
                 }

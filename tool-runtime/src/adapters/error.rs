@@ -129,6 +129,15 @@ pub enum EncodeError {
     /// The tool is for MCP clients only: its input schema leaves the subset providers accept
     /// ([`DynamicToolBuilder::mcp_only`](crate::runtime::DynamicToolBuilder::mcp_only)).
     McpOnly(String),
+    /// The tool may be called only from code the model writes
+    /// ([`Callers::Programmatic`](crate::spec::Callers::Programmatic)), and the provider's
+    /// models cannot call tools from code ([`Provider::calls_from_code`]).
+    CodeOnly {
+        /// The provider.
+        provider: Provider,
+        /// The tool.
+        tool: String,
+    },
     /// Two different call ids of the conversation would be sent as one id in the provider's
     /// form ([`CallIdFormat`](super::CallIdFormat)).
     CallIdClash {
@@ -159,6 +168,11 @@ impl fmt::Display for EncodeError {
             Self::McpOnly(tool) => write!(
                 f,
                 "the tool `{tool}` is for MCP clients only: its input schema leaves the subset providers accept, so no model is offered it"
+            ),
+            Self::CodeOnly { provider, tool } => write!(
+                f,
+                "the tool `{tool}` may be called only from code the model writes (`callers = programmatic`), which {} cannot do; allow direct calls too (`callers = both`) or leave the tool out of this request",
+                provider.label()
             ),
             Self::CallIdClash { first, second, wire } => write!(
                 f,

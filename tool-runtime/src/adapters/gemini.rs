@@ -90,7 +90,7 @@ impl Adapter for Gemini {
 
     /// One function declaration.
     fn tool(&self, spec: &ToolSpec) -> Result<Value, EncodeError> {
-        let schema = input_schema(spec)?;
+        let schema = input_schema(spec, Provider::Gemini)?;
         let parameters = match self.parameters {
             GeminiParameters::JsonSchema => Some(("parametersJsonSchema", Value::Object(schema))),
             // A function without parameters leaves `parameters` out: Gemini refuses an

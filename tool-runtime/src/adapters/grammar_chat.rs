@@ -110,7 +110,7 @@ const HOW_TO_CALL: &str = "You can call the tools below. To call one, answer wit
 fn tools_text(specs: &[&ToolSpec]) -> Result<String, EncodeError> {
     let mut text = String::from(HOW_TO_CALL);
     for spec in specs {
-        let schema = Value::Object(input_schema(spec)?);
+        let schema = Value::Object(input_schema(spec, Provider::OpenAiChat)?);
         text.push_str(&format!(
             "\n\nTool `{}`: {}\nArguments (JSON Schema): {schema}",
             spec.name(),
@@ -154,7 +154,7 @@ impl Adapter for GrammarChat {
         Ok(json!({
             "name": spec.name(),
             "description": spec.description(),
-            "parameters": Value::Object(input_schema(spec)?),
+            "parameters": Value::Object(input_schema(spec, Provider::OpenAiChat)?),
         }))
     }
 

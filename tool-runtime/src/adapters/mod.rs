@@ -231,6 +231,14 @@ impl Provider {
         }
     }
 
+    /// Whether the provider's models can call tools from code they write (Anthropic's
+    /// programmatic tool calling, OpenAI Responses' `programmatic` callers): where a tool
+    /// whose [`Callers`](crate::spec::Callers) allow code may be offered that way.
+    #[must_use]
+    pub const fn calls_from_code(self) -> bool {
+        matches!(self, Self::OpenAiResponses | Self::Anthropic)
+    }
+
     /// Whether the provider has a strict (grammar-constrained) mode for tool arguments.
     #[must_use]
     pub const fn has_strict_mode(self) -> bool {
@@ -500,10 +508,14 @@ fn check_named(specs: &[&ToolSpec], choice: &ToolChoice) -> Result<(), EncodeErr
     }
 }
 
-/// A tool's input schema as a JSON object schema; refused for a tool no model is offered.
-fn input_schema(spec: &ToolSpec) -> Result<Map<String, Value>, EncodeError> {
+/// A tool's input schema as a JSON object schema; refused for a tool no model is offered, and
+/// for a tool only code may call when `provider`'s models cannot call tools from code.
+fn input_schema(spec: &ToolSpec, provider: Provider) -> Result<Map<String, Value>, EncodeError> {
     if spec.is_mcp_only() {
         return Err(EncodeError::McpOnly(spec.name().to_owned()));
+    }
+    if !spec.callers().allows_direct() && !provider.calls_from_code() {
+        return Err(EncodeError::CodeOnly { provider, tool: spec.name().to_owned() });
     }
     match spec.input_schema().to_json() {
         Value::Object(schema) if schema.get("type").and_then(Value::as_str) == Some("object") => {

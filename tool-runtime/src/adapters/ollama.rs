@@ -64,7 +64,8 @@ impl Adapter for Ollama {
     }
 
     fn tool(&self, spec: &ToolSpec) -> Result<Value, EncodeError> {
-        let function = named(spec, [("parameters", Value::Object(input_schema(spec)?))]);
+        let function =
+            named(spec, [("parameters", Value::Object(input_schema(spec, Provider::Ollama)?))]);
         Ok(json!({"type": "function", "function": function}))
     }
 

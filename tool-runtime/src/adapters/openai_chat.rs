@@ -93,7 +93,7 @@ impl OpenAiChat {
     }
 
     fn parameters(&self, spec: &ToolSpec) -> Result<Map<String, Value>, EncodeError> {
-        let schema = input_schema(spec)?;
+        let schema = input_schema(spec, Provider::OpenAiChat)?;
         Ok(if self.strict { lower::openai_strict(&schema) } else { schema })
     }
 }

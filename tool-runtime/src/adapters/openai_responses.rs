@@ -13,6 +13,11 @@
 //! - Results: `{"type": "function_call_output", "call_id", "output"}` input items; `output` is
 //!   text, or an array of `input_text`, `input_image` and `input_file` parts when the result
 //!   carries images or files.
+//! - Calls from code ([`Callers`]): a tool code may call carries `allowed_callers`
+//!   (`["programmatic"]` or `["direct", "programmatic"]`) and brings the
+//!   `{"type": "programmatic_tool_calling"}` tool; its calls carry `caller: {type: "program",
+//!   caller_id}`, which goes back on the call and its output, and the `program` and
+//!   `program_output` items go back with the turn as received.
 
 use std::collections::HashMap;
 
@@ -20,11 +25,11 @@ use serde_json::{Map, Value, json};
 
 use crate::content::{Part, Resource, ResourceBody};
 use crate::conversation::{
-    ChoiceMode, Decoded, DeferLoading, Finish, FinishReason, Message, ModelRequest, Problem,
-    ProviderError, RequestOptions, StreamEvent, TOOL_REFERENCES, ToolChoice, ToolOutcome,
+    CALLER, ChoiceMode, Decoded, DeferLoading, Finish, FinishReason, Message, ModelRequest,
+    Problem, ProviderError, RequestOptions, StreamEvent, TOOL_REFERENCES, ToolChoice, ToolOutcome,
     ToolResult, ToolSearch,
 };
-use crate::spec::ToolSpec;
+use crate::spec::{Callers, ToolSpec};
 
 use super::assemble::{Core, DecodeOptions};
 use super::budget::OpenAiStrictBudget;
@@ -41,6 +46,11 @@ const REASONING: &str = "reasoning_items";
 
 /// The key under which tool search items are kept in [`Decoded::extras`].
 const SEARCH: &str = "tool_search_items";
+
+/// The key under which programmatic tool calling's `program` and `program_output` items are
+/// kept in [`Decoded::extras`], to be sent back with the turn (a program's `fingerprint` must
+/// make the round trip).
+const PROGRAMS: &str = "program_items";
 
 /// The OpenAI Responses adapter.
 ///
@@ -136,7 +146,7 @@ impl OpenAiResponses {
     }
 
     fn parameters(&self, spec: &ToolSpec) -> Result<Map<String, Value>, EncodeError> {
-        let schema = input_schema(spec)?;
+        let schema = input_schema(spec, Provider::OpenAiResponses)?;
         Ok(if self.strict { lower::openai_strict(&schema) } else { schema })
     }
 }
@@ -151,6 +161,14 @@ impl Adapter for OpenAiResponses {
         tool.insert("type".to_owned(), json!("function"));
         tool.extend(named(spec, [("parameters", Value::Object(self.parameters(spec)?))]));
         tool.insert("strict".to_owned(), Value::Bool(self.strict));
+        let callers = match spec.callers() {
+            Callers::Direct => None,
+            Callers::Programmatic => Some(json!(["programmatic"])),
+            Callers::Both => Some(json!(["direct", "programmatic"])),
+        };
+        if let Some(callers) = callers {
+            tool.insert("allowed_callers".to_owned(), callers);
+        }
         Ok(Value::Object(tool))
     }
 
@@ -166,6 +184,10 @@ impl Adapter for OpenAiResponses {
             }
             // https://developers.openai.com/api/docs/guides/tools-tool-search
             tools.push(json!({"type": "tool_search"}));
+        }
+        // Before the tools, so that the array only grows at its end as tools are added.
+        if specs.iter().any(|spec| spec.callers().allows_programmatic()) {
+            tools.push(json!({"type": "programmatic_tool_calling"}));
         }
         // Where each namespace's object stands in `tools`.
         let mut grouped: Vec<(usize, usize)> = Vec::new();
@@ -310,6 +332,7 @@ impl Adapter for OpenAiResponses {
                 }
                 Some("reasoning") => keep_reasoning(&mut core, item),
                 Some("tool_search_call" | "tool_search_output") => keep_search(&mut core, item),
+                Some("program" | "program_output") => core.extras.push(PROGRAMS, item.clone()),
                 _ => {}
             }
         }
@@ -324,12 +347,15 @@ impl Adapter for OpenAiResponses {
     }
 
     /// The output items to put back into the next request's `input`, as an array: reasoning
-    /// items (as received), the text as an assistant message, then the `function_call` items.
+    /// items, tool search items and programs (as received), the text as an assistant message,
+    /// then the `function_call` items (with their `caller` when code made them).
     fn assistant_message(&self, decoded: &Decoded) -> Value {
         let mut items: Vec<Value> =
             decoded.extras.get(REASONING).and_then(Value::as_array).cloned().unwrap_or_default();
-        if let Some(Value::Array(search)) = decoded.extras.get(SEARCH) {
-            items.extend(search.iter().cloned());
+        for key in [SEARCH, PROGRAMS] {
+            if let Some(Value::Array(kept)) = decoded.extras.get(key) {
+                items.extend(kept.iter().cloned());
+            }
         }
         if !decoded.text.is_empty() {
             items.push(json!({"role": "assistant", "content": decoded.text}));
@@ -351,12 +377,16 @@ impl Adapter for OpenAiResponses {
                 }
             }
             item.insert("arguments".to_owned(), json!(call.arguments.to_json_text()));
+            if let Some(caller) = call.extras.get(CALLER) {
+                item.insert(CALLER.to_owned(), caller.clone());
+            }
             items.push(Value::Object(item));
         }
         Value::Array(items)
     }
 
-    /// One `{"type": "function_call_output", "call_id", "output"}` item per result. `output`
+    /// One `{"type": "function_call_output", "call_id", "output"}` item per result, with the
+    /// call's `caller` when code made the call. `output`
     /// is the result's text ([`ToolResult::content_text`]) when it is all text, and otherwise
     /// an array of its parts in order: `{"type": "input_text", "text"}`,
     /// `{"type": "input_image", "image_url": "data:<mime>;base64,..."}` (PNG, JPEG, WebP, GIF)
@@ -377,11 +407,17 @@ impl Adapter for OpenAiResponses {
                     }
                     _ => Value::String(result.content_text()),
                 };
-                Ok(object([
+                let mut item = object([
                     ("type", json!("function_call_output")),
                     ("call_id", json!(result.call_id)),
                     ("output", output),
-                ]))
+                ]);
+                if let (Some(caller), Value::Object(fields)) =
+                    (result.extras.get(CALLER), &mut item)
+                {
+                    fields.insert(CALLER.to_owned(), caller.clone());
+                }
+                Ok(item)
             })
             .collect()
     }
@@ -443,8 +479,13 @@ fn apply_item(core: &mut Core, slot: usize, item: &Value, out: &mut Vec<StreamEv
         (None, Some(name)) => core.push_name(slot, name, out),
         _ => {}
     }
-    if let (Some(id), Some(extras)) = (item.get("id"), core.extras_mut(slot)) {
-        extras.insert("id", id.clone());
+    if let Some(extras) = core.extras_mut(slot) {
+        if let Some(id) = item.get("id") {
+            extras.insert("id", id.clone());
+        }
+        if let Some(caller) = item.get(CALLER) {
+            extras.insert(CALLER, caller.clone());
+        }
     }
     if let Some(arguments) = str_at(item, "arguments").filter(|text| !text.is_empty()) {
         core.replace_args(slot, arguments, out);
@@ -567,6 +608,9 @@ impl Protocol for ResponsesProtocol {
                 Some("reasoning") => keep_reasoning(core, item.unwrap_or(&Value::Null)),
                 Some("tool_search_call" | "tool_search_output") => {
                     keep_search(core, item.unwrap_or(&Value::Null));
+                }
+                Some("program" | "program_output") => {
+                    core.extras.push(PROGRAMS, item.cloned().unwrap_or_default());
                 }
                 _ => {}
             },

@@ -129,6 +129,30 @@ impl Agent {
         Ok(real)
     }
 
+    /// `name`, unless the tool does not take calls from where `call` came from: code the model
+    /// wrote calling a tool only the model may call, or the model calling directly a tool only
+    /// its code may call ([`Callers`](crate::spec::Callers)). The provider should have refused
+    /// either; the agent does not rely on it.
+    fn check_caller<'a>(&self, call: &ToolCall, name: &'a str) -> Result<&'a str, ExecError> {
+        let Some(tool) = self.runner.catalog().get(name) else { return Ok(name) };
+        let callers = tool.spec().callers();
+        let (allowed, from) = if call.from_code() {
+            (callers.allows_programmatic(), "code the model wrote")
+        } else {
+            (callers.allows_direct(), "the model directly")
+        };
+        if allowed {
+            return Ok(name);
+        }
+        Err(ExecError::new(
+            ToolErrorCode::Unavailable,
+            format!(
+                "`{}` takes no calls from {from} (its callers: {callers}), so the call was not run",
+                Shown(name)
+            ),
+        ))
+    }
+
     /// Runs the calls at `indices` through the runner, at most `max_concurrent` at once,
     /// and puts where each stands in `results` and its record in `records`.
     async fn run_batch(
@@ -146,7 +170,8 @@ impl Agent {
             futures_util::stream::iter(indices.iter().copied())
                 .map(|index| {
                     let call = &decoded.calls[index];
-                    let resolved = self.resolve(&call.name);
+                    let resolved =
+                        self.resolve(&call.name).and_then(|name| self.check_caller(call, name));
                     let name = resolved.as_ref().map_or(call.name.as_str(), |name| name);
                     let mut call_ctx = ctx.clone().with_tool_call_id(call.id.clone());
                     if asks {

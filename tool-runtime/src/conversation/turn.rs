@@ -221,6 +221,31 @@ impl ToolCall {
         crate::runtime::RawCall::new(&raw.to_string())
     }
 
+    /// Whether code the model wrote made this call (Anthropic's programmatic tool calling,
+    /// OpenAI Responses' `program` items) rather than the model itself: the provider's
+    /// `caller`, which the adapters keep in [`extras`](Self::extras) under `"caller"` and send
+    /// back with the turn, names a type other than `direct`. The agent refuses such a call of
+    /// a tool whose [`Callers`](crate::spec::Callers) do not allow code, and a direct call of
+    /// one that only code may call (`unavailable`).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tool_runtime::adapters::ToolCall;
+    ///
+    /// let mut call = ToolCall::new("toolu_1", "sales__query", json!({"sql": "select 1"}));
+    /// assert!(!call.from_code());
+    /// call.extras.insert("caller", json!({"type": "code_execution_20260120", "tool_id": "srvtoolu_1"}));
+    /// assert!(call.from_code());
+    /// ```
+    #[must_use]
+    pub fn from_code(&self) -> bool {
+        self.extras
+            .get(CALLER)
+            .and_then(|caller| caller.get("type"))
+            .and_then(Value::as_str)
+            .is_some_and(|kind| kind != "direct")
+    }
+
     /// Whether the call may be handed to the runner: the response finished normally and the
     /// arguments parsed into an object.
     #[must_use]
@@ -473,6 +498,10 @@ pub struct Usage {
     /// Tokens written.
     pub output_tokens: u64,
 }
+
+/// The key under which a call's `caller` is kept in [`ToolCall::extras`] (see
+/// [`ToolCall::from_code`]).
+pub(crate) const CALLER: &str = "caller";
 
 /// The key under which [`Decoded::tool_references`] are kept in [`Decoded::extras`].
 pub(crate) const TOOL_REFERENCES: &str = "tool_references";

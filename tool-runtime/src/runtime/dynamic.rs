@@ -16,7 +16,7 @@ use crate::content::ToolOutput;
 use crate::schema::{
     ArgumentsError, SubsetError, ValidationErrors, check_object_root, check_subset, is_open,
 };
-use crate::spec::{NameError, Redaction, ToolEffect, ToolSpec, check_tool_name};
+use crate::spec::{Callers, NameError, Redaction, ToolEffect, ToolSpec, check_tool_name};
 
 /// Builds a [`DynamicTool`]: a tool whose schemas arrive at run time.
 ///
@@ -74,6 +74,8 @@ pub struct DynamicToolBuilder {
     open: bool,
     /// Takes each top-level property in its other spelling too.
     tolerate_case: bool,
+    /// Who may call the tool.
+    callers: Callers,
 }
 
 /// Why a [`DynamicTool`] was refused.
@@ -181,6 +183,7 @@ impl DynamicTool {
             mcp_only: false,
             open: false,
             tolerate_case: false,
+            callers: Callers::Direct,
         }
     }
 }
@@ -354,6 +357,30 @@ impl DynamicToolBuilder {
         self
     }
 
+    /// Who may call the tool: the model (the default), code the model writes, or both, as
+    /// `#[tool(callers = ...)]` says: see [`Callers`].
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tool_runtime::runtime::{BoundToolRuntime, DynamicTool};
+    /// use tool_runtime::spec::Callers;
+    ///
+    /// let tool = DynamicTool::builder(
+    ///     "sales__query",
+    ///     "Run a read-only SQL query over the sales tables.",
+    ///     json!({"type": "object", "properties": {"sql": {"type": "string"}}, "required": ["sql"], "additionalProperties": false}),
+    /// )
+    /// .callers(Callers::Programmatic)
+    /// .redact_all()
+    /// .build(|_, _, _| async move { Ok(json!([])) })
+    /// .unwrap();
+    /// assert_eq!(tool.spec().callers(), Callers::Programmatic);
+    /// ```
+    pub fn callers(mut self, callers: Callers) -> Self {
+        self.callers = callers;
+        self
+    }
+
     /// Marks a tool imported over MCP, which may use the reserved `mcp` namespace.
     #[cfg(feature = "mcp-client")]
     pub(crate) fn imported(mut self) -> Self {
@@ -430,6 +457,7 @@ impl DynamicToolBuilder {
         let spec = if self.imported { spec.with_capabilities(IMPORTED_CAPABILITIES) } else { spec };
         let spec = if self.mcp_only { spec.for_mcp_only() } else { spec };
         let spec = if self.tolerate_case { spec.tolerating_case() } else { spec };
+        let spec = spec.with_callers(self.callers);
         let handler = Arc::new(move |args, ctx, caps| -> DynamicFuture {
             let run = handler(args, ctx, caps);
             Box::pin(async move { run.await.map(Into::into) })
