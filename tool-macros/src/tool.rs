@@ -244,6 +244,7 @@ fn definition_impl(
     let client = args.client.is_some();
     let tolerate_case = args.tolerate_case;
     let callers = args.callers.unwrap_or(crate::tool_attr::Callers::Direct).variant();
+    let asynchronous = args.asynchronous;
     let client_impl = args.client.as_ref().map(|output| {
         // The tool's behaviour is its client's: the runner ends each call waiting for the
         // result the client supplies, checked against `output`'s schema and redacted like a
@@ -312,6 +313,7 @@ fn definition_impl(
                     client: #client,
                     tolerate_case: #tolerate_case,
                     callers: #p::Callers::#callers,
+                    asynchronous: #asynchronous,
                     capabilities: &[#(#capabilities),*],
                     examples: &[#(#examples),*],
                 };

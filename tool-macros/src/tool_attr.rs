@@ -22,6 +22,7 @@ const EXAMPLES: &str = "examples";
 const CLIENT: &str = "client";
 const TOLERATE_CASE: &str = "tolerate_case";
 const CALLERS: &str = "callers";
+const ASYNCHRONOUS: &str = "asynchronous";
 
 pub(crate) const KEYS: &[&str] = &[
     NAME,
@@ -35,6 +36,7 @@ pub(crate) const KEYS: &[&str] = &[
     CLIENT,
     TOLERATE_CASE,
     CALLERS,
+    ASYNCHRONOUS,
     CRATE,
 ];
 
@@ -198,6 +200,8 @@ pub(crate) struct ToolArgs {
     pub(crate) tolerate_case: bool,
     /// `callers = programmatic`: who may call the tool (the model directly when absent).
     pub(crate) callers: Option<Callers>,
+    /// `asynchronous`: the model goes on working while a call runs.
+    pub(crate) asynchronous: bool,
     pub(crate) krate: Option<Path>,
 }
 
@@ -245,6 +249,15 @@ fn bracketed<T: syn::parse::Parse>(tokens: TokenStream) -> syn::Result<Vec<T>> {
     syn::parse::Parser::parse2(parser, tokens)
 }
 
+/// A flag: the bare key (`tolerate_case`) or `key = true` / `key = false`; `example` is the
+/// second form, for the error.
+fn flag(cx: &Ctxt, arg: &Arg, example: &str) -> bool {
+    match &arg.value {
+        ArgValue::Flag => true,
+        _ => parse_value(cx, arg, syn::parse2::<LitBool>, example).is_some_and(|lit| lit.value),
+    }
+}
+
 /// Whether `arg` gives its key for the first time (`slot` still empty); reports the second
 /// occurrence of a key.
 fn first<T>(cx: &Ctxt, slot: &Option<T>, arg: &Arg) -> bool {
@@ -279,6 +292,7 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolArgs {
     let mut client = None;
     let mut tolerate_case = None;
     let mut callers = None;
+    let mut asynchronous = None;
     let mut krate = None;
     // Keys suggested for a misspelt one: not reported missing as well.
     let mut hinted: Vec<&str> = Vec::new();
@@ -303,11 +317,7 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolArgs {
                 ));
             }
             REQUIRES_CONNECTION if first(cx, &requires_connection, arg) => {
-                requires_connection = Some(match &arg.value {
-                    ArgValue::Flag => true,
-                    _ => parse_value(cx, arg, syn::parse2::<LitBool>, "requires_connection = true")
-                        .is_some_and(|lit| lit.value),
-                });
+                requires_connection = Some(flag(cx, arg, "requires_connection = true"));
             }
             CAPABILITIES if first(cx, &capabilities, arg) => {
                 capabilities = Some(
@@ -333,13 +343,12 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolArgs {
                 client = Some(parse_value(cx, arg, syn::parse2::<Type>, "client = PickedDate"));
             }
             TOLERATE_CASE if first(cx, &tolerate_case, arg) => {
-                tolerate_case = Some(match &arg.value {
-                    ArgValue::Flag => true,
-                    _ => parse_value(cx, arg, syn::parse2::<LitBool>, "tolerate_case = true")
-                        .is_some_and(|lit| lit.value),
-                });
+                tolerate_case = Some(flag(cx, arg, "tolerate_case = true"));
             }
             CALLERS if first(cx, &callers, arg) => callers = Some(Callers::parse(cx, arg)),
+            ASYNCHRONOUS if first(cx, &asynchronous, arg) => {
+                asynchronous = Some(flag(cx, arg, "asynchronous = true"));
+            }
             CRATE if first(cx, &krate, arg) => {
                 krate = Some(parse_value(
                     cx,
@@ -350,7 +359,8 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolArgs {
             }
             // A known key given twice, reported by `first`.
             NAME | EFFECT | REDACT | REDACT_DETAILS | DESCRIPTION | REQUIRES_CONNECTION
-            | CAPABILITIES | EXAMPLES | CLIENT | TOLERATE_CASE | CALLERS | CRATE => {}
+            | CAPABILITIES | EXAMPLES | CLIENT | TOLERATE_CASE | CALLERS | ASYNCHRONOUS | CRATE => {
+            }
             unknown => {
                 let near = near_miss(unknown, KEYS);
                 hinted.extend(near);
@@ -395,6 +405,7 @@ pub(crate) fn parse(cx: &Ctxt, tokens: TokenStream) -> ToolArgs {
         client: client.flatten(),
         tolerate_case: tolerate_case.unwrap_or(false),
         callers: callers.flatten(),
+        asynchronous: asynchronous.unwrap_or(false),
         krate: krate.flatten(),
     };
     // Rule: a tool its client runs never runs in the runner, so it is handed no capabilities.

@@ -164,6 +164,7 @@ pub mod __private {
         client: false,
         tolerate_case: false,
         callers: Callers::Direct,
+        asynchronous: false,
         capabilities: &[],
         examples: &[],
     });

@@ -555,6 +555,8 @@ pub struct ToolSpec {
     tolerate_case: bool,
     /// Who may call the tool.
     callers: Callers,
+    /// Whether the model goes on working while a call of the tool runs.
+    asynchronous: bool,
 }
 
 /// The parts of a `#[tool]`'s spec, all known at compile time.
@@ -573,6 +575,7 @@ pub struct StaticSpecParts {
     pub client: bool,
     pub tolerate_case: bool,
     pub callers: Callers,
+    pub asynchronous: bool,
     pub capabilities: &'static [CapabilityRef],
     pub examples: &'static [ExampleValue],
 }
@@ -629,6 +632,7 @@ impl ToolSpec {
             client: parts.client,
             tolerate_case: parts.tolerate_case,
             callers: parts.callers,
+            asynchronous: parts.asynchronous,
         }
     }
 
@@ -651,6 +655,13 @@ impl ToolSpec {
     #[cfg(feature = "dynamic")]
     pub(crate) fn with_callers(mut self, callers: Callers) -> Self {
         self.callers = callers;
+        self
+    }
+
+    /// This spec, for a tool the model does not wait for (see [`ToolSpec::is_asynchronous`]).
+    #[cfg(feature = "dynamic")]
+    pub(crate) fn asynchronous(mut self) -> Self {
+        self.asynchronous = true;
         self
     }
 
@@ -708,6 +719,7 @@ impl ToolSpec {
             client: false,
             tolerate_case: false,
             callers: Callers::Direct,
+            asynchronous: false,
         }
     }
 
@@ -832,6 +844,19 @@ impl ToolSpec {
     #[must_use]
     pub fn callers(&self) -> Callers {
         self.callers
+    }
+
+    /// Whether the model goes on working while a call of the tool runs
+    /// (`#[tool(asynchronous)]`,
+    /// [`DynamicToolBuilder::asynchronous`](crate::runtime::DynamicToolBuilder::asynchronous)):
+    /// OpenAI Responses is told `async: true`, so its model may answer before the result is
+    /// there, and the result goes back by call id in a later request. A call that ends waiting
+    /// (a [client tool](Self::runs_on_client), an approval) stops the run with its state, as any
+    /// waiting call does, and the run's answer is what the model said meanwhile. Other
+    /// providers have no such mode: their models wait for the result as for any tool.
+    #[must_use]
+    pub fn is_asynchronous(&self) -> bool {
+        self.asynchronous
     }
 
     /// The capabilities the tool declared; it is handed these and no others.
@@ -1004,6 +1029,9 @@ impl Serialize for ToolSpec {
         }
         if self.callers != Callers::Direct {
             map.serialize_entry("callers", &self.callers)?;
+        }
+        if self.asynchronous {
+            map.serialize_entry("asynchronous", &true)?;
         }
         let capabilities: Vec<&str> = self.capabilities.iter().map(|c| c.name()).collect();
         map.serialize_entry("capabilities", &capabilities)?;

@@ -11,10 +11,6 @@
 //! - every payload above read by the official `anthropic` and `openai` Python SDKs' own types
 //!   (`tests/sdk_oracle.py`), which refuse a caller they do not know and a misspelt field.
 
-use std::io::Write;
-use std::path::Path;
-use std::process::{Command, Stdio};
-
 use serde_json::{Value, json};
 use tool_runtime::adapters::{
     Adapter, Anthropic, EncodeError, Gemini, Message, ModelRequest, Ollama, OpenAiChat,
@@ -22,7 +18,8 @@ use tool_runtime::adapters::{
 };
 use tool_runtime::prelude::*;
 use tool_runtime::spec::Callers;
-use tool_tests::python::PinnedVenv;
+
+use crate::support::{sdk_check, top_level};
 
 /// Run a read-only SQL query over the sales tables.
 #[tool(name = "sales__query", effect = read_only, callers = programmatic, redact = all)]
@@ -272,59 +269,6 @@ fn openai_program_calls_round_trip_with_their_program() {
     assert_eq!(input[2]["caller"], json!({"type": "program", "caller_id": "call_prog_1"}));
     assert_eq!(input[4]["caller"], json!({"type": "program", "caller_id": "call_prog_1"}));
     insta::assert_json_snapshot!("openai_program_calls_next_request", next);
-}
-
-/// The official SDKs the payloads are checked against (`tests/sdk_oracle.py`).
-const SDKS: PinnedVenv<'static> = PinnedVenv {
-    name: "sdks",
-    pins: &["anthropic==2.14.0", "openai==3.57.0"],
-    pip_args: &[],
-    build_env: &[],
-    needed_by: "the SDK oracle test",
-    what: "the official anthropic and openai Python SDKs",
-};
-
-/// Each `(SDK type, value)` checked by the SDK's own types: what it made of each value, or
-/// why it refused it.
-fn sdk_check(checks: &[(&str, Value)]) -> Vec<Result<Value, String>> {
-    let python = SDKS.python(Path::new(env!("CARGO_TARGET_TMPDIR")));
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("sdk_oracle.py");
-    let mut child = Command::new(python)
-        .arg(&script)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the oracle script starts");
-    let checks: Vec<Value> =
-        checks.iter().map(|(kind, value)| json!({"type": kind, "value": value})).collect();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(json!({"checks": checks}).to_string().as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
-    answer["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|result| match result["ok"].as_bool() {
-            Some(true) => Ok(result["parsed"].clone()),
-            _ => Err(result["error"].as_str().unwrap_or_default().to_owned()),
-        })
-        .collect()
-}
-
-/// The request's own fields, its list fields (checked item by item) left empty.
-fn top_level(body: &Value, lists: &[&str]) -> Value {
-    let mut top = body.clone();
-    for list in lists {
-        top[*list] = json!([]);
-    }
-    top
 }
 
 #[test]

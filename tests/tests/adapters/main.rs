@@ -1,5 +1,5 @@
 //! The adapters layer: provider wire formats. Golden requests and decoded responses per
-//! provider (`golden`, `requests`, `results`, `controls`, `callers`), llama.cpp's server under a grammar
+//! provider (`golden`, `requests`, `results`, `controls`, `callers`, `async_tools`), llama.cpp's server under a grammar
 //! (`grammar_chat`), encoding and raising arguments
 //! (`lowering`), call ids in a provider's own form (`call_ids`), scalar enums in run-time schemas (`scalar_enums`), request budgets (`budgets`), real-world stream quirks (`streams`), hostile and
 //! cut streams (`hostile_streams`), decoder properties (`props`), the stored conversation format
@@ -9,6 +9,7 @@
 //! One test binary, a module per behaviour; `support` reads the fixtures under
 //! `tests/fixtures/` and decodes them.
 
+mod async_tools;
 mod budgets;
 mod call_ids;
 mod callers;

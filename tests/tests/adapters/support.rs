@@ -1,11 +1,15 @@
-//! Shared by the adapters suites: fixtures on disk and decoding helpers.
+//! Shared by the adapters suites: fixtures on disk, decoding helpers, and the official SDKs as
+//! an oracle for wire payloads.
 
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use tool_runtime::adapters::{Adapter, Decoded, Provider};
+use tool_tests::python::PinnedVenv;
 
 /// Every provider's fixture directory name (its `Provider::as_str`).
 pub const PROVIDERS: [&str; 5] =
@@ -76,4 +80,57 @@ pub fn specs() -> Vec<&'static tool_runtime::spec::ToolSpec> {
         examples::search::SearchDocs::spec(),
         examples::tickets::CreateTicket::spec(),
     ]
+}
+
+/// The official SDKs the payloads are checked against (`tests/sdk_oracle.py`).
+const SDKS: PinnedVenv<'static> = PinnedVenv {
+    name: "sdks",
+    pins: &["anthropic==2.14.0", "openai==3.57.0"],
+    pip_args: &[],
+    build_env: &[],
+    needed_by: "the SDK oracle test",
+    what: "the official anthropic and openai Python SDKs",
+};
+
+/// Each `(SDK type, value)` checked by the SDK's own types: what it made of each value, or
+/// why it refused it.
+pub fn sdk_check(checks: &[(&str, Value)]) -> Vec<Result<Value, String>> {
+    let python = SDKS.python(Path::new(env!("CARGO_TARGET_TMPDIR")));
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("sdk_oracle.py");
+    let mut child = Command::new(python)
+        .arg(&script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the oracle script starts");
+    let checks: Vec<Value> =
+        checks.iter().map(|(kind, value)| json!({"type": kind, "value": value})).collect();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(json!({"checks": checks}).to_string().as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
+    answer["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|result| match result["ok"].as_bool() {
+            Some(true) => Ok(result["parsed"].clone()),
+            _ => Err(result["error"].as_str().unwrap_or_default().to_owned()),
+        })
+        .collect()
+}
+
+/// The request's own fields, its list fields (checked item by item) left empty.
+pub fn top_level(body: &Value, lists: &[&str]) -> Value {
+    let mut top = body.clone();
+    for list in lists {
+        top[*list] = json!([]);
+    }
+    top
 }

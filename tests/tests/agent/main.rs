@@ -1,4 +1,4 @@
-//! The agent layer: the tool loop over a `ChatModel`. The loop's rules (`agent_loop`), names a model calls a tool by (`aliases`), where calls may come from (`callers`), deferred
+//! The agent layer: the tool loop over a `ChatModel`. The loop's rules (`agent_loop`), names a model calls a tool by (`aliases`), where calls may come from (`callers`), tools the model does not wait for (`async_tools`), deferred
 //! decisions and resumable runs (`deferred`), call ids unique within a run (`call_ids`), a
 //! panicking hook in a batch (`hook_panics`), the HTTP model clients against a loopback server
 //! (`http_models`), their body cap and credentials (`http_limits`), redirects never followed
@@ -12,6 +12,7 @@
 
 mod agent_loop;
 mod aliases;
+mod async_tools;
 mod call_ids;
 mod callers;
 mod config;

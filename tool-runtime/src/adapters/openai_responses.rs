@@ -18,6 +18,8 @@
 //!   `{"type": "programmatic_tool_calling"}` tool; its calls carry `caller: {type: "program",
 //!   caller_id}`, which goes back on the call and its output, and the `program` and
 //!   `program_output` items go back with the turn as received.
+//! - Asynchronous tools ([`ToolSpec::is_asynchronous`]): `async: true` on the definition; the
+//!   calls carry it too and keep it when they go back.
 
 use std::collections::HashMap;
 
@@ -46,6 +48,10 @@ const REASONING: &str = "reasoning_items";
 
 /// The key under which tool search items are kept in [`Decoded::extras`].
 const SEARCH: &str = "tool_search_items";
+
+/// The key of a function tool the model does not wait for, and of its calls, which keep it in
+/// their extras (<https://developers.openai.com/api/docs/guides/async-tool-calling>).
+const ASYNC: &str = "async";
 
 /// The key under which programmatic tool calling's `program` and `program_output` items are
 /// kept in [`Decoded::extras`], to be sent back with the turn (a program's `fingerprint` must
@@ -168,6 +174,9 @@ impl Adapter for OpenAiResponses {
         };
         if let Some(callers) = callers {
             tool.insert("allowed_callers".to_owned(), callers);
+        }
+        if spec.is_asynchronous() {
+            tool.insert(ASYNC.to_owned(), Value::Bool(true));
         }
         Ok(Value::Object(tool))
     }
@@ -377,8 +386,10 @@ impl Adapter for OpenAiResponses {
                 }
             }
             item.insert("arguments".to_owned(), json!(call.arguments.to_json_text()));
-            if let Some(caller) = call.extras.get(CALLER) {
-                item.insert(CALLER.to_owned(), caller.clone());
+            for key in [CALLER, ASYNC] {
+                if let Some(value) = call.extras.get(key) {
+                    item.insert(key.to_owned(), value.clone());
+                }
             }
             items.push(Value::Object(item));
         }
@@ -485,6 +496,9 @@ fn apply_item(core: &mut Core, slot: usize, item: &Value, out: &mut Vec<StreamEv
         }
         if let Some(caller) = item.get(CALLER) {
             extras.insert(CALLER, caller.clone());
+        }
+        if let Some(Value::Bool(true)) = item.get(ASYNC) {
+            extras.insert(ASYNC, Value::Bool(true));
         }
     }
     if let Some(arguments) = str_at(item, "arguments").filter(|text| !text.is_empty()) {

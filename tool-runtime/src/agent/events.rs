@@ -75,7 +75,10 @@ impl StopReason {
 /// The end of a run: its answer and every tool call's record.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AgentDone {
-    /// The model's final text (empty when the run stopped before an answer).
+    /// The model's final text (empty when the run stopped before an answer). A run that waits
+    /// only for calls of [asynchronous](crate::spec::ToolSpec::is_asynchronous) tools the
+    /// model did not wait for ([`ToolCall::is_async`](crate::adapters::ToolCall::is_async))
+    /// answers with what the model said meanwhile.
     pub answer: String,
     /// Why the run ended.
     pub stop: StopReason,

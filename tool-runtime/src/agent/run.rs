@@ -73,6 +73,16 @@ impl Agent {
             (StopReason::Answered | StopReason::IterationLimit, Some(Message::Assistant(turn))) => {
                 turn.text.clone()
             }
+            // The model went on without waiting for the calls that wait (asynchronous tools):
+            // what it said meanwhile is the run's answer for now.
+            (StopReason::Waiting { calls }, Some(Message::Assistant(turn)))
+                if !calls.is_empty()
+                    && calls.iter().all(|id| {
+                        turn.calls.iter().any(|call| call.id == *id && call.is_async())
+                    }) =>
+            {
+                turn.text.clone()
+            }
             _ => String::new(),
         };
         let run_state = state.waiting.take().map(|calls| self.sealed_state(&mut state, calls, ctx));

@@ -246,6 +246,26 @@ impl ToolCall {
             .is_some_and(|kind| kind != "direct")
     }
 
+    /// Whether the model went on working after making this call, without waiting for its
+    /// result: OpenAI Responses marks the calls of an
+    /// [asynchronous](crate::spec::ToolSpec::is_asynchronous) tool `async: true`, which the
+    /// adapter keeps in [`extras`](Self::extras) under `"async"` and sends back with the turn.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tool_runtime::adapters::{Adapter, OpenAiResponses};
+    ///
+    /// let decoded = OpenAiResponses::new()
+    ///     .decode(br#"{"status": "completed", "output": [{"type": "function_call", "call_id": "call_1",
+    ///         "name": "reports__build", "arguments": "{}", "async": true}]}"#)
+    ///     .unwrap();
+    /// assert!(decoded.calls[0].is_async());
+    /// ```
+    #[must_use]
+    pub fn is_async(&self) -> bool {
+        self.extras.get("async") == Some(&Value::Bool(true))
+    }
+
     /// Whether the call may be handed to the runner: the response finished normally and the
     /// arguments parsed into an object.
     #[must_use]

@@ -76,6 +76,8 @@ pub struct DynamicToolBuilder {
     tolerate_case: bool,
     /// Who may call the tool.
     callers: Callers,
+    /// The model goes on working while a call runs.
+    asynchronous: bool,
 }
 
 /// Why a [`DynamicTool`] was refused.
@@ -184,6 +186,7 @@ impl DynamicTool {
             open: false,
             tolerate_case: false,
             callers: Callers::Direct,
+            asynchronous: false,
         }
     }
 }
@@ -381,6 +384,29 @@ impl DynamicToolBuilder {
         self
     }
 
+    /// The model goes on working while a call of the tool runs, as `#[tool(asynchronous)]`
+    /// says: see [`ToolSpec::is_asynchronous`].
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tool_runtime::runtime::{BoundToolRuntime, DynamicTool};
+    ///
+    /// let tool = DynamicTool::builder(
+    ///     "reports__build",
+    ///     "Build the monthly sales report (takes minutes).",
+    ///     json!({"type": "object", "properties": {"month": {"type": "string"}}, "required": ["month"], "additionalProperties": false}),
+    /// )
+    /// .asynchronous()
+    /// .redact_all()
+    /// .build(|args, _, _| async move { Ok(json!({"report": args["month"]})) })
+    /// .unwrap();
+    /// assert!(tool.spec().is_asynchronous());
+    /// ```
+    pub fn asynchronous(mut self) -> Self {
+        self.asynchronous = true;
+        self
+    }
+
     /// Marks a tool imported over MCP, which may use the reserved `mcp` namespace.
     #[cfg(feature = "mcp-client")]
     pub(crate) fn imported(mut self) -> Self {
@@ -458,6 +484,7 @@ impl DynamicToolBuilder {
         let spec = if self.mcp_only { spec.for_mcp_only() } else { spec };
         let spec = if self.tolerate_case { spec.tolerating_case() } else { spec };
         let spec = spec.with_callers(self.callers);
+        let spec = if self.asynchronous { spec.asynchronous() } else { spec };
         let handler = Arc::new(move |args, ctx, caps| -> DynamicFuture {
             let run = handler(args, ctx, caps);
             Box::pin(async move { run.await.map(Into::into) })

@@ -1,5 +1,6 @@
-//! Who may call a tool, declared with the attribute: the spec says so, its JSON names it, and
-//! a tool that says nothing is one the model calls directly.
+//! Who may call a tool and whether the model waits for it, declared with the attribute: the
+//! spec says so, its JSON names it, and a tool that says nothing is one the model calls
+//! directly and waits for.
 use tool_runtime::prelude::*;
 use tool_runtime::spec::Callers;
 
@@ -32,7 +33,7 @@ impl Tool for Customer {
 }
 
 /// Say hello.
-#[tool(name = "demo__hello", effect = read_only, callers = direct, redact = all)]
+#[tool(name = "demo__hello", effect = read_only, callers = direct, asynchronous, redact = all)]
 struct Hello {}
 
 impl Tool for Hello {
@@ -46,6 +47,7 @@ fn main() {
     assert_eq!(Query::spec().callers(), Callers::Programmatic);
     assert_eq!(Customer::spec().callers(), Callers::Both);
     assert_eq!(Hello::spec().callers(), Callers::Direct);
+    assert!(Hello::spec().is_asynchronous() && !Query::spec().is_asynchronous());
     let json = serde_json::to_value(Query::spec()).unwrap();
     assert_eq!(json["callers"], "programmatic");
     // The default is not written, so the specs (and hashes) of tools that say nothing stay
