@@ -1,4 +1,5 @@
-//! Fixtures several suites share: an echo tool, invocation contexts and a broker.
+//! Fixtures several suites share: an echo tool, tools called from code, invocation contexts and
+//! a broker.
 //!
 //! A fixture that differs between suites in a way a test depends on (another tool name, another
 //! redaction list, other ids) stays in its suite; only identical ones are here.
@@ -22,6 +23,57 @@ impl Tool for Echo {
     type Output = Word;
     async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Word, ToolError> {
         Ok(Word { word: self.word })
+    }
+}
+
+/// Run a read-only SQL query over the sales tables.
+#[tool(name = "sales__query", effect = read_only, callers = programmatic, redact = all)]
+pub struct SalesQuery {
+    /// The query.
+    pub sql: String,
+}
+
+impl Tool for SalesQuery {
+    type Output = String;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<String, ToolError> {
+        Ok(format!("rows for {}", self.sql))
+    }
+}
+
+/// Look up one region's revenue.
+#[tool(name = "sales__revenue", effect = read_only, callers = both, redact = all)]
+pub struct SalesRevenue {
+    /// The region, such as `West`.
+    pub region: String,
+}
+
+impl Tool for SalesRevenue {
+    type Output = String;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<String, ToolError> {
+        Ok(format!("revenue of {}", self.region))
+    }
+}
+
+/// Get the current time.
+#[tool(name = "core__now", effect = read_only, redact = all)]
+pub struct Now {}
+
+impl Tool for Now {
+    type Output = String;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<String, ToolError> {
+        Ok("12:00".to_owned())
     }
 }
 

@@ -18,58 +18,12 @@ use tool_runtime::adapters::{
 };
 use tool_runtime::prelude::*;
 use tool_runtime::spec::Callers;
+use tool_tests::fixtures::{Now, SalesQuery, SalesRevenue};
 
 use crate::support::{sdk_check, top_level};
 
-/// Run a read-only SQL query over the sales tables.
-#[tool(name = "sales__query", effect = read_only, callers = programmatic, redact = all)]
-struct Query {
-    /// The query.
-    sql: String,
-}
-
-impl Tool for Query {
-    type Output = Vec<String>;
-    async fn run(
-        self,
-        _: &ToolInvocationContext,
-        _: &ToolCapabilities,
-    ) -> Result<Vec<String>, ToolError> {
-        Ok(vec![self.sql])
-    }
-}
-
-/// Look up one region's revenue.
-#[tool(name = "sales__revenue", effect = read_only, callers = both, redact = all)]
-struct Revenue {
-    /// The region, such as `West`.
-    region: String,
-}
-
-impl Tool for Revenue {
-    type Output = u32;
-    async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<u32, ToolError> {
-        Ok(u32::try_from(self.region.len()).unwrap_or_default())
-    }
-}
-
-/// Get the current time.
-#[tool(name = "core__now", effect = read_only, redact = all)]
-struct Now {}
-
-impl Tool for Now {
-    type Output = String;
-    async fn run(
-        self,
-        _: &ToolInvocationContext,
-        _: &ToolCapabilities,
-    ) -> Result<String, ToolError> {
-        Ok("12:00".to_owned())
-    }
-}
-
 fn specs() -> [&'static ToolSpec; 3] {
-    [Now::spec(), Query::spec(), Revenue::spec()]
+    [Now::spec(), SalesQuery::spec(), SalesRevenue::spec()]
 }
 
 /// The request body `adapter` encodes for `messages` and `tools`.
@@ -86,10 +40,10 @@ fn body(
 
 #[test]
 fn the_spec_says_who_may_call() {
-    assert_eq!(Query::spec().callers(), Callers::Programmatic);
-    assert_eq!(Revenue::spec().callers(), Callers::Both);
+    assert_eq!(SalesQuery::spec().callers(), Callers::Programmatic);
+    assert_eq!(SalesRevenue::spec().callers(), Callers::Both);
     assert_eq!(Now::spec().callers(), Callers::Direct);
-    assert_eq!(serde_json::to_value(Revenue::spec()).unwrap()["callers"], "both");
+    assert_eq!(serde_json::to_value(SalesRevenue::spec()).unwrap()["callers"], "both");
     // A tool that says nothing keeps the spec JSON (and hash) it had before callers existed.
     assert!(serde_json::to_value(Now::spec()).unwrap().get("callers").is_none());
 }
@@ -118,7 +72,7 @@ fn openai_responses_offers_programmatic_calling_and_allowed_callers() {
     assert_eq!(tools[2]["allowed_callers"], json!(["programmatic"]));
     assert_eq!(tools[3]["allowed_callers"], json!(["direct", "programmatic"]));
     insta::assert_json_snapshot!("openai_responses_callers_tools", tools);
-    let plain = body_tools(&OpenAiResponses::new(), &[Now::spec(), Revenue::spec()]);
+    let plain = body_tools(&OpenAiResponses::new(), &[Now::spec(), SalesRevenue::spec()]);
     assert_eq!(plain[0]["type"], "programmatic_tool_calling", "`both` allows code too");
 }
 
@@ -133,7 +87,7 @@ fn providers_without_calls_from_code_refuse_code_only_tools() {
     for adapter in adapters {
         let provider = adapter.provider();
         assert!(!provider.calls_from_code());
-        match adapter.tool(Query::spec()) {
+        match adapter.tool(SalesQuery::spec()) {
             Err(error @ EncodeError::CodeOnly { .. }) => {
                 assert_eq!(error, EncodeError::CodeOnly { provider, tool: "sales__query".into() });
                 let message = error.to_string();
@@ -142,7 +96,7 @@ fn providers_without_calls_from_code_refuse_code_only_tools() {
             other => panic!("{provider:?}: expected CodeOnly, got {other:?}"),
         }
         // A tool the model may call directly too is offered as a plain one.
-        let revenue = adapter.tool(Revenue::spec()).unwrap().to_string();
+        let revenue = adapter.tool(SalesRevenue::spec()).unwrap().to_string();
         assert!(!revenue.contains("allowed_callers"), "{provider:?}: {revenue}");
     }
     assert!(Provider::Anthropic.calls_from_code() && Provider::OpenAiResponses.calls_from_code());

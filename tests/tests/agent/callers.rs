@@ -11,58 +11,7 @@ use tool_runtime::agent::{Agent, Message, ScriptedModel, ScriptedTurn};
 use tool_runtime::policy::ToolPolicy;
 use tool_runtime::prelude::*;
 use tool_runtime::runtime::ToolErrorCode as Code;
-use tool_tests::fixtures::ctx;
-
-/// Run a read-only SQL query over the sales tables.
-#[tool(name = "sales__query", effect = read_only, callers = programmatic, redact = all)]
-struct Query {
-    /// The query.
-    sql: String,
-}
-
-impl Tool for Query {
-    type Output = String;
-    async fn run(
-        self,
-        _: &ToolInvocationContext,
-        _: &ToolCapabilities,
-    ) -> Result<String, ToolError> {
-        Ok(format!("rows for {}", self.sql))
-    }
-}
-
-/// Look up one region's revenue.
-#[tool(name = "sales__revenue", effect = read_only, callers = both, redact = all)]
-struct Revenue {
-    /// The region.
-    region: String,
-}
-
-impl Tool for Revenue {
-    type Output = String;
-    async fn run(
-        self,
-        _: &ToolInvocationContext,
-        _: &ToolCapabilities,
-    ) -> Result<String, ToolError> {
-        Ok(format!("revenue of {}", self.region))
-    }
-}
-
-/// Get the current time.
-#[tool(name = "core__now", effect = read_only, redact = all)]
-struct Now {}
-
-impl Tool for Now {
-    type Output = String;
-    async fn run(
-        self,
-        _: &ToolInvocationContext,
-        _: &ToolCapabilities,
-    ) -> Result<String, ToolError> {
-        Ok("12:00".to_owned())
-    }
-}
+use tool_tests::fixtures::{Now, SalesQuery, SalesRevenue, ctx};
 
 /// A `tool_use` block: from the code execution `srvtoolu_1` when `from_code`.
 fn tool_use(id: &str, name: &str, input: serde_json::Value, from_code: bool) -> serde_json::Value {
@@ -96,8 +45,8 @@ async fn calls_run_only_from_where_their_tool_allows() {
         ScriptedTurn::body(Provider::Anthropic, answer.to_string()),
     ]));
     let catalog = ToolCatalog::builder()
-        .register::<Query>()
-        .register::<Revenue>()
+        .register::<SalesQuery>()
+        .register::<SalesRevenue>()
         .register::<Now>()
         .build()
         .unwrap();
