@@ -36,7 +36,8 @@ def check(path, value):
     missing = sorted(kind.__required_keys__ - set(value))
     if missing:
         raise ValueError(f"{kind.__name__} requires {missing}")
-    return TypeAdapter(kind).dump_python(TypeAdapter(kind).validate_python(value), mode="json")
+    adapter = TypeAdapter(kind)
+    return adapter.dump_python(adapter.validate_python(value), mode="json")
 
 
 def main():

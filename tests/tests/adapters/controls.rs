@@ -111,6 +111,36 @@ fn anthropic_tool_references_are_decoded_not_called() {
     insta::assert_json_snapshot!("anthropic_tool_search_turn", echoed);
 }
 
+/// A call the provider makes itself under another name (the MCP connector's `mcp_tool_use`,
+/// its input streamed) is no call of ours: kept whole with its result, to be sent back.
+#[test]
+fn anthropic_streamed_mcp_connector_call_is_no_call() {
+    let frames = [
+        r#"{"type": "message_start", "message": {"usage": {"input_tokens": 10, "output_tokens": 1}}}"#,
+        r#"{"type": "content_block_start", "index": 0, "content_block": {"type": "mcp_tool_use", "id": "mcptoolu_01", "name": "search", "server_name": "docs", "input": {}}}"#,
+        r#"{"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"q\": \"wire\"}"}}"#,
+        r#"{"type": "content_block_stop", "index": 0}"#,
+        r#"{"type": "content_block_start", "index": 1, "content_block": {"type": "mcp_tool_result", "tool_use_id": "mcptoolu_01", "is_error": false, "content": [{"type": "text", "text": "found"}]}}"#,
+        r#"{"type": "content_block_stop", "index": 1}"#,
+        r#"{"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 5}}"#,
+    ];
+    let stream: String = frames.iter().map(|frame| format!("data: {frame}\n\n")).collect();
+    let mut session = Anthropic::new().stream();
+    let mut events = Vec::new();
+    for piece in stream.as_bytes().chunks(19) {
+        events.extend(session.feed(piece));
+    }
+    let decoded = session.finish();
+    assert!(decoded.calls.is_empty(), "{:?}", decoded.calls);
+    assert!(!events.iter().any(|event| matches!(event, StreamEvent::CallStarted { .. })));
+    let blocks = decoded.extras.get("server_tool_blocks").unwrap();
+    assert_eq!(
+        (&blocks[0]["type"], &blocks[0]["input"]),
+        (&json!("mcp_tool_use"), &json!({"q": "wire"}))
+    );
+    assert_eq!(blocks[1]["type"], "mcp_tool_result");
+}
+
 #[test]
 fn anthropic_streamed_tool_search_is_no_call() {
     let frames = [

@@ -407,11 +407,17 @@ fn search_tool(search: ToolSearch) -> Result<Value, EncodeError> {
     Ok(json!({"type": kind, "name": name}))
 }
 
-/// Whether a content block of type `kind` is a server tool's: its call (`server_tool_use`) or
+/// Whether a content block of type `kind` is a call the provider makes itself
+/// (`server_tool_use`, `mcp_tool_use`): never the application's `tool_use`.
+fn is_server_call(kind: &str) -> bool {
+    kind != "tool_use" && kind.ends_with("_tool_use")
+}
+
+/// Whether a content block of type `kind` is a server tool's: its call ([`is_server_call`]) or
 /// its result (`tool_search_tool_result`, `code_execution_tool_result`,
-/// `web_search_tool_result`, ...), kept whole to be sent back with the turn.
+/// `web_search_tool_result`, `mcp_tool_result`, ...), kept whole to be sent back with the turn.
 fn is_server_block(kind: &str) -> bool {
-    kind == "server_tool_use" || kind.ends_with("_tool_result")
+    is_server_call(kind) || kind.ends_with("_tool_result")
 }
 
 /// Keeps a response's `container` (`{"id", "expires_at"}`) for the next request.
@@ -559,7 +565,8 @@ impl Protocol for MessagesProtocol {
                         keep_thinking(core, block.clone());
                         Block::Other
                     }
-                    Some("server_tool_use") => {
+                    // Its input may stream as JSON text, as a call's does.
+                    Some(kind) if is_server_call(kind) => {
                         Block::Server(block.as_object().cloned().unwrap_or_default(), String::new())
                     }
                     Some(kind) if is_server_block(kind) => {

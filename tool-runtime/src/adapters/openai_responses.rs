@@ -27,7 +27,7 @@ use serde_json::{Map, Value, json};
 
 use crate::content::{Part, Resource, ResourceBody};
 use crate::conversation::{
-    CALLER, ChoiceMode, Decoded, DeferLoading, Finish, FinishReason, Message, ModelRequest,
+    ASYNC, CALLER, ChoiceMode, Decoded, DeferLoading, Finish, FinishReason, Message, ModelRequest,
     Problem, ProviderError, RequestOptions, StreamEvent, TOOL_REFERENCES, ToolChoice, ToolOutcome,
     ToolResult, ToolSearch,
 };
@@ -48,10 +48,6 @@ const REASONING: &str = "reasoning_items";
 
 /// The key under which tool search items are kept in [`Decoded::extras`].
 const SEARCH: &str = "tool_search_items";
-
-/// The key of a function tool the model does not wait for, and of its calls, which keep it in
-/// their extras (<https://developers.openai.com/api/docs/guides/async-tool-calling>).
-const ASYNC: &str = "async";
 
 /// The key under which programmatic tool calling's `program` and `program_output` items are
 /// kept in [`Decoded::extras`], to be sent back with the turn (a program's `fingerprint` must
@@ -423,10 +419,8 @@ impl Adapter for OpenAiResponses {
                     ("call_id", json!(result.call_id)),
                     ("output", output),
                 ]);
-                if let (Some(caller), Value::Object(fields)) =
-                    (result.extras.get(CALLER), &mut item)
-                {
-                    fields.insert(CALLER.to_owned(), caller.clone());
+                if let Some(caller) = result.extras.get(CALLER) {
+                    item[CALLER] = caller.clone();
                 }
                 Ok(item)
             })

@@ -47,8 +47,8 @@ pub use request::{
 };
 pub use result::{ToolOutcome, ToolResult};
 pub(crate) use text::text_of;
+pub(crate) use turn::{ASYNC, CALLER, TOOL_REFERENCES};
 pub use turn::{
     ArgumentsProblem, CallArguments, Decoded, Extras, Finish, FinishReason, IdOrigin, StreamEvent,
     ToolCall, Usage,
 };
-pub(crate) use turn::{CALLER, TOOL_REFERENCES};

@@ -263,7 +263,7 @@ impl ToolCall {
     /// ```
     #[must_use]
     pub fn is_async(&self) -> bool {
-        self.extras.get("async") == Some(&Value::Bool(true))
+        self.extras.get(ASYNC) == Some(&Value::Bool(true))
     }
 
     /// Whether the call may be handed to the runner: the response finished normally and the
@@ -522,6 +522,10 @@ pub struct Usage {
 /// The key under which a call's `caller` is kept in [`ToolCall::extras`] (see
 /// [`ToolCall::from_code`]).
 pub(crate) const CALLER: &str = "caller";
+
+/// The key of a tool the model does not wait for, on its definition and its calls, which
+/// keep it in [`ToolCall::extras`] (see [`ToolCall::is_async`]).
+pub(crate) const ASYNC: &str = "async";
 
 /// The key under which [`Decoded::tool_references`] are kept in [`Decoded::extras`].
 pub(crate) const TOOL_REFERENCES: &str = "tool_references";
