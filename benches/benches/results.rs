@@ -98,7 +98,8 @@ fn results(c: &mut Criterion) {
             Message::ToolResults(vec![image_result(&image)]),
         ];
         let choice = ToolChoice::auto();
-        let request = ModelRequest { messages: &messages, tools: &[], choice: &choice };
+        let request =
+            ModelRequest { messages: &messages, tools: &[], choice: &choice, search: None };
         group.bench_function(BenchmarkId::from_parameter(provider), |b| {
             b.iter(|| adapter.encode_body(black_box(&request), &options).expect("encodable"));
         });

@@ -1,5 +1,5 @@
-//! Fixtures several suites share: an echo tool, tools called from code, invocation contexts and
-//! a broker.
+//! Fixtures several suites share: an echo tool, tools called from code, tools to search for,
+//! invocation contexts and a broker.
 //!
 //! A fixture that differs between suites in a way a test depends on (another tool name, another
 //! redaction list, other ids) stays in its suite; only identical ones are here.
@@ -74,6 +74,44 @@ impl Tool for Now {
         _: &ToolCapabilities,
     ) -> Result<String, ToolError> {
         Ok("12:00".to_owned())
+    }
+}
+
+/// Show the weather forecast for a city.
+#[tool(name = "weather__forecast", effect = read_only, redact = all)]
+pub struct Forecast {
+    /// The city.
+    pub city: String,
+}
+
+impl Tool for Forecast {
+    type Output = String;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<String, ToolError> {
+        Ok(format!("rain in {}", self.city))
+    }
+}
+
+/// Send an email message to a recipient.
+#[tool(name = "mail__send", effect = external_side_effect, redact = all)]
+pub struct SendMail {
+    /// The recipient's address.
+    pub to: String,
+    /// The message.
+    pub body: String,
+}
+
+impl Tool for SendMail {
+    type Output = String;
+    async fn run(
+        self,
+        _: &ToolInvocationContext,
+        _: &ToolCapabilities,
+    ) -> Result<String, ToolError> {
+        Ok(format!("sent to {}", self.to))
     }
 }
 

@@ -460,6 +460,12 @@ impl VisibleTools {
         found.map(|index| self.0[index].spec())
     }
 
+    /// The visible tools whose names `keep` keeps.
+    #[cfg(feature = "agent")]
+    pub(crate) fn filtered(&self, keep: impl Fn(&str) -> bool) -> Self {
+        Self(self.0.iter().filter(|tool| keep(tool.name())).cloned().collect())
+    }
+
     /// How many tools are visible.
     #[must_use]
     pub fn len(&self) -> usize {

@@ -679,6 +679,42 @@ impl ToolSpec {
         self
     }
 
+    /// A tool the crate itself answers (the search tool of a
+    /// [`ClientSearch`](crate::adapters::ClientSearch)), named `name` (outside the tool names'
+    /// rule on purpose, so no tool of a catalog can stand for it), read-only, with this input
+    /// schema and no output schema.
+    #[cfg(feature = "adapters")]
+    pub(crate) fn answered_by_crate(
+        name: &'static str,
+        description: &str,
+        input_schema: Map<String, Value>,
+    ) -> Self {
+        Self {
+            name: Cow::Borrowed(name),
+            description: Cow::Owned(description.to_owned()),
+            effect: ToolEffect::ReadOnly,
+            input_schema: SpecSchema::Json(Arc::new(input_schema)),
+            output_schema: None,
+            redaction: Redaction::none(),
+            details_schema: None,
+            details_redaction: Redaction::none(),
+            requires_connection: false,
+            capabilities: Cow::Borrowed(&[]),
+            static_examples: &[],
+            examples: OnceLock::new(),
+            schema_hash: OnceLock::new(),
+            spec_hash: OnceLock::new(),
+            keeps_valid_output: OnceLock::new(),
+            #[cfg(feature = "runner")]
+            kept_output_schema: OnceLock::new(),
+            mcp_only: false,
+            client: false,
+            tolerate_case: false,
+            callers: Callers::Direct,
+            asynchronous: false,
+        }
+    }
+
     /// A spec known only at run time (see [`DynamicTool`](crate::runtime::DynamicTool)); the
     /// caller has checked the name and schemas.
     #[cfg(feature = "dynamic")]

@@ -79,7 +79,8 @@ fn a_megabyte_image_is_encoded_once_and_written_once() {
     let call = ToolCall::new("call_1", "media__screenshot", json!({}));
     let results = vec![ToolResult::ok(&call, output)];
     let messages = [Message::user("Look."), Message::ToolResults(results.clone())];
-    let request = ModelRequest { messages: &messages, tools: &[], choice: &ToolChoice::auto() };
+    let request =
+        ModelRequest { messages: &messages, tools: &[], choice: &ToolChoice::auto(), search: None };
     let options = RequestOptions::new("model");
     for provider in Provider::ALL {
         let adapter = provider.adapter(false);

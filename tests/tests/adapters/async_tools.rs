@@ -51,7 +51,12 @@ fn openai_responses_marks_the_tool_and_its_calls_async() {
     let messages =
         [Message::user("October?"), Message::Assistant(decoded), Message::ToolResults(results)];
     let specs = [BuildReport::spec()];
-    let request = ModelRequest { messages: &messages, tools: &specs, choice: &ToolChoice::auto() };
+    let request = ModelRequest {
+        messages: &messages,
+        tools: &specs,
+        choice: &ToolChoice::auto(),
+        search: None,
+    };
     let body = Value::Object(
         adapter.encode_request(&request, &RequestOptions::new("gpt-x").stream(false)).unwrap(),
     );

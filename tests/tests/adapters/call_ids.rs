@@ -42,7 +42,7 @@ fn crossing() -> Vec<Message> {
 }
 
 fn encoded(adapter: &dyn Adapter, messages: &[Message]) -> Result<Value, EncodeError> {
-    let request = ModelRequest { messages, tools: &[], choice: &ToolChoice::auto() };
+    let request = ModelRequest { messages, tools: &[], choice: &ToolChoice::auto(), search: None };
     let fields = adapter.encode_request(
         &request,
         &tool_runtime::adapters::RequestOptions::new("mistral-small-latest"),

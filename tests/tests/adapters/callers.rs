@@ -32,7 +32,7 @@ fn body(
     messages: &[Message],
     tools: &[&ToolSpec],
 ) -> Result<Value, EncodeError> {
-    let request = ModelRequest { messages, tools, choice: &ToolChoice::auto() };
+    let request = ModelRequest { messages, tools, choice: &ToolChoice::auto(), search: None };
     adapter
         .encode_request(&request, &RequestOptions::new("model-x").stream(false))
         .map(Value::Object)

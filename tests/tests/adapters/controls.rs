@@ -30,7 +30,7 @@ fn specs() -> [&'static ToolSpec; 2] {
 fn body(adapter: &dyn Adapter, choice: &ToolChoice) -> Result<Value, EncodeError> {
     let tools = specs();
     let messages = [Message::user("What changed in the wire docs?")];
-    let request = ModelRequest { messages: &messages, tools: &tools, choice };
+    let request = ModelRequest { messages: &messages, tools: &tools, choice, search: None };
     let options = RequestOptions::new("model-x").stream(false);
     adapter.encode_request(&request, &options).map(Value::Object)
 }

@@ -14,7 +14,7 @@ use crate::requests::Add;
 
 fn body(messages: &[Message], choice: &ToolChoice) -> Result<Value, EncodeError> {
     let specs = [Add::spec()];
-    let request = ModelRequest { messages, tools: &specs, choice };
+    let request = ModelRequest { messages, tools: &specs, choice, search: None };
     let options = RequestOptions::new("default").extra("seed", json!(42));
     GrammarChat::new().encode_request(&request, &options).map(Value::Object)
 }

@@ -27,3 +27,4 @@ mod scalar_enums;
 mod stored_messages;
 mod streams;
 mod support;
+mod tool_search;

@@ -66,7 +66,12 @@ fn conversation(adapter: &dyn Adapter) -> Vec<Message> {
 fn encode_text(adapter: &dyn Adapter, options: &RequestOptions) -> String {
     let messages = conversation(adapter);
     let specs = [Add::spec()];
-    let request = ModelRequest { messages: &messages, tools: &specs, choice: &ToolChoice::auto() };
+    let request = ModelRequest {
+        messages: &messages,
+        tools: &specs,
+        choice: &ToolChoice::auto(),
+        search: None,
+    };
     String::from_utf8(adapter.encode_body(&request, options).unwrap()).unwrap()
 }
 
@@ -109,7 +114,12 @@ fn notice_conversation(adapter: &dyn Adapter, options: &RequestOptions) -> Value
     messages.pop();
     messages.push(Message::notice("No more tools can be called. Answer now."));
     let specs = [Add::spec()];
-    let request = ModelRequest { messages: &messages, tools: &specs, choice: &ToolChoice::none() };
+    let request = ModelRequest {
+        messages: &messages,
+        tools: &specs,
+        choice: &ToolChoice::none(),
+        search: None,
+    };
     let body: Value =
         serde_json::from_slice(&adapter.encode_body(&request, options).unwrap()).unwrap();
     let key =
@@ -147,8 +157,12 @@ fn a_notice_goes_where_each_provider_takes_one() {
         let mut messages = conversation(adapter);
         messages.push(Message::notice("No more tools."));
         let specs = [Add::spec()];
-        let request =
-            ModelRequest { messages: &messages, tools: &specs, choice: &ToolChoice::none() };
+        let request = ModelRequest {
+            messages: &messages,
+            tools: &specs,
+            choice: &ToolChoice::none(),
+            search: None,
+        };
         let body = String::from_utf8(adapter.encode_body(&request, &options).unwrap()).unwrap();
         assert_eq!(body.matches("No more tools.").count(), 1, "{body}");
     }
@@ -254,7 +268,8 @@ fn the_adapters_fields_win_over_extra_ones_and_tool_errors_stop_the_request() {
 
     let messages = [Message::user("Hi")];
     let choice = ToolChoice::tool("not__there");
-    let request = ModelRequest { messages: &messages, tools: &[Add::spec()], choice: &choice };
+    let request =
+        ModelRequest { messages: &messages, tools: &[Add::spec()], choice: &choice, search: None };
     let error = Anthropic::new().encode_request(&request, &RequestOptions::new("m")).unwrap_err();
     assert!(matches!(error, EncodeError::UnknownTool(name) if name == "not__there"));
 }

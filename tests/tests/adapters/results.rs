@@ -308,7 +308,12 @@ fn a_part_a_provider_cannot_carry_is_named_to_the_model_and_the_request_still_go
 
         // The whole request encodes: one result never makes the conversation unusable.
         let messages = [Message::user("go"), Message::ToolResults(results.to_vec())];
-        let request = ModelRequest { messages: &messages, tools: &[], choice: &ToolChoice::auto() };
+        let request = ModelRequest {
+            messages: &messages,
+            tools: &[],
+            choice: &ToolChoice::auto(),
+            search: None,
+        };
         let body = adapter.encode_request(&request, &RequestOptions::new("m")).unwrap();
         let body = serde_json::to_string(&body).unwrap();
         assert!(body.contains(&note), "{provider}: {body}");

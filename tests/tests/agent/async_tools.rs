@@ -83,7 +83,12 @@ async fn the_model_answers_meanwhile_and_the_result_arrives_later_by_call_id() {
 
     // What goes to OpenAI: the call as it came (`async` kept), then its output by call id.
     let seen = model.requests();
-    let request = ModelRequest { messages: &seen[0].messages, tools: &[], choice: &seen[0].choice };
+    let request = ModelRequest {
+        messages: &seen[0].messages,
+        tools: &[],
+        choice: &seen[0].choice,
+        search: None,
+    };
     let body = OpenAiResponses::new()
         .encode_request(&request, &RequestOptions::new("gpt-x").stream(false))
         .unwrap();

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use tool_runtime::adapters::{ChoiceMode, ToolChoice};
-use tool_runtime::agent::{AgentConfig, SelectionSettings};
+use tool_runtime::agent::{AgentConfig, SelectionSettings, ToolSearchSettings};
 use tool_runtime::prelude::*;
 
 const JSON: &str = r#"{
@@ -21,7 +21,8 @@ const JSON: &str = r#"{
     "arguments_in_events": true,
     "audit": false,
     "audit_ttl_ms": 86400000,
-    "aliases": {"get_weather": "weather__get_weather"}
+    "aliases": {"get_weather": "weather__get_weather"},
+    "tool_search": {"always": ["core__time"], "max_results": 3, "description": "Find tools."}
 }"#;
 
 const TOML: &str = r#"
@@ -47,6 +48,11 @@ always = ["core__time"]
 
 [aliases]
 get_weather = "weather__get_weather"
+
+[tool_search]
+always = ["core__time"]
+max_results = 3
+description = "Find tools."
 "#;
 
 #[test]
@@ -69,6 +75,11 @@ fn json_and_toml_read_every_setting_alike() {
         audit: false,
         audit_ttl: Duration::from_secs(86_400),
         aliases: [("get_weather".to_owned(), "weather__get_weather".to_owned())].into(),
+        tool_search: Some(ToolSearchSettings {
+            always: vec!["core__time".into()],
+            max_results: 3,
+            description: "Find tools.".into(),
+        }),
     };
     assert_eq!(AgentConfig::from_json(JSON).unwrap(), expected);
     assert_eq!(toml::from_str::<AgentConfig>(TOML).unwrap(), expected);

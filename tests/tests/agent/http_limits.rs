@@ -41,7 +41,8 @@ fn builder(authority: &str) -> OpenAiCompatibleBuilder {
 
 async fn ask(model: &dyn ChatModel) -> ModelError {
     let messages = [Message::user("hi")];
-    let request = ModelRequest { messages: &messages, tools: &[], choice: &ToolChoice::auto() };
+    let request =
+        ModelRequest { messages: &messages, tools: &[], choice: &ToolChoice::auto(), search: None };
     match model.respond(request, &|_| {}).await {
         Ok(turn) => panic!("the turn was accepted: {:?}", turn.decoded.finish),
         Err(error) => error,

@@ -249,7 +249,12 @@ fn anthropic(server: &Server) -> AnthropicMessages {
 async fn ask(model: &dyn ChatModel) -> (Result<ModelTurn, ModelError>, Vec<String>) {
     let spec = Add::spec();
     let messages = [Message::system("Be exact."), Message::user("What is 2 + 40?")];
-    let request = ModelRequest { messages: &messages, tools: &[spec], choice: &ToolChoice::auto() };
+    let request = ModelRequest {
+        messages: &messages,
+        tools: &[spec],
+        choice: &ToolChoice::auto(),
+        search: None,
+    };
     let events = Mutex::new(Vec::new());
     let on_event = |event: StreamEvent| {
         let summary = match event {

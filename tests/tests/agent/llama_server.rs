@@ -209,8 +209,12 @@ async fn a_grammar_constrained_local_model_calls_tools_that_validate_and_run() {
     let mut ran = Vec::new();
     for prompt in PROMPTS {
         let messages = [Message::user(prompt)];
-        let request =
-            ModelRequest { messages: &messages, tools: &specs, choice: &ToolChoice::required() };
+        let request = ModelRequest {
+            messages: &messages,
+            tools: &specs,
+            choice: &ToolChoice::required(),
+            search: None,
+        };
         let turn = model.respond(request, &|_| {}).await.expect("the server answers");
         // The grammar forces a call: the turn is exactly one.
         assert_eq!(turn.decoded.calls.len(), 1, "{prompt}: {:?}", turn.decoded);

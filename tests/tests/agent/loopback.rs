@@ -93,7 +93,8 @@ pub async fn ask(
 ) -> Result<tool_runtime::agent::ModelTurn, tool_runtime::agent::ModelError> {
     use tool_runtime::adapters::{Message, ModelRequest, ToolChoice};
     let messages = [Message::user(CONVERSATION)];
-    let request = ModelRequest { messages: &messages, tools: &[], choice: &ToolChoice::auto() };
+    let request =
+        ModelRequest { messages: &messages, tools: &[], choice: &ToolChoice::auto(), search: None };
     model.respond(request, &|_| {}).await
 }
 

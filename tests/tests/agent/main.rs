@@ -30,3 +30,4 @@ mod quickstart;
 mod raw_calls;
 mod resume_guards;
 mod store;
+mod tool_search;

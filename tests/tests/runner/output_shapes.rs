@@ -239,7 +239,7 @@ async fn details_are_redacted_by_their_own_allowlist_and_recorded() {
 
 /// The conversation of a request, as the OpenAI Chat adapter would send it.
 fn wire_messages(messages: &[Message]) -> Vec<Value> {
-    let request = ModelRequest { messages, tools: &[], choice: &ToolChoice::auto() };
+    let request = ModelRequest { messages, tools: &[], choice: &ToolChoice::auto(), search: None };
     let body = OpenAiChat::new().encode_request(&request, &RequestOptions::new("m")).unwrap();
     body["messages"].as_array().unwrap().clone()
 }

@@ -17,16 +17,19 @@
 //!   back; server tool blocks (`server_tool_use`, `*_tool_result`) go back with the turn, and
 //!   the latest response's `container` id is sent with the next request, as the API requires
 //!   while calls made from code wait for their results.
+//! - The application's tool search ([`ClientSearch`]): the search tool is a tool like the
+//!   others, every deferred tool is declared with `"defer_loading": true`, and a search's
+//!   `tool_result` holds a `tool_reference` block per tool found.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value, json};
 
 use crate::content::{Part, Resource, ResourceBody};
 use crate::conversation::{
-    CALLER, ChoiceMode, Decoded, DeferLoading, Finish, FinishReason, Limit, Message, ModelRequest,
-    Problem, ProviderError, RequestOptions, StreamEvent, TOOL_REFERENCES, ToolChoice, ToolOutcome,
-    ToolResult, ToolSearch,
+    CALLER, ChoiceMode, ClientSearch, Decoded, DeferLoading, Finish, FinishReason, Limit, Message,
+    ModelRequest, Problem, ProviderError, RequestOptions, StreamEvent, TOOL_REFERENCES, ToolChoice,
+    ToolOutcome, ToolResult, ToolSearch,
 };
 use crate::spec::{Callers, ToolSpec};
 
@@ -118,6 +121,37 @@ impl Anthropic {
     #[must_use]
     pub fn defer_loading(self, defer: DeferLoading) -> Self {
         Self { defer: Some(defer), ..self }
+    }
+
+    /// The tool fields of a request with the application's own tool search: the search tool,
+    /// the request's tools that are not deferred, then every deferred tool with
+    /// `"defer_loading": true` (those found load through the search's `tool_reference`
+    /// blocks), so the array is the same on every turn.
+    fn search_request(
+        &self,
+        request: &ModelRequest<'_>,
+        search: ClientSearch<'_>,
+    ) -> Result<Map<String, Value>, EncodeError> {
+        if self.defer.is_some() {
+            return Err(EncodeError::Unsupported {
+                provider: Provider::Anthropic,
+                feature: "the application's tool search beside Anthropic's (`defer_loading`)",
+            });
+        }
+        let tool = search.tool();
+        let deferred: HashSet<&str> = search.deferred.iter().map(|spec| spec.name()).collect();
+        let mut specs = Vec::with_capacity(request.tools.len() + search.deferred.len() + 1);
+        specs.push(&tool);
+        specs.extend(request.tools.iter().copied().filter(|spec| !deferred.contains(spec.name())));
+        specs.extend(search.deferred.iter().copied());
+        let mut fields = self.request(&specs, request.choice)?;
+        if let Some(Value::Array(tools)) = fields.get_mut("tools") {
+            let start = tools.len().saturating_sub(search.deferred.len());
+            for tool in &mut tools[start..] {
+                tool["defer_loading"] = Value::Bool(true);
+            }
+        }
+        Ok(fields)
     }
 
     fn input_schema(&self, spec: &ToolSpec) -> Result<Map<String, Value>, EncodeError> {
@@ -253,7 +287,10 @@ impl Adapter for Anthropic {
         if options.stream {
             fields.insert("stream".to_owned(), Value::Bool(true));
         }
-        fields.extend(self.request(request.tools, request.choice)?);
+        fields.extend(match request.search {
+            None => self.request(request.tools, request.choice)?,
+            Some(search) => self.search_request(request, search)?,
+        });
         Ok(request::body(options, fields))
     }
 
@@ -331,6 +368,8 @@ impl Adapter for Anthropic {
         let mut blocks = Vec::with_capacity(results.len());
         for result in results {
             let content = match &result.outcome {
+                // A search's finds load the tools they name.
+                ToolOutcome::Done(_) if result.is_search() => found_blocks(result),
                 ToolOutcome::Done(output) if output.parts().iter().any(needs_blocks) => {
                     let mut content = Vec::with_capacity(output.parts().len());
                     for (index, part) in output.parts().iter().enumerate() {
@@ -351,6 +390,18 @@ impl Adapter for Anthropic {
         }
         Ok(vec![object([("role", json!("user")), ("content", Value::Array(blocks))])])
     }
+}
+
+/// A tool search's result as `tool_result` content: a `tool_reference` block per tool found
+/// (<https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/tool-search-tool>, custom
+/// tool search), or a text saying none matched.
+fn found_blocks(result: &ToolResult) -> Value {
+    let blocks: Vec<Value> =
+        result.found().map(|name| json!({"type": "tool_reference", "tool_name": name})).collect();
+    if blocks.is_empty() {
+        return json!("No tool matched the search.");
+    }
+    Value::Array(blocks)
 }
 
 /// Whether the part needs blocks rather than text: bytes, or a text resource (a document).
@@ -678,8 +729,12 @@ mod tests {
             Message::user("Answer now."),
             Message::system("Really brief."),
         ];
-        let request =
-            ModelRequest { messages: &conversation, tools: &[], choice: &ToolChoice::auto() };
+        let request = ModelRequest {
+            messages: &conversation,
+            tools: &[],
+            choice: &ToolChoice::auto(),
+            search: None,
+        };
         let body = Anthropic::new()
             .encode_request(&request, &RequestOptions::new("m").stream(false))
             .unwrap();

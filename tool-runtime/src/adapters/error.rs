@@ -115,7 +115,9 @@ impl std::error::Error for BudgetError {}
 pub enum EncodeError {
     /// A provider limit would be broken.
     Budget(BudgetError),
-    /// The tool choice names a tool that is not in the request.
+    /// The request names a tool it does not hold: its tool choice, or a tool search's result
+    /// that found a tool the request's [`ClientSearch`](crate::adapters::ClientSearch) does
+    /// not hold.
     UnknownTool(String),
     /// The provider has no way to express this.
     Unsupported {
@@ -156,7 +158,7 @@ impl fmt::Display for EncodeError {
             Self::Budget(error) => fmt::Display::fmt(error, f),
             Self::UnknownTool(name) => write!(
                 f,
-                "the tool choice names `{name}`, which is not among the request's tools; add it or name another"
+                "the request names `{name}` (in its tool choice, or as a tool search's find), which is not among its tools; add it or name another"
             ),
             Self::Unsupported { provider, feature } => {
                 write!(f, "{} cannot express {feature}", provider.label())

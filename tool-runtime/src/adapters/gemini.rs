@@ -168,7 +168,11 @@ impl Adapter for Gemini {
             fields.insert("systemInstruction".to_owned(), json!({"parts": [{"text": system}]}));
         }
         fields.insert("contents".to_owned(), Value::Array(contents));
-        fields.extend(self.request(request.tools, request.choice)?);
+        // The application's tool search is a function here: the tools it finds are offered
+        // from then on, after the others.
+        let search_tool = request.search.map(|search| search.tool());
+        let specs = request::with_search_tool(search_tool.as_ref(), request);
+        fields.extend(self.request(&specs, request.choice)?);
         let mut body = request::body(options, fields);
         if let Some(max_tokens) = options.max_tokens {
             request::insert_nested(

@@ -174,11 +174,14 @@ impl Adapter for GrammarChat {
         request: &ModelRequest<'_>,
         options: &RequestOptions,
     ) -> Result<Map<String, Value>, EncodeError> {
-        super::check_named(request.tools, request.choice)?;
-        let described = !request.tools.is_empty() && request.choice.mode != ChoiceMode::None;
+        // The application's tool search is a tool like the others here.
+        let search_tool = request.search.map(|search| search.tool());
+        let tools = request::with_search_tool(search_tool.as_ref(), request);
+        super::check_named(&tools, request.choice)?;
+        let described = !tools.is_empty() && request.choice.mode != ChoiceMode::None;
         let mut system: Vec<String> = request::system_text(request.messages).into_iter().collect();
         if described {
-            system.push(tools_text(request.tools)?);
+            system.push(tools_text(&tools)?);
         }
         let mut messages = Vec::with_capacity(request.messages.len() + 1);
         if !system.is_empty() {
@@ -200,7 +203,7 @@ impl Adapter for GrammarChat {
         if let Some(max_tokens) = options.max_tokens {
             fields.insert("max_tokens".to_owned(), json!(max_tokens));
         }
-        if let Some(grammar) = self.grammar(request.tools, request.choice)? {
+        if let Some(grammar) = self.grammar(&tools, request.choice)? {
             fields.insert("grammar".to_owned(), Value::String(grammar.as_str().to_owned()));
         }
         Ok(request::body(options, fields))

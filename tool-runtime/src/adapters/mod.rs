@@ -85,7 +85,7 @@
 //! //    checked).
 //! let messages = [Message::user("Find the wire docs.")];
 //! let choice = ToolChoice::auto().parallel(false);
-//! let request = ModelRequest { messages: &messages, tools: &specs, choice: &choice };
+//! let request = ModelRequest { messages: &messages, tools: &specs, choice: &choice, search: None };
 //! let fields = adapter.encode_request(&request, &RequestOptions::new("gpt-4o-mini"))?;
 //! assert_eq!(fields["messages"], json!([{"role": "user", "content": "Find the wire docs."}]));
 //! let parameters = &fields["tools"][0]["function"]["parameters"];
@@ -180,10 +180,11 @@ pub use session::StreamSession;
 // The conversation model the codecs speak, here too so one import brings a codec and its words.
 #[doc(no_inline)]
 pub use crate::conversation::{
-    ArgumentsProblem, CallArguments, ChoiceMode, ConversationError, ConversationProblem, Decoded,
-    DeferLoading, Extras, Finish, FinishReason, IdOrigin, Limit, MAX_CALL_ID_LEN, Message,
-    ModelRequest, Problem, ProviderError, RequestOptions, StreamEvent, ToolCall, ToolChoice,
-    ToolOutcome, ToolResult, ToolSearch, Usage, check_conversation, check_ready, stored,
+    ArgumentsProblem, CallArguments, ChoiceMode, ClientSearch, ConversationError,
+    ConversationProblem, Decoded, DeferLoading, Extras, Finish, FinishReason, IdOrigin, Limit,
+    MAX_CALL_ID_LEN, Message, ModelRequest, Problem, ProviderError, RequestOptions, SEARCH_TOOL,
+    StreamEvent, ToolCall, ToolChoice, ToolOutcome, ToolResult, ToolSearch, Usage,
+    check_conversation, check_ready, stored,
 };
 
 /// The providers with an adapter.
@@ -357,7 +358,7 @@ pub trait Adapter: fmt::Debug + Send + Sync {
     /// use tool_runtime::adapters::{Adapter, Anthropic, Message, ModelRequest, RequestOptions, ToolChoice};
     ///
     /// let messages = [Message::system("Be brief."), Message::user("Hello!")];
-    /// let request = ModelRequest { messages: &messages, tools: &[], choice: &ToolChoice::auto() };
+    /// let request = ModelRequest { messages: &messages, tools: &[], choice: &ToolChoice::auto(), search: None };
     /// let body = Anthropic::new().encode_request(&request, &RequestOptions::new("claude-haiku-4-5"))?;
     /// assert_eq!(body["system"], json!("Be brief."));
     /// assert_eq!(body["max_tokens"], json!(4096));

@@ -176,7 +176,11 @@ impl Adapter for OpenAiChat {
                 fields.insert("stream_options".to_owned(), json!({"include_usage": true}));
             }
         }
-        fields.extend(self.request(request.tools, request.choice)?);
+        // The application's tool search is a function here: the tools it finds are offered
+        // from then on, after the others.
+        let search_tool = request.search.map(|search| search.tool());
+        let specs = request::with_search_tool(search_tool.as_ref(), request);
+        fields.extend(self.request(&specs, request.choice)?);
         Ok(request::body(options, fields))
     }
 

@@ -20,16 +20,20 @@
 //!   `program_output` items go back with the turn as received.
 //! - Asynchronous tools ([`ToolSpec::is_asynchronous`]): `async: true` on the definition; the
 //!   calls carry it too and keep it when they go back.
+//! - The application's tool search ([`ClientSearch`]): `{"type": "tool_search", "execution":
+//!   "client", "description", "parameters"}` first in `tools`; the model's `tool_search_call`
+//!   items (`"execution": "client"`) decode as calls of [`SEARCH_TOOL`] and go back as they
+//!   came, their results as `tool_search_output` items carrying the found tools.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value, json};
 
 use crate::content::{Part, Resource, ResourceBody};
 use crate::conversation::{
-    ASYNC, CALLER, ChoiceMode, Decoded, DeferLoading, Finish, FinishReason, Message, ModelRequest,
-    Problem, ProviderError, RequestOptions, StreamEvent, TOOL_REFERENCES, ToolChoice, ToolOutcome,
-    ToolResult, ToolSearch,
+    ASYNC, CALLER, ChoiceMode, ClientSearch, Decoded, DeferLoading, Finish, FinishReason, Message,
+    ModelRequest, Problem, ProviderError, RequestOptions, SEARCH_CALL, SEARCH_TOOL, StreamEvent,
+    TOOL_REFERENCES, ToolCall, ToolChoice, ToolOutcome, ToolResult, ToolSearch, search_parameters,
 };
 use crate::spec::{Callers, ToolSpec};
 
@@ -291,7 +295,9 @@ impl Adapter for OpenAiResponses {
                     Value::Array(items) => input.extend(items),
                     other => input.push(other),
                 },
-                Message::ToolResults(results) => input.extend(self.result_messages(results)?),
+                Message::ToolResults(results) => {
+                    input.extend(self.result_items(results, request.search)?);
+                }
             }
         }
         let mut fields = Map::new();
@@ -306,7 +312,10 @@ impl Adapter for OpenAiResponses {
         if options.stream {
             fields.insert("stream".to_owned(), Value::Bool(true));
         }
-        fields.extend(self.request(request.tools, request.choice)?);
+        fields.extend(match request.search {
+            None => self.request(request.tools, request.choice)?,
+            Some(search) => self.search_request(request, search)?,
+        });
         Ok(request::body(options, fields))
     }
 
@@ -336,6 +345,10 @@ impl Adapter for OpenAiResponses {
                     }
                 }
                 Some("reasoning") => keep_reasoning(&mut core, item),
+                Some("tool_search_call") if is_client_search(item) => {
+                    let slot = core.open();
+                    apply_search_item(&mut core, slot, item, out);
+                }
                 Some("tool_search_call" | "tool_search_output") => keep_search(&mut core, item),
                 Some("program" | "program_output") => core.extras.push(PROGRAMS, item.clone()),
                 _ => {}
@@ -366,6 +379,10 @@ impl Adapter for OpenAiResponses {
             items.push(json!({"role": "assistant", "content": decoded.text}));
         }
         for call in &decoded.calls {
+            if call.extras.get(SEARCH_CALL).is_some() {
+                items.push(search_call_item(call));
+                continue;
+            }
             let mut item = Map::new();
             item.insert("type".to_owned(), json!("function_call"));
             if let Some(id) = call.extras.get("id") {
@@ -400,10 +417,77 @@ impl Adapter for OpenAiResponses {
     /// and `{"type": "input_file", "filename", "file_data": "data:<mime>;base64,..."}`. Audio
     /// and files of other types have no form here: an `input_text` item names what was left
     /// out (kind, MIME type, size) in its place.
+    ///
+    /// A [tool search](ClientSearch)'s result that answers a `tool_search_call` goes back as
+    /// `{"type": "tool_search_output", "call_id", "execution": "client", "status":
+    /// "completed", "tools": [...]}`, each tool found as a function with
+    /// `"defer_loading": true`.
     fn result_messages(&self, results: &[ToolResult]) -> Result<Vec<Value>, EncodeError> {
+        self.result_items(results, None)
+    }
+
+    /// The output items of the turn followed by the result items, flat.
+    fn turn(&self, decoded: &Decoded, results: &[ToolResult]) -> Result<Vec<Value>, EncodeError> {
+        let mut items = match self.assistant_message(decoded) {
+            Value::Array(items) => items,
+            other => vec![other],
+        };
+        items.extend(self.result_messages(results)?);
+        Ok(items)
+    }
+}
+
+impl OpenAiResponses {
+    /// The tool fields of a request with the application's own tool search: the
+    /// client-executed `tool_search` tool, then the request's tools that are not deferred.
+    /// The tools a search finds go to the model in its `tool_search_output` items, so the
+    /// array is the same on every turn
+    /// (<https://developers.openai.com/api/docs/guides/tools-tool-search#client-executed-tool-search>).
+    fn search_request(
+        &self,
+        request: &ModelRequest<'_>,
+        search: ClientSearch<'_>,
+    ) -> Result<Map<String, Value>, EncodeError> {
+        if self.defer.is_some() {
+            return Err(EncodeError::Unsupported {
+                provider: Provider::OpenAiResponses,
+                feature: "the application's tool search beside the hosted `tool_search` (`defer_loading`)",
+            });
+        }
+        let deferred: HashSet<&str> = search.deferred.iter().map(|spec| spec.name()).collect();
+        let offered: Vec<&ToolSpec> = (request.tools.iter().copied())
+            .filter(|spec| !deferred.contains(spec.name()))
+            .collect();
+        let mut fields = self.request(&offered, request.choice)?;
+        if !fields.contains_key("tools") {
+            fields.insert("tools".to_owned(), Value::Array(Vec::new()));
+            fields.extend(self.tool_choice(request.choice)?);
+        }
+        let tool = object([
+            ("type", json!("tool_search")),
+            ("execution", json!("client")),
+            ("description", json!(search.description)),
+            ("parameters", Value::Object(search_parameters())),
+        ]);
+        if let Some(Value::Array(tools)) = fields.get_mut("tools") {
+            tools.insert(0, tool);
+        }
+        Ok(fields)
+    }
+
+    /// The items that carry `results` back, a search's as its `tool_search_output`, its tools'
+    /// definitions taken from `search` (or, for a tool it does not hold, from the result).
+    fn result_items(
+        &self,
+        results: &[ToolResult],
+        search: Option<ClientSearch<'_>>,
+    ) -> Result<Vec<Value>, EncodeError> {
         results
             .iter()
             .map(|result| {
+                if result.is_search() && result.extras.get(SEARCH_CALL).is_some() {
+                    return self.search_output(result, search);
+                }
                 let output = match &result.outcome {
                     ToolOutcome::Done(output) if output.parts().iter().any(parts::is_binary) => {
                         let mut items = Vec::with_capacity(output.parts().len());
@@ -427,14 +511,94 @@ impl Adapter for OpenAiResponses {
             .collect()
     }
 
-    /// The output items of the turn followed by the result items, flat.
-    fn turn(&self, decoded: &Decoded, results: &[ToolResult]) -> Result<Vec<Value>, EncodeError> {
-        let mut items = match self.assistant_message(decoded) {
-            Value::Array(items) => items,
-            other => vec![other],
+    /// A tool search's result as its `tool_search_output` item.
+    fn search_output(
+        &self,
+        result: &ToolResult,
+        search: Option<ClientSearch<'_>>,
+    ) -> Result<Value, EncodeError> {
+        // The definitions the result carries, for a tool the request does not hold.
+        let carried = match &result.outcome {
+            ToolOutcome::Done(output) => output.parts().iter().find_map(|part| match part {
+                Part::Json(value) => value.get("tools").and_then(Value::as_array),
+                _ => None,
+            }),
+            ToolOutcome::Failed(_) => None,
         };
-        items.extend(self.result_messages(results)?);
-        Ok(items)
+        let mut tools = Vec::new();
+        for name in result.found() {
+            let mut tool = match search.and_then(|search| search.find(name)) {
+                Some(spec) => self.tool(spec)?,
+                None => {
+                    let definition = carried
+                        .and_then(|tools| {
+                            tools.iter().find(|tool| str_at(tool, "name") == Some(name))
+                        })
+                        .ok_or_else(|| EncodeError::UnknownTool(name.to_owned()))?;
+                    let mut tool = object([("type", json!("function"))]);
+                    for key in ["name", "description", "parameters"] {
+                        if let Some(value) = definition.get(key) {
+                            tool[key] = value.clone();
+                        }
+                    }
+                    tool
+                }
+            };
+            tool["defer_loading"] = Value::Bool(true);
+            tools.push(tool);
+        }
+        Ok(object([
+            ("type", json!("tool_search_output")),
+            ("call_id", json!(result.call_id)),
+            ("execution", json!("client")),
+            ("status", json!("completed")),
+            ("tools", Value::Array(tools)),
+        ]))
+    }
+}
+
+/// A search call of the application's tool search as the `tool_search_call` item it came as.
+fn search_call_item(call: &ToolCall) -> Value {
+    let mut item = Map::new();
+    item.insert("type".to_owned(), json!("tool_search_call"));
+    if let Some(id) = call.extras.get("id") {
+        item.insert("id".to_owned(), id.clone());
+    }
+    item.insert("call_id".to_owned(), json!(call.id));
+    item.insert("execution".to_owned(), json!("client"));
+    let arguments = call.arguments.value().cloned().unwrap_or_else(|| json!({}));
+    item.insert("arguments".to_owned(), arguments);
+    item.insert("status".to_owned(), json!("completed"));
+    Value::Object(item)
+}
+
+/// Whether `item` is a `tool_search_call` the application answers (`"execution": "client"`):
+/// a call of [`SEARCH_TOOL`].
+fn is_client_search(item: &Value) -> bool {
+    str_at(item, "type") == Some("tool_search_call") && str_at(item, "execution") == Some("client")
+}
+
+/// Applies a client `tool_search_call` item to its slot: a call of [`SEARCH_TOOL`] with the
+/// item's `arguments` object.
+fn apply_search_item(core: &mut Core, slot: usize, item: &Value, out: &mut Vec<StreamEvent>) {
+    if let Some(call_id) = str_at(item, "call_id") {
+        core.set_id(slot, call_id, out);
+    }
+    if core.name_of(slot).is_none_or(str::is_empty) {
+        core.push_name(slot, SEARCH_TOOL, out);
+    }
+    if let Some(extras) = core.extras_mut(slot) {
+        if let Some(id) = item.get("id") {
+            extras.insert("id", id.clone());
+        }
+        extras.insert(SEARCH_CALL, Value::Bool(true));
+    }
+    if let Some(arguments) = item.get("arguments").filter(|arguments| !arguments.is_null()) {
+        let text = match arguments {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        core.replace_args(slot, &text, out);
     }
 }
 
@@ -589,6 +753,9 @@ impl ResponsesProtocol {
         for item in items.unwrap_or_default() {
             if str_at(item, "type") == Some("function_call") {
                 open_item(core, item, out);
+            } else if is_client_search(item) {
+                let slot = core.open();
+                apply_search_item(core, slot, item, out);
             }
         }
     }
@@ -607,10 +774,15 @@ impl Protocol for ResponsesProtocol {
         core.recognised += 1;
         let item = event.get("item");
         let is_call = item.and_then(|item| str_at(item, "type")) == Some("function_call");
+        let is_search = item.is_some_and(is_client_search);
         match kind {
             "response.output_item.added" | "response.output_item.done" if is_call => {
                 let slot = self.lookup_or_open(core, &event, item);
                 apply_item(core, slot, item.unwrap_or(&Value::Null), out);
+            }
+            "response.output_item.added" | "response.output_item.done" if is_search => {
+                let slot = self.lookup_or_open(core, &event, item);
+                apply_search_item(core, slot, item.unwrap_or(&Value::Null), out);
             }
             "response.output_item.done" => match item.and_then(|item| str_at(item, "type")) {
                 Some("reasoning") => keep_reasoning(core, item.unwrap_or(&Value::Null)),

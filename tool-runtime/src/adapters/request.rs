@@ -4,7 +4,8 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::conversation::{DeferLoading, Message, RequestOptions};
+use crate::conversation::{DeferLoading, Message, ModelRequest, RequestOptions};
+use crate::spec::ToolSpec;
 
 use super::Adapter;
 use super::error::EncodeError;
@@ -127,4 +128,15 @@ pub(crate) fn mark_deferred(defer: &DeferLoading, name: &str, tool: &mut Value) 
     {
         tool.insert("defer_loading".to_owned(), Value::Bool(true));
     }
+}
+
+/// The tools to declare for a provider without a tool search form of its own: the search tool
+/// of the request's [`ClientSearch`](crate::conversation::ClientSearch) first (a function like
+/// the others, `search_tool`), then the request's tools (the found ones among them, appended
+/// as they are found).
+pub(crate) fn with_search_tool<'s>(
+    search_tool: Option<&'s ToolSpec>,
+    request: &ModelRequest<'s>,
+) -> Vec<&'s ToolSpec> {
+    search_tool.into_iter().chain(request.tools.iter().copied()).collect()
 }

@@ -7,8 +7,9 @@ use tokio::time::Instant;
 
 use super::events::{result_event, running};
 use super::parking::Parking;
+use super::search::TurnSearch;
 use super::{Agent, AgentEvent};
-use crate::adapters::{Decoded, ToolCall, ToolResult};
+use crate::adapters::{Decoded, SEARCH_TOOL, ToolCall, ToolResult};
 use crate::catalog::ToolSource;
 use crate::runtime::{
     Arguments, ExecError, Interact, ToolErrorCode, ToolExecResult, ToolInvocationContext,
@@ -42,14 +43,19 @@ impl Agent {
     /// calls that went through the runner (those of calls that wait included). When the
     /// budget runs out meanwhile, the run is cancelled and the calls still end, each with its
     /// one result.
+    ///
+    /// With tool search (`search`), the model's searches are answered by the agent, in the
+    /// model's order before the other calls run, and a call of a tool no earlier search found
+    /// is refused.
     pub(super) async fn execute_turn(
         &self,
         decoded: &Decoded,
+        search: Option<&TurnSearch<'_, '_>>,
         ctx: &ToolInvocationContext,
         deadline: Option<Instant>,
         on_event: &(dyn Fn(AgentEvent) + Send + Sync),
     ) -> (Vec<Slot>, Vec<ToolInvocationRecord>) {
-        let work = self.execute_calls(decoded, ctx, on_event);
+        let work = self.execute_calls(decoded, search, ctx, on_event);
         tokio::pin!(work);
         let mut fired = false;
         loop {
@@ -69,6 +75,7 @@ impl Agent {
     async fn execute_calls(
         &self,
         decoded: &Decoded,
+        search: Option<&TurnSearch<'_, '_>>,
         ctx: &ToolInvocationContext,
         on_event: &(dyn Fn(AgentEvent) + Send + Sync),
     ) -> (Vec<Slot>, Vec<ToolInvocationRecord>) {
@@ -79,6 +86,9 @@ impl Agent {
         // before it are known.
         let mut emitted = 0;
         let mut batch = Vec::new();
+        // The tools this turn's searches found so far.
+        let mut found_now = Vec::new();
+        let turn = TurnCalls { decoded, search, ctx };
         for (index, call) in decoded.calls.iter().enumerate() {
             if !runnable || !call.complete {
                 results[index] = Some(Slot::Done(ToolResult::error(
@@ -86,17 +96,20 @@ impl Agent {
                     ToolErrorCode::Truncated,
                     "the response was cut off before this call was complete, so it was not run",
                 )));
+            } else if let Some(search) = search.filter(|_| call.name == SEARCH_TOOL) {
+                let answer = self.answer_search(call, search, &mut found_now, ctx, on_event).await;
+                results[index] = Some(Slot::Done(answer));
             } else if self.runs_alone(&call.name) {
                 let before = std::mem::take(&mut batch);
-                self.run_batch(&before, decoded, ctx, &mut results, &mut records, on_event).await;
+                self.run_batch(&before, turn, &mut results, &mut records, on_event).await;
                 emit_ready(&results, &mut emitted, on_event, &decoded.calls);
-                self.run_batch(&[index], decoded, ctx, &mut results, &mut records, on_event).await;
+                self.run_batch(&[index], turn, &mut results, &mut records, on_event).await;
             } else {
                 batch.push(index);
             }
             emit_ready(&results, &mut emitted, on_event, &decoded.calls);
         }
-        self.run_batch(&batch, decoded, ctx, &mut results, &mut records, on_event).await;
+        self.run_batch(&batch, turn, &mut results, &mut records, on_event).await;
         emit_ready(&results, &mut emitted, on_event, &decoded.calls);
         (results.into_iter().flatten().collect(), records.into_iter().flatten().collect())
     }
@@ -158,8 +171,7 @@ impl Agent {
     async fn run_batch(
         &self,
         indices: &[usize],
-        decoded: &Decoded,
-        ctx: &ToolInvocationContext,
+        TurnCalls { decoded, search, ctx }: TurnCalls<'_, '_, '_>,
         results: &mut [Option<Slot>],
         records: &mut [Option<ToolInvocationRecord>],
         on_event: &(dyn Fn(AgentEvent) + Send + Sync),
@@ -170,8 +182,10 @@ impl Agent {
             futures_util::stream::iter(indices.iter().copied())
                 .map(|index| {
                     let call = &decoded.calls[index];
-                    let resolved =
-                        self.resolve(&call.name).and_then(|name| self.check_caller(call, name));
+                    let resolved = self
+                        .resolve(&call.name)
+                        .and_then(|name| self.check_caller(call, name))
+                        .and_then(|name| search.map_or(Ok(name), |search| search.check(name)));
                     let name = resolved.as_ref().map_or(call.name.as_str(), |name| name);
                     let mut call_ctx = ctx.clone().with_tool_call_id(call.id.clone());
                     if asks {
@@ -232,6 +246,14 @@ impl Agent {
             records[index] = Some(record);
         }
     }
+}
+
+/// A turn's calls as they run: the turn, its tool search and the context they run in.
+#[derive(Clone, Copy)]
+struct TurnCalls<'a, 's, 'v> {
+    decoded: &'a Decoded,
+    search: Option<&'a TurnSearch<'s, 'v>>,
+    ctx: &'a ToolInvocationContext,
 }
 
 /// Emits the result events from `*emitted` on, as far as every result is known.

@@ -129,6 +129,17 @@ pub struct AgentConfig {
     /// (`unavailable`), naming both.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub aliases: BTreeMap<String, String>,
+    /// Let the model find its tools by searching (default: off; see [`ToolSearchSettings`]).
+    /// Each request offers the search tool ([`SEARCH_TOOL`](crate::adapters::SEARCH_TOOL)),
+    /// the tools named in [`always`](ToolSearchSettings::always) and those the model's searches
+    /// found so far; the agent answers each search with its selector (the one
+    /// [`selection`](Self::selection) or [`Agent::with_selector`] sets, otherwise a
+    /// [`Bm25Selector`] over the runner's catalog) over the visible tools not offered yet. A
+    /// call of a tool no search found is refused (`unavailable`) and not run. Per-request
+    /// selection ([`selection`](Self::selection), [`reselect`](Self::reselect)) does not apply
+    /// then: the model chooses what to load.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_search: Option<ToolSearchSettings>,
 }
 
 impl Default for AgentConfig {
@@ -148,6 +159,7 @@ impl Default for AgentConfig {
             max_offered: 64,
             arguments_in_events: false,
             aliases: BTreeMap::new(),
+            tool_search: None,
         }
     }
 }
@@ -178,6 +190,42 @@ pub struct SelectionSettings {
 impl Default for SelectionSettings {
     fn default() -> Self {
         Self { top_k: DEFAULT_TOP_K, always: Vec::new() }
+    }
+}
+
+/// The model finds its tools by searching ([`AgentConfig::tool_search`]).
+///
+/// ```
+/// use tool_runtime::agent::{AgentConfig, ToolSearchSettings};
+///
+/// let config = AgentConfig::from_json(r#"{"tool_search": {"always": ["core__time"], "max_results": 3}}"#)?;
+/// let search = config.tool_search.unwrap();
+/// assert_eq!(search.always, ["core__time"]);
+/// assert_eq!(search.max_results, 3);
+/// assert_eq!(search.description, ToolSearchSettings::default().description);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ToolSearchSettings {
+    /// Tools offered from the first request on, without a search (by name).
+    pub always: Vec<String>,
+    /// The most tools one search finds (default 5).
+    pub max_results: usize,
+    /// What the model is told the search tool does.
+    pub description: String,
+}
+
+impl Default for ToolSearchSettings {
+    fn default() -> Self {
+        Self {
+            always: Vec::new(),
+            max_results: 5,
+            description: "Search the tools you can use for the ones that do what you need, \
+                described in a few words. The tools found can be called from then on; call only \
+                tools you were offered or found."
+                .to_owned(),
+        }
     }
 }
 
@@ -340,12 +388,21 @@ impl Agent {
     /// Replaces the configuration. One with [`selection`](AgentConfig::selection) also sets
     /// the selector: a [`Bm25Selector`] over the runner's catalog as it is now, with those
     /// settings (call [`with_selector`](Self::with_selector) after it for another).
+    ///
+    /// One with [`tool_search`](AgentConfig::tool_search) and no selector yet gets a
+    /// [`Bm25Selector`] over the runner's catalog to answer the searches.
     #[must_use]
     pub fn with_config(mut self, config: AgentConfig) -> Self {
         if let Some(selection) = &config.selection {
             let selector = Bm25Selector::new(self.runner.catalog())
                 .top_k(selection.top_k)
                 .always(selection.always.iter().cloned());
+            self.selector = Some(Arc::new(selector));
+        }
+        if let Some(search) = &config.tool_search
+            && self.selector.is_none()
+        {
+            let selector = Bm25Selector::new(self.runner.catalog()).top_k(search.max_results);
             self.selector = Some(Arc::new(selector));
         }
         self.config = config;

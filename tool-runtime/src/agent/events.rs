@@ -89,13 +89,30 @@ pub struct AgentDone {
     /// Tokens used, summed over the turns that reported usage.
     pub usage: Usage,
     /// The tools each turn offered, by name in the order sent, when the agent has a selector
-    /// ([`Agent::with_selector`](super::Agent::with_selector)); empty without one.
+    /// ([`Agent::with_selector`](super::Agent::with_selector)) or tool search
+    /// ([`AgentConfig::tool_search`](super::AgentConfig::tool_search)); empty without either.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub offered: Vec<Vec<String>>,
+    /// What each of the model's tool searches found, in order
+    /// ([`AgentConfig::tool_search`](super::AgentConfig::tool_search)); empty without it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub found: Vec<FoundTools>,
 
     /// Counts and latencies of the run's tool calls (from `records`): calls, ok, failed,
     /// total and longest duration, overall and by tool.
     pub tool_stats: crate::runtime::ToolCallStats,
+}
+
+/// What one of the model's tool searches found
+/// ([`AgentConfig::tool_search`](super::AgentConfig::tool_search)).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FoundTools {
+    /// The turn that searched (1-based).
+    pub iteration: usize,
+    /// What the model searched for.
+    pub query: String,
+    /// The tools found, best first: offered from the next request on.
+    pub tools: Vec<String>,
 }
 
 /// What a run reports while it goes.
@@ -154,14 +171,26 @@ pub enum AgentEvent {
         /// [`EventOutcome`] as the runner's `tool_call_result` event.
         outcome: EventOutcome,
     },
-    /// The tools a selector ([`Agent::with_selector`](super::Agent::with_selector)) offered
-    /// to a turn, by name (emitted only when the agent has a selector).
+    /// The tools a selector ([`Agent::with_selector`](super::Agent::with_selector)) or tool
+    /// search ([`AgentConfig::tool_search`](super::AgentConfig::tool_search): those always
+    /// offered, then those found) offered to a turn, by name (emitted only with either).
     ToolsOffered {
         /// 1-based.
         iteration: usize,
         /// The offered tools' names, in the order sent: by default the conversation's
         /// earlier offer first, then the new picks, each group by name
         /// ([`AgentConfig::reselect`](super::AgentConfig::reselect)).
+        names: Vec<String>,
+    },
+    /// The model searched its tools ([`AgentConfig::tool_search`](super::AgentConfig::tool_search))
+    /// and the agent answered: the tools found, offered from the next request on. The search
+    /// call's [`ToolCallResult`](Self::ToolCallResult) follows.
+    ToolsFound {
+        /// The search call's id.
+        id: String,
+        /// What the model searched for.
+        query: String,
+        /// The tools found, best first (none when nothing new matched).
         names: Vec<String>,
     },
     /// The selector could not get ready for this turn's requests
@@ -176,8 +205,8 @@ pub enum AgentEvent {
         message: String,
     },
     /// The model is asked for a turn: what it was sent, as a hash (SHA-256, hex) over the
-    /// system text, the offered tools (each by name and spec hash, in the order sent) and the
-    /// tool choice. Two requests with the same hash offered the model the same instructions
+    /// system text, the offered tools (each by name and spec hash, in the order sent), with
+    /// tool search the search's description and the tools to find, and the tool choice. Two requests with the same hash offered the model the same instructions
     /// and tools; a change (a selector's pick, a tool redefined, new instructions) shows as a
     /// new hash, and a provider's prompt cache is likely lost with it. The conversation
     /// itself is not hashed.

@@ -69,6 +69,7 @@ pub(crate) mod resume;
 mod run;
 mod sampling;
 mod scripted;
+mod search;
 mod state;
 mod turn;
 mod waiting;
@@ -77,10 +78,10 @@ mod waiting;
 pub use crate::adapters::openai_sse;
 #[doc(no_inline)]
 pub use crate::adapters::{Message, ModelRequest, Usage};
-pub use config::{Agent, AgentConfig, SelectionSettings};
+pub use config::{Agent, AgentConfig, SelectionSettings, ToolSearchSettings};
 #[doc(no_inline)]
 pub use deferred::{Decisions, RunState, StateKey};
-pub use events::{AgentDone, AgentEvent, AgentOutput, StopReason};
+pub use events::{AgentDone, AgentEvent, AgentOutput, FoundTools, StopReason};
 #[cfg(feature = "http")]
 #[doc(no_inline)]
 pub use http::{

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::search::Searchable;
 use super::state::Loop;
 use super::turn::{
     TurnStream, drop_announced, end_without_calls, pair_announced, record_turn, refuse_calls,
@@ -12,7 +13,7 @@ use super::turn::{
 use super::{
     Agent, AgentDone, AgentEvent, AgentOutput, Message, ModelRequest, ModelTurn, StopReason,
 };
-use crate::adapters::{ToolChoice, check_ready};
+use crate::adapters::{ClientSearch, SEARCH_TOOL, ToolChoice, check_ready};
 use crate::catalog::VisibleTools;
 use crate::runtime::{ToolInvocationContext, ToolInvocationRecord};
 use crate::spec::ToolSpec;
@@ -94,6 +95,7 @@ impl Agent {
             records: state.records,
             usage: state.usage,
             offered: state.offered,
+            found: state.found,
         };
         on_event(AgentEvent::Done(done.clone()));
         let output = AgentOutput {
@@ -118,18 +120,27 @@ impl Agent {
     ) -> StopReason {
         let none = ToolChoice::none();
         let specs: Vec<&ToolSpec> = visible.specs().collect();
+        let search =
+            (self.config.tool_search.as_ref()).map(|settings| Searchable::new(settings, visible));
         loop {
             let last = self.open_turn(state, on_event);
-            self.prepare_selection(state, ctx, deadline, on_event).await;
-            let offered = self.offer_tools(state, visible, on_event);
+            let offered = match &search {
+                Some(search) => Some(self.offer_found(state, search, on_event)),
+                None => {
+                    self.prepare_selection(state, ctx, deadline, on_event).await;
+                    self.offer_tools(state, visible, on_event)
+                }
+            };
             let tools = offered.as_deref().unwrap_or(&specs);
             let choice = if last { &none } else { &self.config.choice };
+            let client_search = search.as_ref().map(Searchable::client_search);
             on_event(AgentEvent::ModelRequested {
                 iteration: state.iterations,
-                prompt_hash: prompt_hash(&state.messages, tools, choice),
+                prompt_hash: prompt_hash(&state.messages, tools, client_search, choice),
                 tools: tools.len(),
             });
-            let request = ModelRequest { messages: &state.messages, tools, choice };
+            let request =
+                ModelRequest { messages: &state.messages, tools, choice, search: client_search };
             let stream = TurnStream::new(std::mem::take(&mut state.ids));
             let answered = self.ask_model(request, &stream, ctx, deadline, on_event).await;
             let (mut ids, announced) = stream.into_parts();
@@ -156,8 +167,11 @@ impl Agent {
             if last {
                 return refuse_calls(state, &decoded, &wire, on_event);
             }
-            if let Some(stop) =
-                self.run_calls(state, &decoded, &wire, ctx, deadline, on_event).await
+            let turn_search =
+                search.as_ref().map(|search| search.turn(&state.messages, state.iterations));
+            if let Some(stop) = self
+                .run_calls(state, &decoded, &wire, turn_search.as_ref(), ctx, deadline, on_event)
+                .await
             {
                 return stop;
             }
@@ -166,9 +180,14 @@ impl Agent {
 }
 
 /// The hash of what a model request sends besides the conversation: the system text, the
-/// offered tools (name and spec hash, in order) and the tool choice (see
-/// [`AgentEvent::ModelRequested`]).
-fn prompt_hash(messages: &[Message], tools: &[&ToolSpec], choice: &ToolChoice) -> String {
+/// offered tools (name and spec hash, in order), with tool search its description and the
+/// tools to find, and the tool choice (see [`AgentEvent::ModelRequested`]).
+fn prompt_hash(
+    messages: &[Message],
+    tools: &[&ToolSpec],
+    search: Option<ClientSearch<'_>>,
+    choice: &ToolChoice,
+) -> String {
     // A choice always serialises (strings and booleans).
     let choice = serde_json::to_string(choice).unwrap_or_default();
     let system: Vec<&str> = messages
@@ -178,12 +197,19 @@ fn prompt_hash(messages: &[Message], tools: &[&ToolSpec], choice: &ToolChoice) -
             _ => None,
         })
         .collect();
+    let (description, deferred) = match search {
+        Some(search) => (Some(search.description), search.deferred),
+        None => (None, &[][..]),
+    };
     // Each list is preceded by its length, so that no two requests hash the same parts.
-    let counts = [system.len().to_string(), tools.len().to_string()];
+    let counts = [system.len().to_string(), tools.len().to_string(), deferred.len().to_string()];
     let parts = std::iter::once(counts[0].as_str())
         .chain(system)
         .chain(std::iter::once(counts[1].as_str()))
         .chain(tools.iter().flat_map(|spec| [spec.name(), spec.spec_hash()]))
+        .chain(description.map(|description| [SEARCH_TOOL, description]).into_iter().flatten())
+        .chain(description.map(|_| counts[2].as_str()))
+        .chain(deferred.iter().flat_map(|spec| [spec.name(), spec.spec_hash()]))
         .chain(std::iter::once(choice.as_str()));
     crate::digest::hex(&crate::digest::parts_hash(parts))
 }

@@ -75,7 +75,8 @@ impl Interactor for ChatModelSampler {
                 });
             }
             let choice = ToolChoice::none();
-            let request = ModelRequest { messages: &messages, tools: &[], choice: &choice };
+            let request =
+                ModelRequest { messages: &messages, tools: &[], choice: &choice, search: None };
             let turn = self
                 .model
                 .respond(request, &|_| {})

@@ -47,6 +47,9 @@ pub struct SeenRequest {
     pub tools: Vec<String>,
     /// The tool choice.
     pub choice: ToolChoice,
+    /// With tool search ([`ModelRequest::search`]), the names of the tools the model could
+    /// find; empty without it.
+    pub deferred: Vec<String>,
 }
 
 /// A model that replays recorded provider responses, in order, through the real decoders: the
@@ -107,6 +110,10 @@ impl ChatModel for ScriptedModel {
             messages: request.messages.to_vec(),
             tools: request.tools.iter().map(|spec| spec.name().to_owned()).collect(),
             choice: request.choice.clone(),
+            deferred: (request.search.iter())
+                .flat_map(|search| search.deferred)
+                .map(|spec| spec.name().to_owned())
+                .collect(),
         });
         let turn = self.turns.lock().unwrap_or_else(PoisonError::into_inner).pop_front();
         let turn = turn.ok_or_else(|| {

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::deferred::StateCall;
 use super::ids::RunIds;
-use super::{Message, Usage};
+use super::{FoundTools, Message, Usage};
 use crate::runtime::ToolInvocationRecord;
 
 /// A run while the loop drives it.
@@ -23,6 +23,8 @@ pub(super) struct Loop {
     pub(super) offered: Vec<Vec<String>>,
     /// The tools offered so far, grown request by request (unless the agent re-selects).
     pub(super) grown: Grown,
+    /// What each of the model's tool searches found.
+    pub(super) found: Vec<FoundTools>,
     /// The records of the calls that wait, for the audit trail alone: each gets its record
     /// proper when it is decided.
     pub(super) waited: Vec<ToolInvocationRecord>,
@@ -42,6 +44,7 @@ impl Loop {
             offered: Vec::new(),
             waited: Vec::new(),
             grown: Grown::default(),
+            found: Vec::new(),
         }
     }
 }

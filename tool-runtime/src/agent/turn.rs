@@ -11,8 +11,9 @@ use tokio::time::Instant;
 use super::batch::{Slot, sleep_until};
 use super::events::result_event;
 use super::ids::{RunIds, TurnIds, to_wire};
+use super::search::{Searchable, TurnSearch, query_of};
 use super::state::{Grown, Loop};
-use super::{Agent, AgentEvent, Message, ModelRequest, ModelTurn, StopReason};
+use super::{Agent, AgentEvent, FoundTools, Message, ModelRequest, ModelTurn, StopReason};
 use crate::adapters::{Decoded, FinishReason, StreamEvent, ToolCall, ToolResult};
 use crate::catalog::VisibleTools;
 use crate::catalog::select::ToolSelector;
@@ -147,6 +148,21 @@ impl Agent {
         Some(specs)
     }
 
+    /// The tools to offer this turn under tool search, reported and kept in the run's
+    /// `offered`: those always offered, then those the model's searches found so far.
+    pub(super) fn offer_found<'v>(
+        &self,
+        state: &mut Loop,
+        search: &Searchable<'v>,
+        on_event: &(dyn Fn(AgentEvent) + Send + Sync),
+    ) -> Vec<&'v ToolSpec> {
+        let specs = search.offered(&state.messages);
+        let names: Vec<String> = specs.iter().map(|spec| spec.name().to_owned()).collect();
+        on_event(AgentEvent::ToolsOffered { iteration: state.iterations, names: names.clone() });
+        state.offered.push(names);
+        specs
+    }
+
     /// Asks the model for its turn, forwarding its stream through `stream`, unless the run
     /// is cancelled or its budget runs out first.
     pub(super) async fn ask_model(
@@ -171,16 +187,31 @@ impl Agent {
     /// Runs a turn's calls. The results go back to the model under the provider's ids
     /// (`wire`), unless a call waits: then the run stops with the turn's calls in its state.
     /// Also stops the run when it was cancelled (or ran out of budget) meanwhile.
+    ///
+    /// With tool search, what each of the turn's searches found is kept in the run's `found`.
+    #[allow(clippy::too_many_arguments)] // The turn's parts, each borrowed its own way.
     pub(super) async fn run_calls(
         &self,
         state: &mut Loop,
         decoded: &Decoded,
         wire: &[String],
+        search: Option<&TurnSearch<'_, '_>>,
         ctx: &ToolInvocationContext,
         deadline: Option<Instant>,
         on_event: &(dyn Fn(AgentEvent) + Send + Sync),
     ) -> Option<StopReason> {
-        let (slots, records) = self.execute_turn(decoded, ctx, deadline, on_event).await;
+        let (slots, records) = self.execute_turn(decoded, search, ctx, deadline, on_event).await;
+        for (call, slot) in decoded.calls.iter().zip(&slots) {
+            if let Slot::Done(result) = slot
+                && result.is_search()
+            {
+                state.found.push(FoundTools {
+                    iteration: state.iterations,
+                    query: query_of(call).unwrap_or_default().to_owned(),
+                    tools: result.found().map(str::to_owned).collect(),
+                });
+            }
+        }
         for record in records {
             if record.waiting.is_some() {
                 state.waited.push(record)

@@ -42,12 +42,14 @@ pub use check::{
     ConversationError, ConversationProblem, MAX_CALL_ID_LEN, check_conversation, check_ready,
 };
 pub use problem::{Limit, Problem, ProviderError};
+pub(crate) use request::search_parameters;
 pub use request::{
-    ChoiceMode, DeferLoading, Message, ModelRequest, RequestOptions, ToolChoice, ToolSearch,
+    ChoiceMode, ClientSearch, DeferLoading, Message, ModelRequest, RequestOptions, SEARCH_TOOL,
+    ToolChoice, ToolSearch,
 };
 pub use result::{ToolOutcome, ToolResult};
 pub(crate) use text::text_of;
-pub(crate) use turn::{ASYNC, CALLER, TOOL_REFERENCES};
+pub(crate) use turn::{ASYNC, CALLER, SEARCH_CALL, TOOL_REFERENCES};
 pub use turn::{
     ArgumentsProblem, CallArguments, Decoded, Extras, Finish, FinishReason, IdOrigin, StreamEvent,
     ToolCall, Usage,

@@ -70,8 +70,10 @@ impl Message {
 /// use tool_runtime::adapters::{Message, ModelRequest, ToolChoice};
 ///
 /// let messages = [Message::user("Hello!")];
-/// let request = ModelRequest { messages: &messages, tools: &[], choice: &ToolChoice::auto() };
+/// let choice = ToolChoice::auto();
+/// let request = ModelRequest::new(&messages, &[], &choice);
 /// assert_eq!(request.messages.len(), 1);
+/// assert!(request.search.is_none());
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub struct ModelRequest<'a> {
@@ -84,6 +86,90 @@ pub struct ModelRequest<'a> {
     pub tools: &'a [&'a ToolSpec],
     /// Whether and which tools it must call.
     pub choice: &'a ToolChoice,
+    /// The application's own tool search, when the model finds its tools by searching
+    /// ([`ClientSearch`]); `None` offers `tools` as they are.
+    pub search: Option<ClientSearch<'a>>,
+}
+
+impl<'a> ModelRequest<'a> {
+    /// A request for `messages` offering `tools` under `choice`, without a tool search.
+    #[must_use]
+    pub const fn new(
+        messages: &'a [Message],
+        tools: &'a [&'a ToolSpec],
+        choice: &'a ToolChoice,
+    ) -> Self {
+        Self { messages, tools, choice, search: None }
+    }
+
+    /// This request with the model finding its tools through `search`.
+    #[must_use]
+    pub const fn with_search(self, search: ClientSearch<'a>) -> Self {
+        Self { search: Some(search), ..self }
+    }
+}
+
+/// The name of the search tool of a [`ClientSearch`]: outside the `<namespace>__<tool>` names
+/// of tools, so it never stands for one of them.
+pub const SEARCH_TOOL: &str = "tool_search";
+
+/// A tool search the application answers itself (the agent answers it with its
+/// [`ToolSelector`](crate::catalog::select::ToolSelector)): the model is offered a search tool,
+/// named [`SEARCH_TOOL`] and taking `{"query": "<what the tools should do>"}`, beside the
+/// request's `tools`; the `deferred` tools are not offered until a search finds them. A
+/// search's result ([`ToolResult::found`](super::ToolResult::found)) names the tools found, and
+/// each adapter hands them to the model the way its provider expects:
+///
+/// - Anthropic: every deferred tool is declared with `"defer_loading": true` (the model does
+///   not see it), and the search's `tool_result` holds a `tool_reference` block per tool
+///   found, which loads it;
+/// - OpenAI Responses: the search tool is `{"type": "tool_search", "execution": "client"}`, the
+///   model's search comes as a `tool_search_call` item and goes back as a
+///   `tool_search_output` item carrying the found tools' definitions;
+/// - OpenAI Chat, Gemini, Ollama: the search tool is a function, its result carries the found
+///   tools' definitions as JSON, and the tools found so far are offered from then on (the
+///   caller puts them in `tools`, after the others: the agent does).
+///
+/// On every provider, the tools array of a request is a prefix of the next one's, so the
+/// provider's prompt cache keeps it.
+#[derive(Debug, Clone, Copy)]
+pub struct ClientSearch<'a> {
+    /// What the model is told the search tool does.
+    pub description: &'a str,
+    /// The tools a search can find. Those of them in the request's `tools` (found earlier)
+    /// are declared once.
+    pub deferred: &'a [&'a ToolSpec],
+}
+
+impl<'a> ClientSearch<'a> {
+    /// The deferred tool named `name`.
+    pub(crate) fn find(&self, name: &str) -> Option<&'a ToolSpec> {
+        self.deferred.iter().copied().find(|spec| spec.name() == name)
+    }
+
+    /// The search tool as a tool definition: `{"query": string}` in, the found tools out.
+    pub(crate) fn tool(&self) -> ToolSpec {
+        ToolSpec::answered_by_crate(SEARCH_TOOL, self.description, search_parameters())
+    }
+}
+
+/// The search tool's input schema.
+pub(crate) fn search_parameters() -> Map<String, Value> {
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "query": {
+                "type": "string",
+                "description": "What the tools you need should do, in a few words.",
+            },
+        },
+        "required": ["query"],
+        "additionalProperties": false,
+    });
+    match schema {
+        Value::Object(schema) => schema,
+        _ => Map::new(),
+    }
 }
 
 /// The settings of one request that are not conversation: the model, the output budget,

@@ -7,7 +7,8 @@ use crate::content::ToolOutput;
 use crate::runtime::{CallOutcome, EventOutcome, ExecError, ToolErrorCode, ToolExecResult};
 
 use super::text::joined_text;
-use super::turn::{Extras, ToolCall};
+use super::turn::{Extras, FOUND, ToolCall};
+use crate::spec::ToolSpec;
 
 /// What a call that ended is sent to the model as: its output, or its error with the typed
 /// code. Built from the runner's [`CallOutcome`] by [`ToolResult::from_exec`] (a call that
@@ -161,6 +162,61 @@ impl ToolResult {
     pub fn from_exec(call: &ToolCall, executed: &ToolExecResult) -> Option<Self> {
         let outcome = ToolOutcome::from_call(&executed.outcome)?;
         Some(Self { extras: call.extras.clone(), ..Self::new(&call.id, &call.name, outcome) })
+    }
+
+    /// The result of a [tool search](super::ClientSearch) call: the tools `found` (none when
+    /// nothing matched), as `{"tools": [{"name", "description", "parameters"}]}` (what
+    /// providers without a search form of their own are sent) and by name for the adapters
+    /// that hand them over their provider's way ([`ToolResult::found`]).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tool_runtime::adapters::{SEARCH_TOOL, ToolCall, ToolResult};
+    /// use tool_runtime::prelude::*;
+    ///
+    /// /// Show the weather forecast for a city.
+    /// #[tool(name = "weather__forecast", effect = read_only, redact = [])]
+    /// struct Forecast { city: String }
+    /// # #[derive(Serialize, ToolSchema)] struct Done {}
+    /// # impl Tool for Forecast { type Output = Done; async fn run(self, _: &ToolInvocationContext, _: &ToolCapabilities) -> Result<Done, ToolError> { Ok(Done {}) } }
+    ///
+    /// let call = ToolCall::new("call_1", SEARCH_TOOL, json!({"query": "rain tomorrow"}));
+    /// let result = ToolResult::search(&call, &[&Forecast::spec()]);
+    /// assert_eq!(result.found().collect::<Vec<_>>(), ["weather__forecast"]);
+    /// assert!(result.content_text().starts_with(r#"{"tools":[{"name":"weather__forecast""#));
+    /// ```
+    #[must_use]
+    pub fn search(call: &ToolCall, found: &[&ToolSpec]) -> Self {
+        let tools: Vec<Value> = found
+            .iter()
+            .map(|spec| {
+                serde_json::json!({
+                    "name": spec.name(),
+                    "description": spec.description(),
+                    "parameters": spec.input_schema().to_json(),
+                })
+            })
+            .collect();
+        let mut result = Self::ok(call, serde_json::json!({ "tools": tools }));
+        let names = found.iter().map(|spec| Value::String(spec.name().to_owned())).collect();
+        result.extras.insert(FOUND, Value::Array(names));
+        result
+    }
+
+    /// The names of the tools a [tool search](super::ClientSearch) found, for its result
+    /// ([`ToolResult::search`]); nothing for any other result.
+    pub fn found(&self) -> impl Iterator<Item = &str> {
+        let names = match self.extras.get(FOUND) {
+            Some(Value::Array(names)) => names.as_slice(),
+            _ => &[],
+        };
+        names.iter().filter_map(Value::as_str)
+    }
+
+    /// Whether this answers a [tool search](super::ClientSearch) ([`ToolResult::search`]).
+    #[must_use]
+    pub fn is_search(&self) -> bool {
+        self.extras.get(FOUND).is_some()
     }
 
     /// Whether this reports a failure.

@@ -527,6 +527,15 @@ pub(crate) const CALLER: &str = "caller";
 /// keep it in [`ToolCall::extras`] (see [`ToolCall::is_async`]).
 pub(crate) const ASYNC: &str = "async";
 
+/// The key under which a tool search's result keeps the names of the tools it found, in
+/// [`ToolResult::extras`](super::ToolResult::extras) (see
+/// [`ToolResult::found`](super::ToolResult::found)).
+pub(crate) const FOUND: &str = "found_tools";
+
+/// The key of a search call that came as OpenAI Responses' `tool_search_call` item, in
+/// [`ToolCall::extras`] (its result goes back as a `tool_search_output` item).
+pub(crate) const SEARCH_CALL: &str = "tool_search_call";
+
 /// The key under which [`Decoded::tool_references`] are kept in [`Decoded::extras`].
 pub(crate) const TOOL_REFERENCES: &str = "tool_references";
 
