@@ -4,7 +4,7 @@
 //! (target: under 2 ms; 384 values per vector, as all-MiniLM-L6-v2's); and all-MiniLM-L6-v2
 //! embedding one request on the CPU (target: under 20 ms at the median on 2 cores), with
 //! `--features embed-local`, when its files are where the runner tests put them (`cargo test
-//! -p tool-tests --features embed-local --test runner -- selection_local` fetches them) or
+//! -p tool-tests --features image,embed-local --test features -- selection_local` fetches them) or
 //! `MINILM_DIR` says.
 
 use std::hint::black_box;

