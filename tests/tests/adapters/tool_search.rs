@@ -36,13 +36,13 @@ const RESPONSES_SEARCH: &str = r#"{"object": "response", "status": "completed", 
 /// The same turn, streamed.
 const RESPONSES_SEARCH_STREAM: &str = concat!(
     "event: response.output_item.added\n",
-    r#"data: {"type":"response.output_item.added","output_index":0,"item":{"type":"tool_search_call","id":"tsc_1","call_id":"call_s1","execution":"client","arguments":{},"status":"in_progress"}}"#,
+    r#"data: {"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"type":"tool_search_call","id":"tsc_1","call_id":"call_s1","execution":"client","arguments":{},"status":"in_progress"}}"#,
     "\n\n",
     "event: response.output_item.done\n",
-    r#"data: {"type":"response.output_item.done","output_index":0,"item":{"type":"tool_search_call","id":"tsc_1","call_id":"call_s1","execution":"client","arguments":{"query":"weather forecast"},"status":"completed"}}"#,
+    r#"data: {"type":"response.output_item.done","sequence_number":2,"output_index":0,"item":{"type":"tool_search_call","id":"tsc_1","call_id":"call_s1","execution":"client","arguments":{"query":"weather forecast"},"status":"completed"}}"#,
     "\n\n",
     "event: response.completed\n",
-    r#"data: {"type":"response.completed","response":{"status":"completed","output":[]}}"#,
+    r#"data: {"type":"response.completed","sequence_number":3,"response":{"status":"completed","output":[]}}"#,
     "\n\n",
 );
 
@@ -193,6 +193,13 @@ fn openai_responses_runs_the_search_on_the_client() {
     }
     assert_eq!(streamed.calls.len(), 1);
 
+    // The stream's events, as the SDK's stream oracle reads them.
+    let events: Vec<Value> = (RESPONSES_SEARCH_STREAM.lines())
+        .filter_map(|line| line.strip_prefix("data: "))
+        .map(|data| serde_json::from_str(data).unwrap())
+        .collect();
+    let event = |index: usize| events[index].clone();
+
     let (_, body) = bodies(&adapter).unwrap();
     let tools = body["tools"].as_array().unwrap();
     assert_eq!(
@@ -224,6 +231,8 @@ fn openai_responses_runs_the_search_on_the_client() {
         ("openai.types.responses.ResponseToolSearchOutputItemParamParam", output.clone()),
         ("openai.types.responses.FunctionToolParam", output["tools"][0].clone()),
         ("openai.types.responses.ResponseToolSearchCall", original["output"][0].clone()),
+        ("openai.types.responses.ResponseOutputItemAddedEvent", event(0)),
+        ("openai.types.responses.ResponseOutputItemDoneEvent", event(1)),
     ];
     let results = sdk_check(&checks);
     for ((kind, value), result) in checks.iter().zip(&results) {
