@@ -679,20 +679,19 @@ impl ToolSpec {
         self
     }
 
-    /// A tool the crate itself answers (the search tool of a
-    /// [`ClientSearch`](crate::adapters::ClientSearch)), named `name` (outside the tool names'
-    /// rule on purpose, so no tool of a catalog can stand for it), read-only, with this input
-    /// schema and no output schema.
-    #[cfg(feature = "adapters")]
-    pub(crate) fn answered_by_crate(
-        name: &'static str,
-        description: &str,
+    /// A spec of JSON schemas with nothing but a name, a description, an effect and an input
+    /// schema: what the run-time constructors below start from.
+    #[cfg(any(feature = "dynamic", feature = "adapters"))]
+    fn of_json(
+        name: Cow<'static, str>,
+        description: String,
+        effect: ToolEffect,
         input_schema: Map<String, Value>,
     ) -> Self {
         Self {
-            name: Cow::Borrowed(name),
-            description: Cow::Owned(description.to_owned()),
-            effect: ToolEffect::ReadOnly,
+            name,
+            description: Cow::Owned(description),
+            effect,
             input_schema: SpecSchema::Json(Arc::new(input_schema)),
             output_schema: None,
             redaction: Redaction::none(),
@@ -715,6 +714,20 @@ impl ToolSpec {
         }
     }
 
+    /// A tool the crate itself answers (the search tool of a
+    /// [`ClientSearch`](crate::adapters::ClientSearch)), named `name` (outside the tool names'
+    /// rule on purpose, so no tool of a catalog can stand for it), read-only, with this input
+    /// schema and no output schema.
+    #[cfg(feature = "adapters")]
+    pub(crate) fn answered_by_crate(
+        name: &'static str,
+        description: &str,
+        input_schema: Map<String, Value>,
+    ) -> Self {
+        let description = description.to_owned();
+        Self::of_json(Cow::Borrowed(name), description, ToolEffect::ReadOnly, input_schema)
+    }
+
     /// A spec known only at run time (see [`DynamicTool`](crate::runtime::DynamicTool)); the
     /// caller has checked the name and schemas.
     #[cfg(feature = "dynamic")]
@@ -734,28 +747,12 @@ impl ToolSpec {
             None => (None, Redaction::none()),
         };
         Self {
-            name: Cow::Owned(name),
-            description: Cow::Owned(description),
-            effect,
-            input_schema: SpecSchema::Json(Arc::new(input_schema)),
             output_schema: output_schema.map(|schema| SpecSchema::Json(Arc::new(schema))),
             redaction,
             details_schema,
             details_redaction,
             requires_connection,
-            capabilities: Cow::Borrowed(&[]),
-            static_examples: &[],
-            examples: OnceLock::new(),
-            schema_hash: OnceLock::new(),
-            spec_hash: OnceLock::new(),
-            keeps_valid_output: OnceLock::new(),
-            #[cfg(feature = "runner")]
-            kept_output_schema: OnceLock::new(),
-            mcp_only: false,
-            client: false,
-            tolerate_case: false,
-            callers: Callers::Direct,
-            asynchronous: false,
+            ..Self::of_json(Cow::Owned(name), description, effect, input_schema)
         }
     }
 

@@ -21,7 +21,7 @@
 //!   others, every deferred tool is declared with `"defer_loading": true`, and a search's
 //!   `tool_result` holds a `tool_reference` block per tool found.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
@@ -139,10 +139,8 @@ impl Anthropic {
             });
         }
         let tool = search.tool();
-        let deferred: HashSet<&str> = search.deferred.iter().map(|spec| spec.name()).collect();
-        let mut specs = Vec::with_capacity(request.tools.len() + search.deferred.len() + 1);
-        specs.push(&tool);
-        specs.extend(request.tools.iter().copied().filter(|spec| !deferred.contains(spec.name())));
+        let mut specs = vec![&tool];
+        specs.extend(search.not_deferred(request.tools));
         specs.extend(search.deferred.iter().copied());
         let mut fields = self.request(&specs, request.choice)?;
         if let Some(Value::Array(tools)) = fields.get_mut("tools") {

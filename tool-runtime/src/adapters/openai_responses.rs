@@ -25,7 +25,7 @@
 //!   items (`"execution": "client"`) decode as calls of [`SEARCH_TOOL`] and go back as they
 //!   came, their results as `tool_search_output` items carrying the found tools.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
@@ -454,11 +454,7 @@ impl OpenAiResponses {
                 feature: "the application's tool search beside the hosted `tool_search` (`defer_loading`)",
             });
         }
-        let deferred: HashSet<&str> = search.deferred.iter().map(|spec| spec.name()).collect();
-        let offered: Vec<&ToolSpec> = (request.tools.iter().copied())
-            .filter(|spec| !deferred.contains(spec.name()))
-            .collect();
-        let mut fields = self.request(&offered, request.choice)?;
+        let mut fields = self.request(&search.not_deferred(request.tools), request.choice)?;
         if !fields.contains_key("tools") {
             fields.insert("tools".to_owned(), Value::Array(Vec::new()));
             fields.extend(self.tool_choice(request.choice)?);

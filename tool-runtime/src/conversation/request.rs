@@ -3,6 +3,8 @@
 //! tools load only when searched for ([`DeferLoading`]). Each
 //! [`Adapter`](crate::adapters::Adapter) encodes them into its provider's whole request body.
 
+use std::collections::HashSet;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -142,6 +144,12 @@ pub struct ClientSearch<'a> {
 }
 
 impl<'a> ClientSearch<'a> {
+    /// The tools of `tools` that are not deferred (those always offered), in order.
+    pub(crate) fn not_deferred<'t>(&self, tools: &[&'t ToolSpec]) -> Vec<&'t ToolSpec> {
+        let deferred: HashSet<&str> = self.deferred.iter().map(|spec| spec.name()).collect();
+        tools.iter().copied().filter(|spec| !deferred.contains(spec.name())).collect()
+    }
+
     /// The deferred tool named `name`.
     pub(crate) fn find(&self, name: &str) -> Option<&'a ToolSpec> {
         self.deferred.iter().copied().find(|spec| spec.name() == name)
