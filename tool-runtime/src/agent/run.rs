@@ -13,7 +13,7 @@ use super::turn::{
 use super::{
     Agent, AgentDone, AgentEvent, AgentOutput, Message, ModelRequest, ModelTurn, StopReason,
 };
-use crate::adapters::{ClientSearch, SEARCH_TOOL, ToolChoice, check_ready};
+use crate::adapters::{ToolChoice, check_ready};
 use crate::catalog::VisibleTools;
 use crate::runtime::{ToolInvocationContext, ToolInvocationRecord};
 use crate::spec::ToolSpec;
@@ -136,7 +136,12 @@ impl Agent {
             let client_search = search.as_ref().map(Searchable::client_search);
             on_event(AgentEvent::ModelRequested {
                 iteration: state.iterations,
-                prompt_hash: prompt_hash(&state.messages, tools, client_search, choice),
+                prompt_hash: prompt_hash(
+                    &state.messages,
+                    tools,
+                    search.as_ref().map(Searchable::digest),
+                    choice,
+                ),
                 tools: tools.len(),
             });
             let request =
@@ -180,12 +185,13 @@ impl Agent {
 }
 
 /// The hash of what a model request sends besides the conversation: the system text, the
-/// offered tools (name and spec hash, in order), with tool search its description and the
-/// tools to find, and the tool choice (see [`AgentEvent::ModelRequested`]).
+/// offered tools (name and spec hash, in order), with tool search the hash of its description
+/// and the tools to find (`search`, worked out once per run), and the tool choice (see
+/// [`AgentEvent::ModelRequested`]).
 fn prompt_hash(
     messages: &[Message],
     tools: &[&ToolSpec],
-    search: Option<ClientSearch<'_>>,
+    search: Option<&str>,
     choice: &ToolChoice,
 ) -> String {
     // A choice always serialises (strings and booleans).
@@ -197,19 +203,13 @@ fn prompt_hash(
             _ => None,
         })
         .collect();
-    let (description, deferred) = match search {
-        Some(search) => (Some(search.description), search.deferred),
-        None => (None, &[][..]),
-    };
     // Each list is preceded by its length, so that no two requests hash the same parts.
-    let counts = [system.len().to_string(), tools.len().to_string(), deferred.len().to_string()];
+    let counts = [system.len().to_string(), tools.len().to_string()];
     let parts = std::iter::once(counts[0].as_str())
         .chain(system)
         .chain(std::iter::once(counts[1].as_str()))
         .chain(tools.iter().flat_map(|spec| [spec.name(), spec.spec_hash()]))
-        .chain(description.map(|description| [SEARCH_TOOL, description]).into_iter().flatten())
-        .chain(description.map(|_| counts[2].as_str()))
-        .chain(deferred.iter().flat_map(|spec| [spec.name(), spec.spec_hash()]))
+        .chain(search)
         .chain(std::iter::once(choice.as_str()));
     crate::digest::hex(&crate::digest::parts_hash(parts))
 }

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::config::ToolSearchSettings;
 use super::{Agent, AgentEvent, Message};
-use crate::adapters::{ClientSearch, ToolCall, ToolResult};
+use crate::adapters::{ClientSearch, SEARCH_TOOL, ToolCall, ToolResult};
 use crate::catalog::VisibleTools;
 use crate::runtime::{ExecError, ToolErrorCode, ToolInvocationContext};
 use crate::schema::Shown;
@@ -27,6 +27,9 @@ pub(super) struct Searchable<'v> {
     always: Vec<&'v ToolSpec>,
     deferred: Vec<&'v ToolSpec>,
     deferred_names: HashSet<&'v str>,
+    /// The hash of what the search adds to every request (its description and the tools to
+    /// find), worked out once for the run: it is the same on every turn.
+    digest: String,
 }
 
 impl<'v> Searchable<'v> {
@@ -36,7 +39,18 @@ impl<'v> Searchable<'v> {
             .specs()
             .partition(|spec| settings.always.iter().any(|name| name == spec.name()));
         let deferred_names = deferred.iter().map(|spec| spec.name()).collect();
-        Self { settings, visible, always, deferred, deferred_names }
+        let count = deferred.len().to_string();
+        let parts = [SEARCH_TOOL, settings.description.as_str(), count.as_str()]
+            .into_iter()
+            .chain(deferred.iter().flat_map(|spec| [spec.name(), spec.spec_hash()]));
+        let digest = crate::digest::hex(&crate::digest::parts_hash(parts));
+        Self { settings, visible, always, deferred, deferred_names, digest }
+    }
+
+    /// The hash of the search's description and the tools to find (for the prompt hash of
+    /// [`AgentEvent::ModelRequested`]).
+    pub(super) fn digest(&self) -> &str {
+        &self.digest
     }
 
     /// The search as a request carries it.
@@ -98,7 +112,7 @@ impl TurnSearch<'_, '_> {
             format!(
                 "`{}` was not offered and no search found it yet: search for it with `{}` first; the call was not run",
                 Shown(name),
-                crate::adapters::SEARCH_TOOL
+                SEARCH_TOOL
             ),
         ))
     }
@@ -136,7 +150,7 @@ impl Agent {
                 ToolErrorCode::Validation,
                 format!(
                     "`{}` takes {{\"query\": \"<what the tools should do>\"}}; the search was not run",
-                    crate::adapters::SEARCH_TOOL
+                    SEARCH_TOOL
                 ),
             );
         };
