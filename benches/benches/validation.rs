@@ -1,9 +1,10 @@
-//! Validation: the project's validator (`Schema::validate`, over the compile-time schema tree)
-//! against the `jsonschema` crate's two validators on the same rendered schema and the same
-//! parsed inputs, valid and invalid: its run-time one (`jsonschema::draft202012::new`, the
-//! schema compiled when the benchmark starts) and its compile-time one
-//! (`#[jsonschema::validator]`, code generated from `benches/schemas/*.json`, which a check in
-//! `benches/tests/checks` keeps equal to the tools' rendered schemas).
+//! Validation: the project's validator (`validate_as`, generated per type by `#[tool]`, the one
+//! the runner calls; `project_walk` is `Schema::validate`, the walk over the schema tree that
+//! dynamic and imported schemas take) against the `jsonschema` crate's two validators on the
+//! same rendered schema and the same parsed inputs, valid and invalid: its run-time one
+//! (`jsonschema::draft202012::new`, the schema compiled when the benchmark starts) and its
+//! compile-time one (`#[jsonschema::validator]`, code generated from `benches/schemas/*.json`,
+//! which a check in `benches/tests/checks` keeps equal to the tools' rendered schemas).
 //!
 //! Like for like: on valid input each reports "no error" (`jsonschema`'s `validate`; its
 //! `is_valid` is measured too); on invalid input each collects every error with its location
@@ -17,7 +18,7 @@ use serde_json::Value;
 use tool_benches::tools::{
     MEDIUM_ARGS, MEDIUM_INVALID_ARGS, Medium, SMALL_ARGS, Small, small_invalid_args,
 };
-use tool_runtime::schema::{Schema, ToolSchema};
+use tool_runtime::schema::{Schema, ToolSchema, ValidationErrors, validate_as};
 
 /// The compile-time validator of `bench__small`'s arguments.
 #[jsonschema::validator(path = "schemas/small.json")]
@@ -38,6 +39,7 @@ fn compare(
     c: &mut Criterion,
     name: &str,
     schema: &'static Schema,
+    validate: fn(&Value) -> Result<(), ValidationErrors>,
     generated: &Generated,
     valid: &str,
     invalid: &str,
@@ -48,6 +50,8 @@ fn compare(
     let invalid: Value = serde_json::from_str(invalid).expect("JSON");
     // Both validators must agree before their speed is compared.
     assert!(schema.validate(&valid).is_ok() && compiled.is_valid(&valid));
+    assert!(validate(&valid).is_ok());
+    assert_eq!(validate(&invalid), schema.validate(&invalid), "{name}: generated and walk agree");
     let ours = schema.validate(&invalid).expect_err("invalid").len();
     let theirs = compiled.iter_errors(&invalid).count();
     assert_eq!(ours, theirs, "{name}: both validators find every error");
@@ -55,7 +59,10 @@ fn compare(
     assert_eq!((generated.iter_errors)(&invalid).count(), ours, "{name}: the generated one too");
 
     let mut group = c.benchmark_group(format!("validation/{name}/valid"));
-    group.bench_function("project", |b| b.iter(|| schema.validate(black_box(&valid)).is_ok()));
+    group.bench_function("project", |b| b.iter(|| validate(black_box(&valid)).is_ok()));
+    group.bench_function("project_walk", |b| {
+        b.iter(|| schema.validate(black_box(&valid)).is_ok());
+    });
     group.bench_function("jsonschema", |b| b.iter(|| compiled.validate(black_box(&valid)).is_ok()));
     group
         .bench_function("jsonschema_is_valid", |b| b.iter(|| compiled.is_valid(black_box(&valid))));
@@ -69,7 +76,10 @@ fn compare(
 
     let mut group = c.benchmark_group(format!("validation/{name}/invalid"));
     group.bench_function("project", |b| {
-        b.iter(|| schema.validate(black_box(&invalid)).map_err(|errors| errors.len()))
+        b.iter(|| validate(black_box(&invalid)).map_err(|errors| errors.len()));
+    });
+    group.bench_function("project_walk", |b| {
+        b.iter(|| schema.validate(black_box(&invalid)).map_err(|errors| errors.len()));
     });
     group.bench_function("jsonschema", |b| {
         b.iter(|| {
@@ -100,8 +110,24 @@ fn validation(c: &mut Criterion) {
         is_valid: MediumCompiled::is_valid,
         iter_errors: MediumCompiled::iter_errors,
     };
-    compare(c, "small", Small::SCHEMA, &small, SMALL_ARGS, &small_invalid_args());
-    compare(c, "medium", Medium::SCHEMA, &medium, MEDIUM_ARGS, MEDIUM_INVALID_ARGS);
+    compare(
+        c,
+        "small",
+        Small::SCHEMA,
+        validate_as::<Small>,
+        &small,
+        SMALL_ARGS,
+        &small_invalid_args(),
+    );
+    compare(
+        c,
+        "medium",
+        Medium::SCHEMA,
+        validate_as::<Medium>,
+        &medium,
+        MEDIUM_ARGS,
+        MEDIUM_INVALID_ARGS,
+    );
 }
 
 criterion_group! {

@@ -7,9 +7,11 @@
 //! ```
 //!
 //! Workloads: `exec-small`, `exec-medium` (`ToolRunner::exec`), `exec-small-hooks`,
-//! `exec-medium-hooks` (the same with one before-call and one after-call hook that decide nothing), `baseline-small`,
-//! `baseline-medium` (serde alone), `validate-medium`, `validate-medium-invalid`,
-//! `validate-small`, `validate-small-invalid` (`Schema::validate`), `agent` (a 6x4 scripted
+//! `exec-medium-hooks` (the same with one before-call and one after-call hook that decide
+//! nothing), `baseline-small`, `baseline-medium` (serde alone), `validate-medium`,
+//! `validate-medium-invalid`, `validate-small`, `validate-small-invalid` (`Schema::validate`,
+//! the walk over the schema tree), `validate-as-small`, `validate-as-medium` (`validate_as`,
+//! the generated validator), `agent` (a 6x4 scripted
 //! session), `mcp-small`, `mcp-medium` (a `tools/call` round trip to `McpServer` over an
 //! in-memory pipe, both ends counted), `mcp-rmcp-small`, `mcp-rmcp-medium` (the same to the
 //! plain rmcp server of `tool_benches::peers`), `mcp-list` (a `tools/list` round trip to
@@ -34,6 +36,7 @@ use tool_benches::{bench_runner, bench_runner_with_hooks};
 use tool_runtime::adapters::Provider;
 use tool_runtime::agent::{Agent, Message, ScriptedModel, ScriptedTurn};
 use tool_runtime::prelude::*;
+use tool_runtime::schema::validate_as;
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -80,6 +83,18 @@ fn main() {
             let value: serde_json::Value = serde_json::from_str(MEDIUM_ARGS).expect("JSON");
             for _ in 0..count {
                 assert!(Medium::SCHEMA.validate(black_box(&value)).is_ok());
+            }
+        }
+        "validate-as-medium" => {
+            let value: serde_json::Value = serde_json::from_str(MEDIUM_ARGS).expect("JSON");
+            for _ in 0..count {
+                assert!(validate_as::<Medium>(black_box(&value)).is_ok());
+            }
+        }
+        "validate-as-small" => {
+            let value: serde_json::Value = serde_json::from_str(SMALL_ARGS).expect("JSON");
+            for _ in 0..count {
+                assert!(validate_as::<Small>(black_box(&value)).is_ok());
             }
         }
         "validate-medium-invalid" => {

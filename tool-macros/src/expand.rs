@@ -166,10 +166,25 @@ pub(crate) fn schema_impl(
     let description = option(description);
     let mut optional = None;
     let mut checks = Vec::new();
+    let mut check_at = None;
     let body = match &container.body {
         Body::Struct(fields) => {
             let mut properties = Vec::new();
-            for field in fields {
+            let mut field_checks = Vec::new();
+            for (index, field) in fields.iter().enumerate() {
+                let ty = field.ty;
+                // Spanned as the schema's `<#ty as ToolSchema>::SCHEMA` is, so that a field type
+                // without a schema is one error, not two.
+                let check = quote_spanned!(ty.span()=> <#ty as #p::ToolSchema>::check_at);
+                field_checks.push(quote!(
+                    #p::check_field(
+                        entries,
+                        const { &#p::properties_of(<Self as #p::ToolSchema>::SCHEMA)[#index] },
+                        path,
+                        out,
+                        #check,
+                    );
+                ));
                 let (expr, field_checks) = field_schema(&p, field);
                 checks.extend(field_checks);
                 checks.extend(skip_check(&p, field, container));
@@ -188,6 +203,16 @@ pub(crate) fn schema_impl(
                     required: #required,
                 }));
             }
+            check_at = Some(quote! {
+                #p::check_struct(
+                    schema,
+                    const { #p::properties_of(<Self as #p::ToolSchema>::SCHEMA) },
+                    value,
+                    path,
+                    out,
+                    |entries, path, out| { #(#field_checks)* },
+                );
+            });
             quote!(#p::Schema {
                 kind: #p::SchemaKind::Object(#p::ObjectSchema { properties: &[#(#properties),*] }),
                 description: #description,
@@ -198,6 +223,10 @@ pub(crate) fn schema_impl(
             let (expr, field_checks) = field_schema(&p, field);
             checks.extend(field_checks);
             let ty = field.ty;
+            let check = quote_spanned!(ty.span()=> <#ty as #p::ToolSchema>::check_at);
+            check_at = Some(quote! {
+                #check(schema, value, path, out);
+            });
             if container.serde.transparent {
                 optional = Some(
                     quote!(const OPTIONAL: ::core::primitive::bool = <#ty as #p::ToolSchema>::OPTIONAL;),
@@ -225,11 +254,27 @@ pub(crate) fn schema_impl(
     } else {
         (quote!({ #(#checks)* #body }), TokenStream::new())
     };
+    // The type's own validator: the walk over the schema tree, unrolled at compile time (each
+    // field's key, constraints and type known), checking exactly what the walk checks.
+    let check_at = check_at.map(|body| {
+        quote! {
+            #[inline]
+            fn check_at(
+                schema: &'static #p::Schema,
+                value: &#p::JsonValue,
+                path: &#p::Path<'_>,
+                out: &mut #p::Findings,
+            ) {
+                #body
+            }
+        }
+    });
     quote! {
         #[automatically_derived]
         impl #impl_generics #p::ToolSchema for #ident #ty_generics #where_clause {
             const SCHEMA: &'static #p::Schema = &#body;
             #optional
+            #check_at
         }
         #items
     }

@@ -142,10 +142,14 @@ pub mod __private {
     pub use crate::schema::example::{
         ExampleProblem, ExampleValue, example_problem, is_required, property_schema,
     };
+    pub use crate::schema::validate::{
+        Check, Entries, Findings, Path, check_field, check_struct, properties_of,
+    };
     pub use crate::schema::{ObjectSchema, Property, RangeBound, Schema, SchemaKind, ToolSchema};
     pub use crate::spec::{
         Callers, StaticRedaction, StaticSpecParts, ToolDefinition, ToolEffect, ToolSpec,
     };
+    pub use serde_json::Value as JsonValue;
 
     /// Stands in for a schema the macro could not build, so one mistake does not cascade.
     pub const STUB_SCHEMA: &Schema = &Schema::object(&[]);

@@ -33,7 +33,7 @@ use serde_json::{Value, json};
 use tool_runtime::prelude::*;
 use tool_runtime::schema::{
     ArgumentsError, ArraySchema, Constraint, IntegerSchema, NumberSchema, Schema, SchemaKind,
-    StringSchema, decode_checked, parse_arguments, parse_json,
+    StringSchema, decode_checked, parse_arguments, parse_json, validate_as,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -459,6 +459,9 @@ fn check_one<T: ToolSchema + DeserializeOwned + Serialize>(
         parse_json(&raw).map_err(|error| TestCaseError::fail(format!("re-parse: {error}")))?;
 
     let ours = T::SCHEMA.validate(&value);
+    // The type's generated validator (what the runner calls) reports exactly what the walk
+    // over its schema tree does: the same errors, pointers and messages, in the same order.
+    prop_assert_eq!(&validate_as::<T>(&value), &ours, "the generated validator on {}", value);
     let theirs = validator.is_valid(&value);
     prop_assert_eq!(
         ours.is_ok(),
@@ -663,7 +666,9 @@ fn check_aliased<T: ToolSchema + DeserializeOwned + Serialize>(
         result.err().map(|errors| errors.iter().map(|error| error.constraint()).collect::<Vec<_>>())
     };
     let ours_named = constraints(T::SCHEMA.validate(named));
-    let ours = constraints(T::SCHEMA.validate(&value));
+    let walked = T::SCHEMA.validate(&value);
+    prop_assert_eq!(&validate_as::<T>(&value), &walked, "the generated validator on {}", value);
+    let ours = constraints(walked);
     let fast = decode_checked::<T>(&raw);
     let parsed = parse_arguments::<T>(&raw);
     if twice > 0 {

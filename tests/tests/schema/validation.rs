@@ -523,3 +523,64 @@ fn past_64_errors_the_rest_are_counted() {
     assert_eq!((errors.len(), errors.iter().count()), (64, 64));
     assert!(!errors.to_string().contains("more"));
 }
+
+/// A type whose schema is written by hand: its validator is the walk over that schema.
+#[derive(Debug, Deserialize)]
+struct Percent(u8);
+
+impl ToolSchema for Percent {
+    const SCHEMA: &'static tool_runtime::schema::Schema =
+        &tool_runtime::schema::Schema::integer(Some(0), Some(100));
+}
+
+/// A generic struct, a boxed field, a fixed-size array, a hand-written field type and an
+/// optional nested struct: each field takes its own generated (or default) validator.
+#[derive(Debug, Deserialize, ToolSchema)]
+struct Page<T> {
+    #[schema(items(max = 2))]
+    entries: Vec<T>,
+    #[serde(alias = "next")]
+    cursor: Option<Box<String>>,
+    corner: [u8; 2],
+    done: Percent,
+    home: Option<Address>,
+}
+
+/// The validator `#[derive(ToolSchema)]` generates (`validate_as`, what the runner calls)
+/// reports exactly what the walk over the schema tree reports: the same errors, pointers and
+/// messages, in the same order, for valid and invalid values alike.
+#[test]
+fn generated_validators_report_what_the_walk_reports() {
+    use tool_runtime::schema::validate_as;
+
+    let cases = [
+        json!({"entries": [{"city": "Oslo"}], "corner": [1, 2], "done": 50}),
+        json!({"entries": [], "next": "c2", "corner": [1, 2], "done": 100, "home": null}),
+        json!({"entries": [{"city": ""}, {"zip": -1}, {"city": "x"}], "corner": [1], "done": 101}),
+        json!({"entries": "no", "cursor": 3, "corner": [1, 300], "done": 2.0, "home": {"city": 7}}),
+        json!({"cursor": "a", "next": "b", "corner": [0, 0], "done": 0, "extra": true}),
+        json!({"home": {"city": "Rome", "zip": 1.5, "x": 1}, "corner": null}),
+        json!([]),
+        json!(null),
+    ];
+    for value in &cases {
+        let walked = <Page<Address> as ToolSchema>::SCHEMA.validate(value);
+        assert_eq!(validate_as::<Page<Address>>(value), walked, "on {value}");
+    }
+    let errors = validate_as::<Page<Address>>(&cases[2]).unwrap_err();
+    let pointers: Vec<&str> = errors.iter().map(|error| error.pointer()).collect();
+    assert_eq!(
+        pointers,
+        ["/entries", "/entries/0/city", "/entries/1/city", "/entries/1/zip", "/corner", "/done"]
+    );
+    let errors = validate_as::<Page<Address>>(&cases[4]).unwrap_err();
+    let constraints: Vec<Constraint> = errors.iter().map(|error| error.constraint()).collect();
+    assert_eq!(
+        constraints,
+        [
+            Constraint::Required,
+            Constraint::GivenTwice { property: "cursor" },
+            Constraint::AdditionalProperty,
+        ]
+    );
+}

@@ -10,7 +10,8 @@ use serde_json::Value;
 use super::{CapabilityRef, Tool, ToolCapabilities, ToolError, ToolInvocationContext};
 use crate::content::{IntoToolOutput, ToolOutput};
 use crate::schema::{
-    ArgumentsError, ArgumentsValidator, ToolSchema, ValidationErrors, decode_checked, parse_json,
+    ArgumentsError, ArgumentsValidator, ValidationErrors, decode_checked, parse_json,
+    validate_and_normalize_as,
 };
 use crate::spec::{SpecSchema, ToolEffect, ToolSpec};
 
@@ -479,9 +480,7 @@ impl<T: Tool + Sync> BoundToolRuntime for StaticTool<T> {
             }
             Arguments::Parsed(value) => value.into_owned(),
         };
-        <T as ToolSchema>::SCHEMA
-            .validate_and_normalize(&mut value)
-            .map_err(ArgumentsError::Validation)?;
+        validate_and_normalize_as::<T>(&mut value).map_err(ArgumentsError::Validation)?;
         let typed = T::deserialize(&value).map_err(ArgumentsError::decode)?;
         Ok(ValidatedArgs { json: ArgsJson::from_value(value), typed: Some(Box::new(typed)) })
     }

@@ -40,7 +40,7 @@ pub fn parse_arguments<T: ToolSchema + DeserializeOwned>(raw: &[u8]) -> Result<T
         return Ok(args);
     }
     let mut value = parse_json(raw).map_err(ArgumentsError::InvalidJson)?;
-    T::SCHEMA.validate_and_normalize(&mut value).map_err(ArgumentsError::Validation)?;
+    super::validate_and_normalize_as::<T>(&mut value).map_err(ArgumentsError::Validation)?;
     serde_json::from_value(value).map_err(ArgumentsError::decode)
 }
 

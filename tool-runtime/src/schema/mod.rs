@@ -38,7 +38,7 @@ mod schemars_interop;
 mod std_impls;
 mod strict;
 mod subset;
-mod validate;
+pub(crate) mod validate;
 
 #[cfg(any(feature = "runner", feature = "adapters"))]
 pub(crate) use strict::Shown;
@@ -55,6 +55,8 @@ pub use strict::{JsonError, parse_json};
 pub use subset::{SubsetError, check_subset};
 #[cfg(feature = "dynamic")]
 pub(crate) use subset::{check_object_root, is_open};
+pub(crate) use validate::validate_and_normalize_as;
+pub use validate::validate_as;
 
 /// A tool's own validation of its arguments: the port a tool written by hand
 /// ([`BoundToolRuntime`](crate::runtime::BoundToolRuntime)) plugs its validator into (a schema
@@ -106,6 +108,23 @@ pub trait ToolSchema {
     /// Whether a field of this type may be absent from an object (`serde` reads a missing
     /// `Option` field as `None`). Such fields are left out of `required`.
     const OPTIONAL: bool = false;
+
+    /// This type's validator: checks `value` against `schema` (this type's [`Self::SCHEMA`],
+    /// or the schema of a field of this type, which adds constraints and a description to it)
+    /// and records what is wrong in `out`, at `path`. [`validate_as`] calls it.
+    ///
+    /// `#[derive(ToolSchema)]` and `#[tool]` generate it; the default walks `schema`. Not part
+    /// of the API: a hand-written implementation keeps the default.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn check_at(
+        schema: &'static Schema,
+        value: &serde_json::Value,
+        path: &validate::Path<'_>,
+        out: &mut validate::Findings,
+    ) {
+        validate::walk(schema, value, path, out);
+    }
 }
 
 /// One node of the schema tree.

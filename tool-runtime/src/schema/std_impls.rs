@@ -2,7 +2,30 @@
 
 use std::collections::{BTreeSet, HashSet};
 
+use serde_json::Value;
+
+use super::validate::{Findings, Path, check_items};
 use super::{ArraySchema, RangeBound, Schema, SchemaKind, ToolSchema};
+
+/// A `check_at` that checks an array's items with the item type's validator.
+macro_rules! check_items {
+    ($item:ty) => {
+        #[inline]
+        fn check_at(schema: &'static Schema, value: &Value, path: &Path<'_>, out: &mut Findings) {
+            check_items::<$item>(schema, value, path, out);
+        }
+    };
+}
+
+/// A `check_at` that hands the value to the wrapped type's validator.
+macro_rules! check_as {
+    ($inner:ty) => {
+        #[inline(always)]
+        fn check_at(schema: &'static Schema, value: &Value, path: &Path<'_>, out: &mut Findings) {
+            <$inner>::check_at(schema, value, path, out);
+        }
+    };
+}
 
 impl ToolSchema for bool {
     const SCHEMA: &'static Schema = &Schema::boolean();
@@ -60,21 +83,25 @@ impl ToolSchema for char {
 
 impl<T: ToolSchema> ToolSchema for Vec<T> {
     const SCHEMA: &'static Schema = &Schema::array(T::SCHEMA);
+    check_items!(T);
 }
 
 impl<T: ToolSchema, const N: usize> ToolSchema for [T; N] {
     const SCHEMA: &'static Schema =
         &Schema::array(T::SCHEMA).with_items(Some(N as u64), Some(N as u64));
+    check_items!(T);
 }
 
 impl<T: ToolSchema> ToolSchema for Box<T> {
     const SCHEMA: &'static Schema = T::SCHEMA;
     const OPTIONAL: bool = T::OPTIONAL;
+    check_as!(T);
 }
 
 impl<T: ToolSchema> ToolSchema for Option<T> {
     const SCHEMA: &'static Schema = &T::SCHEMA.nullable();
     const OPTIONAL: bool = true;
+    check_as!(T);
 }
 
 const fn unique_array(items: &'static Schema) -> Schema {
@@ -88,8 +115,10 @@ const fn unique_array(items: &'static Schema) -> Schema {
 
 impl<T: ToolSchema> ToolSchema for BTreeSet<T> {
     const SCHEMA: &'static Schema = &unique_array(T::SCHEMA);
+    check_items!(T);
 }
 
 impl<T: ToolSchema, S> ToolSchema for HashSet<T, S> {
     const SCHEMA: &'static Schema = &unique_array(T::SCHEMA);
+    check_items!(T);
 }

@@ -12,7 +12,7 @@ use super::rules::{
 use super::strict::Shown;
 use super::{
     ArraySchema, Constraint, IntegerSchema, NumberSchema, Property, Schema, SchemaKind,
-    StringSchema, ValidationErrors,
+    StringSchema, ToolSchema, ValidationErrors,
 };
 
 fn json_type(value: &Value) -> &'static str {
@@ -46,8 +46,12 @@ fn expected_type(schema: &Schema) -> &'static str {
 
 /// Where a value sits in the document being validated: a chain of segments on the stack,
 /// rendered as a JSON pointer only when an error is recorded there (most values have none).
+///
+/// Public for the validators `#[derive(ToolSchema)]` and `#[tool]` generate
+/// ([`ToolSchema::check_at`]); not part of the API.
+#[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
-enum Path<'a> {
+pub enum Path<'a> {
     Root,
     /// A property of the schema (its name or an alias).
     Key(&'a Path<'a>, &'a str),
@@ -99,8 +103,11 @@ fn push_decimal(out: &mut String, mut n: u64) {
 
 /// What one validation found: its errors, whether an integer position held an integral
 /// float, and whether a property was given under an alias.
+///
+/// Public for the generated validators, as [`Path`] is; not part of the API.
+#[doc(hidden)]
 #[derive(Debug, Default)]
-struct Findings {
+pub struct Findings {
     errors: ValidationErrors,
     integral_floats: bool,
     aliases: bool,
@@ -324,6 +331,15 @@ fn enum_error(values: &'static [&'static str], path: &Path<'_>, out: &mut Findin
 
 #[inline(never)]
 fn check_array(array: &ArraySchema, items: &[Value], path: &Path<'_>, out: &mut Findings) {
+    check_item_count(array, items, path, out);
+    for (index, item) in items.iter().enumerate() {
+        array.items.check(item, &Path::Index(path, index), out);
+    }
+}
+
+/// An array's own constraints (`minItems`, `maxItems`, `uniqueItems`), not its items'.
+#[inline]
+fn check_item_count(array: &ArraySchema, items: &[Value], path: &Path<'_>, out: &mut Findings) {
     let count = items.len() as u64;
     if let Some(min) = array.broken_min_items(count) {
         out.push(
@@ -346,9 +362,6 @@ fn check_array(array: &ArraySchema, items: &[Value], path: &Path<'_>, out: &mut 
             format_args!("expected unique items, but items {i} and {j} are equal"),
         );
     }
-    for (index, item) in items.iter().enumerate() {
-        array.items.check(item, &Path::Index(path, index), out);
-    }
 }
 
 /// Up to this many entries, an object's entries are scanned for a property sent out of order or
@@ -359,53 +372,124 @@ const SCAN_LIMIT: usize = 16;
 /// properties given under two of their names (a name and an alias).
 #[inline(never)]
 fn check_object(
-    properties: &[Property],
+    properties: &'static [Property],
     map: &Map<String, Value>,
     path: &Path<'_>,
     out: &mut Findings,
 ) {
-    // Models mostly send properties in schema order: each property is first looked for at the
-    // next entry of the map, without hashing. The entries taken that way are a prefix of the map.
-    let mut entries = map.iter();
-    let mut next = entries.next();
+    let mut entries = Entries::new(map);
     for property in properties {
-        let child = match next {
-            Some((key, child)) if same_str(key, property.name) => {
-                next = entries.next();
+        entries.check_property(property, path, out, walk);
+    }
+    entries.finish(properties, path, out);
+}
+
+/// A check of one value against a schema: the walk ([`walk`]) or a type's generated
+/// validator ([`ToolSchema::check_at`]).
+#[doc(hidden)]
+pub type Check = fn(&'static Schema, &Value, &Path<'_>, &mut Findings);
+
+/// [`Check`] by walking the schema tree: what [`ToolSchema::check_at`] does unless a type's
+/// own validator was generated.
+#[inline(always)]
+pub(super) fn walk(schema: &'static Schema, value: &Value, path: &Path<'_>, out: &mut Findings) {
+    schema.check(value, path, out);
+}
+
+/// The entries of an object being checked, property by property, in the schema's order.
+///
+/// Models mostly send properties in schema order: each property is first looked for at the
+/// next entry of the map, without hashing. The entries taken that way are a prefix of the map.
+/// Public for the generated validators; not part of the API.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct Entries<'v> {
+    map: &'v Map<String, Value>,
+    rest: serde_json::map::Iter<'v>,
+    next: Option<(&'v String, &'v Value)>,
+}
+
+impl<'v> Entries<'v> {
+    #[inline(always)]
+    fn new(map: &'v Map<String, Value>) -> Self {
+        let mut rest = map.iter();
+        let next = rest.next();
+        Self { map, rest, next }
+    }
+
+    /// The value of property `name`: the next entry when it has that key, else looked up.
+    #[inline(always)]
+    fn take(&mut self, name: &str) -> Option<&'v Value> {
+        match self.next {
+            Some((key, child)) if same_str(key, name) => {
+                self.next = self.rest.next();
                 Some(child)
             }
-            _ => lookup(map, property.name),
-        };
-        match child {
-            Some(child) => property.schema.check(child, &Path::Key(path, property.name), out),
-            None if !property.aliases.is_empty() => check_by_alias(property, map, path, out),
+            _ => lookup(self.map, name),
+        }
+    }
+
+    /// Checks `property` (with `check` for its value): present, given under an alias, or
+    /// absent.
+    #[inline(always)]
+    fn check_property(
+        &mut self,
+        property: &'static Property,
+        path: &Path<'_>,
+        out: &mut Findings,
+        check: Check,
+    ) {
+        match self.take(property.name) {
+            Some(child) => check(property.schema, child, &Path::Key(path, property.name), out),
+            None if !property.aliases.is_empty() => {
+                check_by_alias(property, self.map, path, out, check);
+            }
             None if property.required => missing(property, path, out),
             None => {}
         }
     }
-    // When the in-order walk took every entry, every key is a property's name, each a different
-    // property's. Otherwise the keys it took are, and each of the others is unknown, an alias,
-    // or a name taken out of order.
-    if next.is_some() {
-        let in_order = map.len() - entries.len() - 1;
-        for key in map.keys().skip(in_order) {
-            match property_index(properties, key) {
-                None => {
-                    out.push_with(
-                        &Path::Unknown(path, key),
-                        Constraint::AdditionalProperty,
-                        |message| {
-                            message.push_str("unknown property `");
-                            push_shown(message, key);
-                            message.push('`');
-                        },
-                    );
-                }
-                Some(index) if !properties[index].aliases.is_empty() => {
-                    check_given_once(&properties[index], key, map, path, out);
-                }
-                Some(_) => {}
+
+    /// After every property: the keys the object does not list, and the properties given
+    /// under two of their names.
+    ///
+    /// When the in-order walk took every entry, every key is a property's name, each a
+    /// different property's. Otherwise the keys it took are, and each of the others is
+    /// unknown, an alias, or a name taken out of order.
+    #[inline(always)]
+    fn finish(self, properties: &[Property], path: &Path<'_>, out: &mut Findings) {
+        if self.next.is_some() {
+            check_rest(properties, self.map, self.map.len() - self.rest.len() - 1, path, out);
+        }
+    }
+}
+
+/// [`Entries::finish`] for an object whose entries were not all taken in order: the entries
+/// from `in_order` on.
+#[inline(never)]
+fn check_rest(
+    properties: &[Property],
+    map: &Map<String, Value>,
+    in_order: usize,
+    path: &Path<'_>,
+    out: &mut Findings,
+) {
+    for key in map.keys().skip(in_order) {
+        match property_index(properties, key) {
+            None => {
+                out.push_with(
+                    &Path::Unknown(path, key),
+                    Constraint::AdditionalProperty,
+                    |message| {
+                        message.push_str("unknown property `");
+                        push_shown(message, key);
+                        message.push('`');
+                    },
+                );
             }
+            Some(index) if !properties[index].aliases.is_empty() => {
+                check_given_once(&properties[index], key, map, path, out);
+            }
+            Some(_) => {}
         }
     }
 }
@@ -425,17 +509,18 @@ fn lookup<'v>(map: &'v Map<String, Value>, name: &str) -> Option<&'v Value> {
 /// holds (errors point at the alias, the key as sent), or reports it missing.
 #[inline(never)]
 fn check_by_alias(
-    property: &Property,
+    property: &'static Property,
     map: &Map<String, Value>,
     path: &Path<'_>,
     out: &mut Findings,
+    check: Check,
 ) {
     let found =
         property.aliases.iter().find_map(|&alias| lookup(map, alias).map(|child| (alias, child)));
     match found {
         Some((alias, child)) => {
             out.aliases = true;
-            property.schema.check(child, &Path::Key(path, alias), out);
+            check(property.schema, child, &Path::Key(path, alias), out);
         }
         None if property.required => missing(property, path, out),
         None => {}
@@ -500,6 +585,146 @@ fn push_shown(out: &mut String, text: &str) {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Generated validators
+// ---------------------------------------------------------------------------------------------
+
+/// Checks `value` against `T`'s schema with `T`'s own validator and collects every violation,
+/// exactly as [`Schema::validate`] on `T::SCHEMA` does: the same errors, pointers and messages,
+/// in the same order.
+///
+/// `#[derive(ToolSchema)]` and `#[tool]` generate each type's validator at compile time: one
+/// check per field, with the field's constraints and key known, instead of a walk over the
+/// schema tree. The runner validates the arguments of a `#[tool]` with it; the tree walk stays
+/// for schemas built at run time (dynamic and imported tools) and for hand-written
+/// [`ToolSchema`] implementations, whose validator is the walk.
+///
+/// ```
+/// use tool_runtime::prelude::*;
+/// use tool_runtime::schema::validate_as;
+///
+/// #[derive(Deserialize, ToolSchema)]
+/// struct Page {
+///     #[schema(range(min = 1, max = 50))]
+///     size: u8,
+///     cursor: Option<String>,
+/// }
+///
+/// assert!(validate_as::<Page>(&serde_json::json!({"size": 20})).is_ok());
+/// let errors = validate_as::<Page>(&serde_json::json!({"size": 99, "x": 1})).unwrap_err();
+/// let pointers: Vec<&str> = errors.iter().map(|error| error.pointer()).collect();
+/// assert_eq!(pointers, ["/size", "/x"]);
+/// assert_eq!(Err(errors), Page::SCHEMA.validate(&serde_json::json!({"size": 99, "x": 1})));
+/// ```
+///
+/// # Errors
+///
+/// [`ValidationErrors`] listing every violation found.
+pub fn validate_as<T: ToolSchema>(value: &Value) -> Result<(), ValidationErrors> {
+    let out = findings_as::<T>(value);
+    if out.errors.is_empty() { Ok(()) } else { Err(out.errors) }
+}
+
+/// [`validate_as`], then, when it passes, [`Schema::normalize`] if there is work for it (some
+/// integer position holds an integral float, or some property was given under an alias):
+/// afterwards the value deserialises as the schema promised and names every property by its
+/// name.
+pub(crate) fn validate_and_normalize_as<T: ToolSchema>(
+    value: &mut Value,
+) -> Result<(), ValidationErrors> {
+    let out = findings_as::<T>(value);
+    if !out.errors.is_empty() {
+        return Err(out.errors);
+    }
+    if out.integral_floats || out.aliases {
+        T::SCHEMA.normalize(value);
+    }
+    Ok(())
+}
+
+#[inline]
+fn findings_as<T: ToolSchema>(value: &Value) -> Findings {
+    let mut out = Findings::default();
+    T::check_at(T::SCHEMA, value, &Path::Root, &mut out);
+    out
+}
+
+/// A value that is not what `schema` describes at all: fine when it is `null` and the schema
+/// accepts it, else a type error.
+#[inline(always)]
+fn other_type(schema: &Schema, value: &Value, path: &Path<'_>, out: &mut Findings) {
+    if !(schema.nullable && value.is_null()) {
+        schema.type_error(value, path, out);
+    }
+}
+
+/// The generated validator of a struct with named fields: `fields` checks each property (with
+/// [`check_field`]), in the schema's order; then the keys no property takes are reported.
+#[doc(hidden)]
+#[inline(always)]
+pub fn check_struct(
+    schema: &'static Schema,
+    properties: &'static [Property],
+    value: &Value,
+    path: &Path<'_>,
+    out: &mut Findings,
+    fields: impl FnOnce(&mut Entries<'_>, &Path<'_>, &mut Findings),
+) {
+    match value {
+        Value::Object(map) => {
+            let mut entries = Entries::new(map);
+            fields(&mut entries, path, out);
+            entries.finish(properties, path, out);
+        }
+        _ => other_type(schema, value, path, out),
+    }
+}
+
+/// One field of a generated struct validator: `property` (a constant of the struct's schema)
+/// checked with `check`, the validator of the field's type.
+#[doc(hidden)]
+#[inline(always)]
+pub fn check_field(
+    entries: &mut Entries<'_>,
+    property: &'static Property,
+    path: &Path<'_>,
+    out: &mut Findings,
+    check: Check,
+) {
+    entries.check_property(property, path, out, check);
+}
+
+/// The validator of an array whose items are `T`s (`Vec`, arrays, sets): its own constraints
+/// from `schema`, then each item with `T`'s validator.
+#[inline(always)]
+pub(super) fn check_items<T: ToolSchema>(
+    schema: &'static Schema,
+    value: &Value,
+    path: &Path<'_>,
+    out: &mut Findings,
+) {
+    match (value, &schema.kind) {
+        (Value::Array(items), SchemaKind::Array(array)) => {
+            check_item_count(array, items, path, out);
+            for (index, item) in items.iter().enumerate() {
+                T::check_at(array.items, item, &Path::Index(path, index), out);
+            }
+        }
+        _ => other_type(schema, value, path, out),
+    }
+}
+
+/// The properties of an object schema, for generated validators (`const` blocks); empty for
+/// any other schema.
+#[doc(hidden)]
+#[must_use]
+pub const fn properties_of(schema: &'static Schema) -> &'static [Property] {
+    match schema.properties() {
+        Some(properties) => properties,
+        None => &[],
+    }
+}
+
 impl Schema {
     /// Checks `value` against this schema and collects every violation, each with a JSON
     /// pointer, the broken [`Constraint`] and a message that never repeats the value.
@@ -526,26 +751,9 @@ impl Schema {
     ///
     /// [`ValidationErrors`] listing every violation found.
     pub fn validate(&self, value: &Value) -> Result<(), ValidationErrors> {
-        self.validate_for_decode(value).map(|_| ())
-    }
-
-    /// [`Schema::validate`], also telling whether [`Schema::normalize`] has work to do: some
-    /// integer position holds an integral float (`3.0`), or some property was given under an
-    /// alias.
-    #[inline]
-    fn validate_for_decode(&self, value: &Value) -> Result<bool, ValidationErrors> {
         let mut out = Findings::default();
         self.check(value, &Path::Root, &mut out);
-        if out.errors.is_empty() { Ok(out.integral_floats || out.aliases) } else { Err(out.errors) }
-    }
-
-    /// Validates `value` and, if it passes, normalises it ([`Schema::normalize`]): afterwards
-    /// it deserialises as the schema promised and names every property by its name.
-    pub(crate) fn validate_and_normalize(&self, value: &mut Value) -> Result<(), ValidationErrors> {
-        if self.validate_for_decode(value)? {
-            self.normalize(value);
-        }
-        Ok(())
+        if out.errors.is_empty() { Ok(()) } else { Err(out.errors) }
     }
 
     /// Whether `value` satisfies this schema (no error details are built).
