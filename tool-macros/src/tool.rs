@@ -267,6 +267,7 @@ fn definition_impl(
     });
     let output = quote_spanned!(ident.span()=> output_schemas::<#ident>().0);
     let details = quote_spanned!(ident.span()=> output_schemas::<#ident>().1);
+    let output_check = quote_spanned!(ident.span()=> output_schemas::<#ident>().2);
     let capabilities = args
         .capabilities
         .iter()
@@ -291,10 +292,12 @@ fn definition_impl(
         const fn output_schemas<T: #p::Tool>() -> (
             ::core::option::Option<&'static #p::Schema>,
             ::core::option::Option<&'static #p::Schema>,
+            ::core::option::Option<#p::OutputCheck>,
         ) {
             (
                 <T::Output as #p::IntoToolOutput>::OUTPUT_SCHEMA,
                 <T::Output as #p::IntoToolOutput>::DETAILS_SCHEMA,
+                <T::Output as #p::IntoToolOutput>::OUTPUT_CHECK,
             )
         }
         #[automatically_derived]
@@ -306,6 +309,7 @@ fn definition_impl(
                     effect: #p::ToolEffect::#effect,
                     input_schema: <#ident as #p::ToolSchema>::SCHEMA,
                     output_schema: #output,
+                    output_check: #output_check,
                     redaction: #redaction,
                     details_schema: #details,
                     details_redaction: #details_redaction,

@@ -32,7 +32,7 @@ use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
-use crate::schema::{Schema, ToolSchema};
+use crate::schema::{OutputCheck, Schema, ToolSchema, validate_as};
 
 pub mod limits;
 
@@ -543,6 +543,11 @@ pub trait IntoToolOutput: Send + 'static {
     const OUTPUT_SCHEMA: Option<&'static Schema>;
     /// The schema of the details; `None` when there are none.
     const DETAILS_SCHEMA: Option<&'static Schema>;
+    /// The generated validator of the structured part ([`validate_as`] of its type), which
+    /// the runner checks it with instead of walking [`Self::OUTPUT_SCHEMA`]; `None` to walk it.
+    /// Not part of the API.
+    #[doc(hidden)]
+    const OUTPUT_CHECK: Option<OutputCheck> = None;
 
     /// The parts and details, serialised.
     ///
@@ -555,6 +560,7 @@ pub trait IntoToolOutput: Send + 'static {
 impl<T: ToolSchema + Serialize + Send + 'static> IntoToolOutput for T {
     const OUTPUT_SCHEMA: Option<&'static Schema> = Some(T::SCHEMA);
     const DETAILS_SCHEMA: Option<&'static Schema> = None;
+    const OUTPUT_CHECK: Option<OutputCheck> = Some(validate_as::<T>);
 
     fn into_output(self) -> Result<ToolOutput, serde_json::Error> {
         serde_json::to_value(&self).map(ToolOutput::from)
@@ -565,6 +571,9 @@ impl<T: ToolSchema + Serialize + Send + 'static> IntoToolOutput for T {
 pub trait Slot: Send + 'static {
     /// The slot's schema; `None` for `()`.
     const SCHEMA: Option<&'static Schema>;
+    /// The slot's generated validator ([`validate_as`] of its type). Not part of the API.
+    #[doc(hidden)]
+    const CHECK: Option<OutputCheck> = None;
     /// The value as JSON; `None` for `()`.
     ///
     /// # Errors
@@ -583,6 +592,7 @@ impl Slot for () {
 
 impl<T: ToolSchema + Serialize + Send + 'static> Slot for T {
     const SCHEMA: Option<&'static Schema> = Some(T::SCHEMA);
+    const CHECK: Option<OutputCheck> = Some(validate_as::<T>);
 
     fn to_json(&self) -> Result<Option<Value>, serde_json::Error> {
         serde_json::to_value(self).map(Some)
@@ -705,6 +715,7 @@ impl fmt::Display for UntypedJson {
 impl<T: Slot, D: Slot> IntoToolOutput for Content<T, D> {
     const OUTPUT_SCHEMA: Option<&'static Schema> = T::SCHEMA;
     const DETAILS_SCHEMA: Option<&'static Schema> = D::SCHEMA;
+    const OUTPUT_CHECK: Option<OutputCheck> = T::CHECK;
 
     fn into_output(self) -> Result<ToolOutput, serde_json::Error> {
         if self.parts.iter().any(|part| matches!(part, Part::Json(_))) {

@@ -145,7 +145,9 @@ pub mod __private {
     pub use crate::schema::validate::{
         Check, Entries, Findings, Path, check_field, check_struct, properties_of,
     };
-    pub use crate::schema::{ObjectSchema, Property, RangeBound, Schema, SchemaKind, ToolSchema};
+    pub use crate::schema::{
+        ObjectSchema, OutputCheck, Property, RangeBound, Schema, SchemaKind, ToolSchema,
+    };
     pub use crate::spec::{
         Callers, StaticRedaction, StaticSpecParts, ToolDefinition, ToolEffect, ToolSpec,
     };
@@ -161,6 +163,7 @@ pub mod __private {
         effect: ToolEffect::ExternalSideEffect,
         input_schema: STUB_SCHEMA,
         output_schema: None,
+        output_check: None,
         redaction: StaticRedaction::Paths(&[]),
         details_schema: None,
         details_redaction: StaticRedaction::Paths(&[]),

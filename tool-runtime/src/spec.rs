@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::schema::example::ExampleValue;
-use crate::schema::{Schema, SchemaKind, ToolSchema};
+use crate::schema::{OutputCheck, Schema, SchemaKind, ToolSchema};
 
 /// What running a tool does to the world. Policy decides per effect (for example: every
 /// `state_change` needs approval).
@@ -530,6 +530,9 @@ pub struct ToolSpec {
     effect: ToolEffect,
     input_schema: SpecSchema,
     output_schema: Option<SpecSchema>,
+    /// The generated validator of a `#[tool]`'s output type, matching its static output schema.
+    #[cfg(feature = "runner")]
+    output_check: Option<OutputCheck>,
     redaction: Redaction,
     details_schema: Option<SpecSchema>,
     details_redaction: Redaction,
@@ -568,6 +571,8 @@ pub struct StaticSpecParts {
     pub effect: ToolEffect,
     pub input_schema: &'static Schema,
     pub output_schema: Option<&'static Schema>,
+    /// The generated validator of the type `output_schema` is the schema of.
+    pub output_check: Option<OutputCheck>,
     pub redaction: StaticRedaction,
     pub details_schema: Option<&'static Schema>,
     pub details_redaction: StaticRedaction,
@@ -611,6 +616,11 @@ impl ToolSpec {
             input_schema: SpecSchema::Static(parts.input_schema),
             output_schema: match parts.output_schema {
                 Some(schema) => Some(SpecSchema::Static(schema)),
+                None => None,
+            },
+            #[cfg(feature = "runner")]
+            output_check: match parts.output_schema {
+                Some(_) => parts.output_check,
                 None => None,
             },
             redaction: parts.redaction.into_redaction(),
@@ -694,6 +704,8 @@ impl ToolSpec {
             effect,
             input_schema: SpecSchema::Json(Arc::new(input_schema)),
             output_schema: None,
+            #[cfg(feature = "runner")]
+            output_check: None,
             redaction: Redaction::none(),
             details_schema: None,
             details_redaction: Redaction::none(),
@@ -748,6 +760,8 @@ impl ToolSpec {
         };
         Self {
             output_schema: output_schema.map(|schema| SpecSchema::Json(Arc::new(schema))),
+            #[cfg(feature = "runner")]
+            output_check: None,
             redaction,
             details_schema,
             details_redaction,
@@ -784,6 +798,13 @@ impl ToolSpec {
     #[must_use]
     pub fn output_schema(&self) -> Option<&SpecSchema> {
         self.output_schema.as_ref()
+    }
+
+    /// The generated validator of a `#[tool]`'s output type, which gives the verdict of its
+    /// static output schema.
+    #[cfg(feature = "runner")]
+    pub(crate) fn output_check(&self) -> Option<OutputCheck> {
+        self.output_check
     }
 
     /// Which output fields may leave the runner.

@@ -540,7 +540,7 @@ struct Page<T> {
     #[schema(items(max = 2))]
     entries: Vec<T>,
     #[serde(alias = "next")]
-    cursor: Option<Box<String>>,
+    cursor: Option<Box<u32>>,
     corner: [u8; 2],
     done: Percent,
     home: Option<Address>,
@@ -555,10 +555,10 @@ fn generated_validators_report_what_the_walk_reports() {
 
     let cases = [
         json!({"entries": [{"city": "Oslo"}], "corner": [1, 2], "done": 50}),
-        json!({"entries": [], "next": "c2", "corner": [1, 2], "done": 100, "home": null}),
+        json!({"entries": [], "next": 2, "corner": [1, 2], "done": 100, "home": null}),
         json!({"entries": [{"city": ""}, {"zip": -1}, {"city": "x"}], "corner": [1], "done": 101}),
-        json!({"entries": "no", "cursor": 3, "corner": [1, 300], "done": 2.0, "home": {"city": 7}}),
-        json!({"cursor": "a", "next": "b", "corner": [0, 0], "done": 0, "extra": true}),
+        json!({"entries": "no", "cursor": "3", "corner": [1, 300], "done": 2.0, "home": {"city": 7}}),
+        json!({"cursor": 1, "next": 2, "corner": [0, 0], "done": 0, "extra": true}),
         json!({"home": {"city": "Rome", "zip": 1.5, "x": 1}, "corner": null}),
         json!([]),
         json!(null),

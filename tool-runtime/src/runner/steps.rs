@@ -786,8 +786,10 @@ pub(super) fn check_output(
         }
         return Ok(());
     };
-    let checked = match schema {
-        Some(SpecSchema::Static(schema)) => schema.validate(structured),
+    let checked = match (schema, tool.spec().output_check()) {
+        // The output type's generated validator: the same verdict as walking its schema.
+        (Some(SpecSchema::Static(_)), Some(check)) => check(structured),
+        (Some(SpecSchema::Static(schema)), None) => schema.validate(structured),
         _ => tool.validate_output(structured),
     };
     checked.map_err(|errors| output_refused(output, Some(errors.len())))

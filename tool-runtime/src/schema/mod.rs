@@ -58,6 +58,11 @@ pub(crate) use subset::{check_object_root, is_open};
 pub(crate) use validate::validate_and_normalize_as;
 pub use validate::validate_as;
 
+/// A type's generated validator as a function: [`validate_as`] of that type. Not part of the
+/// API.
+#[doc(hidden)]
+pub type OutputCheck = fn(&serde_json::Value) -> Result<(), ValidationErrors>;
+
 /// A tool's own validation of its arguments: the port a tool written by hand
 /// ([`BoundToolRuntime`](crate::runtime::BoundToolRuntime)) plugs its validator into (a schema
 /// library, a rule set of its own) to hand the runner
