@@ -1,6 +1,10 @@
 //! The walk: checks a [`Value`] against the schema tree and reports every violation with a
 //! JSON pointer. What each constraint admits is decided in `rules`; this module finds the
 //! values, keeps the path and writes the messages.
+//!
+//! It also holds what the validators `#[derive(ToolSchema)]` and `#[tool]` generate call
+//! ([`validate_as`], [`check_struct`], [`check_field`]): the walk's own object code
+//! ([`Entries`]) with each field's check known at compile time, so both report the same.
 
 use std::fmt::{self, Write as _};
 
