@@ -177,8 +177,7 @@ pub(crate) fn schema_impl(
                 // without a schema is one error, not two.
                 let check = quote_spanned!(ty.span()=> <#ty as #p::ToolSchema>::check_at);
                 field_checks.push(quote!(
-                    #p::check_field(
-                        entries,
+                    entries.check_property(
                         const { &#p::properties_of(<Self as #p::ToolSchema>::SCHEMA)[#index] },
                         path,
                         out,

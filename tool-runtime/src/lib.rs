@@ -143,7 +143,7 @@ pub mod __private {
         ExampleProblem, ExampleValue, example_problem, is_required, property_schema,
     };
     pub use crate::schema::validate::{
-        Check, Entries, Findings, Path, check_field, check_struct, properties_of,
+        Check, Entries, Findings, Path, check_struct, properties_of,
     };
     pub use crate::schema::{
         ObjectSchema, OutputCheck, Property, RangeBound, Schema, SchemaKind, ToolSchema,

@@ -3,7 +3,7 @@
 //! values, keeps the path and writes the messages.
 //!
 //! It also holds what the validators `#[derive(ToolSchema)]` and `#[tool]` generate call
-//! ([`validate_as`], [`check_struct`], [`check_field`]): the walk's own object code
+//! ([`validate_as`], [`check_struct`], [`Entries::check_property`]): the walk's own object code
 //! ([`Entries`]) with each field's check known at compile time, so both report the same.
 
 use std::fmt::{self, Write as _};
@@ -118,6 +118,11 @@ pub struct Findings {
 }
 
 impl Findings {
+    /// `Ok` when nothing was found wrong, else the errors.
+    fn into_result(self) -> Result<(), ValidationErrors> {
+        if self.errors.is_empty() { Ok(()) } else { Err(self.errors) }
+    }
+
     /// Records an error at `path`: the pointer and the message are written into one string
     /// with room for both, so an error costs one allocation.
     #[cold]
@@ -434,9 +439,11 @@ impl<'v> Entries<'v> {
     }
 
     /// Checks `property` (with `check` for its value): present, given under an alias, or
-    /// absent.
+    /// absent. A generated struct validator calls it once per field, with the field's
+    /// `Property` (a constant of the struct's schema) and its type's validator.
+    #[doc(hidden)]
     #[inline(always)]
-    fn check_property(
+    pub fn check_property(
         &mut self,
         property: &'static Property,
         path: &Path<'_>,
@@ -625,8 +632,7 @@ fn push_shown(out: &mut String, text: &str) {
 ///
 /// [`ValidationErrors`] listing every violation found.
 pub fn validate_as<T: ToolSchema>(value: &Value) -> Result<(), ValidationErrors> {
-    let out = findings_as::<T>(value);
-    if out.errors.is_empty() { Ok(()) } else { Err(out.errors) }
+    findings_as::<T>(value).into_result()
 }
 
 /// [`validate_as`], then, when it passes, [`Schema::normalize`] if there is work for it (some
@@ -663,7 +669,7 @@ fn other_type(schema: &Schema, value: &Value, path: &Path<'_>, out: &mut Finding
 }
 
 /// The generated validator of a struct with named fields: `fields` checks each property (with
-/// [`check_field`]), in the schema's order; then the keys no property takes are reported.
+/// [`Entries::check_property`]), in the schema's order; then the keys no property takes are reported.
 #[doc(hidden)]
 #[inline(always)]
 pub fn check_struct(
@@ -682,20 +688,6 @@ pub fn check_struct(
         }
         _ => other_type(schema, value, path, out),
     }
-}
-
-/// One field of a generated struct validator: `property` (a constant of the struct's schema)
-/// checked with `check`, the validator of the field's type.
-#[doc(hidden)]
-#[inline(always)]
-pub fn check_field(
-    entries: &mut Entries<'_>,
-    property: &'static Property,
-    path: &Path<'_>,
-    out: &mut Findings,
-    check: Check,
-) {
-    entries.check_property(property, path, out, check);
 }
 
 /// The validator of an array whose items are `T`s (`Vec`, arrays, sets): its own constraints
@@ -757,7 +749,7 @@ impl Schema {
     pub fn validate(&self, value: &Value) -> Result<(), ValidationErrors> {
         let mut out = Findings::default();
         self.check(value, &Path::Root, &mut out);
-        if out.errors.is_empty() { Ok(()) } else { Err(out.errors) }
+        out.into_result()
     }
 
     /// Whether `value` satisfies this schema (no error details are built).
