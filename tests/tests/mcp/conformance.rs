@@ -171,24 +171,18 @@ fn the_summary_line_is_read() {
 fn the_official_conformance_suite_passes() {
     let suite = crate::support::conformance_suite();
     let server = start_server();
-    let npx = || {
-        let mut npx = Command::new("npx");
-        npx.current_dir(&suite).arg("conformance");
-        npx
-    };
-    passes(npx, &server, &SCENARIOS);
+    let mut npx = Command::new("npx");
+    npx.current_dir(&suite).arg("conformance");
+    passes(&mut npx, &server, &SCENARIOS);
 }
 
 #[test]
 fn the_official_2026_conformance_suite_passes() {
     let (node, suite) = (crate::support::node24(), crate::support::conformance_2026());
     let server = start_server();
-    let node = || {
-        let mut node = Command::new(&node);
-        node.arg(&suite);
-        node
-    };
-    passes(node, &server, &SCENARIOS_2026);
+    let mut node = Command::new(&node);
+    node.arg(&suite);
+    passes(&mut node, &server, &SCENARIOS_2026);
 }
 
 /// The client scenarios of the 2026-07-28 suite this crate's MCP import passes (the
@@ -218,10 +212,10 @@ fn the_official_2026_conformance_suite_passes_our_client() {
     assert!(failures.is_empty(), "client scenarios failed:\n{}", failures.join("\n\n"));
 }
 
-/// Runs the whole suite that `suite` makes a command of; fails, with the suite's output, unless
-/// each of `scenarios` is reported with checks that all passed.
-fn passes(suite: impl Fn() -> Command, server: &Server, scenarios: &[&str]) {
-    let output = run_all_scenarios(&mut suite(), &server.url);
+/// Runs the whole suite with `suite` (a command that runs the suite's `conformance`); fails,
+/// with the suite's output, unless each of `scenarios` is reported with checks that all passed.
+fn passes(suite: &mut Command, server: &Server, scenarios: &[&str]) {
+    let output = run_all_scenarios(suite, &server.url);
     let results = scenario_results(&output);
     let failures: Vec<String> = scenarios
         .iter()

@@ -669,7 +669,8 @@ fn other_type(schema: &Schema, value: &Value, path: &Path<'_>, out: &mut Finding
 }
 
 /// The generated validator of a struct with named fields: `fields` checks each property (with
-/// [`Entries::check_property`]), in the schema's order; then the keys no property takes are reported.
+/// [`Entries::check_property`]), in the schema's order; then the keys no property takes are
+/// reported.
 #[doc(hidden)]
 #[inline(always)]
 pub fn check_struct(
